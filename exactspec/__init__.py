@@ -1,0 +1,34 @@
+"""exactspec: exact proofs of losslessness and acceptance for speculative-decoding verifiers.
+
+>>> from exactspec import Dist, verify
+>>> p = Dist.parse("1/2,3/10,1/5", labels="abc")
+>>> q = Dist.parse("1/5,1/5,3/5", labels="abc")
+>>> result = verify("sps", p, q)
+>>> result.lossless, result.acceptance
+(True, Fraction(3, 5))
+"""
+
+from .dist import Dist, overlap, residual, total_variation
+from .errors import ExactspecError, InvalidInput, NotExact, TooLarge, Undecided
+from .methods import METHODS, Method, get_method
+from .verify import Verification, simulate, verify
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Dist",
+    "ExactspecError",
+    "InvalidInput",
+    "METHODS",
+    "Method",
+    "NotExact",
+    "TooLarge",
+    "Undecided",
+    "Verification",
+    "get_method",
+    "overlap",
+    "residual",
+    "simulate",
+    "total_variation",
+    "verify",
+]

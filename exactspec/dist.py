@@ -1,0 +1,353 @@
+"""Exact finite distributions over labelled tokens.
+
+A :class:`Dist` maps each token label to an exact probability: a ``Fraction`` in exact mode,
+or a symbolic value when the symbolic engine runs a method.  Python and NumPy floats convert to
+their exact binary value; strings and JSON numbers are read as the decimal rational of their
+text (``"0.3"`` is ``3/10``).
+
+>>> p = Dist.parse("1/2,3/10,1/5", labels="abc")
+>>> p
+Dist({'a': 1/2, 'b': 3/10, 'c': 1/5})
+>>> overlap(p, Dist.parse("0.2,0.2,0.6", labels="abc"))
+Fraction(3, 5)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidInput, NotExact
+
+__all__ = [
+    "Dist",
+    "exact",
+    "exact_str",
+    "parse_labels",
+    "total_variation",
+    "overlap",
+    "positive_part",
+    "residual",
+]
+
+
+def exact(value: Any, name: str = "value") -> Any:
+    """Convert ``value`` to an exact number without loss.
+
+    Integers and fractions stay as they are (as ``Fraction``), floats become their exact
+    binary value, strings their decimal rational; sympy rationals become ``Fraction``; other
+    sympy expressions and symbolic values are kept as they are.
+
+    >>> exact("0.3"), exact(0.5), exact("1/3")
+    (Fraction(3, 10), Fraction(1, 2), Fraction(1, 3))
+    """
+    if isinstance(value, bool):
+        raise NotExact(f"{name}={value!r}: a probability must be a number, not a bool")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Integral):
+        return Fraction(int(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, Decimal):
+        try:
+            return Fraction(value)
+        except (OverflowError, ValueError):
+            raise NotExact(f"{name}={value!r}: not a finite number") from None
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise NotExact(f"{name}={value}: not a finite number")
+        return Fraction(value)
+    if isinstance(value, str):
+        return _parse_number(value, name)
+    if hasattr(value, "is_Rational") and getattr(value, "is_Rational", False):
+        return Fraction(int(value.p), int(value.q))
+    if getattr(value, "is_symbolic_value", False) or hasattr(value, "free_symbols"):
+        return value
+    raise NotExact(f"{name}={value!r}: cannot be read as an exact number")
+
+
+def _parse_number(text: str, name: str) -> Fraction:
+    s = text.strip()
+    if not s:
+        raise InvalidInput(f"{name}: empty entry")
+    if s.lower().lstrip("+-") in {"nan", "inf", "infinity"}:
+        raise NotExact(f"{name}={s}: not a finite number")
+    try:
+        return Fraction(s)
+    except (ValueError, ZeroDivisionError):
+        raise InvalidInput(f"{name}={s!r}: not a number (use 1/2, 0.5 or 3)") from None
+
+
+def exact_str(value: Any) -> str:
+    """Lowest-terms text of an exact value: ``"3/5"``, ``"1"``, ``"0"``; sympy text otherwise.
+
+    >>> exact_str(Fraction(6, 10)), exact_str(Fraction(1)), exact_str(0)
+    ('3/5', '1', '0')
+    """
+    if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
+        f = Fraction(value)
+        return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+    expr = getattr(value, "expr", value)
+    if getattr(expr, "is_Rational", False):
+        return exact_str(Fraction(int(expr.p), int(expr.q)))
+    return str(expr)
+
+
+def parse_labels(labels: Any, n: int | None = None, name: str = "labels") -> tuple:
+    """Read token labels: ``"abc"``, ``"a,b,c"`` or a sequence; checks count and duplicates."""
+    if isinstance(labels, str):
+        text = labels.strip()
+        items = [s.strip() for s in text.split(",")] if "," in text else list(text)
+    else:
+        items = list(labels)
+    if any(isinstance(s, str) and not s for s in items):
+        raise InvalidInput(f"{name}={labels!r}: empty label")
+    seen = set()
+    for s in items:
+        if s in seen:
+            raise InvalidInput(f"{name}: duplicate label {s!r}")
+        seen.add(s)
+    if n is not None and len(items) != n:
+        raise InvalidInput(f"{name} has {len(items)} entries but the distribution has {n}")
+    return tuple(items)
+
+
+class Dist(Mapping):
+    """An exact probability distribution over labelled tokens.
+
+    Parameters
+    ----------
+    probs : sequence, mapping, string, NumPy array or Dist
+        The probabilities.  A mapping gives labels and values together; a string is parsed
+        as by :meth:`parse`.
+    labels : sequence or str, optional
+        Token labels (``"abc"``, ``"a,b,c"`` or a list).  Default ``0, 1, 2, ...``.
+    normalize : bool
+        Rescale to sum exactly 1 instead of requiring it.
+    name : str
+        The argument's name in error messages (``"p"``, ``"q"``).
+    check : bool
+        Validate entries and the sum (the symbolic engine passes ``False``).
+
+    >>> Dist([0.5, 0.25, 0.25])
+    Dist({0: 1/2, 1: 1/4, 2: 1/4})
+    >>> Dist({"x": 1, "y": 3}, normalize=True)["y"]
+    Fraction(3, 4)
+    """
+
+    __slots__ = ("labels", "probs", "_index")
+
+    def __init__(self, probs, labels=None, *, normalize: bool = False, name: str = "p",
+                 check: bool = True):
+        if isinstance(probs, Dist):
+            given_labels, values = probs.labels, list(probs.probs)
+        elif isinstance(probs, str):
+            parsed = Dist.parse(probs, labels=labels, normalize=normalize, name=name)
+            given_labels, values, labels, normalize = parsed.labels, list(parsed.probs), None, False
+        elif isinstance(probs, Mapping):
+            given_labels, values = tuple(probs.keys()), list(probs.values())
+        else:
+            values = _as_list(probs, name)
+            given_labels = None
+        if labels is not None:
+            given_labels = parse_labels(labels, len(values), name=f"labels of {name}")
+        elif given_labels is None:
+            given_labels = tuple(range(len(values)))
+        else:
+            given_labels = parse_labels(given_labels, len(values), name=f"labels of {name}")
+        if not values:
+            raise InvalidInput(f"{name} is empty: a distribution needs at least one token")
+        if check:
+            values = [exact(v, f"{name}[{lab}]") for lab, v in zip(given_labels, values)]
+            for lab, v in zip(given_labels, values):
+                if isinstance(v, Fraction) and v < 0:
+                    raise InvalidInput(f"{name}[{lab}] = {exact_str(v)} is negative")
+            if all(isinstance(v, Fraction) for v in values):
+                total = sum(values, Fraction(0))
+                if normalize:
+                    if total == 0:
+                        raise InvalidInput(f"{name} sums to 0: nothing to normalize")
+                    values = [v / total for v in values]
+                elif total != 1:
+                    raise InvalidInput(
+                        f"{name} sums to {exact_str(total)}, not 1 (use --normalize to rescale)")
+        elif normalize:
+            total = sum(values[1:], values[0])
+            values = [v / total for v in values]
+        self.labels = given_labels
+        self.probs = tuple(values)
+        self._index = {lab: i for i, lab in enumerate(given_labels)}
+
+    # -- construction -------------------------------------------------------------------
+    @classmethod
+    def parse(cls, text: str, labels=None, *, normalize: bool = False, name: str = "p") -> Dist:
+        """Read ``"1/2,3/10,1/5"`` (decimals are decimal rationals) or ``"@file.json"``.
+
+        >>> Dist.parse("0.5, 0.3, 0.2")
+        Dist({0: 1/2, 1: 3/10, 2: 1/5})
+        """
+        if not isinstance(text, str):
+            raise InvalidInput(f"{name}: expected text, got {type(text).__name__}")
+        s = text.strip()
+        if s.startswith("@"):
+            return cls.from_json(s[1:], labels=labels, normalize=normalize, name=name)
+        if not s:
+            raise InvalidInput(f"{name} is empty: give comma-separated probabilities")
+        parts = s.split(",")
+        values = [_parse_number(part, f"{name}[{i}]") for i, part in enumerate(parts)]
+        return cls(values, labels, normalize=normalize, name=name)
+
+    @classmethod
+    def from_json(cls, path, labels=None, *, normalize: bool = False, name: str = "p") -> Dist:
+        """Read a JSON list or ``{label: prob}`` object; numbers are decimal rationals."""
+        try:
+            text = Path(path).read_text()
+        except OSError as err:
+            raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
+        try:
+            data = json.loads(text, parse_float=Fraction, parse_int=Fraction,
+                              parse_constant=_reject_constant)
+        except json.JSONDecodeError as err:
+            raise InvalidInput(f"{name}: {path} is not valid JSON ({err.msg}, line {err.lineno})"
+                               ) from None
+        except NotExact as err:
+            raise NotExact(f"{name}: {path}: {err}") from None
+        if isinstance(data, Mapping):
+            if labels is not None:
+                raise InvalidInput(f"{name}: {path} is an object, whose keys are the labels; "
+                                   "drop --labels")
+            return cls(data, normalize=normalize, name=name)
+        if isinstance(data, list):
+            return cls(data, labels, normalize=normalize, name=name)
+        raise InvalidInput(f"{name}: {path} must hold a JSON list or object of probabilities")
+
+    @classmethod
+    def from_weights(cls, weights, labels) -> Dist:
+        """Normalise non-negative exact weights (no validation; used inside methods)."""
+        values = list(weights.values()) if isinstance(weights, Mapping) else list(weights)
+        total = sum(values[1:], values[0])
+        return cls([v / total for v in values], labels, check=False)
+
+    # -- mapping protocol ---------------------------------------------------------------
+    def __getitem__(self, label):
+        try:
+            return self.probs[self._index[label]]
+        except KeyError:
+            raise KeyError(f"unknown token {label!r}; labels are {list(self.labels)}") from None
+
+    def __iter__(self):
+        return iter(self.labels)
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __hash__(self):
+        return hash((self.labels, self.probs))
+
+    def __eq__(self, other):
+        if isinstance(other, Dist):
+            return self.labels == other.labels and all(
+                a == b for a, b in zip(self.probs, other.probs))
+        return NotImplemented
+
+    def __repr__(self):
+        body = ", ".join(f"{lab!r}: {exact_str(v)}" for lab, v in zip(self.labels, self.probs))
+        return f"Dist({{{body}}})"
+
+    # -- queries ------------------------------------------------------------------------
+    def index(self, label) -> int:
+        """Position of ``label`` in the token order."""
+        return self._index[label]
+
+    @property
+    def support(self) -> tuple:
+        """Labels with non-zero probability, in token order."""
+        return tuple(lab for lab, v in zip(self.labels, self.probs) if v != 0)
+
+    def to_json(self) -> dict:
+        """``{label: "3/5"}`` with labels as strings and exact values as lowest-terms text."""
+        return {str(lab): exact_str(v) for lab, v in zip(self.labels, self.probs)}
+
+    def to_floats(self) -> list[float]:
+        """The probabilities as Python floats (for plots and sampling only)."""
+        return [float(getattr(v, "expr", v)) for v in self.probs]
+
+
+def _reject_constant(name: str):
+    raise NotExact(f"{name} is not a finite number")
+
+
+def _as_list(probs, name: str) -> list:
+    if hasattr(probs, "tolist") and hasattr(probs, "dtype"):
+        import numpy as np
+
+        arr = np.asarray(probs)
+        if arr.ndim != 1:
+            raise InvalidInput(f"{name} must be one-dimensional, got shape {arr.shape}")
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+            raise NotExact(f"{name}[{bad}]={arr[bad]!r}: not a finite number")
+        return list(arr.tolist())
+    if isinstance(probs, Iterable):
+        return list(probs)
+    raise InvalidInput(f"{name}: expected a list, mapping or string, got {type(probs).__name__}")
+
+
+def _same_labels(p: Dist, q: Dist) -> None:
+    if len(p) != len(q):
+        raise InvalidInput(f"q has {len(q)} entries but p has {len(p)}")
+    if p.labels != q.labels:
+        raise InvalidInput(f"p and q have different labels: {list(p.labels)} vs {list(q.labels)}")
+
+
+def overlap(p: Dist, q: Dist):
+    """``sum_t min(p(t), q(t))``: the one-draft rule's acceptance.
+
+    Equivalent to ``1 - total_variation(p, q)``.
+
+    >>> overlap(Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3"))
+    Fraction(5, 6)
+    """
+    _same_labels(p, q)
+    terms = [min(a, b) for a, b in zip(p.probs, q.probs)]
+    return sum(terms[1:], terms[0])
+
+
+def total_variation(p: Dist, q: Dist):
+    """Total-variation distance between two finite distributions.
+
+    Equivalent to ``sum(abs(p[t] - q[t]) for t in p) / 2``.
+
+    >>> total_variation(Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3"))
+    Fraction(1, 6)
+    """
+    _same_labels(p, q)
+    terms = [max(a - b, 0) for a, b in zip(p.probs, q.probs)]
+    return sum(terms[1:], terms[0])
+
+
+def positive_part(p: Dist, q: Dist) -> list:
+    """The unnormalised residual masses ``max(0, p(t) - q(t))`` in token order."""
+    _same_labels(p, q)
+    return [max(a - b, 0) for a, b in zip(p.probs, q.probs)]
+
+
+def residual(p: Dist, q: Dist) -> Dist:
+    """``norm(max(0, p - q))``: where the one-draft rule resamples after a rejection.
+
+    >>> residual(Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"))
+    Dist({0: 3/4, 1: 1/4, 2: 0})
+
+    Raises :class:`InvalidInput` when ``p <= q`` everywhere (then ``p = q`` and the rule never
+    rejects, so the residual is never formed).
+    """
+    masses = positive_part(p, q)
+    total = sum(masses[1:], masses[0])
+    if total == 0:
+        raise InvalidInput("the residual max(0, p - q) is empty: p <= q everywhere")
+    return Dist([m / total for m in masses], p.labels, check=False)

@@ -1,0 +1,373 @@
+"""The exact interpreter: run a method on every random path and add up the path weights.
+
+A method is ordinary Python that makes its random choices through a sampler ``s``
+(``s.draw``, ``s.coin``, ``s.draft``, ``s.drafts``, ``s.uniform``, ``s.pick``, ``s.accept``).
+:class:`ExactSampler` runs it again and again, each time following the next untried sequence of
+choices (a depth-first walk of the tree of paths, re-executing the method from the start for
+each path).  Every path carries the exact product of its branch probabilities, its drafts, its
+output and whether a draft was explicitly accepted.  The same method code also runs by random
+sampling (:mod:`.sampling`) and over symbolic distributions (:mod:`.symbolic`).
+
+Before enumerating, the size of the tree is estimated with Knuth's random-probe estimator, and
+work above the budget is refused with the estimate.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+from ..errors import InvalidInput, TooLarge
+from .uniform import Uniform, grid_count
+
+__all__ = ["ExactSampler", "Path", "Enumeration", "enumerate_paths", "estimate_paths",
+           "DEFAULT_MAX_PATHS"]
+
+DEFAULT_MAX_PATHS = 10**7
+
+
+@dataclass(frozen=True)
+class Path:
+    """One complete path: its branches ``(kind, what, probability)``, weight and result."""
+
+    branches: tuple
+    weight: Any
+    output: Any
+    drafts: tuple
+    accepted: bool
+
+
+@dataclass
+class Enumeration:
+    """The exact result of running a method on every path.
+
+    ``law`` maps each label to ``P(Y = label)``; ``acceptance`` is ``P(Y in X)`` (the output
+    is one of the drafts); ``explicit_acceptance`` is the probability that the method
+    explicitly accepted a draft (``s.accept``); ``paths`` counts the paths.
+    """
+
+    labels: tuple
+    law: dict
+    acceptance: Any
+    explicit_acceptance: Any
+    paths: int
+    total: Any
+    used_drafts: bool
+    used_accept: bool
+    path_list: list | None = None
+    seconds: float = 0.0
+    _tree: Any = field(default=None, repr=False)
+
+    def path_tree(self):
+        """The tree of paths as a networkx ``DiGraph`` (needs ``keep_paths=True``).
+
+        Nodes are prefixes of branch sequences (the root is ``()``); each edge carries
+        ``kind``, ``what`` and ``prob``; each leaf carries ``output``, ``weight``, ``drafts``
+        and ``accepted``.
+        """
+        if self.path_list is None:
+            raise InvalidInput("the tree of paths needs keep_paths=True")
+        if self._tree is None:
+            import networkx as nx
+
+            graph = nx.DiGraph()
+            graph.add_node((), label="start", weight=Fraction(1))
+            for path in self.path_list:
+                node = ()
+                for kind, what, prob in path.branches:
+                    child = node + ((kind, what),)
+                    if child not in graph:
+                        graph.add_node(child, label=what)
+                        graph.add_edge(node, child, kind=kind, what=what, prob=prob)
+                    node = child
+                leaf = node + (("output", path.output),)
+                graph.add_node(leaf, label=f"Y={path.output}", output=path.output,
+                               weight=path.weight, drafts=path.drafts, accepted=path.accepted)
+                graph.add_edge(node, leaf, kind="output", what=f"Y={path.output}", prob=1)
+            self._tree = graph
+        return self._tree
+
+
+class _Restart(Exception):
+    """Internal: a probe reached its end."""
+
+
+class ExactSampler:
+    """The sampling interface, interpreted by exhaustive enumeration.
+
+    Parameters
+    ----------
+    grid : int, optional
+        Model explicit uniforms as uniform on ``{0, 1/N, ..., (N-1)/N}`` instead of ``[0, 1)``.
+    """
+
+    exact = True
+    symbolic = False
+
+    def __init__(self, grid: int | None = None):
+        if grid is not None and (not isinstance(grid, int) or grid < 1):
+            raise InvalidInput(f"grid={grid!r}: need a positive integer number of grid points")
+        self.grid = grid
+        self._prefix: list[int] = []
+        self._arity: list[int] = []
+        self._probe: random.Random | None = None
+        self._probe_size = 1
+        self._reset()
+
+    # -- bookkeeping ---------------------------------------------------------------------
+    def _reset(self):
+        self._depth = 0
+        self.weight = Fraction(1)
+        self.branches: list = []
+        self.drafted: list = []
+        self.accepted_token = None
+        self.did_accept = False
+        self._uniforms = 0
+
+    def _choose(self, kind: str, options: list):
+        """Take one of ``options`` = ``[(value, prob, what), ...]`` (non-zero probs)."""
+        if not options:
+            raise InvalidInput(f"{kind}: nothing to choose from (all probabilities are 0)")
+        if len(options) == 1:
+            value, prob, what = options[0]
+            self.weight = self.weight * prob
+            return value
+        d = self._depth
+        if self._probe is not None:
+            i = self._probe.randrange(len(options))
+            self._probe_size *= len(options)
+        elif d < len(self._prefix):
+            i = self._prefix[d]
+        else:
+            i = 0
+            self._prefix.append(0)
+            self._arity.append(len(options))
+        self._depth += 1
+        value, prob, what = options[i]
+        self.weight = self.weight * prob
+        self.branches.append((kind, what, prob))
+        return value
+
+    def _advance(self) -> bool:
+        """Move to the next untried path; False when every path has been run."""
+        while self._prefix:
+            if self._prefix[-1] + 1 < self._arity[-1]:
+                self._prefix[-1] += 1
+                return True
+            self._prefix.pop()
+            self._arity.pop()
+        return False
+
+    # -- the sampling interface ----------------------------------------------------------
+    def draw(self, dist, what: str = "draw"):
+        """A token drawn from ``dist``."""
+        options = [(lab, pr, f"{what} {lab}") for lab, pr in zip(dist.labels, dist.probs)
+                   if pr != 0]
+        return self._choose(what, options)
+
+    def coin(self, prob, what: str = "coin") -> bool:
+        """True with probability ``prob``."""
+        if prob < 0 or prob > 1:
+            raise InvalidInput(f"{what}: probability {prob} is outside [0, 1]")
+        options = []
+        if prob != 0:
+            options.append((True, prob, f"{what} heads"))
+        if prob != 1:
+            options.append((False, 1 - prob, f"{what} tails"))
+        return self._choose(what, options)
+
+    def draft(self, q, what: str = "draft"):
+        """One draft token from ``q``, remembered as a draft for ``P(Y in X)``."""
+        x = self.draw(q, what)
+        self.drafted.append(x)
+        return x
+
+    def drafts(self, q, k: int, replace: bool = True) -> tuple:
+        """``k`` drafts from ``q``: i.i.d., or without replacement (``replace=False``)."""
+        if replace:
+            return tuple(self.draft(q, f"draft{i + 1}") for i in range(k))
+        from ..dist import Dist
+
+        chosen: list = []
+        remaining = q
+        for i in range(k):
+            x = self.draft(remaining, f"draft{i + 1}")
+            chosen.append(x)
+            if i + 1 < k:
+                rest = [0 if lab in chosen else pr for lab, pr in zip(q.labels, q.probs)]
+                total = sum(rest[1:], rest[0])
+                if total == 0:
+                    raise InvalidInput(
+                        f"k={k}: q has only {len(q.support)} tokens with positive probability, "
+                        "too few for drafts without replacement")
+                remaining = Dist([v / total for v in rest], q.labels, check=False)
+        return tuple(chosen)
+
+    def accept(self, x):
+        """Mark ``x`` as an explicitly accepted draft and return it."""
+        self.did_accept = True
+        self.accepted_token = x
+        return x
+
+    def uniform(self) -> Uniform:
+        """An explicit uniform random number in ``[0, 1)`` (see :mod:`.uniform`)."""
+        self._uniforms += 1
+        return Uniform(self, self._uniforms)
+
+    def pick(self, dist, u, what: str = "pick"):
+        """The token at ``u`` of the inverse CDF of ``dist`` (tokens in their given order)."""
+        base = getattr(u, "base", None)
+        if not isinstance(base, Uniform):
+            raise InvalidInput("pick needs an explicit uniform from s.uniform()")
+        options = []
+        cum = 0
+        for lab, pr in zip(dist.labels, dist.probs):
+            a, b = cum, cum + pr
+            cum = b
+            if pr == 0:
+                continue
+            lo = max(base.lo, (a - u.shift) / u.scale)
+            hi = min(base.hi, (b - u.shift) / u.scale)
+            weight = self._interval_weight(base, lo, hi)
+            if weight != 0:
+                options.append(((lab, lo, hi), weight, f"{what} {lab} (u{base.ident})"))
+        if not options:
+            raise InvalidInput(f"{what}: u lies outside the distribution's cumulative range")
+        lab, lo, hi = self._choose(what, options)
+        base.lo, base.hi = lo, hi
+        return lab
+
+    # -- uniform splitting ---------------------------------------------------------------
+    def _interval_weight(self, u: Uniform, lo, hi):
+        if not lo < hi:
+            return 0
+        if self.grid is None:
+            return (hi - lo) / (u.hi - u.lo)
+        total = grid_count(u.lo, u.hi, self.grid)
+        return Fraction(grid_count(lo, hi, self.grid), total)
+
+    def _split_uniform(self, u: Uniform, c, strict: bool) -> bool:
+        if self.grid is not None:
+            scaled = Fraction(c) * self.grid
+            import math
+
+            cut = Fraction(math.ceil(scaled) if strict else math.floor(scaled) + 1, self.grid)
+        else:
+            cut = c
+        if not u.lo < cut:
+            return False
+        if not cut < u.hi:
+            return True
+        below = self._interval_weight(u, u.lo, cut)
+        above = self._interval_weight(u, cut, u.hi)
+        options = []
+        sign = "<" if strict else "<="
+        if below != 0:
+            options.append((True, below, f"u{u.ident} {sign} {c}"))
+        if above != 0:
+            options.append((False, above, f"u{u.ident} not {sign} {c}"))
+        result = self._choose("uniform", options)
+        if result:
+            u.hi = cut
+        else:
+            u.lo = cut
+        return result
+
+
+def _call(method: Callable, sampler, p, q, k):
+    return method(sampler, p, q, k)
+
+
+def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, probes: int = 40,
+                   seed: int = 0) -> int:
+    """Knuth's estimate of the number of paths: the mean over random probes of the product
+    of the branching factors met along the probe (unbiased for the size of the tree)."""
+    rng = random.Random(seed)
+    total = 0
+    for _ in range(probes):
+        s = sampler_factory()
+        s._probe = rng
+        s._probe_size = 1
+        s._reset()
+        _call(method, s, p, q, k)
+        total += s._probe_size
+    return max(1, round(total / probes))
+
+
+def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = None,
+                    keep_paths: bool = False, max_paths: int | None = DEFAULT_MAX_PATHS,
+                    progress: bool | None = None, sampler_factory=None) -> Enumeration:
+    """Run ``method(s, p, q, k)`` on every path and return the exact :class:`Enumeration`.
+
+    Parameters
+    ----------
+    max_paths : int or None
+        Refuse (:class:`~exactspec.errors.TooLarge`) when the estimated number of paths is
+        larger; ``None`` insists, whatever the size.
+    progress : bool, optional
+        Print a progress line on stderr (default: when the estimate is large and stderr is a
+        terminal).
+    """
+    factory = sampler_factory or (lambda: ExactSampler(grid=grid))
+    estimate = None
+    if max_paths is not None or progress:
+        estimate = estimate_paths(method, p, q, k, sampler_factory=factory)
+        if max_paths is not None and estimate > max_paths:
+            raise TooLarge(
+                f"about {estimate:,} paths to enumerate, over the budget of {max_paths:,}: "
+                "use --backend numpy, or --max-paths N to insist",
+                estimate=estimate, budget=max_paths)
+    if progress is None:
+        progress = bool(estimate and estimate > 200_000 and sys.stderr.isatty())
+    start = time.perf_counter()
+    s = factory()
+    labels = p.labels
+    law = {lab: 0 for lab in labels}
+    acceptance = 0
+    explicit = 0
+    total = 0
+    count = 0
+    used_drafts = used_accept = False
+    path_list = [] if keep_paths else None
+    last_report = start
+    while True:
+        s._reset()
+        y = _call(method, s, p, q, k)
+        if y not in law:
+            raise InvalidInput(f"the method returned {y!r}, which is not a token of p "
+                               f"(labels {list(labels)})")
+        w = s.weight
+        law[y] = law[y] + w
+        total = total + w
+        if s.drafted:
+            used_drafts = True
+            if y in s.drafted:
+                acceptance = acceptance + w
+        if s.did_accept:
+            used_accept = True
+            if s.accepted_token == y:
+                explicit = explicit + w
+        if keep_paths:
+            path_list.append(Path(tuple(s.branches), w, y, tuple(s.drafted),
+                                  bool(s.did_accept and s.accepted_token == y)))
+        count += 1
+        if progress and count % 20000 == 0:
+            now = time.perf_counter()
+            if now - last_report > 0.5:
+                last_report = now
+                shown = f"{count:,}" + (f" / ~{estimate:,}" if estimate else "")
+                print(f"\r  enumerating paths: {shown}", end="", file=sys.stderr, flush=True)
+        if not s._advance():
+            break
+    if progress:
+        print(f"\r  enumerated {count:,} paths" + " " * 20, file=sys.stderr)
+    if not used_drafts:
+        acceptance = explicit
+    return Enumeration(labels=labels, law=law, acceptance=acceptance,
+                       explicit_acceptance=explicit, paths=count, total=total,
+                       used_drafts=used_drafts, used_accept=used_accept, path_list=path_list,
+                       seconds=time.perf_counter() - start)

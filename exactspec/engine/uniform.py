@@ -1,0 +1,109 @@
+"""Explicit uniform random numbers, enumerated exactly.
+
+A method may take ``u = s.uniform()`` and compare it with thresholds (``u < c``) or feed it
+to an inverse-CDF lookup (``s.pick(dist, u)``).  The exact engine never samples ``u``: it
+keeps the set of values still possible, an interval ``[lo, hi)`` of ``[0, 1)``, and each
+comparison that cuts the interval is a branch whose probability is the length of the piece
+(or, on a grid ``{0, 1/N, ..., (N-1)/N}``, its number of grid points).  A method that reuses
+one ``u`` for two decisions is therefore modelled exactly as it behaves.
+
+Conventions (PRODUCT.md): a coin of probability ``c`` is heads iff ``u < c``; an inverse-CDF
+draw picks token ``t`` iff ``sum_{s<t} r(s) <= u < sum_{s<=t} r(s)``.
+
+Affine views (``a * u + b`` with ``a > 0``) compare by mapping the threshold back to ``u``.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+__all__ = ["Uniform", "UniformView", "grid_count"]
+
+
+def grid_count(lo, hi, grid: int) -> int:
+    """Number of grid points ``j / grid`` with ``lo <= j / grid < hi``, for ``0 <= lo <= hi``.
+
+    Equivalent to ``sum(1 for j in range(grid) if lo <= Fraction(j, grid) < hi)``, in O(1).
+
+    >>> grid_count(Fraction(0), Fraction(1, 3), 10)
+    4
+    """
+    return max(0, _ceil_times(hi, grid) - _ceil_times(lo, grid))
+
+
+def _ceil_times(x, grid: int) -> int:
+    return min(grid, max(0, math.ceil(Fraction(x) * grid)))
+
+
+class UniformView:
+    """``scale * u + shift`` for an explicit uniform ``u`` (``scale > 0``)."""
+
+    __slots__ = ("base", "scale", "shift")
+
+    def __init__(self, base: "Uniform", scale=1, shift=0):
+        self.base = base
+        self.scale = scale
+        self.shift = shift
+
+    def _threshold(self, c):
+        return (c - self.shift) / self.scale
+
+    def __lt__(self, c):
+        return self.base._below(self._threshold(c), strict=True)
+
+    def __le__(self, c):
+        return self.base._below(self._threshold(c), strict=False)
+
+    def __gt__(self, c):
+        return not self.__le__(c)
+
+    def __ge__(self, c):
+        return not self.__lt__(c)
+
+    def __mul__(self, a):
+        if not a > 0:
+            raise ValueError("an explicit uniform may only be scaled by a positive factor")
+        return UniformView(self.base, self.scale * a, self.shift * a)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, a):
+        return self.__mul__(1 / Fraction(a) if isinstance(a, int) else 1 / a)
+
+    def __add__(self, b):
+        return UniformView(self.base, self.scale, self.shift + b)
+
+    __radd__ = __add__
+
+    def __sub__(self, b):
+        return UniformView(self.base, self.scale, self.shift - b)
+
+    def __bool__(self):
+        raise TypeError("an explicit uniform has no truth value; compare it with a threshold")
+
+    def __repr__(self):
+        return f"UniformView({self.scale} * u{self.base.ident} + {self.shift})"
+
+
+class Uniform(UniformView):
+    """An explicit uniform on ``[0, 1)`` (or a grid of it), enumerated by interval splitting.
+
+    The owning sampler performs the splits; the uniform only remembers which values of ``u``
+    are still possible: ``[lo, hi)``.
+    """
+
+    __slots__ = ("sampler", "ident", "lo", "hi")
+
+    def __init__(self, sampler, ident: int):
+        super().__init__(self)
+        self.sampler = sampler
+        self.ident = ident
+        self.lo = Fraction(0)
+        self.hi = Fraction(1)
+
+    def _below(self, c, strict: bool) -> bool:
+        return self.sampler._split_uniform(self, c, strict)
+
+    def __repr__(self):
+        return f"u{self.ident} in [{self.lo}, {self.hi})"

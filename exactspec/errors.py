@@ -1,0 +1,30 @@
+"""The exception hierarchy: one base class, a few meaningful kinds.
+
+Every message names the argument and the offending value, so that the command line can
+print it as a one-line error and exit 2.
+"""
+
+
+class ExactspecError(Exception):
+    """Base class of every error exactspec raises on purpose."""
+
+
+class InvalidInput(ExactspecError, ValueError):
+    """An argument is malformed: a distribution that does not sum to 1, a bad ``k``, ..."""
+
+
+class NotExact(ExactspecError, TypeError):
+    """A value cannot be represented exactly (NaN, infinity, an unknown type)."""
+
+
+class TooLarge(ExactspecError):
+    """Exact work would exceed its budget; carries the estimate and the budget."""
+
+    def __init__(self, message: str, estimate: int | None = None, budget: int | None = None):
+        super().__init__(message)
+        self.estimate = estimate
+        self.budget = budget
+
+
+class Undecided(ExactspecError):
+    """Symbolic work met a sign it could not decide."""

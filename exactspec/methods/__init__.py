@@ -1,0 +1,73 @@
+"""The registry of verification methods: one module per method, one contract (:class:`Method`).
+
+>>> sorted(METHODS)[:3]
+['naive', 'sps', 'top1']
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+from ..errors import InvalidInput
+from .base import Method, as_method
+from . import naive as _naive, sps as _sps, top1 as _top1
+
+__all__ = ["METHODS", "Method", "as_method", "get_method", "load_user_method"]
+
+METHODS: dict[str, Method] = {m.name: m for m in (_sps.METHOD, _naive.METHOD, _top1.METHOD)}
+
+
+def register(method: Method) -> Method:
+    """Add a method to the registry (used by method modules)."""
+    METHODS[method.name] = method
+    return method
+
+
+def get_method(spec) -> Method:
+    """A registered name, a :class:`Method`, a function, or ``file.py:function`` /
+    ``module:function`` naming a user's verifier."""
+    if isinstance(spec, Method):
+        return spec
+    if callable(spec):
+        return as_method(spec)
+    if not isinstance(spec, str):
+        raise InvalidInput(f"method {spec!r}: give a name such as sps, or file.py:function")
+    if spec in METHODS:
+        return METHODS[spec]
+    if ":" in spec:
+        return load_user_method(spec)
+    known = ", ".join(sorted(METHODS))
+    raise InvalidInput(f"unknown method {spec!r}: choose one of {known}, or file.py:function")
+
+
+def load_user_method(spec: str) -> Method:
+    """Load ``path/to/file.py:function`` or ``package.module:function``."""
+    where, _, name = spec.rpartition(":")
+    if not where or not name:
+        raise InvalidInput(f"method {spec!r}: expected file.py:function or module:function")
+    if where.endswith(".py") or "/" in where:
+        path = Path(where)
+        if not path.is_file():
+            raise InvalidInput(f"method {spec!r}: no such file {where}")
+        module_name = f"_exactspec_user_{abs(hash(str(path.resolve())))}"
+        loader_spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[module_name] = module
+        try:
+            loader_spec.loader.exec_module(module)
+        except Exception as err:  # the user's file failed to import: report it in one line
+            raise InvalidInput(f"method {spec!r}: importing {where} failed: "
+                               f"{type(err).__name__}: {err}") from None
+    else:
+        try:
+            module = importlib.import_module(where)
+        except Exception as err:
+            raise InvalidInput(f"method {spec!r}: cannot import {where}: "
+                               f"{type(err).__name__}: {err}") from None
+    function = getattr(module, name, None)
+    if function is None:
+        raise InvalidInput(f"method {spec!r}: {where} has no function {name!r}")
+    return as_method(function, name=spec)

@@ -1,0 +1,177 @@
+"""Prove or refute a method on one instance: exact output law, verdict, acceptance.
+
+>>> from exactspec import Dist
+>>> p, q = Dist.parse("1/2,1/2"), Dist.parse("3/4,1/4")
+>>> r = verify("naive", p, q)
+>>> r.lossless, r.law_dist()
+(False, Dist({0: 3/4, 1: 1/4}))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from .dist import Dist, exact_str, total_variation
+from .engine.exact import DEFAULT_MAX_PATHS, Enumeration, enumerate_paths
+from .errors import InvalidInput
+from .methods import Method, get_method
+
+__all__ = ["Verification", "verify", "simulate", "certificate_of"]
+
+
+@dataclass
+class Verification:
+    """The exact verdict of one method on one instance ``(p, q, k)``.
+
+    ``lossless`` is True when the output law equals ``p`` exactly.  ``acceptance`` is
+    ``P(Y in X)``; ``explicit_acceptance`` the probability of an explicit accept.  ``differs``
+    lists the labels where the output law differs from ``p``.
+    """
+
+    method: Method
+    p: Dist
+    q: Dist
+    k: int
+    enumeration: Enumeration
+
+    @property
+    def law(self) -> dict:
+        return self.enumeration.law
+
+    def law_dist(self) -> Dist:
+        """The output law as a :class:`Dist`."""
+        return Dist([self.law[lab] for lab in self.p.labels], self.p.labels, check=False)
+
+    @property
+    def lossless(self) -> bool:
+        return not self.differs
+
+    @property
+    def differs(self) -> list:
+        return [lab for lab in self.p.labels if self.law[lab] != self.p[lab]]
+
+    @property
+    def acceptance(self):
+        return self.enumeration.acceptance
+
+    @property
+    def explicit_acceptance(self):
+        return self.enumeration.explicit_acceptance
+
+    @property
+    def paths(self) -> int:
+        return self.enumeration.paths
+
+    @property
+    def bias(self):
+        """``TV(output law, p)``: 0 exactly when lossless."""
+        return total_variation(self.law_dist(), self.p)
+
+    def to_json(self) -> dict:
+        """The ``verify --json`` object of PRODUCT.md."""
+        out: dict[str, Any] = {
+            "method": self.method.name,
+            "k": self.k,
+            "labels": [str(lab) for lab in self.p.labels],
+            "target": self.p.to_json(),
+            "output": {str(lab): exact_str(self.law[lab]) for lab in self.p.labels},
+            "lossless": self.lossless,
+            "acceptance": exact_str(self.acceptance),
+            "acceptance_float": float(self.acceptance),
+        }
+        if self.enumeration.used_accept and self.explicit_acceptance != self.acceptance:
+            out["explicit_acceptance"] = exact_str(self.explicit_acceptance)
+        out["paths"] = self.paths
+        if not self.lossless:
+            out["differs"] = [str(lab) for lab in self.differs]
+            out["bias"] = exact_str(self.bias)
+        return out
+
+    def certificate(self) -> dict:
+        """Every path with its branch probabilities and output, for the independent checker."""
+        return certificate_of(self)
+
+
+def certificate_of(result: Verification) -> dict:
+    """The certificate of a :class:`Verification` made with ``keep_paths=True``."""
+    paths = result.enumeration.path_list
+    if paths is None:
+        raise InvalidInput("a certificate needs the paths: verify(..., keep_paths=True)")
+    return {
+        "kind": "exactspec-certificate",
+        "version": 1,
+        "method": result.method.name,
+        "k": result.k,
+        "claim": "lossless" if result.lossless else "law",
+        "target": result.p.to_json(),
+        "draft": result.q.to_json(),
+        "law": {str(lab): exact_str(v) for lab, v in result.law.items()},
+        "acceptance": exact_str(result.acceptance),
+        "paths": [
+            {"branches": [[kind, what, exact_str(prob)] for kind, what, prob in path.branches],
+             "probability": exact_str(path.weight),
+             "output": str(path.output),
+             "drafts": [str(x) for x in path.drafts]}
+            for path in paths
+        ],
+    }
+
+
+def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
+           keep_paths: bool = False, max_paths: int | None = DEFAULT_MAX_PATHS,
+           progress: bool | None = None) -> Verification:
+    """Run ``method`` exactly on ``(p, q, k)``: output law, verdict and acceptance.
+
+    Parameters
+    ----------
+    method : str, Method or callable
+        A registered name (``"sps"``), ``"file.py:function"``, or a function
+        ``f(s, p, q[, k])`` written against the sampling interface.
+    grid : int, optional
+        Explicit uniforms on the grid ``{0, 1/N, ..., (N-1)/N}`` (a float generator).
+    keep_paths : bool
+        Keep every path (for :meth:`Verification.certificate` and the tree of paths).
+    max_paths : int or None
+        Refuse work estimated above this many paths; ``None`` to insist.
+
+    >>> from exactspec import Dist
+    >>> verify("sps", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3")).acceptance
+    Fraction(5, 6)
+    """
+    m, p, q = _checked(method, p, q, k)
+    enumeration = enumerate_paths(m.run, p, q, k, grid=grid, keep_paths=keep_paths,
+                                  max_paths=max_paths, progress=progress)
+    if enumeration.total != 1:
+        raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
+    return Verification(m, p, q, k, enumeration)
+
+
+
+
+def _checked(method, p, q, k):
+    m = get_method(method)
+    p = p if isinstance(p, Dist) else Dist(p, name="p")
+    q = q if isinstance(q, Dist) else Dist(q, name="q")
+    if p.labels != q.labels:
+        if len(p) != len(q):
+            raise InvalidInput(f"q has {len(q)} entries but p has {len(p)}")
+        raise InvalidInput(f"p and q have different labels: {list(p.labels)} vs {list(q.labels)}")
+    m.check(p, q, k)
+    return m, p, q
+
+
+def simulate(method, p, q, k: int = 1, n: int = 10_000, *, seed: int | None = 0,
+             grid: int | None = None, rng=None, callback=None):
+    """Sample ``method`` ``n`` times with a seeded NumPy generator (never a proof).
+
+    >>> from exactspec import Dist
+    >>> sim = simulate("sps", Dist.parse("1/2,1/2"), Dist.parse("1/2,1/2"), n=100, seed=1)
+    >>> sim.acceptance
+    1.0
+    """
+    from .engine.sampling import simulate_method
+
+    m, p, q = _checked(method, p, q, k)
+    return simulate_method(m.run, p, q, k, n, seed=seed, grid=grid, rng=rng, callback=callback)
