@@ -18,7 +18,7 @@ from .engine.exact import DEFAULT_MAX_PATHS, Enumeration, enumerate_paths
 from .errors import InvalidInput
 from .methods import Method, get_method
 
-__all__ = ["Verification", "verify", "simulate", "certificate_of"]
+__all__ = ["Verification", "verify", "simulate", "certificate_of", "certificate_paths"]
 
 
 @dataclass
@@ -96,19 +96,27 @@ class Verification:
 
 def certificate_of(result: Verification) -> dict:
     """The certificate of a :class:`Verification` made with ``keep_paths=True``."""
-    paths = result.enumeration.path_list
+    return certificate_paths(result.enumeration, result.p, result.q,
+                             method=result.method.name, k=result.k)
+
+
+def certificate_paths(enumeration: Enumeration, p: Dist, q: Dist, *, method: str = "",
+                      k: int = 1) -> dict:
+    """Every path of an exact enumeration, with its branch probabilities and output."""
+    paths = enumeration.path_list
     if paths is None:
         raise InvalidInput("a certificate needs the paths: verify(..., keep_paths=True)")
+    lossless = all(enumeration.law[lab] == p[lab] for lab in p.labels)
     return {
         "kind": "exactspec-certificate",
         "version": 1,
-        "method": result.method.name,
-        "k": result.k,
-        "claim": "lossless" if result.lossless else "law",
-        "target": result.p.to_json(),
-        "draft": result.q.to_json(),
-        "law": {str(lab): exact_str(v) for lab, v in result.law.items()},
-        "acceptance": exact_str(result.acceptance),
+        "method": method,
+        "k": k,
+        "claim": "lossless" if lossless else "law",
+        "target": p.to_json(),
+        "draft": q.to_json(),
+        "law": {str(lab): exact_str(v) for lab, v in enumeration.law.items()},
+        "acceptance": exact_str(enumeration.acceptance),
         "paths": [
             {"branches": [[kind, what, exact_str(prob)] for kind, what, prob in path.branches],
              "probability": exact_str(path.weight),

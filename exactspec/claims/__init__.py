@@ -1,0 +1,28 @@
+"""The claims behind ``exactspec prove``: one statement each, with a check and a certificate.
+
+>>> sorted(c.name for c in all_claims())[:2]
+['acceptance-1-tv', 'lossless-rule']
+"""
+
+from __future__ import annotations
+
+from ..errors import InvalidInput
+from .base import PROVED, REFUTED, UNDECIDED, Claim, ClaimResult
+
+__all__ = ["Claim", "ClaimResult", "all_claims", "get_claim", "PROVED", "REFUTED", "UNDECIDED"]
+
+
+def all_claims() -> list[Claim]:
+    """Every registered claim, in a stable order."""
+    from . import one_draft
+
+    return list(one_draft.CLAIMS)
+
+
+def get_claim(name: str) -> Claim:
+    """The claim called ``name``."""
+    for claim in all_claims():
+        if claim.name == name:
+            return claim
+    known = ", ".join(c.name for c in all_claims())
+    raise InvalidInput(f"unknown claim {name!r}: choose one of {known}")

@@ -1,0 +1,145 @@
+"""Claims about the one-draft rule and its lossy look-alikes (MATH.md section 1)."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+from ..checker import check_certificate
+from ..dist import Dist, exact_str, overlap, total_variation
+from ..engine.symbolic import prove_symbolic
+from ..methods.naive import naive
+from ..methods.sps import sps, sps_uniforms
+from ..methods.top1 import top1
+from ..verify import verify
+from .base import PROVED, REFUTED, UNDECIDED, Claim, ClaimResult, random_pair, \
+    symbolic_certificate
+
+CORPUS_SIZE = 300
+SEED_P = Dist.parse("1/2,3/10,1/5", labels="abc")
+SEED_Q = Dist.parse("1/5,1/5,3/5", labels="abc")
+
+
+def _corpus(seed: int = 2024, size: int = CORPUS_SIZE):
+    rng = random.Random(seed)
+    yield SEED_P, SEED_Q
+    for i in range(size - 1):
+        yield random_pair(rng, 1 + i % 5)
+
+
+def _symbolic(method, sizes_positive, sizes_zero, statement, **kw):
+    details, certs, verdicts = [], [], []
+    for n, positive in [(n, True) for n in sizes_positive] + [(n, False) for n in sizes_zero]:
+        proof = prove_symbolic(method, n, positive=positive, **kw)
+        verdicts.append(proof.verdict)
+        counts = {v: sum(c.verdict == v for c in proof.cases) for v in
+                  ("proved", "refuted", "undecided")}
+        where = "p_i, q_i > 0" if positive else "zero entries allowed"
+        details.append(f"{n} tokens ({where}): {len(proof.cases)} feasible sign cases, "
+                       f"{proof.infeasible} infeasible; {counts}")
+        cert = symbolic_certificate(proof, statement)
+        problems = check_certificate(cert)
+        if problems:
+            verdicts.append("undecided")
+            details.append(f"  witness certificates rejected: {problems[:3]}")
+        certs.append(cert)
+    return verdicts, details, certs
+
+
+def _verdict(verdicts) -> str:
+    if "refuted" in verdicts:
+        return REFUTED
+    if "undecided" in verdicts:
+        return UNDECIDED
+    return PROVED
+
+
+def check_lossless_rule() -> ClaimResult:
+    details = []
+    exact_ok = True
+    paths = 0
+    for p, q in _corpus():
+        for method in (sps, sps_uniforms):
+            r = verify(method, p, q, keep_paths=True)
+            paths += r.paths
+            if not r.lossless or check_certificate(r.certificate()):
+                exact_ok = False
+                details.append(f"exact failure at p={p}, q={q} ({method.__name__})")
+    details.append(f"exact: {CORPUS_SIZE} random rational instances (1-5 tokens, zeros "
+                   f"allowed), two formulations, {paths} paths, certificates re-checked")
+    verdicts, sym_details, certs = _symbolic(
+        sps, (1, 2, 3, 4), (2, 3), "the one-draft rule's output law is p",
+        expected_acceptance=lambda p, q, k: overlap(p, q))
+    details += ["symbolic (law = p and acceptance = sum min(p, q) in every case):"] + \
+        ["  " + d for d in sym_details]
+    verdict = _verdict(verdicts) if exact_ok else REFUTED
+    return ClaimResult(verdict, details, {"symbolic": certs})
+
+
+def check_acceptance() -> ClaimResult:
+    details = []
+    bad = []
+    for p, q in _corpus(seed=7):
+        r = verify(sps, p, q)
+        if r.acceptance != 1 - total_variation(p, q) or r.acceptance != overlap(p, q):
+            bad.append((p, q, r.acceptance))
+    details.append(f"exact: P(accept) = 1 - TV(p, q) = sum min(p, q) on {CORPUS_SIZE} "
+                   f"instances; failures: {len(bad)}")
+    verdicts, sym_details, certs = _symbolic(
+        sps, (2, 3), (2,), "P(accept) of the one-draft rule is 1 - TV(p, q)",
+        expected_acceptance=lambda p, q, k: 1 - total_variation(p, q))
+    details += ["symbolic: acceptance - (1 - TV) cancels in every case:"] + \
+        ["  " + d for d in sym_details]
+    verdict = REFUTED if bad else _verdict(verdicts)
+    return ClaimResult(verdict, details, {"symbolic": certs})
+
+
+def check_naive_bias() -> ClaimResult:
+    details = []
+    bad = 0
+    for p, q in _corpus(seed=11):
+        r = verify(naive, p, q)
+        if r.law_dist() != q or r.bias != total_variation(q, p):
+            bad += 1
+    details.append(f"exact: the naive law is q and its bias TV(law, p) = TV(q, p) on "
+                   f"{CORPUS_SIZE} instances; failures: {bad}")
+    verdicts, sym_details, certs = _symbolic(
+        naive, (2, 3, 4), (2, 3), "the naive rule's output law is q",
+        expected_law=lambda p, q, k: q)
+    details += ["symbolic: the naive law equals q in every case:"] + \
+        ["  " + d for d in sym_details]
+    verdict = REFUTED if bad else _verdict(verdicts)
+    return ClaimResult(verdict, details, {"symbolic": certs})
+
+
+def check_top1_lossy() -> ClaimResult:
+    """Top-1 matching puts all mass on argmax p: lossy for every p that is not a point mass."""
+    from ..methods.top1 import argmax
+
+    p, q = SEED_P, SEED_Q
+    r = verify(top1, p, q, keep_paths=True)
+    details = [f"counterexample p={p}, q={q}: law {r.law_dist()}, TV to p {exact_str(r.bias)}"]
+    counter_ok = (not r.lossless) and not check_certificate(r.certificate())
+    bad = 0
+    for p, q in _corpus(seed=13):
+        law = verify(top1, p, q).law_dist()
+        point = Dist([1 if lab == argmax(p) else 0 for lab in p.labels], p.labels)
+        if law != point:
+            bad += 1
+    details.append(f"exact: the top-1 law is the point mass on argmax p on {CORPUS_SIZE} "
+                   f"instances; failures: {bad}")
+    verdict = PROVED if counter_ok and not bad else REFUTED
+    return ClaimResult(verdict, details, {"counterexample": r.certificate()})
+
+
+CLAIMS = [
+    Claim("lossless-rule", "the one-draft rule (accept with min(1, p/q), else resample "
+          "norm(max(0, p - q))) outputs exactly p, for every p and q", check_lossless_rule,
+          issue="foundation"),
+    Claim("acceptance-1-tv", "the one-draft rule accepts with probability "
+          "sum min(p, q) = 1 - TV(p, q)", check_acceptance, issue="foundation"),
+    Claim("naive-bias", "keeping every draft outputs q, so its bias is TV(q, p)",
+          check_naive_bias, issue="foundation"),
+    Claim("top1-lossy", "accepting only the target's argmax is lossy: its law is the point "
+          "mass on argmax p", check_top1_lossy, issue="foundation"),
+]
