@@ -1,0 +1,324 @@
+"""The ``exactspec`` command line.
+
+Every command takes ``--json`` (one JSON object on stdout, nothing else there).  Exit status:
+0 success, 1 a refuted claim, 2 bad input or usage (one line on stderr), 3 undecided.
+Heavy modules (sympy, numpy, networkx) are imported only by the commands that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+EXIT_OK, EXIT_REFUTED, EXIT_USAGE, EXIT_UNDECIDED = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors in one line and exits 2."""
+
+    def error(self, message):
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _add_instance(parser, k=True):
+    parser.add_argument("--p", required=True, help="target: 1/2,3/10,1/5 or @file.json")
+    parser.add_argument("--q", required=True, help="draft: 1/5,1/5,3/5 or @file.json")
+    if k:
+        parser.add_argument("--k", type=int, default=1, help="drafts per position (default 1)")
+    parser.add_argument("--labels", help="token labels: abc or a,b,c")
+    parser.add_argument("--normalize", action="store_true",
+                        help="rescale p and q to sum exactly 1")
+    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="exactspec", description="Exact proofs for speculative-decoding "
+                     "verifiers: output law, verdict and acceptance, in exact arithmetic.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    ex = sub.add_parser("example", help="the seed's worked example, proved")
+    ex.add_argument("--json", action="store_true")
+
+    ve = sub.add_parser("verify", help="exact output law, verdict and acceptance of a method")
+    ve.add_argument("method", help="sps, naive, top1, ... or file.py:function")
+    ve.add_argument("--p", help="target: 1/2,3/10,1/5 or @file.json")
+    ve.add_argument("--q", help="draft: 1/5,1/5,3/5 or @file.json")
+    ve.add_argument("--k", type=int, default=1, help="drafts per position (default 1)")
+    ve.add_argument("--labels", help="token labels: abc or a,b,c")
+    ve.add_argument("--normalize", action="store_true", help="rescale p and q to sum 1")
+    ve.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    ve.add_argument("--grid", type=int, metavar="N",
+                    help="explicit uniforms on {0, 1/N, ..., (N-1)/N} (e.g. 16777216)")
+    ve.add_argument("--max-paths", type=int, metavar="N",
+                    help="insist on enumerating up to N paths (default budget 10**7)")
+    ve.add_argument("--certificate", metavar="FILE", help="write the certificate (JSON)")
+    ve.add_argument("--search", action="store_true",
+                    help="look for a small rational counterexample (no --p/--q needed)")
+
+    si = sub.add_parser("simulate", help="sample a method: empirical law and acceptance")
+    si.add_argument("method")
+    _add_instance(si)
+    si.add_argument("--n", type=int, default=10000, help="number of samples")
+    si.add_argument("--seed", type=int, default=0)
+    si.add_argument("--grid", type=int, metavar="N")
+
+    pr = sub.add_parser("prove", help="run the claims and print each verdict")
+    pr.add_argument("name", nargs="?", help="one claim (default: all)")
+    pr.add_argument("--list", action="store_true", help="list the claims")
+    pr.add_argument("--certificate-dir", metavar="DIR", help="write certificates here")
+    pr.add_argument("--json", action="store_true")
+    return parser
+
+
+def _read_pair(args):
+    from .dist import Dist
+
+    if args.p is None or args.q is None:
+        raise _UsageError("both --p and --q are required")
+    p = Dist.parse(args.p, labels=args.labels, normalize=args.normalize, name="p")
+    q = Dist.parse(args.q, labels=args.labels, normalize=args.normalize, name="q")
+    if p.labels != q.labels:
+        from .errors import InvalidInput
+
+        if len(p) != len(q):
+            raise InvalidInput(f"q has {len(q)} entries but p has {len(p)}")
+        raise InvalidInput(f"p and q have different labels: {list(p.labels)} vs "
+                           f"{list(q.labels)}")
+    return p, q
+
+
+def _emit(obj, as_json: bool, text: str) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(obj) + "\n")
+    else:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+
+
+def _table(rows, header) -> str:
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip()]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+# -- commands ---------------------------------------------------------------------------
+def cmd_example(args) -> int:
+    from .dist import Dist, exact_str, overlap, residual
+    from .verify import verify
+
+    p = Dist.parse("1/2,3/10,1/5", labels="abc", name="p")
+    q = Dist.parse("1/5,1/5,3/5", labels="abc", name="q")
+    r = residual(p, q)
+    result = verify("sps", p, q)
+    rows = []
+    for t in p.labels:
+        rows.append([t, exact_str(p[t]), exact_str(q[t]), exact_str(min(1, p[t] / q[t])),
+                     exact_str(min(p[t], q[t])), exact_str(r[t]),
+                     exact_str(result.law[t])])
+    header = ["token", "p", "q", "min(1,p/q)", "kept", "residual", "output"]
+    obj = {
+        "labels": list(p.labels), "target": p.to_json(), "draft": q.to_json(),
+        "ratio": {t: row[3] for t, row in zip(p.labels, rows)},
+        "kept": {t: row[4] for t, row in zip(p.labels, rows)},
+        "residual": r.to_json(),
+        "output": {t: exact_str(result.law[t]) for t in p.labels},
+        "acceptance": exact_str(result.acceptance),
+        "acceptance_float": float(result.acceptance),
+        "lossless": result.lossless, "paths": result.paths,
+    }
+    text = (
+        "The lossless rule on the seed's example: accept x ~ q with probability "
+        "min(1, p(x)/q(x)),\notherwise resample from norm(max(0, p - q)).\n\n"
+        + _table(rows, header)
+        + f"\n\nacceptance = sum min(p, q) = {exact_str(overlap(p, q))} "
+        f"(enumerated: {exact_str(result.acceptance)})\n"
+        f"output law {'= p exactly: PROVED' if result.lossless else '!= p: REFUTED'} "
+        f"({result.paths} paths enumerated)")
+    _emit(obj, args.json, text)
+    return EXIT_OK if result.lossless else EXIT_REFUTED
+
+
+def _verify_text(result) -> str:
+    from .dist import exact_str
+
+    p = result.p
+    rows = [[t, exact_str(p[t]), exact_str(result.q[t]), exact_str(result.law[t]),
+             "" if result.law[t] == p[t] else "differs"] for t in p.labels]
+    lines = [f"method {result.method.name}, k = {result.k}: {result.paths} paths enumerated",
+             _table(rows, ["token", "target p", "draft q", "output", ""]),
+             f"acceptance P(Y in X) = {exact_str(result.acceptance)} "
+             f"({float(result.acceptance):.6g})"]
+    if result.enumeration.used_accept and result.explicit_acceptance != result.acceptance:
+        lines.append(f"explicit acceptance = {exact_str(result.explicit_acceptance)}")
+    if result.lossless:
+        lines.append("LOSSLESS: the output law equals p exactly on this instance")
+    else:
+        lines.append(f"LOSSY: the output law differs from p at {', '.join(map(str, result.differs))}"
+                     f"; TV(output, p) = {exact_str(result.bias)}")
+    return "\n".join(lines)
+
+
+def cmd_verify(args) -> int:
+    from .verify import verify
+
+    if args.search:
+        return _search(args)
+    p, q = _read_pair(args)
+    max_paths = args.max_paths if args.max_paths is not None else 10**7
+    result = verify(args.method, p, q, args.k, grid=args.grid,
+                    keep_paths=bool(args.certificate), max_paths=max_paths,
+                    progress=None if args.max_paths is None else True)
+    if args.certificate:
+        _write_json(args.certificate, result.certificate())
+    _emit(result.to_json(), args.json, _verify_text(result))
+    return EXIT_OK if result.lossless else EXIT_REFUTED
+
+
+def _write_json(path, obj) -> None:
+    from .errors import InvalidInput
+
+    try:
+        with open(path, "w") as handle:
+            json.dump(obj, handle, indent=1)
+    except OSError as err:
+        raise InvalidInput(f"cannot write {path}: {err.strerror}") from None
+
+
+def _search(args) -> int:
+    from .search import search_counterexample
+
+    found = search_counterexample(args.method, k=args.k)
+    result = found.counterexample
+    if result is None:
+        obj = {"method": args.method, "k": args.k, "counterexample": None,
+               "instances": found.instances}
+        _emit(obj, args.json, f"no counterexample among {found.instances} small rational "
+              "instances (evidence, not a proof)")
+        return EXIT_OK
+    obj = result.to_json()
+    obj["counterexample"] = {"p": result.p.to_json(), "q": result.q.to_json()}
+    obj["instances"] = found.instances
+    _emit(obj, args.json, f"counterexample found after {found.instances} instances:\n"
+          + _verify_text(result))
+    return EXIT_REFUTED
+
+
+def cmd_simulate(args) -> int:
+    from .dist import exact_str
+    from .verify import simulate
+
+    p, q = _read_pair(args)
+    sim = simulate(args.method, p, q, args.k, n=args.n, seed=args.seed, grid=args.grid)
+    lo, hi = sim.acceptance_interval()
+    tv = sim.total_variation_to(p)
+    obj = {"method": args.method, "k": args.k, "n": args.n, "seed": args.seed,
+           "labels": [str(t) for t in p.labels], "target": p.to_json(),
+           "counts": {str(t): c for t, c in sim.counts.items()},
+           "empirical_float": {str(t): c / sim.n for t, c in sim.counts.items()},
+           "tv_to_target_float": tv, "acceptance_float": sim.acceptance,
+           "acceptance_ci95_float": [lo, hi]}
+    rows = [[t, exact_str(p[t]), str(sim.counts[t]), f"{sim.counts[t] / sim.n:.4f}"]
+            for t in p.labels]
+    text = (f"method {args.method}, k = {args.k}: {args.n} samples (seed {args.seed})\n"
+            + _table(rows, ["token", "target p", "count", "empirical"])
+            + f"\nTV(empirical, p) = {tv:.4f}\nacceptance = {sim.acceptance:.4f} "
+            f"(95% interval {lo:.4f} to {hi:.4f})\nsampling is evidence, not proof: "
+            "use exactspec verify for the exact law")
+    _emit(obj, args.json, text)
+    return EXIT_OK
+
+
+def cmd_prove(args) -> int:
+    from pathlib import Path
+
+    from .claims import PROVED, REFUTED, all_claims, get_claim
+
+    if args.list:
+        claims = all_claims()
+        obj = {"claims": [{"name": c.name, "statement": c.statement} for c in claims]}
+        _emit(obj, args.json, "\n".join(f"{c.name}: {c.statement}" for c in claims))
+        return EXIT_OK
+    claims = [get_claim(args.name)] if args.name else all_claims()
+    results = []
+    for claim in claims:
+        if not args.json:
+            print(f"{claim.name}: {claim.statement}", flush=True)
+        result = claim.run()
+        if args.certificate_dir:
+            folder = Path(args.certificate_dir)
+            folder.mkdir(parents=True, exist_ok=True)
+            _write_json(folder / f"{claim.name}.json", result.certificate)
+        if not args.json:
+            for line in result.details:
+                print(f"    {line}")
+            print(f"  {result.verdict} ({result.seconds:.1f} s)", flush=True)
+        results.append({"name": claim.name, "statement": claim.statement,
+                        "verdict": result.verdict, "details": result.details,
+                        "seconds_float": result.seconds})
+    verdicts = {r["verdict"] for r in results}
+    if args.json:
+        _emit({"claims": results}, True, "")
+    if REFUTED in verdicts:
+        return EXIT_REFUTED
+    if verdicts - {PROVED}:
+        return EXIT_UNDECIDED
+    return EXIT_OK
+
+
+COMMANDS = {"example": cmd_example, "verify": cmd_verify, "simulate": cmd_simulate,
+            "prove": cmd_prove}
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return EXIT_USAGE
+        return COMMANDS[args.command](args)
+    except _UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - every failure becomes one line, never a traceback
+        return _report(err)
+
+
+def _report(err: Exception) -> int:
+    from .errors import ExactspecError, TooLarge, Undecided
+
+    if isinstance(err, Undecided):
+        print(f"undecided: {err}", file=sys.stderr)
+        return EXIT_UNDECIDED
+    if isinstance(err, (ExactspecError, TooLarge)):
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    where = _user_frame(err)
+    print(f"error: {type(err).__name__}: {err}{where}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _user_frame(err) -> str:
+    """`` (in file.py line N)`` for the innermost frame outside exactspec, if any."""
+    import os
+    import traceback
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frames = [f for f in traceback.extract_tb(err.__traceback__)
+              if not os.path.abspath(f.filename).startswith(package)]
+    if frames:
+        return f" (in {frames[-1].filename} line {frames[-1].lineno})"
+    return " (inside exactspec: please report this as a bug)"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

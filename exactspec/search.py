@@ -1,0 +1,73 @@
+"""Search small rational instances for a counterexample to a rule meant to be lossless.
+
+Instances are tried from the smallest up: vocabulary sizes 1 to ``max_tokens``, entries with a
+common denominator up to ``max_denominator`` (every composition of it), every pair ``(p, q)``.
+Finding nothing is evidence, not a proof.
+
+>>> from exactspec.methods.naive import naive
+>>> found = search_counterexample(naive)
+>>> found.counterexample.p, found.counterexample.q
+(Dist({0: 0, 1: 1}), Dist({0: 1, 1: 0}))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from itertools import product
+
+from .dist import Dist
+from .errors import ExactspecError, InvalidInput
+from .methods import get_method
+from .verify import Verification, verify
+
+__all__ = ["SearchResult", "search_counterexample", "small_dists"]
+
+
+@dataclass
+class SearchResult:
+    """The first counterexample found (a lossy :class:`Verification`), or ``None``, and the
+    number of instances tried."""
+
+    counterexample: Verification | None
+    instances: int
+
+
+def _compositions(total: int, parts: int):
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(total + 1):
+        for rest in _compositions(total - first, parts - 1):
+            yield (first,) + rest
+
+
+def small_dists(n: int, denominator: int):
+    """Every distribution on ``n`` tokens whose entries are multiples of ``1/denominator``."""
+    for parts in _compositions(denominator, n):
+        yield Dist([Fraction(a, denominator) for a in parts])
+
+
+def search_counterexample(method, k: int = 1, *, max_tokens: int = 3,
+                          max_denominator: int = 4) -> SearchResult:
+    """Try every small rational ``(p, q)`` in order of size; stop at the first lossy one."""
+    m = get_method(method)
+    tried = 0
+    seen = set()
+    for n in range(1, max_tokens + 1):
+        for d in range(1, max_denominator + 1):
+            dists = [x for x in small_dists(n, d)]
+            for p, q in product(dists, repeat=2):
+                key = (p.probs, q.probs)
+                if key in seen:
+                    continue
+                seen.add(key)
+                try:
+                    m.check(p, q, k)
+                except InvalidInput:
+                    continue
+                tried += 1
+                result = verify(m, p, q, k)
+                if not result.lossless:
+                    return SearchResult(result, tried)
+    return SearchResult(None, tried)
