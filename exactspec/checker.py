@@ -21,12 +21,18 @@ def check_certificate(cert):
         with open(cert) as handle:
             cert = json.load(handle)
     problems = []
+    if cert.get("kind") == "exactspec-claim-certificate":
+        for number, part in enumerate(cert.get("parts", [])):
+            problems += [f"part {number}: {msg}" for msg in check_certificate(part)]
+        return problems
     if cert.get("kind") == "exactspec-symbolic-certificate":
         for case in cert.get("cases", []):
             for point in case.get("witnesses", []):
                 problems += [f"case {case.get('conditions')}: {msg}"
                              for msg in check_certificate(point["certificate"])]
         return problems
+    if cert.get("kind") != "exactspec-certificate":
+        return [f"unknown certificate kind {cert.get('kind')!r}"]
     target = {lab: Fraction(v) for lab, v in cert["target"].items()}
     law = {lab: Fraction(0) for lab in target}
     total = Fraction(0)

@@ -26,7 +26,11 @@ PROVED, REFUTED, UNDECIDED = "PROVED", "REFUTED", "UNDECIDED"
 
 @dataclass
 class ClaimResult:
-    """A verdict, the lines that support it, and a JSON certificate."""
+    """A verdict, the lines that support it, and a JSON certificate.
+
+    The certificate is ``{"parts": [...]}``: path certificates and symbolic certificates that
+    :func:`exactspec.checker.check_certificate` re-verifies, plus any data the claim records.
+    """
 
     verdict: str
     details: list = field(default_factory=list)
@@ -47,6 +51,8 @@ class Claim:
         start = time.perf_counter()
         result = self.check()
         result.seconds = time.perf_counter() - start
+        result.certificate.setdefault("kind", "exactspec-claim-certificate")
+        result.certificate.setdefault("parts", [])
         result.certificate.setdefault("claim", self.name)
         result.certificate.setdefault("statement", self.statement)
         result.certificate.setdefault("verdict", result.verdict)

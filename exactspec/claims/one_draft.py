@@ -73,7 +73,7 @@ def check_lossless_rule() -> ClaimResult:
     details += ["symbolic (law = p and acceptance = sum min(p, q) in every case):"] + \
         ["  " + d for d in sym_details]
     verdict = _verdict(verdicts) if exact_ok else REFUTED
-    return ClaimResult(verdict, details, {"symbolic": certs})
+    return ClaimResult(verdict, details, {"parts": certs})
 
 
 def check_acceptance() -> ClaimResult:
@@ -91,7 +91,7 @@ def check_acceptance() -> ClaimResult:
     details += ["symbolic: acceptance - (1 - TV) cancels in every case:"] + \
         ["  " + d for d in sym_details]
     verdict = REFUTED if bad else _verdict(verdicts)
-    return ClaimResult(verdict, details, {"symbolic": certs})
+    return ClaimResult(verdict, details, {"parts": certs})
 
 
 def check_naive_bias() -> ClaimResult:
@@ -109,7 +109,7 @@ def check_naive_bias() -> ClaimResult:
     details += ["symbolic: the naive law equals q in every case:"] + \
         ["  " + d for d in sym_details]
     verdict = REFUTED if bad else _verdict(verdicts)
-    return ClaimResult(verdict, details, {"symbolic": certs})
+    return ClaimResult(verdict, details, {"parts": certs})
 
 
 def check_top1_lossy() -> ClaimResult:
@@ -129,7 +129,7 @@ def check_top1_lossy() -> ClaimResult:
     details.append(f"exact: the top-1 law is the point mass on argmax p on {CORPUS_SIZE} "
                    f"instances; failures: {bad}")
     verdict = PROVED if counter_ok and not bad else REFUTED
-    return ClaimResult(verdict, details, {"counterexample": r.certificate()})
+    return ClaimResult(verdict, details, {"parts": [r.certificate()]})
 
 
 CLAIMS = [

@@ -1,0 +1,168 @@
+"""The command line: outputs, JSON keys, exit codes, and a fuzz that never sees a traceback."""
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from exactspec.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+USER = str(ROOT / "examples" / "my_rule.py")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_example(capsys):
+    code, out, err = run(capsys, "example")
+    assert code == 0 and "3/5" in out and "PROVED" in out and err == ""
+    code, out, _ = run(capsys, "example", "--json")
+    obj = json.loads(out)
+    assert obj["acceptance"] == "3/5" and obj["lossless"] is True
+    assert obj["residual"] == {"a": "3/4", "b": "1/4", "c": "0"}
+    assert obj["output"] == obj["target"]
+
+
+def test_verify_json_keys(capsys):
+    code, out, _ = run(capsys, "verify", "sps", "--p", "1/2,3/10,1/5", "--q", "0.2,0.2,0.6",
+                       "--labels", "abc", "--json")
+    obj = json.loads(out)
+    assert code == 0
+    assert obj["method"] == "sps" and obj["k"] == 1 and obj["labels"] == ["a", "b", "c"]
+    assert obj["target"] == obj["output"] == {"a": "1/2", "b": "3/10", "c": "1/5"}
+    assert obj["lossless"] is True and obj["acceptance"] == "3/5"
+    assert obj["acceptance_float"] == 0.6 and obj["paths"] == 5
+    assert "differs" not in obj
+
+
+def test_verify_lossy_exits_1_with_differs(capsys):
+    code, out, _ = run(capsys, "verify", "naive", "--p", "1/2,1/2", "--q", "3/4,1/4", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["lossless"] is False and obj["differs"] == ["0", "1"]
+    assert obj["output"] == {"0": "3/4", "1": "1/4"} and obj["bias"] == "1/4"
+
+
+def test_user_verifier_from_a_file(capsys):
+    code, out, _ = run(capsys, "verify", f"{USER}:my_rule", "--p", "1/2,3/10,1/5",
+                       "--q", "1/5,1/5,3/5")
+    assert code == 0 and "LOSSLESS" in out
+    code, out, _ = run(capsys, "verify", f"{USER}:shortcut", "--p", "1/2,1/4,1/4",
+                       "--q", "1,0,0", "--json")
+    assert code == 1 and json.loads(out)["output"] == {"0": "1/2", "1": "0", "2": "1/2"}
+
+
+def test_search_finds_a_small_counterexample(capsys):
+    code, out, _ = run(capsys, "verify", f"{USER}:shortcut", "--search", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["lossless"] is False and obj["counterexample"]["p"]
+    code, out, _ = run(capsys, "verify", f"{USER}:my_rule", "--search", "--json")
+    assert code == 0 and json.loads(out)["counterexample"] is None
+
+
+def test_grid_option(capsys):
+    code, out, _ = run(capsys, "verify", f"{USER}:my_rule", "--p", "1/2,3/10,1/5",
+                       "--q", "1/5,1/5,3/5", "--grid", "10", "--json")
+    assert code == 1 and json.loads(out)["lossless"] is False
+
+
+def test_certificate_file_is_checked_independently(capsys, tmp_path):
+    cert = tmp_path / "c.json"
+    code, _, _ = run(capsys, "verify", "sps", "--p", "1/2,1/2", "--q", "1/3,2/3",
+                     "--certificate", str(cert))
+    assert code == 0
+    out = subprocess.run([sys.executable, "-m", "exactspec.checker", str(cert)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "CERTIFICATE OK" in out.stdout
+    data = json.loads(cert.read_text())
+    data["paths"][0]["probability"] = "1/7"
+    cert.write_text(json.dumps(data))
+    out = subprocess.run([sys.executable, "-m", "exactspec.checker", str(cert)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and "REJECTED" in out.stdout
+
+
+def test_simulate_json(capsys):
+    code, out, _ = run(capsys, "simulate", "sps", "--p", "1/2,1/2", "--q", "1/3,2/3",
+                       "--n", "1000", "--seed", "5", "--json")
+    obj = json.loads(out)
+    assert code == 0 and sum(obj["counts"].values()) == 1000
+    lo, hi = obj["acceptance_ci95_float"]
+    assert lo <= obj["acceptance_float"] <= hi
+    assert all(key.endswith("_float") for key in obj if isinstance(obj[key], float))
+
+
+def test_prove_one_claim(capsys, tmp_path):
+    code, out, _ = run(capsys, "prove", "top1-lossy", "--certificate-dir", str(tmp_path),
+                       "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["claims"][0]["verdict"] == "PROVED"
+    assert (tmp_path / "top1-lossy.json").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["verify", "sps", "--p", "1/2,1/3", "--q", "1/2,1/2"], "p sums to 5/6, not 1"),
+    (["verify", "sps", "--p", "1/2,1/2", "--q", "1/2,1/4,1/4"], "q has 3 entries but p has 2"),
+    (["verify", "sps", "--p", "1/2,1/2", "--q", "1/2,1/2", "--k", "0"], "k=0"),
+    (["verify", "sps", "--p", "1/2,1/2", "--q", "1/2,1/2", "--k", "2"], "only k = 1"),
+    (["verify", "nope", "--p", "1/2,1/2", "--q", "1/2,1/2"], "unknown method"),
+    (["verify", "missing.py:f", "--p", "1", "--q", "1"], "no such file"),
+    (["verify", "sps", "--p", "1/2,1/2"], "--q"),
+    (["verify", "sps", "--p", "a,b", "--q", "1"], "not a number"),
+    (["verify", "sps", "--p", "1/2,1/2", "--q", "1/2,1/2", "--labels", "aa"], "duplicate"),
+    (["verify", "sps", "--p", "@/no/such.json", "--q", "1"], "cannot read"),
+    (["simulate", "sps", "--p", "1", "--q", "1", "--n", "0"], "n=0"),
+    (["prove", "no-such-claim"], "unknown claim"),
+    (["frobnicate"], "invalid choice"),
+    ([], ""),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert "Traceback" not in err and message in err + out
+
+
+def test_a_user_verifier_that_crashes_is_reported_in_one_line(capsys, tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(s, p, q):\n    return 1 / 0\n")
+    code, _, err = run(capsys, "verify", f"{bad}:f", "--p", "1", "--q", "1")
+    assert code == 2 and "ZeroDivisionError" in err and "line 2" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+TOKENS = ["verify", "simulate", "example", "sps", "naive", "top1", "--p", "--q",
+          "--k", "--labels", "--json", "--normalize", "--grid", "--n", "--seed", "--search",
+          "1/2,1/2", "1/3,2/3", "0.5,0.5", "1,0", "-1,2", "nan", "1/0", "", ",", "abc", "2",
+          "0", "-3", "99", "@", "@x.json", "1e400,0", "a,b", "x:y", "--max-paths", "1"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), max_size=9))
+def test_fuzz_the_command_line_never_shows_a_traceback(argv):
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:      # argparse --help
+            code = exc.code
+    assert code in (0, 1, 2, 3)
+    assert "Traceback" not in err.getvalue()
+    if code == 2 and argv:
+        assert err.getvalue().strip() or out.getvalue().strip()
+
+
+def test_console_script_json_is_the_only_stdout():
+    out = subprocess.run([sys.executable, "-m", "exactspec", "verify", "sps", "--p", "1/2,1/2",
+                          "--q", "1/3,2/3", "--json"], capture_output=True, text=True)
+    assert out.returncode == 0
+    json.loads(out.stdout)
