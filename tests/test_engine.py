@@ -186,3 +186,29 @@ def test_heavy_modules_are_not_imported_by_a_one_draft_verify():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_method_using_its_own_randomness_is_caught():
+    import random
+
+    rng = random.Random(0)
+
+    def sneaky(s, p, q, k=1):
+        # a random number of draws, decided outside the sampler
+        for _ in range(rng.randint(1, 3)):
+            x = s.draw(q)
+        return x
+    with pytest.raises(InvalidInput, match="through the sampler"):
+        for _ in range(20):
+            verify(sneaky, Dist.parse("1/2,1/2"), Dist.parse("1/2,1/2"), max_paths=None)
+
+
+def test_an_unbounded_loop_is_refused():
+    def forever(s, p, q, k=1):
+        while True:
+            x = s.draw(q)
+            if s.coin(F(1, 2)):
+                return x
+
+    with pytest.raises(TooLarge):
+        verify(forever, P, Q)

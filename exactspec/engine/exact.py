@@ -28,6 +28,7 @@ __all__ = ["ExactSampler", "Path", "Enumeration", "enumerate_paths", "estimate_p
            "DEFAULT_MAX_PATHS"]
 
 DEFAULT_MAX_PATHS = 10**7
+MAX_DEPTH = 1_000
 
 
 @dataclass(frozen=True)
@@ -137,11 +138,19 @@ class ExactSampler:
             self.weight = self.weight * prob
             return value
         d = self._depth
+        if d >= MAX_DEPTH:
+            raise TooLarge(f"a path made more than {MAX_DEPTH:,} random choices: the method "
+                           "may loop without bound (exact enumeration needs finitely many paths)")
         if self._probe is not None:
             i = self._probe.randrange(len(options))
             self._probe_size *= len(options)
         elif d < len(self._prefix):
             i = self._prefix[d]
+            if self._arity[d] != len(options):
+                raise InvalidInput(
+                    f"the method made different random choices on a replay ({kind} had "
+                    f"{self._arity[d]} options, now {len(options)}): every random choice must "
+                    "go through the sampler s, not random or numpy.random")
         else:
             i = 0
             self._prefix.append(0)
@@ -337,6 +346,11 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     while True:
         s._reset()
         y = _call(method, s, p, q, k)
+        if s._depth != len(s._prefix):
+            raise InvalidInput(
+                "the method made different random choices on a replay (it stopped after "
+                f"{s._depth} choices, not {len(s._prefix)}): every random choice must go "
+                "through the sampler s, not random or numpy.random")
         if y not in law:
             raise InvalidInput(f"the method returned {y!r}, which is not a token of p "
                                f"(labels {list(labels)})")
