@@ -1,0 +1,243 @@
+"""Benchmark of the NumPy backend against one ``numpy.argsort`` of the same rows.
+
+    .venv/bin/python benchmarks/numpy_backend.py            # the table (a few minutes)
+    .venv/bin/python benchmarks/numpy_backend.py --quick    # smaller, for a smoke run
+
+Rows are next-token pairs from :func:`exactspec.models.model_pair` (``code``: a trigram target
+and a bigram draft over the standard library's sources, vocabulary padded to the size asked),
+temperature 1, ``k = 4``.  For ``|V|`` = 32,000 and 152,064 and batches of 1 and 64, each
+routine's time per position is set against one ``numpy.argsort`` of the same row, measured
+side by side in the same run (interleaved rounds, best round kept).  Then the exact
+``Fraction`` implementations and exact LP / max-flow solves, at the sizes where they finish,
+and one full-size row recomputed exactly to check the float results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from exactspec.dist import Dist  # noqa: E402
+from exactspec.lp import linprog_max  # noqa: E402
+from exactspec.models import model_pair  # noqa: E402
+from exactspec.numpy_backend import (optimum_bucketed, optimum_sorted,  # noqa: E402
+                                     rrs_acceptance)
+from exactspec.numpy_backend.twins import (exact_pair, optimum_exact,  # noqa: E402
+                                           rrs_acceptance_exact)
+from exactspec.optimum import alpha_star_max_flow, draft_multisets  # noqa: E402
+
+K = 4
+
+
+def rows(vocab_size: int, batch: int, seed: int = 1):
+    pair = model_pair("code", vocab_size, max_chars=12_000_000)
+    return pair.rows(batch, seed=seed)
+
+
+def best_of(functions, rounds: int) -> list[float]:
+    """Interleave the functions ``rounds`` times; keep each one's best time (seconds)."""
+    best = [math.inf] * len(functions)
+    for f in functions:
+        f()                                                  # warm up
+    for _ in range(rounds):
+        for i, f in enumerate(functions):
+            start = time.perf_counter()
+            f()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
+def plain_sorted(p, q, k):
+    """The textbook version, for scale only (not a library routine): one argsort of the
+    rounded ratios, plain ``cumsum`` prefix sums, ``minimum.accumulate``, ``a* = diff(F)``."""
+    P = p / p.sum(axis=-1, keepdims=True)
+    Q = q / q.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(P > 0, Q / P, np.inf)
+    order = np.argsort(r, axis=-1)
+    ps, qs = np.take_along_axis(P, order, -1), np.take_along_axis(Q, order, -1)
+    Pc, Qc = np.cumsum(ps, axis=-1), np.cumsum(qs, axis=-1)
+    rest = 1.0 - Qc
+    h = 1.0 - (rest * rest) * (rest * rest) - Pc if k == 4 else 1.0 - rest ** k - Pc
+    M = np.minimum(np.minimum.accumulate(h, axis=-1), 0.0)
+    a_sorted = np.diff(Pc + M, axis=-1, prepend=0.0)
+    a = np.empty_like(a_sorted)
+    np.put_along_axis(a, order, a_sorted, axis=-1)
+    return 1.0 + M[..., -1], a
+
+
+def argsort_rows(p):
+    for row in p:
+        np.argsort(row)
+
+
+def float_table(sizes, batches, rounds, singles):
+    out = []
+    for V in sizes:
+        P, Q = rows(V, max(batches))
+        for batch in batches:
+            if batch == 1:                                   # several single rows, summed
+                picks = range(singles)
+                groups = [(P[i:i + 1], Q[i:i + 1]) for i in picks]
+            else:
+                groups = [(P[:batch], Q[:batch])]
+            totals = np.zeros(5)
+            sorted_tokens = 0
+            for p, q in groups:
+                times = best_of([lambda: argsort_rows(p), lambda: plain_sorted(p, q, K),
+                                 lambda: optimum_sorted(p, q, K),
+                                 lambda: optimum_bucketed(p, q, K),
+                                 lambda: rrs_acceptance(p, q, K)], rounds)
+                totals += times
+                sorted_tokens += int(optimum_bucketed(p, q, K).sorted_tokens.sum())
+            positions = sum(p.shape[0] for p, _ in groups)
+            per = totals / positions
+            names = ["argsort (baseline)", "alpha*, a*: plain sort+cumsum+cummin",
+                     "alpha*, a*: sorted (reference)", "alpha*, a*: bucketed",
+                     f"RRS acceptance (k={K})"]
+            for name, t in zip(names, per):
+                extra = ""
+                if "bucketed" in name:
+                    extra = f"{100 * sorted_tokens / (positions * V):.1f}% of tokens sorted"
+                elif "plain" in name:
+                    extra = "for scale: no compensation, not cross-checked"
+                out.append((str(V), str(batch), name, f"{t * 1e6:,.0f}", f"{t / per[0]:.2f}",
+                            extra))
+    return out
+
+
+def exact_table(sizes):
+    out = []
+    for V in sizes:
+        p, q = rows(V, 1, seed=3)
+        argsort = best_of([lambda: np.argsort(p[0])], 5)[0]
+        start = time.perf_counter()
+        P, Q = exact_pair(p[0], q[0])
+        convert = time.perf_counter() - start
+        start = time.perf_counter()
+        optimum_exact(P, Q, K)
+        t_opt = time.perf_counter() - start + convert
+        start = time.perf_counter()
+        rrs_acceptance_exact(P, Q, K)
+        t_rrs = time.perf_counter() - start + convert
+        out.append((str(V), "exact Fractions: alpha*, a* (exactspec.optimum)",
+                    f"{t_opt:.3g} s", f"{t_opt / argsort:,.0f}"))
+        out.append((str(V), f"exact Fractions: RRS acceptance (k={K})",
+                    f"{t_rrs:.3g} s", f"{t_rrs / argsort:,.0f}"))
+    return out
+
+
+def multiset_lp(p: Dist, q: Dist, k: int) -> Fraction:
+    """``alpha*`` as an exact rational LP over draft multisets (exactspec.lp)."""
+    multisets = list(draft_multisets(q, k))
+    variables = [(m, t) for m, (ms, _) in enumerate(multisets) for t in sorted(set(ms))]
+    ub = []
+    for m, (ms, weight) in enumerate(multisets):
+        ub.append(([1 if v[0] == m else 0 for v in variables], weight))
+    for t in p.labels:
+        ub.append(([1 if v[1] == t else 0 for v in variables], p[t]))
+    value, _ = linprog_max([1] * len(variables), ub=ub)
+    return value
+
+
+def lp_table(budget_s: float):
+    out = []
+    rng = np.random.default_rng(0)
+    plan = [(4, 2, "lp"), (5, 3, "lp"), (6, 3, "lp"),
+            (8, 4, "flow"), (16, 4, "flow"), (24, 4, "flow"), (32, 4, "flow")]
+    stopped = set()
+    for V, k, solver in plan:
+        if solver in stopped:
+            continue
+        p, q = rng.dirichlet(np.ones(V)), rng.dirichlet(np.ones(V))
+        P, Q = exact_pair(p, q)
+        argsort = best_of([lambda: np.argsort(p)], 5)[0]
+        start = time.perf_counter()
+        value = multiset_lp(P, Q, k) if solver == "lp" else alpha_star_max_flow(P, Q, k)
+        seconds = time.perf_counter() - start
+        assert value == optimum_exact(P, Q, k).alpha_star
+        name = ("exact LP over draft multisets (exactspec.lp)" if solver == "lp"
+                else "exact max-flow over draft multisets (networkx)")
+        out.append((f"{V} (k={k})", name, f"{seconds:.3g} s", f"{seconds / argsort:,.0f}"))
+        if seconds > budget_s:                  # the next size would take far longer
+            stopped.add(solver)
+    try:
+        from scipy.optimize import linprog  # noqa: F401  (only here, and only if present)
+    except ImportError:
+        out.append(("-", "scipy.optimize.linprog", "scipy not importable: skipped", "-"))
+    else:                                                   # pragma: no cover
+        out.append(("-", "scipy.optimize.linprog", "available; not run (exact solves above)",
+                    "-"))
+    return out
+
+
+def full_size_check(V: int):
+    p, q = rows(V, 1, seed=5)
+    P, Q = exact_pair(p[0], q[0])
+    start = time.perf_counter()
+    ex = optimum_exact(P, Q, K)
+    rrs = rrs_acceptance_exact(P, Q, K)
+    seconds = time.perf_counter() - start
+    lines = []
+    for fl in (optimum_sorted(p, q, K), optimum_bucketed(p, q, K)):
+        d_alpha = abs(Fraction(float(fl.alpha_star[0])) - ex.alpha_star)
+        a = fl.a_star[0]
+        d_a = max(abs(Fraction(float(a[t])) - v) for t, v in enumerate(ex.a_star.probs))
+        rel = max((abs(Fraction(float(a[t])) - v) / v for t, v in enumerate(ex.a_star.probs)
+                   if v != 0), default=Fraction(0))
+        lines.append(f"  {fl.method:8s} |alpha* - exact| = {float(d_alpha):.2e}  "
+                     f"max |a* - exact| = {float(d_a):.2e}  max relative = {float(rel):.2e}")
+    d_rrs = abs(Fraction(float(rrs_acceptance(p, q, K)[0])) - rrs)
+    lines.append(f"  RRS      |alpha_RRS - exact| = {float(d_rrs):.2e}")
+    return seconds, lines
+
+
+def render(rows_, header):
+    widths = [max(len(r[i]) for r in [header] + rows_) for i in range(len(header))]
+    fmt = lambda r: "  ".join(c.ljust(w) if i in (2,) or i == len(r) - 1 else c.rjust(w)  # noqa
+                              for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join([fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows_])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer rounds")
+    parser.add_argument("--rounds", type=int, default=None)
+    args = parser.parse_args(argv)
+    quick = args.quick
+    sizes = (32_000,) if quick else (32_000, 152_064)
+    rounds = args.rounds or (3 if quick else 7)
+    features = np._core._multiarray_umath.__cpu_features__
+    simd = "AVX512" if features.get("AVX512F") else ("AVX2" if features.get("AVX2") else "none")
+    print(f"exactspec NumPy backend benchmark: numpy {np.__version__}, Python "
+          f"{platform.python_version()}, {platform.machine()}, widest SIMD {simd}")
+    print(f"rows: 'code' model pair, temperature 1, k = {K}; time per position, best of "
+          f"{rounds} interleaved rounds; 'x argsort' = time / one numpy.argsort of the same row")
+    print()
+    print(render(float_table(sizes, (1, 64), rounds, 4 if quick else 8),
+                 ["|V|", "batch", "routine", "us/position", "x argsort", "note"]))
+    print()
+    print(render(exact_table((1_000, 10_000) if quick else (1_000, 10_000, 32_000)),
+                 ["|V|", "exact routine (one row)", "time", "x argsort"]))
+    print()
+    print(render(lp_table(2.0 if quick else 20.0),
+                 ["|V|", "exact solver (one instance)", "time", "x argsort"]))
+    print()
+    V = 32_000 if quick else 152_064
+    seconds, lines = full_size_check(V)
+    print(f"full-size exact check, |V| = {V}, one row (exact work {seconds:.1f} s):")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

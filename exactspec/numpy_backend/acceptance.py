@@ -1,0 +1,91 @@
+"""Acceptance in float64 over batches of rows: one draft, and RRS by its O(k |V|) recursion.
+
+Float twins of :func:`exactspec.dist.overlap` (one draft) and of the RRS rejection product
+(MATH.md section 4; :func:`exactspec.numpy_backend.twins.rrs_acceptance_exact` is the exact
+recursion).  Rows are normalised like ``Dist(..., normalize=True)``.
+
+>>> import numpy as np
+>>> p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.2, 0.6])
+>>> round(float(one_draft_acceptance(p, q)[0]), 12), round(float(rrs_acceptance(p, q, 2)[0]), 12)
+(0.6, 0.76)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._arrays import namespace, normalized
+from .optimum import _check_k, _pair_rows
+
+__all__ = ["one_draft_acceptance", "rrs_acceptance", "rrs_rejection", "rrs_rejection_factors",
+           "ONE_DRAFT_ATOL", "RRS_ATOL"]
+
+#: Stated absolute tolerances against the exact twins (|V| up to a few hundred thousand).
+ONE_DRAFT_ATOL = 1e-14
+RRS_ATOL = 1e-13
+
+
+def one_draft_acceptance(p, q, xp: Any = None):
+    """``sum_t min(p(t), q(t))`` per row: the one-draft rule's acceptance ``1 - TV(p, q)``.
+
+    Float twin of :func:`exactspec.dist.overlap`; within ``1e-14`` absolute of it on the same
+    inputs (each ``min`` is exact, the normalisations and the pairwise sum add a few
+    roundings of ``2^-53`` each, times ``log2 |V|``).
+
+    >>> import numpy as np
+    >>> p = np.array([[0.5, 0.5], [1.0, 0.0]])
+    >>> one_draft_acceptance(p, np.array([[0.25, 0.75], [0.5, 0.5]]))
+    array([0.75, 0.5 ])
+    """
+    xp = namespace(xp)
+    P, Q = _pair_rows(p, q, xp)
+    return xp.sum(xp.minimum(normalized(P, xp), normalized(Q, xp)), axis=-1)
+
+
+def rrs_rejection_factors(p, q, k: int, xp: Any = None):
+    """``TV(r_{i-1}, q)`` for ``i = 1..k``, shape ``(batch, k)``: the chance that RRS rejects
+    draft ``i`` given that it rejected the earlier ones.
+
+    ``r_0 = p``, ``r_i = norm((r_{i-1} - q)_+)``.  A step with ``TV = 0`` accepts surely; the
+    factors after it are reported as 0 (the residual is never formed).
+    """
+    xp = namespace(xp)
+    k = _check_k(k)
+    P, Q = _pair_rows(p, q, xp)
+    Q = normalized(Q, xp)
+    r = normalized(P, xp)
+    factors = []
+    alive = xp.ones(r.shape[:-1], dtype=xp.bool)
+    for _ in range(k):                                    # a loop over k only
+        d = xp.maximum(r - Q, 0.0)
+        tv = xp.sum(d, axis=-1)
+        tv = xp.where(alive, tv, 0.0)
+        factors.append(tv)
+        alive = alive & (tv > 0)
+        r = d / xp.where(tv > 0, tv, 1.0)[..., None]
+    return xp.stack(factors, axis=-1)
+
+
+def rrs_rejection(p, q, k: int, xp: Any = None):
+    """``P(RRS rejects all k drafts) = prod_i TV(r_{i-1}, q)`` per row.
+
+    Within ``1e-13`` absolute of the exact product on the same inputs: each factor is a sum
+    of positive parts (no cancellation in the sum), and an error ``d`` in ``r_{i-1}``
+    changes ``TV(r_{i-1}, q)`` by at most ``|d|_1``.
+    """
+    xp = namespace(xp)
+    return xp.prod(rrs_rejection_factors(p, q, k, xp), axis=-1)
+
+
+def rrs_acceptance(p, q, k: int, xp: Any = None):
+    """RRS acceptance ``1 - prod_{i=1..k} TV(r_{i-1}, q)`` per row, in ``O(k |V|)``.
+
+    Float twin of :func:`exactspec.numpy_backend.twins.rrs_acceptance_exact` (and of
+    ``verify("rrs", ...)``'s acceptance); tolerance ``1e-13`` absolute.
+
+    >>> import numpy as np
+    >>> float(rrs_acceptance(np.array([5/9, 4/9]), np.array([1/3, 2/3]), 2)[0]) * 27
+    23.0
+    """
+    xp = namespace(xp)
+    return 1.0 - rrs_rejection(p, q, k, xp)

@@ -1,0 +1,364 @@
+"""``alpha*`` and ``a*`` in float64 over batches of rows: one sort, or buckets and a partial sort.
+
+The float twins of :func:`exactspec.optimum.optimum` (MATH.md section 3).  With the tokens
+sorted by ``q/p`` ascending (``p = 0`` last, ties by index) and prefix sums ``P_j``, ``Q_j``::
+
+    h_j = g_k(Q_j) - P_j,   M_j = min(0, h_1, ..., h_j),   alpha* = 1 + M_n,
+    a*_j = p_j + min(0, h_j - M_{j-1})
+
+(the cumulative minimum ``F_j = P_j + M_j``).  :func:`optimum_sorted` is the straightforward
+version (one ``argsort``, compensated prefix sums, a cumulative minimum) and the reference;
+:func:`optimum_bucketed` sorts only the tokens whose ``a*`` can differ from ``p``.
+
+Tolerance against the exact twin on the same float inputs converted exactly (rows normalised
+exactly by the twin, in floats here): ``|alpha*_float - alpha*| <= 1e-13`` and, per token,
+``|a*_float - a*| <= 1e-14 + 1e-12 a*`` for ``|V|`` up to a few hundred thousand (the terms
+are each a few roundings of ``2^-53``; the bounds leave room).  Exceptions: two tokens whose
+ratios ``q/p`` differ by less than about ``2^-105`` relative are ordered by index, which can
+move ``a*`` between them (``alpha*`` is unaffected to first order).
+
+>>> import numpy as np
+>>> opt = optimum_sorted(np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.2, 0.6]), 2)
+>>> round(float(opt.alpha_star[0]), 12), np.round(opt.a_star[0], 12).tolist()
+(0.84, [0.36, 0.28, 0.2])
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidInput
+from ._arrays import (EPS, as_rows, cumulative_min, g_float, g_increment, namespace,
+                      normalized, prefix_sum, ratio_order)
+
+__all__ = ["FloatOptimum", "optimum_sorted", "optimum_bucketed", "alpha_star", "a_star",
+           "ALPHA_STAR_ATOL", "A_STAR_ATOL", "A_STAR_RTOL"]
+
+#: Stated absolute tolerance of ``alpha*`` against its exact twin.
+ALPHA_STAR_ATOL = 1e-13
+#: Stated per-token tolerance of ``a*``: ``atol + rtol * |a*|``.
+A_STAR_ATOL = 1e-14
+A_STAR_RTOL = 1e-12
+
+
+@dataclass(frozen=True)
+class FloatOptimum:
+    """``alpha*`` and ``a*`` for a batch of rows, in floats (never a proof).
+
+    Attributes
+    ----------
+    alpha_star : array, shape (batch,)
+    a_star : array, shape (batch, |V|)
+        One optimal accepted-token law per row, in token order; sums to ``alpha_star``.
+    order : array or None
+        Token indices in ``q/p`` order (:func:`optimum_sorted` only).
+    tight : array or None
+        ``tight[b, j]``: the prefix ending at ``order[b, j]`` is tight (sorted version only).
+    k : int
+    method : str
+        ``"sorted"`` or ``"bucketed"``.
+    sorted_tokens : array, shape (batch,)
+        How many tokens of each row were sorted.
+    """
+
+    alpha_star: Any
+    a_star: Any
+    order: Any
+    tight: Any
+    k: int
+    method: str
+    sorted_tokens: Any = field(default=None, repr=False)
+
+
+def _check_k(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise InvalidInput(f"k={k!r}: the number of drafts must be an integer")
+    if k < 1:
+        raise InvalidInput(f"k={k}: need at least one draft")
+    return int(k)
+
+
+def _pair_rows(p, q, xp):
+    P, p_1d = as_rows(p, "p", xp)
+    Q, q_1d = as_rows(q, "q", xp)
+    if P.shape[-1] != Q.shape[-1]:
+        raise InvalidInput(f"q has {Q.shape[-1]} entries but p has {P.shape[-1]}")
+    if P.shape[0] != Q.shape[0]:
+        if P.shape[0] == 1:
+            P = xp.broadcast_to(P, Q.shape)
+        elif Q.shape[0] == 1:
+            Q = xp.broadcast_to(Q, P.shape)
+        else:
+            raise InvalidInput(f"p has {P.shape[0]} rows but q has {Q.shape[0]}")
+    return P, Q
+
+
+def optimum_sorted(p, q, k: int, xp: Any = None) -> FloatOptimum:
+    """``alpha*``, ``a*``, the order and the tight prefixes by one sort per row (the reference).
+
+    Float twin of :func:`exactspec.optimum.optimum` (exact ``Fraction``\\ s, same formulas),
+    to within ``1e-13`` for ``alpha*`` and ``1e-14 + 1e-12 a*`` per token (module docstring).
+    Works in any array-API namespace ``xp`` that has ``take_along_axis``; rows are
+    normalised like ``Dist(..., normalize=True)``.
+
+    Parameters
+    ----------
+    p, q : array-like, shape (|V|,) or (batch, |V|), or Dist
+    k : int
+        The number of i.i.d. drafts.
+
+    >>> import numpy as np
+    >>> opt = optimum_sorted(np.array([[0.5, 0.3, 0.2]]), np.array([[0.2, 0.2, 0.6]]), 4)
+    >>> float(opt.alpha_star[0]), opt.order.tolist(), opt.tight.tolist()
+    (1.0, [[0, 1, 2]], [[False, False, True]])
+    """
+    xp = namespace(xp)
+    k = _check_k(k)
+    P, Q = _pair_rows(p, q, xp)
+    order = ratio_order(P, Q, xp)
+    ps = xp.take_along_axis(normalized(P, xp), order, axis=-1)
+    qs = xp.take_along_axis(normalized(Q, xp), order, axis=-1)
+    Pc = prefix_sum(ps, xp)
+    Qc = prefix_sum(qs, xp)
+    zero = xp.zeros(Pc.shape[:-1] + (1,), dtype=Pc.dtype)
+    # h_n = g_k(1) - 1 = 0 exactly: the whole vocabulary (float prefix sums end within ulps)
+    h = xp.concat([(g_float(k, Qc, xp) - Pc)[..., :-1], zero], axis=-1)
+    M = xp.minimum(cumulative_min(h, xp), 0.0)
+    M_prev = xp.concat([zero, M[..., :-1]], axis=-1)
+    h_prev = xp.concat([zero, h[..., :-1]], axis=-1)
+    Q_prev = xp.concat([zero, Qc[..., :-1]], axis=-1)
+    a_sorted = _accepted(k, ps, qs, h, h_prev, M_prev, Q_prev, xp)
+    a = _unsort(a_sorted, order, xp)
+    return FloatOptimum(alpha_star=1.0 + M[..., -1], a_star=a, order=order,
+                        tight=h <= M_prev, k=k, method="sorted",
+                        sorted_tokens=xp.full(h.shape[:-1], h.shape[-1]))
+
+
+def _accepted(k, ps, qs, h, h_prev, M_prev, Q_prev, xp):
+    """``a*_j = p_j + min(0, h_j - M_{j-1})``, or ``g_k(Q_j) - g_k(Q_{j-1})`` without
+    cancellation when the previous prefix was tight too."""
+    drop = xp.minimum(h - M_prev, 0.0)
+    a = ps + drop
+    chain = (h_prev <= M_prev) & (drop < 0)
+    if xp is np:
+        where = np.nonzero(chain)
+        a[where] = g_increment(k, Q_prev[where], qs[where])
+    else:                                                 # pragma: no cover - other libraries
+        a = xp.where(chain, g_increment(k, Q_prev, qs, xp), a)
+    return xp.minimum(xp.maximum(a, 0.0), ps)
+
+
+def _unsort(values, order, xp):
+    if xp is np:
+        out = np.empty_like(values)
+        np.put_along_axis(out, order, values, axis=-1)
+        return out
+    inverse = xp.argsort(order, axis=-1)                 # pragma: no cover - other libraries
+    return xp.take_along_axis(values, inverse, axis=-1)
+
+
+# -- the bucketed version ---------------------------------------------------------------
+
+def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
+    """``alpha*`` and ``a*`` sorting only the tokens that can change the answer (NumPy only).
+
+    The ratios ``q/p`` go into buckets by the leading bits of their float representation
+    (exponent and ``bits`` mantissa bits: ratio intervals ``2^(1/2^bits)`` wide, no sort:
+    ``bincount`` gives each bucket's masses).  Inside a bucket with ratios in ``[lo, hi)``
+    and end points ``(Q0, P0)``, ``(Q1, P1)``, every prefix has ``g_k(Q) >=`` the chord of
+    ``g_k`` and ``P <= min(P0 + (Q - Q0)/lo, P1 - (Q1 - Q)/hi)``, so ``h`` is at least a convex
+    piecewise-linear bound whose minimum is at an end or the kink.  A bucket whose bound stays
+    at or above the running minimum of the bucket end points so far cannot hold a new
+    minimum: there ``a* = p`` whatever the order inside.  Only the other buckets are sorted
+    (tokens with ``q = 0`` get ``a* = 0`` and tokens with ``p = 0`` get 0, unsorted; so do
+    ratios ``q/p`` below ``2^-1022`` or above the largest float, off by under ``k 2^-1022``).
+
+    Same result as :func:`optimum_sorted` within its tolerance (and the same tolerance
+    against the exact twin); ``order`` and ``tight`` are not computed.  ``sorted_tokens``
+    says how many tokens were sorted per row.
+
+    >>> import numpy as np
+    >>> opt = optimum_bucketed(np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.2, 0.6]), 2)
+    >>> round(float(opt.alpha_star[0]), 12), np.round(opt.a_star[0], 12).tolist()
+    (0.84, [0.36, 0.28, 0.2])
+    """
+    k = _check_k(k)
+    if not isinstance(bits, numbers.Integral) or not 0 <= bits <= 20:
+        raise InvalidInput(f"bits={bits!r}: choose an integer from 0 to 20")
+    P, Q = _pair_rows(p, q, np)
+    batch, n = P.shape
+    alpha = np.empty(batch)
+    a = np.empty((batch, n))
+    counts = np.empty(batch, dtype=np.intp)
+    for b in range(batch):                               # a loop over the batch only
+        alpha[b], counts[b] = _bucketed_row(np.ascontiguousarray(P[b]),
+                                            np.ascontiguousarray(Q[b]), k, int(bits), a[b])
+    return FloatOptimum(alpha_star=alpha, a_star=a, order=None, tight=None, k=k,
+                        method="bucketed", sorted_tokens=counts)
+
+
+_INF_BITS = 0x7FF0000000000000
+
+
+def _bucketed_row(p, q, k, bits, out):
+    """One row of :func:`optimum_bucketed`: writes ``a*`` into ``out``, returns
+    ``(alpha*, tokens sorted)``."""
+    n = p.shape[0]
+    shift = 52 - bits
+    sp, sq = float(p.sum()), float(q.sum())
+    np.divide(p, sp, out=out)                            # a* = p outside the sorted buckets
+    inf_key = _INF_BITS >> shift
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratio = q / p
+    ids = ratio.view(np.int64)                           # non-negative floats sort as integers
+    ids >>= shift                                        # exponent and `bits` mantissa bits
+    kmin, kmax = int(ids.min()), int(ids.max())
+    if kmin < 0 or kmax > inf_key:                       # 0/0 somewhere: p = q = 0 goes last
+        ratio = np.full(n, np.inf)
+        with np.errstate(over="ignore"):
+            np.divide(q, p, out=ratio, where=p > 0)
+        ids = ratio.view(np.int64)
+        ids >>= shift
+        kmin, kmax = int(ids.min()), int(ids.max())
+    has_zero = kmin == 0                                 # q/p = 0 (or below 2^-1022): a* = 0
+    has_inf = kmax == inf_key                            # p = 0: last, a* = 0 = p
+    if has_zero:
+        positive_keys = ids[ids > 0]
+        kmin = int(positive_keys.min()) if positive_keys.size else inf_key
+    if has_inf:
+        finite = ids[(ids > 0) & (ids < inf_key)]
+        if finite.size == 0:
+            kmin = kmax = 1
+        else:
+            kmax = int(finite.max())
+    nb = kmax - kmin + 3                                 # bucket 0: q/p = 0; nb - 1: p = 0
+    ids -= kmin - 1
+    if has_zero:
+        np.maximum(ids, 0, out=ids)
+    if has_inf:
+        np.minimum(ids, nb - 1, out=ids)
+    p_zero = 0.0
+    if has_zero:
+        zero = ids == 0
+        p_zero = float(p[zero].sum()) / sp
+        out[zero] = 0.0
+    if nb == 3 and not np.any(ids == 1):                 # every ratio is 0 or infinite
+        return 1.0 - p_zero, 0
+
+    mass_p = np.bincount(ids, weights=p, minlength=nb)
+    mass_q = np.bincount(ids, weights=q, minlength=nb)
+    PB = np.zeros(nb + 1)
+    QB = np.zeros(nb + 1)
+    np.cumsum(mass_p, out=PB[1:])
+    np.cumsum(mass_q, out=QB[1:])
+    PB /= sp
+    QB /= sq
+    gB = g_float(k, QB)
+    hB = gB - PB
+    M_upper = np.minimum.accumulate(np.minimum(hB, 0.0))  # running min of end points <= b
+
+    # bucket b = 1..nb-2 holds raw ratios in [lo, hi); normalised ratio = raw * sp / sq
+    scale = sp / sq
+    edges = (np.arange(kmin, kmax + 2, dtype=np.int64) << shift).view(np.float64) * scale
+    lo = edges[:-1] * (1 - 1e-12)
+    hi = edges[1:] * (1 + 1e-12)
+    Q0, Q1, P0, P1 = QB[1:nb - 1], QB[2:nb], PB[1:nb - 1], PB[2:nb]
+    dQ, dP = Q1 - Q0, P1 - P0
+    # the path inside the bucket: Q >= Q0 + lo (P - P0) and Q >= Q1 - hi (P1 - P); with g
+    # increasing and concave, h >= g(max of the two) - P, concave on each side of the kink
+    dA = np.clip((hi * dP - dQ) / (hi - lo), 0.0, dP)   # P-increment at the kink
+    kink = g_float(k, Q0 + np.clip(lo * dA, 0.0, dQ)) - (P0 + dA)
+    bound = np.minimum(np.minimum(hB[1:nb - 1], hB[2:nb]), kink)
+    margin = 1e-12 + 8 * n * EPS
+    active = np.zeros(nb, dtype=bool)
+    active[1:nb - 1] = ~(bound >= M_upper[1:nb - 1] + margin)   # NaN counts as active
+    if not active.any():
+        return 1.0 + min(0.0, -p_zero), 0
+
+    starts = active.copy()
+    starts[1:] &= ~active[:-1]
+    start_buckets = np.flatnonzero(starts)
+    if start_buckets.size == 1:
+        last = int(np.flatnonzero(active)[-1])
+        first_b = int(start_buckets[0])
+        if first_b == 1:
+            tokens = np.flatnonzero(ids <= last) if not has_zero else \
+                np.flatnonzero((ids <= last) & (ids > 0))
+        else:
+            tokens = np.flatnonzero((ids >= first_b) & (ids <= last))
+    else:
+        tokens = np.flatnonzero(active[ids])
+    pt, qt = p[tokens], q[tokens]
+    sub = ratio_order(pt[None, :], qt[None, :])[0]
+    tokens, pt, qt = tokens[sub], pt[sub], qt[sub]       # q/p order, grouped by bucket
+    # masses before each run of active buckets: pairwise sums over the earlier tokens
+    P_start = np.empty(start_buckets.size)
+    Q_start = np.empty(start_buckets.size)
+    for r, sb in enumerate(start_buckets):               # a loop over runs of buckets
+        if sb == 1:
+            P_start[r], Q_start[r] = p_zero, 0.0
+        else:
+            before = ids < sb
+            P_start[r] = float(p[before].sum()) / sp
+            Q_start[r] = float(q[before].sum()) / sq
+    ps, qs = pt / sp, qt / sq
+    Pc, Qc = prefix_sum(ps), prefix_sum(qs)
+    if start_buckets.size == 1:
+        Pj, Qj = P_start[0] + Pc, Q_start[0] + Qc
+        first = np.zeros(1, dtype=np.intp)
+    else:
+        run = (np.cumsum(starts) - 1)[ids[tokens]]
+        first = np.flatnonzero(np.concatenate(([True], run[1:] != run[:-1])))
+        Pj = P_start[run] + (Pc - (Pc[first] - ps[first])[run])
+        Qj = Q_start[run] + (Qc - (Qc[first] - qs[first])[run])
+    h = g_float(k, Qj) - Pj
+    M = np.empty(h.size + 1)
+    M[0] = min(0.0, -p_zero)
+    M[1:] = h
+    np.minimum.accumulate(M, out=M)
+    h_prev = np.empty_like(h)
+    h_prev[1:] = h[:-1]
+    Q_prev = np.empty_like(h)
+    Q_prev[1:] = Qj[:-1]
+    h_prev[first] = g_float(k, Q_start) - P_start
+    Q_prev[first] = Q_start
+    out[tokens] = _accepted(k, ps, qs, h, h_prev, M[:-1], Q_prev, np)
+    return 1.0 + float(M[-1]), tokens.size
+
+
+# -- conveniences -----------------------------------------------------------------------
+
+def alpha_star(p, q, k: int, *, method: str = "bucketed"):
+    """``alpha*`` per row (float64 array, or a float for one row); ``method`` is
+    ``"bucketed"`` (default) or ``"sorted"``.  Tolerance ``1e-13`` against
+    :func:`exactspec.optimum.optimal_acceptance`.
+
+    >>> round(alpha_star([0.5, 0.3, 0.2], [0.2, 0.2, 0.6], 3), 12)
+    0.984
+    """
+    opt, one_row = _run(p, q, k, method)
+    return float(opt.alpha_star[0]) if one_row else opt.alpha_star
+
+
+def a_star(p, q, k: int, *, method: str = "bucketed"):
+    """``a*`` per row (same shape as ``p``).  Tolerance ``1e-14 + 1e-12 a*`` per token
+    against :func:`exactspec.optimum.accepted_law`.
+
+    >>> np.round(a_star([0.5, 0.3, 0.2], [0.2, 0.2, 0.6], 3), 12).tolist()
+    [0.488, 0.296, 0.2]
+    """
+    opt, one_row = _run(p, q, k, method)
+    return opt.a_star[0] if one_row else opt.a_star
+
+
+def _run(p, q, k, method):
+    one_row = as_rows(p, "p")[1] and as_rows(q, "q")[1]
+    if method == "bucketed":
+        return optimum_bucketed(p, q, k), one_row
+    if method == "sorted":
+        return optimum_sorted(p, q, k), one_row
+    raise InvalidInput(f"method={method!r}: choose bucketed or sorted")

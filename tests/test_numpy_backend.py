@@ -1,0 +1,405 @@
+"""The NumPy float backend against its exact twins, on the same inputs converted exactly.
+
+Every float routine is run on float64 rows and its exact twin on ``Dist(row, normalize=True)``
+(each float is its exact binary value); they must agree within the stated tolerances:
+``alpha*`` within ``ALPHA_STAR_ATOL`` (1e-13), ``a*`` per token within ``A_STAR_ATOL +
+A_STAR_RTOL * a*``, one-draft acceptance within ``ONE_DRAFT_ATOL``, RRS within ``RRS_ATOL``.
+Expected values are Fractions; floats appear only as the subject.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from exactspec.dist import Dist
+from exactspec.errors import InvalidInput, NotExact
+from exactspec.models import model_pair
+from exactspec.numpy_backend import (A_STAR_ATOL, A_STAR_RTOL, ALPHA_STAR_ATOL, ONE_DRAFT_ATOL,
+                                     RRS_ATOL, a_star, alpha_star, compare_float, draft_iid,
+                                     draft_wor, one_draft_acceptance, optimal_float,
+                                     optimum_bucketed, optimum_sorted, rrs_acceptance,
+                                     rrs_rejection, rrs_rejection_factors, sample,
+                                     simulate_float, verify_float, verify_rrs)
+from exactspec.numpy_backend._arrays import cumulative_min, prefix_sum, ratio_order
+from exactspec.numpy_backend.twins import (agrees, exact_pair, one_draft_acceptance_exact,
+                                           optimum_exact, rrs_acceptance_exact)
+
+SEED_P = np.array([0.5, 0.3, 0.2])
+SEED_Q = np.array([0.2, 0.2, 0.6])
+# MATH.md section 3/4 table: k -> (alpha*, a*, RRS acceptance), for the decimal seed example
+SEED_TABLE = {
+    1: (F(3, 5), (F(1, 5), F(1, 5), F(1, 5)), F(3, 5)),
+    2: (F(21, 25), (F(9, 25), F(7, 25), F(1, 5)), F(19, 25)),
+    3: (F(123, 125), (F(61, 125), F(37, 125), F(1, 5)), F(207, 250)),
+    4: (F(1), (F(1, 2), F(3, 10), F(1, 5)), F(539, 625)),
+}
+
+
+def tiny_rrs_rejection(p: Dist, q: Dist, k: int) -> F:
+    """The RRS rejection product, written out here independently of the package."""
+    r = list(p.probs)
+    rejection = F(1)
+    for _ in range(k):
+        pos = [max(a - b, F(0)) for a, b in zip(r, q.probs)]
+        tv = sum(pos, F(0))
+        rejection *= tv
+        if tv == 0:
+            return F(0)
+        r = [x / tv for x in pos]
+    return rejection
+
+
+def assert_optimum_matches(fl, b, P: Dist, Q: Dist, k: int):
+    ex = optimum_exact(P, Q, k)
+    assert agrees(fl.alpha_star[b], ex.alpha_star, ALPHA_STAR_ATOL), (
+        float(fl.alpha_star[b]), float(ex.alpha_star))
+    for t, v in enumerate(ex.a_star.probs):
+        assert agrees(fl.a_star[b, t], v, A_STAR_ATOL, A_STAR_RTOL), (t, fl.a_star[b, t], v)
+    return ex
+
+
+def random_instance(rng, n):
+    """Float rows with the awkward cases: zeros in p or q, exact ratio ties, p = q blocks,
+    heavy tails, point masses."""
+    kind = rng.integers(0, 7)
+    p = rng.random(n) ** rng.uniform(0.3, 8)
+    q = rng.random(n) ** rng.uniform(0.3, 8)
+    if kind == 1:
+        p[rng.random(n) < 0.4] = 0
+    elif kind == 2:
+        q[rng.random(n) < 0.4] = 0
+    elif kind == 3:                                  # ties: q proportional to p on half
+        half = n // 2
+        q[:half] = p[:half] * rng.choice([0.25, 0.5, 1.0, 2.0])
+    elif kind == 4:                                  # a block with p = q exactly
+        q[: n // 3] = p[: n // 3]
+    elif kind == 5:                                  # counts: many exactly equal values
+        p = rng.integers(0, 4, n).astype(float)
+        q = rng.integers(0, 4, n).astype(float)
+    elif kind == 6:                                  # a point mass
+        p = np.zeros(n)
+        p[rng.integers(n)] = 1.0
+    if p.sum() == 0:
+        p[0] = 1.0
+    if q.sum() == 0:
+        q[-1] = 1.0
+    return p, q
+
+
+# -- worked values ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_seed_example_matches_the_exact_table(k):
+    alpha, a, rrs = SEED_TABLE[k]
+    for fl in (optimum_sorted(SEED_P, SEED_Q, k), optimum_bucketed(SEED_P, SEED_Q, k)):
+        assert agrees(fl.alpha_star[0], alpha, 1e-15)
+        assert all(agrees(x, v, 1e-15) for x, v in zip(fl.a_star[0], a))
+    assert agrees(rrs_acceptance(SEED_P, SEED_Q, k)[0], rrs, 1e-15)
+    assert agrees(one_draft_acceptance(SEED_P, SEED_Q)[0], F(3, 5), 1e-15)
+
+
+def test_tight_instance_gives_rho_2():
+    p, q = np.array([5 / 9, 4 / 9]), np.array([1 / 3, 2 / 3])
+    assert agrees(rrs_acceptance(p, q, 2)[0], F(23, 27), 1e-15)
+    assert agrees(alpha_star(p, q, 2), 1, 1e-15)
+
+
+def test_order_and_tight_prefixes_on_the_seed_example():
+    opt = optimum_sorted(SEED_P, SEED_Q, 2)
+    assert opt.order.tolist() == [[0, 1, 2]]
+    assert opt.tight.tolist() == [[True, True, False]]
+
+
+# -- cross-checks against the exact twins ---------------------------------------------------
+
+def test_optimum_order_and_acceptance_agree_with_exact_twins_on_awkward_instances():
+    rng = np.random.default_rng(2024)
+    for _ in range(150):
+        n = int(rng.integers(1, 40))
+        k = int(rng.integers(1, 7))
+        p, q = random_instance(rng, n)
+        P, Q = exact_pair(p, q)
+        sorted_ = optimum_sorted(p, q, k)
+        ex = assert_optimum_matches(sorted_, 0, P, Q, k)
+        assert_optimum_matches(optimum_bucketed(p, q, k, bits=int(rng.integers(0, 8))), 0,
+                               P, Q, k)
+        assert tuple(sorted_.order[0].tolist()) == ex.order
+        assert agrees(rrs_acceptance(p, q, k)[0], 1 - tiny_rrs_rejection(P, Q, k), RRS_ATOL)
+        assert agrees(one_draft_acceptance(p, q)[0], one_draft_acceptance_exact(P, Q),
+                      ONE_DRAFT_ATOL)
+
+
+def test_tight_prefixes_agree_on_generic_instances():
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        n, k = int(rng.integers(2, 30)), int(rng.integers(1, 6))
+        p, q = rng.dirichlet(np.ones(n)), rng.dirichlet(np.ones(n) * 0.5)
+        P, Q = exact_pair(p, q)
+        ex = optimum_exact(P, Q, k)
+        fl = optimum_sorted(p, q, k)
+        tight = {int(fl.order[0, j]) for j in np.flatnonzero(fl.tight[0])}
+        assert tight == set(ex.tight)
+
+
+@pytest.mark.parametrize("name,size,k", [("docs", 2000, 4), ("code", 2000, 2),
+                                         ("docs", 2000, 8)])
+def test_model_rows_agree_with_exact_twins_at_medium_size(name, size, k):
+    p, q = model_pair(name, size).rows(2, seed=11)
+    for fl in (optimum_sorted(p, q, k), optimum_bucketed(p, q, k)):
+        for b in range(2):
+            P, Q = exact_pair(p[b], q[b])
+            assert_optimum_matches(fl, b, P, Q, k)
+    for b in range(2):
+        P, Q = exact_pair(p[b], q[b])
+        assert agrees(rrs_acceptance(p[b], q[b], k)[0], rrs_acceptance_exact(P, Q, k), RRS_ATOL)
+
+
+def test_alpha_star_to_1e_13_at_ten_thousand_tokens():
+    p, q = model_pair("code", 10_000).rows(1, seed=5)
+    P, Q = exact_pair(p, q)
+    ex = optimum_exact(P, Q, 4)
+    for fl in (optimum_sorted(p, q, 4), optimum_bucketed(p, q, 4)):
+        assert agrees(fl.alpha_star[0], ex.alpha_star, 0, 1e-13)
+        assert all(agrees(fl.a_star[0, t], v, A_STAR_ATOL, A_STAR_RTOL)
+                   for t, v in enumerate(ex.a_star.probs))
+
+
+def test_rrs_matches_the_packages_closed_form_and_engine_when_present():
+    closed_forms = pytest.importorskip("exactspec.closed_forms")
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        p, q = random_instance(rng, int(rng.integers(2, 12)))
+        P, Q = exact_pair(p, q)
+        for k in (1, 2, 4):
+            exact = closed_forms.rrs_acceptance(P, Q, k)
+            assert exact == rrs_acceptance_exact(P, Q, k) == 1 - tiny_rrs_rejection(P, Q, k)
+            assert agrees(rrs_acceptance(p, q, k)[0], exact, RRS_ATOL)
+
+
+def test_rrs_rejection_factors_and_sure_acceptance():
+    p = q = np.array([0.25, 0.75])
+    assert rrs_rejection_factors(p, q, 3).tolist() == [[0.0, 0.0, 0.0]]
+    assert rrs_acceptance(p, q, 3).tolist() == [1.0]
+    disjoint = rrs_rejection(np.array([1.0, 0.0]), np.array([0.0, 1.0]), 2)
+    assert disjoint.tolist() == [1.0]                  # TV stays 1: every draft rejected
+
+
+# -- the bucketed version against the sorted reference --------------------------------------
+
+@pytest.mark.parametrize("name,k,options", [
+    ("docs", 4, {}), ("code", 4, {}), ("code", 2, {"temperature": 0.7}),
+    ("docs", 4, {"top_k": 50}), ("code", 8, {"top_p": 0.9}), ("docs", 1, {})])
+def test_bucketed_agrees_with_sorted_on_model_batches(name, k, options):
+    p, q = model_pair(name).rows(48, seed=2, **options)
+    ref, fast = optimum_sorted(p, q, k), optimum_bucketed(p, q, k)
+    np.testing.assert_allclose(fast.alpha_star, ref.alpha_star, rtol=0, atol=2 * 1e-15)
+    np.testing.assert_allclose(fast.a_star, ref.a_star, rtol=A_STAR_RTOL, atol=A_STAR_ATOL)
+    assert np.all(fast.sorted_tokens <= p.shape[1])
+    # the tokens left unsorted have a* = p exactly
+    pn = p / p.sum(axis=1, keepdims=True)
+    moved = np.abs(ref.a_star - pn) > 1e-15
+    assert np.all(moved.sum(axis=1) <= fast.sorted_tokens + (pn == 0).sum(axis=1) +
+                  ((q == 0) & (p > 0)).sum(axis=1))
+
+
+def test_batch_rows_equal_single_rows():
+    p, q = model_pair("docs", 1000).rows(5, seed=4)
+    batch = optimum_bucketed(p, q, 3)
+    for b in range(5):
+        one = optimum_bucketed(p[b], q[b], 3)
+        assert one.alpha_star[0] == batch.alpha_star[b]
+        np.testing.assert_array_equal(one.a_star[0], batch.a_star[b])
+    np.testing.assert_array_equal(rrs_acceptance(p, q, 3),
+                                  [rrs_acceptance(p[b], q[b], 3)[0] for b in range(5)])
+
+
+def test_conveniences_return_floats_for_one_row():
+    assert isinstance(alpha_star(SEED_P, SEED_Q, 2), float)
+    assert a_star(SEED_P, SEED_Q, 2, method="sorted").shape == (3,)
+    assert alpha_star(np.stack([SEED_P, SEED_Q]), np.stack([SEED_Q, SEED_P]), 2).shape == (2,)
+    p = Dist.parse("1/2,3/10,1/5")
+    assert agrees(alpha_star(p, Dist.parse("1/5,1/5,3/5"), 3), F(123, 125), 1e-15)
+
+
+# -- helpers: compensated sums, cumulative minimum, order, array-API namespaces --------------
+
+def test_prefix_sum_is_within_one_rounding_of_exact():
+    rng = np.random.default_rng(0)
+    x = rng.dirichlet(np.ones(20_000) * 0.1)[None, :]
+    got = prefix_sum(x)[0]
+    exact = np.cumsum([F(v) for v in x[0][:3000]])        # spot-check the first 3000
+    for j in range(0, 3000, 97):
+        assert abs(F(got[j]) - exact[j]) <= F(2) ** -53 * exact[j] + F(2) ** -1074
+
+
+def test_ratio_order_breaks_rounding_ties_exactly_and_exact_ties_by_index():
+    p = np.array([3.0, 1.0, 0.1, 0.3, 0.0, 0.0])
+    q = np.array([0.3, 0.1, 0.01, 0.03 * (1 + 2 ** -52), 1.0, 0.0])
+    P, Q = exact_pair(p, q)
+    assert tuple(ratio_order(p[None], q[None])[0].tolist()) == optimum_exact(P, Q, 1).order
+
+
+class _ArrayApiLike:
+    """NumPy without ``minimum.accumulate``, ``put_along_axis`` and fancy fast paths: the
+    generic array-API branches must give the same results."""
+
+    def __getattr__(self, name):
+        if name == "minimum":
+            return lambda a, b: np.minimum(a, b)
+        return getattr(np, name)
+
+
+def test_generic_namespace_branches_agree():
+    xp = _ArrayApiLike()
+    x = np.random.default_rng(1).random((3, 37))
+    np.testing.assert_array_equal(cumulative_min(x, xp), np.minimum.accumulate(x, axis=-1))
+    p, q = model_pair("docs", 500).rows(3, seed=9)
+    q[:, :40] = p[:, :40]                                  # force exact-tie runs
+    ref = optimum_sorted(p, q, 3)
+    gen = optimum_sorted(p, q, 3, xp=xp)
+    np.testing.assert_array_equal(gen.order, ref.order)
+    np.testing.assert_allclose(gen.a_star, ref.a_star, rtol=0, atol=1e-16)
+    np.testing.assert_array_equal(rrs_acceptance(p, q, 3, xp=xp), rrs_acceptance(p, q, 3))
+
+
+# -- samplers -------------------------------------------------------------------------------
+
+def test_samplers_follow_p_and_the_exact_acceptance():
+    from exactspec.harness import goodness_of_fit
+
+    rng = np.random.default_rng(12)
+    n = 60_000
+    P, Q = exact_pair(SEED_P, SEED_Q)
+    wor_acceptance = {2: F(9, 10)}                        # enumerated by hand in the docs
+    for method, k in (("sps", 1), ("rrs", 2), ("rrs", 4), ("rrs-wor", 2)):
+        out = sample(method, SEED_P, SEED_Q, k, rng, n=n)
+        counts = np.bincount(out.tokens, minlength=3)
+        assert goodness_of_fit(counts, SEED_P).consistent, method
+        exact = wor_acceptance[k] if method == "rrs-wor" else rrs_acceptance_exact(P, Q, k)
+        sigma = float(np.sqrt(float(exact) * (1 - float(exact)) / n))
+        assert abs(out.accepted.mean() - float(exact)) < 5 * sigma, method
+
+
+def test_rrs_wor_sampler_matches_the_exact_engine_when_registered():
+    from exactspec import METHODS, verify
+
+    if "rrs-wor" not in METHODS:
+        pytest.skip("rrs-wor is not registered in this checkout")
+    p, q = np.array([0.5, 0.25, 0.125, 0.125]), np.array([0.125, 0.25, 0.5, 0.125])
+    P, Q = exact_pair(p, q)
+    exact = verify("rrs-wor", P, Q, 3)
+    out = sample("rrs-wor", p, q, 3, np.random.default_rng(5), n=50_000)
+    sigma = float(np.sqrt(float(exact.acceptance) * (1 - float(exact.acceptance)) / 50_000))
+    assert abs(out.accepted.mean() - float(exact.acceptance)) < 5 * sigma
+
+
+def test_batched_samplers_shapes_and_draft_laws():
+    rng = np.random.default_rng(3)
+    p, q = model_pair("docs", 300).rows(7, seed=1)
+    out = sample("rrs", p, q, 4, rng)
+    assert out.tokens.shape == (7,) and out.drafts.shape == (7, 4)
+    out = sample("rrs-wor", p, q, 3, rng, n=5)
+    assert out.tokens.shape == (7, 5) and out.drafts.shape == (7, 5, 3)
+    assert all(len(set(d)) == 3 for d in out.drafts.reshape(-1, 3).tolist())
+    assert draft_iid([0.0, 1.0], 2, rng, n=3).tolist() == [[1, 1]] * 3
+    # without replacement: ordered pairs follow q(x1) q(x2) / (1 - q(x1))
+    d = draft_wor([0.25, 0.25, 0.5], 2, rng, n=80_000)
+    pairs = np.bincount(d[:, 0] * 3 + d[:, 1], minlength=9) / 80_000
+    expected = np.array([0, 1 / 12, 1 / 6, 1 / 12, 0, 1 / 6, 1 / 4, 1 / 4, 0])
+    assert np.max(np.abs(pairs - expected)) < 0.01
+    with pytest.raises(InvalidInput, match="k <= 2"):
+        draft_wor([0.5, 0.5, 0.0], 3, rng)
+
+
+def test_rrs_kernel_on_without_replacement_drafts_is_biased():
+    """ALGORITHMS.md: the rrs verifier applied to without-replacement drafts is lossy."""
+    from exactspec.harness import goodness_of_fit
+
+    rng = np.random.default_rng(8)
+    # exact law of this mismatch here: (10/19, 4/19, 5/19) instead of (6/19, 4/19, 9/19)
+    p, q = np.array([6, 4, 9]) / 19, np.array([2, 9, 1]) / 12
+    drafts = draft_wor(q, 2, rng, n=20_000)
+    tokens, _ = verify_rrs(p, q, drafts, rng)
+    assert not goodness_of_fit(np.bincount(tokens, minlength=3), p).consistent
+
+
+# -- the command-line functions ---------------------------------------------------------------
+
+def _float_keys_only(obj):
+    for key, value in obj.items():
+        if isinstance(value, float):
+            assert key.endswith("_float"), key
+    assert "lossless" not in obj
+
+
+def test_optimal_float_is_json_ready_and_matches_exact():
+    p, q = Dist.parse("1/2,3/10,1/5", labels="abc"), Dist.parse("1/5,1/5,3/5", labels="abc")
+    out = optimal_float(p, q, 2)
+    json.dumps(out)
+    _float_keys_only(out)
+    assert out["exact"] is False and out["backend"] == "numpy"
+    assert set(out["a_star_float"]) == {"a", "b", "c"}
+    assert agrees(out["alpha_star_float"], F(21, 25), 1e-15)
+    assert agrees(out["rrs_acceptance_float"], F(19, 25), 1e-15)
+    assert optimal_float(p, q, 2, method="sorted")["alpha_star_float"] == out["alpha_star_float"]
+
+
+def test_optimal_float_at_fifty_thousand_tokens():
+    rng = np.random.default_rng(0)
+    p, q = rng.dirichlet(np.ones(50_000) * 0.3), rng.dirichlet(np.ones(50_000) * 0.3)
+    out = optimal_float(p.tolist(), q.tolist(), 4)
+    assert len(out["a_star_float"]) == 50_000
+    assert abs(sum(out["a_star_float"].values()) - out["alpha_star_float"]) < 1e-12
+    with pytest.raises(InvalidInput, match="not 1"):
+        optimal_float(p * 2, q, 4, normalize=False)
+
+
+@pytest.mark.parametrize("method,k", [("sps", 1), ("rrs", 3), ("rrs-wor", 2), ("naive", 1),
+                                      ("top1", 1)])
+def test_verify_float_methods(method, k):
+    out = verify_float(method, SEED_P, SEED_Q, k, samples=20_000)
+    json.dumps(out)
+    _float_keys_only(out)
+    exact = {("sps", 1): F(3, 5), ("rrs", 3): F(207, 250), ("naive", 1): F(1),
+             ("top1", 1): F(1, 5)}
+    if method == "rrs-wor":
+        assert abs(out["acceptance_float"] - 0.9) < 5 * out["acceptance_stderr_float"]
+    else:
+        assert agrees(out["acceptance_float"], exact[method, k], 1e-15)
+    if method in ("naive", "top1"):
+        assert out["bias_float"] > 0
+
+
+def test_simulate_and_compare_float():
+    sim = simulate_float("rrs", SEED_P, SEED_Q, 2, n=20_000, seed=1)
+    json.dumps(sim)
+    _float_keys_only(sim)
+    lo, hi = sim["acceptance_interval_float"]
+    assert lo < 0.76 < hi and sum(sim["counts"].values()) == 20_000
+    cmp = compare_float(SEED_P, SEED_Q, 2)
+    assert agrees(cmp["alpha_star_float"], F(21, 25), 1e-15)
+    assert agrees(cmp["methods"][0]["ratio_to_optimal_float"], F(19, 21), 1e-15)
+
+
+# -- invalid input ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda: optimum_sorted([0.5, -0.1], [0.5, 0.5], 2), InvalidInput, "negative"),
+    (lambda: optimum_bucketed([0.5, np.nan], [0.5, 0.5], 2), NotExact, "finite"),
+    (lambda: rrs_acceptance([0.5, 0.5], [0.2, 0.3, 0.5], 2), InvalidInput, "3 entries"),
+    (lambda: optimum_sorted([0.5, 0.5], [0.5, 0.5], 0), InvalidInput, "k=0"),
+    (lambda: optimum_bucketed([0.0, 0.0], [0.5, 0.5], 1), InvalidInput, "sums to 0"),
+    (lambda: one_draft_acceptance([], []), InvalidInput, "empty"),
+    (lambda: optimum_bucketed([0.5, 0.5], [0.5, 0.5], 2, bits=40), InvalidInput, "bits"),
+    (lambda: sample("key", SEED_P, SEED_Q, 2, np.random.default_rng()), InvalidInput, "key"),
+    (lambda: sample("sps", SEED_P, SEED_Q, 2, np.random.default_rng()), InvalidInput, "k = 1"),
+    (lambda: verify_float("kseq", SEED_P, SEED_Q, 2), InvalidInput, "exact engine"),
+    (lambda: optimal_float(np.ones((2, 3)), np.ones((2, 3)), 2), InvalidInput, "one row"),
+])
+def test_invalid_inputs_name_the_argument(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
