@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--certificate", metavar="FILE", help="write the certificate (JSON)")
     ve.add_argument("--search", action="store_true",
                     help="look for a small rational counterexample (no --p/--q needed)")
+    ve.add_argument("--backend", choices=["exact", "numpy"], default="exact",
+                    help="numpy: float64 at vocabulary scale (never a proof)")
 
     si = sub.add_parser("simulate", help="sample a method: empirical law and acceptance")
     si.add_argument("method")
@@ -66,6 +68,27 @@ def build_parser() -> argparse.ArgumentParser:
     si.add_argument("--n", type=int, default=10000, help="number of samples")
     si.add_argument("--seed", type=int, default=0)
     si.add_argument("--grid", type=int, metavar="N")
+    si.add_argument("--backend", choices=["exact", "numpy"], default="exact",
+                    help="numpy: vectorised float sampling")
+
+    op = sub.add_parser("optimal", help="alpha*, a*, the sorted order and tight prefixes")
+    _add_instance(op)
+    op.add_argument("--backend", choices=["exact", "numpy"], default="exact")
+
+    co = sub.add_parser("compare", help="every method side by side against its optimum")
+    _add_instance(co)
+    co.add_argument("--methods", help="comma-separated method names (default: all)")
+    co.add_argument("--backend", choices=["exact", "numpy"], default="exact")
+
+    rh = sub.add_parser("rho", help="rho_k, the tight ratio of RRS to the optimum")
+    rh.add_argument("k", type=int, help="number of drafts")
+    rh.add_argument("--json", action="store_true")
+
+    tr = sub.add_parser("tree", help="chains, token trees and block verification, proved")
+    tr.add_argument("spec", help="a JSON spec file (format: docs/tree_format.md)")
+    tr.add_argument("--json", action="store_true")
+    tr.add_argument("--max-paths", type=int, metavar="N",
+                    help="insist on enumerating up to N paths (default budget 10**6)")
 
     pr = sub.add_parser("prove", help="run the claims and print each verdict")
     pr.add_argument("name", nargs="?", help="one claim (default: all)")
@@ -89,6 +112,46 @@ def _read_pair(args):
             raise InvalidInput(f"q has {len(q)} entries but p has {len(p)}")
         raise InvalidInput(f"p and q have different labels: {list(p.labels)} vs "
                            f"{list(q.labels)}")
+    return p, q
+
+
+def _read_float_pair(args):
+    """``--p``/``--q`` for the NumPy backend: lists of floats, or ``{label: float}``."""
+    from fractions import Fraction
+
+    from .dist import parse_labels
+    from .errors import InvalidInput
+
+    def read(text, name):
+        text = text.strip()
+        if text.startswith("@"):
+            path = text[1:]
+            try:
+                with open(path) as handle:
+                    data = json.load(handle)
+            except OSError as err:
+                raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
+            except ValueError as err:
+                raise InvalidInput(f"{name}: {path} is not valid JSON ({err})") from None
+            if not isinstance(data, (list, dict)) or not data:
+                raise InvalidInput(f"{name}: {path} must hold a non-empty JSON list or object")
+            values = list(data.values()) if isinstance(data, dict) else data
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                raise InvalidInput(f"{name}: {path} must hold numbers only")
+            return data
+        values = []
+        for i, part in enumerate(text.split(",")):
+            try:
+                values.append(float(Fraction(part.strip())))
+            except (ValueError, ZeroDivisionError):
+                raise InvalidInput(f"{name}[{i}]={part.strip()!r}: not a number") from None
+        return values
+
+    p, q = read(args.p, "p"), read(args.q, "q")
+    if args.labels and isinstance(p, list):
+        labels = parse_labels(args.labels, len(p), name="labels")
+        p = dict(zip(labels, p))
+        q = dict(zip(labels, q)) if isinstance(q, list) and len(q) == len(labels) else q
     return p, q
 
 
@@ -168,6 +231,8 @@ def cmd_verify(args) -> int:
 
     if args.search:
         return _search(args)
+    if args.backend == "numpy":
+        return _float_command("verify", args)
     p, q = _read_pair(args)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     result = verify(args.method, p, q, args.k, grid=args.grid,
@@ -212,6 +277,8 @@ def cmd_simulate(args) -> int:
     from .dist import exact_str
     from .verify import simulate
 
+    if args.backend == "numpy":
+        return _float_command("simulate", args)
     p, q = _read_pair(args)
     sim = simulate(args.method, p, q, args.k, n=args.n, seed=args.seed, grid=args.grid)
     lo, hi = sim.acceptance_interval()
@@ -231,6 +298,95 @@ def cmd_simulate(args) -> int:
             "use exactspec verify for the exact law")
     _emit(obj, args.json, text)
     return EXIT_OK
+
+
+def _float_command(kind: str, args) -> int:
+    from .numpy_backend import commands
+
+    if args.p is None or args.q is None:
+        raise _UsageError("both --p and --q are required")
+    p, q = _read_float_pair(args)
+    if kind == "verify":
+        obj = commands.verify_float(args.method, p, q, args.k, normalize=args.normalize)
+    elif kind == "simulate":
+        obj = commands.simulate_float(args.method, p, q, args.k, n=args.n, seed=args.seed,
+                                      normalize=args.normalize)
+    elif kind == "optimal":
+        obj = commands.optimal_float(p, q, args.k, normalize=args.normalize)
+    else:
+        methods = tuple(args.methods.split(",")) if args.methods else ("sps", "rrs")
+        if args.k != 1 and "sps" in methods and not args.methods:
+            methods = ("rrs",)
+        obj = commands.compare_float(p, q, args.k, methods, normalize=args.normalize)
+    lines = [f"{kind} (numpy backend, float64: estimates, never a proof), k = {args.k}"]
+    for key, value in obj.items():
+        if isinstance(value, dict):
+            if len(value) > 12:
+                value = f"{{... {len(value)} tokens}}"
+        lines.append(f"  {key}: {value}")
+    _emit(obj, args.json, "\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_optimal(args) -> int:
+    if args.backend == "numpy":
+        return _float_command("optimal", args)
+    from .compare import optimal_report
+
+    from .dist import exact_str
+
+    p, q = _read_pair(args)
+    obj = optimal_report(p, q, args.k)
+    checks = obj["checks"]
+    by_name = {str(t): t for t in p.labels}
+    rows = [[name, obj["a_star"][name], exact_str(p[by_name[name]]),
+             exact_str(q[by_name[name]]), "tight" if name in obj["tight"] else ""]
+            for name in obj["order"]]
+    verdicts = {True: "agrees", False: "DISAGREES", None: "skipped (too large)"}
+    text = (f"optimal acceptance for k = {args.k} i.i.d. drafts: alpha* = {obj['alpha_star']}\n"
+            + _table(rows, ["token (q/p order)", "a*", "p", "q", "prefix"]) + "\nchecks: "
+            + ", ".join(f"{name} {verdicts[ok]}" for name, ok in checks.items()))
+    _emit(obj, args.json, text)
+    bad = any(ok is False for ok in checks.values())
+    return EXIT_REFUTED if bad else EXIT_OK
+
+
+def cmd_compare(args) -> int:
+    if args.backend == "numpy":
+        return _float_command("compare", args)
+    from .compare import compare
+
+    p, q = _read_pair(args)
+    methods = args.methods.split(",") if args.methods else None
+    obj = compare(p, q, args.k, methods)
+    rows = []
+    for m in obj["methods"]:
+        if "skipped" in m:
+            rows.append([m["method"], m.get("draft_law", ""), "skipped", "", "", m["skipped"]])
+        else:
+            rows.append([m["method"], m["draft_law"], "lossless" if m["lossless"] else "LOSSY",
+                         m["acceptance"], m["optimum"], m["ratio_to_optimal"] or "-"])
+    text = (f"k = {args.k}: alpha* = {obj['alpha_star']} (i.i.d. drafts), a* = "
+            + ", ".join(f"{t}: {v}" for t, v in obj["a_star"].items()) + "\n"
+            + _table(rows, ["method", "drafts", "verdict", "acceptance", "optimum", "ratio"]))
+    _emit(obj, args.json, text)
+    return EXIT_OK
+
+
+def cmd_rho(args) -> int:
+    from .rho_report import rho_report, rho_text
+
+    obj = rho_report(args.k)
+    _emit(obj, args.json, rho_text(args.k))
+    return EXIT_OK
+
+
+def cmd_tree(args) -> int:
+    from .trees import tree_report, tree_text
+
+    report = tree_report(args.spec, max_paths=args.max_paths or 10**6)
+    _emit(report, args.json, tree_text(report))
+    return EXIT_OK if report["lossless"] else EXIT_REFUTED
 
 
 def cmd_prove(args) -> int:
@@ -271,6 +427,7 @@ def cmd_prove(args) -> int:
 
 
 COMMANDS = {"example": cmd_example, "verify": cmd_verify, "simulate": cmd_simulate,
+            "optimal": cmd_optimal, "compare": cmd_compare, "rho": cmd_rho, "tree": cmd_tree,
             "prove": cmd_prove}
 
 

@@ -29,12 +29,30 @@ def test_every_claim_has_a_script_and_an_index_entry():
         assert SCRIPTS[claim.name].name in index
 
 
+def _run_script(name, folder):
+    cert = folder / f"{name}.json"
+    out = subprocess.run([sys.executable, str(SCRIPTS[name]), "--certificate", str(cert)],
+                         capture_output=True, text=True, cwd=folder, timeout=900)
+    return out, cert
+
+
+@pytest.fixture(scope="module")
+def script_runs(tmp_path_factory):
+    """Every proof script, run once, as many at a time as there are cores."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    folder = tmp_path_factory.mktemp("certificates")
+    names = sorted(SCRIPTS)
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        results = list(pool.map(lambda n: _run_script(n, folder), names))
+    return dict(zip(names, results))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
-def test_proof_script(name, tmp_path):
-    cert = tmp_path / "cert.json"
-    out = subprocess.run([sys.executable, str(SCRIPTS[name]), "--certificate", str(cert)],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=600)
+def test_proof_script(name, script_runs):
+    out, cert = script_runs[name]
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.splitlines()[0].startswith(f"Claim {name}:")
     assert "PROVED" in out.stdout.splitlines()[-1]

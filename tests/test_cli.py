@@ -137,7 +137,7 @@ def test_a_user_verifier_that_crashes_is_reported_in_one_line(capsys, tmp_path):
     assert len(err.strip().splitlines()) == 1
 
 
-TOKENS = ["verify", "simulate", "example", "sps", "naive", "top1", "--p", "--q",
+TOKENS = ["verify", "simulate", "example", "optimal", "compare", "rho", "rrs", "--backend", "numpy", "sps", "naive", "top1", "--p", "--q",
           "--k", "--labels", "--json", "--normalize", "--grid", "--n", "--seed", "--search",
           "1/2,1/2", "1/3,2/3", "0.5,0.5", "1,0", "-1,2", "nan", "1/0", "", ",", "abc", "2",
           "0", "-3", "99", "@", "@x.json", "1e400,0", "a,b", "x:y", "--max-paths", "1"]
@@ -166,3 +166,92 @@ def test_console_script_json_is_the_only_stdout():
                           "--q", "1/3,2/3", "--json"], capture_output=True, text=True)
     assert out.returncode == 0
     json.loads(out.stdout)
+
+
+SEED = ["--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5", "--labels", "abc"]
+
+
+def test_optimal_json(capsys):
+    code, out, _ = run(capsys, "optimal", *SEED, "--k", "2", "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["alpha_star"] == "21/25"
+    assert obj["a_star"] == {"a": "9/25", "b": "7/25", "c": "1/5"}
+    assert obj["order"] == ["a", "b", "c"] and obj["tight"] == ["a", "b"]
+    assert obj["checks"] == {"closed_form": True, "brute_force": True, "max_flow": True}
+
+
+def test_compare_seed_example(capsys):
+    code, out, _ = run(capsys, "compare", *SEED, "--k", "2", "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["alpha_star"] == "21/25"
+    rows = {m["method"]: m for m in obj["methods"]}
+    assert rows["rrs"]["acceptance"] == "19/25" and rows["rrs"]["optimum"] == "21/25"
+    assert rows["rrs"]["ratio_to_optimal"] == "19/21"
+    assert rows["optimal"]["acceptance"] == "21/25"
+    assert "skipped" in rows["sps"]
+    assert all(m["lossless"] for m in obj["methods"] if "skipped" not in m)
+
+
+def test_rho_json(capsys):
+    import sympy
+
+    code, out, _ = run(capsys, "rho", "2", "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["rho"] == "23/27" and obj["argmax"] == "2/3"
+    assert obj["tight_instance"]["alpha_rrs"] == "23/27"
+    assert obj["tight_instance"]["alpha_star"] == "1"
+    code, out, _ = run(capsys, "rho", "3", "--json")
+    rho3 = sympy.sympify(json.loads(out)["rho"])
+    assert sympy.simplify(rho3 - (1 - 6 * sympy.sqrt(15) / 125)) == 0
+    code, out, _ = run(capsys, "rho", "1", "--json")
+    assert json.loads(out)["argmax"] is None and json.loads(out)["tight_instance"] is None
+
+
+def test_numpy_backend_reports_only_float_keys(capsys, tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    p_file, q_file = tmp_path / "p.json", tmp_path / "q.json"
+    p_file.write_text(json.dumps(rng.dirichlet(np.ones(n)).tolist()))
+    q_file.write_text(json.dumps(rng.dirichlet(np.ones(n)).tolist()))
+    code, out, _ = run(capsys, "optimal", "--backend", "numpy", "--p", f"@{p_file}",
+                       "--q", f"@{q_file}", "--k", "4", "--normalize", "--json")
+    obj = json.loads(out)
+    assert code == 0 and "lossless" not in obj
+    assert all(key.endswith("_float") for key, v in obj.items() if isinstance(v, float))
+    # the exact engine on the same floats, converted exactly
+    from exactspec import Dist
+    from exactspec.optimum import optimum
+
+    exact = optimum(Dist(json.loads(p_file.read_text()), normalize=True),
+                    Dist(json.loads(q_file.read_text()), normalize=True), 4).alpha_star
+    assert abs(obj["alpha_star_float"] - float(exact)) < 1e-12
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["optimal", "--p", "1/2,1/2", "--q", "1/2,1/2", "--k", "0"], "k=0"),
+    (["compare", "--p", "1/2,1/2", "--q", "1/2,1/2", "--methods", "nope"], "nope"),
+    (["rho", "0"], "k=0"),
+    (["optimal", "--backend", "numpy", "--p", "a,b", "--q", "1,0"], "not a number"),
+    (["verify", "spechub", "--p", "1/2,1/2", "--q", "1/2,1/2", "--k", "3"], "k = 2"),
+    (["verify", "rrs-wor", "--p", "1/2,1/2", "--q", "1/2,1/2", "--k", "3"], "without replacement"),
+])
+def test_bad_multi_draft_input_is_exit_2(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_tree_command(capsys, tmp_path):
+    code, out, _ = run(capsys, "tree", str(ROOT / "examples" / "tree.json"), "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["lossless"] is True and obj["tokens_per_call"] == "1461/625"
+    spec = tmp_path / "chain.json"
+    spec.write_text(json.dumps({"target": {"": "1/3,2/3"}, "draft": {"": "2/3,1/3"},
+                                "gamma": 2}))
+    code, out, _ = run(capsys, "tree", str(spec), "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["tokens_per_call"] == "19/9" and obj["accepted_per_call"] == "10/9"
+    spec.write_text(json.dumps({"target": {"": "1/3,2/3"}, "gamma": 2}))
+    code, _, err = run(capsys, "tree", str(spec))
+    assert code == 2 and "draft" in err

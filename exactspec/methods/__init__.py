@@ -1,7 +1,7 @@
 """The registry of verification methods: one module per method, one contract (:class:`Method`).
 
->>> sorted(METHODS)[:3]
-['naive', 'sps', 'top1']
+>>> {"sps", "naive", "top1", "rrs", "rrs-wor", "kseq", "spechub", "optimal"} <= set(METHODS)
+True
 """
 
 from __future__ import annotations
@@ -24,6 +24,17 @@ def register(method: Method) -> Method:
     """Add a method to the registry (used by method modules)."""
     METHODS[method.name] = method
     return method
+
+
+# the multi-draft methods (issue 3), one module each
+from . import kseq as _kseq, optimal as _optimal, rrs as _rrs, rrs_wor as _rrs_wor, \
+    spechub as _spechub  # noqa: E402
+
+for _module in (_rrs, _rrs_wor, _kseq, _spechub, _optimal):
+    register(_module.METHOD)
+
+from . import key as _key, key_lazy as _key_lazy  # noqa: E402  (KEY, issue 5)
+register(_key.METHOD), register(_key_lazy.METHOD)
 
 
 def get_method(spec) -> Method:

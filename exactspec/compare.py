@@ -1,0 +1,185 @@
+"""Every method side by side against the optimum of its own draft law; the optimum report.
+
+:func:`compare` gives the ``exactspec compare --json`` object and :func:`optimal_report` the
+``exactspec optimal --json`` object of PRODUCT.md.  :func:`exact_verification` proves one
+method on one instance with the plain enumeration when it fits, and otherwise with the
+merged-state interpreter (:mod:`exactspec.engine.merged`) when the method has a stepped form.
+
+>>> from exactspec.dist import Dist
+>>> p, q = Dist.parse("1/2,3/10,1/5", labels="abc"), Dist.parse("1/5,1/5,3/5", labels="abc")
+>>> out = compare(p, q, 2, methods=["rrs", "optimal"])
+>>> out["alpha_star"], out["a_star"]
+('21/25', {'a': '9/25', 'b': '7/25', 'c': '1/5'})
+>>> [(m["method"], m["acceptance"], m["optimum"], m["ratio_to_optimal"]) for m in out["methods"]]
+[('rrs', '19/25', '21/25', '19/21'), ('optimal', '21/25', '21/25', '1')]
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from .dist import Dist, exact_str
+from .engine.exact import estimate_paths
+from .errors import InvalidInput, NotExact, TooLarge
+from .methods import METHODS, get_method
+from .optimum import _pair, check_optimum, optimum
+
+__all__ = ["compare", "optimal_report", "exact_verification", "draft_law_optimum",
+           "PLAIN_PATHS", "COMPARE_MAX_PATHS"]
+
+#: Above this many estimated paths, a method with a stepped form runs with merged states.
+PLAIN_PATHS = 100_000
+
+#: The largest enumeration ``compare`` runs per method (plain or merged transitions).
+COMPARE_MAX_PATHS = 2_000_000
+
+
+def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**7,
+                       plain_paths: int = PLAIN_PATHS):
+    """Prove ``method`` on ``(p, q, k)``: a :class:`~exactspec.verify.Verification`.
+
+    The plain enumeration (the reference semantics) runs when its estimated number of paths
+    is at most ``plain_paths`` or the method has no stepped form (``run.steps``); otherwise the
+    merged-state interpreter runs the stepped form, which counts paths instead of listing them.
+    Raises :class:`TooLarge` above ``max_paths`` (plain paths, or merged states).
+
+    >>> from exactspec.dist import Dist
+    >>> p = Dist([Fraction(1, 32)] * 16 + [Fraction(1, 16)] * 8)
+    >>> q = Dist([Fraction(1, 24)] * 24)
+    >>> r = exact_verification("rrs", p, q, 6)
+    >>> r.lossless, r.enumeration.paths > 10**8, type(r.enumeration).__name__
+    (True, True, 'MergedEnumeration')
+    """
+    from .engine.merged import enumerate_merged
+    from .verify import Verification, _checked, verify
+
+    m, p, q = _checked(method, p, q, k)
+    steps = getattr(m.run, "steps", None)
+    if steps is None:
+        return verify(m, p, q, k, max_paths=max_paths)
+    estimate = estimate_paths(m.run, p, q, k)
+    if estimate <= plain_paths:
+        return verify(m, p, q, k, max_paths=max_paths)
+    enumeration = enumerate_merged(steps, p, q, k, max_states=max_paths)
+    if enumeration.total != 1:
+        raise AssertionError(f"internal: merged weights sum to {enumeration.total}, not 1")
+    return Verification(m, p, q, k, enumeration)
+
+
+def draft_law_optimum(p, q, k: int, law: str) -> Fraction:
+    """The optimum of a lossless verifier drafting ``k`` drafts from ``q`` under ``law``:
+    ``alpha*`` (closed form) for ``"iid"``, SpecHub's closed form for ``"hub"``, and the
+    brute-force cut (falling back to the exact max flow) for ``"wor"``.  At ``k = 1`` every
+    law is one draft from ``q``."""
+    from .drafts import draft_law
+    from .optimum import alpha_star_max_flow
+
+    if k == 1 or law == "iid":
+        return optimum(p, q, k).alpha_star
+    dl = draft_law(law)
+    dl.check(q, k)
+    if law == "hub":
+        return dl.optimum(p, q, k)
+    try:
+        return dl.optimum(p, q, k)
+    except TooLarge:
+        return alpha_star_max_flow(p, q, k, law)
+
+
+def _method_entry(m, p, q, k, optima: dict, max_paths: int) -> dict:
+    entry: dict[str, Any] = {"method": m.name, "draft_law": m.draft_law}
+    try:
+        m.check(p, q, k)
+    except (InvalidInput, NotExact, TooLarge) as err:
+        entry["skipped"] = str(err)
+        return entry
+    try:
+        result = exact_verification(m, p, q, k, max_paths=max_paths)
+    except TooLarge as err:
+        entry["skipped"] = f"too large to prove exactly: {err}"
+        return entry
+    acceptance = result.acceptance
+    entry["lossless"] = result.lossless
+    entry["acceptance"] = exact_str(acceptance)
+    entry["acceptance_float"] = float(acceptance)
+    explicit = result.explicit_acceptance
+    if result.enumeration.used_accept and explicit != acceptance:
+        entry["explicit_acceptance"] = exact_str(explicit)
+        entry["explicit_acceptance_float"] = float(explicit)
+    law = m.draft_law if k > 1 else "iid"
+    if law not in optima:
+        try:
+            optima[law] = draft_law_optimum(p, q, k, law)
+        except (TooLarge, InvalidInput) as err:
+            optima[law] = err
+    best = optima[law]
+    if isinstance(best, Exception):
+        entry["optimum"] = None
+        entry["optimum_skipped"] = str(best)
+        entry["ratio_to_optimal"] = None
+    else:
+        entry["optimum"] = exact_str(best)
+        entry["optimum_float"] = float(best)
+        ratio = acceptance / best if best != 0 else None
+        entry["ratio_to_optimal"] = None if ratio is None else exact_str(ratio)
+        entry["ratio_to_optimal_float"] = None if ratio is None else float(ratio)
+    entry["paths"] = result.paths
+    if hasattr(result.enumeration, "states"):
+        entry["engine"] = "merged"      # paths counted through merged states, not listed
+        entry["states"] = result.enumeration.states
+    if m.name == "kseq":
+        from .methods.kseq import rho_star
+
+        entry["rho"] = rho_star(p, q, k).to_json()
+    if not result.lossless:
+        entry["differs"] = [str(lab) for lab in result.differs]
+        entry["bias"] = exact_str(result.bias)
+    return entry
+
+
+def compare(p, q, k: int = 1, methods=None, *, max_paths: int = COMPARE_MAX_PATHS) -> dict:
+    """Every method (default: every registered one) on ``(p, q, k)``: verdict, ``P(Y in X)``
+    (and the explicit acceptance where it differs), the optimum of the method's own draft law
+    and the ratio to it; or ``skipped`` with the reason.  The ``compare --json`` object.
+
+    Exact values are lowest-terms strings; floats only under keys ending ``_float``.
+    """
+    p, q = _pair(p, q)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidInput(f"k={k}: need at least one draft")
+    opt = optimum(p, q, k)
+    names = list(METHODS) if methods is None else list(methods)
+    optima: dict = {"iid": opt.alpha_star}
+    entries = [_method_entry(get_method(name), p, q, k, optima, max_paths) for name in names]
+    return {
+        "k": k,
+        "labels": [str(lab) for lab in p.labels],
+        "target": p.to_json(),
+        "draft": q.to_json(),
+        "alpha_star": exact_str(opt.alpha_star),
+        "alpha_star_float": float(opt.alpha_star),
+        "a_star": opt.a_star.to_json(),
+        "methods": entries,
+    }
+
+
+def optimal_report(p, q, k: int) -> dict:
+    """The ``exactspec optimal --json`` object: ``alpha*``, ``a*``, the sorted order, the tight
+    prefixes and the cross-checks (``checks``: closed form, brute force, max flow; ``None``
+    where skipped as too large).
+
+    >>> from exactspec.dist import Dist
+    >>> r = optimal_report(Dist.parse("1/2,3/10,1/5", labels="abc"),
+    ...                    Dist.parse("1/5,1/5,3/5", labels="abc"), 2)
+    >>> r["alpha_star"], r["a_star"], r["order"], r["tight"], r["checks"]
+    ('21/25', {'a': '9/25', 'b': '7/25', 'c': '1/5'}, ['a', 'b', 'c'], ['a', 'b'], \
+{'closed_form': True, 'brute_force': True, 'max_flow': True})
+    """
+    p, q = _pair(p, q)
+    opt = optimum(p, q, k)
+    out = opt.to_json()
+    out["alpha_star_float"] = float(opt.alpha_star)
+    out["labels"] = [str(lab) for lab in p.labels]
+    out["checks"] = check_optimum(p, q, k)
+    return out

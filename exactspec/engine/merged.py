@@ -1,0 +1,185 @@
+"""The merged-state interpreter: a forward dynamic program over a method's states.
+
+The plain exact interpreter (:mod:`.exact`) lists every path, so ``k`` i.i.d. drafts over
+``|V|`` tokens cost at least ``|V|^k`` paths.  Many verifiers forget most of their history:
+after a rejection RRS keeps only its residual, which does not depend on *which* token was
+rejected.  Written as a sequence of steps over a hashable state, such a method runs here one
+step at a time; paths that reach the same state are merged (their weights added), so the work
+is the number of distinct states times the branching of one step.
+
+A :class:`Stepped` method has ``start(p, q, k) -> state`` and
+``step(s, p, q, k, state) -> state or Done(y)``.  A step makes its random choices through the
+usual sampling interface ``s`` (``s.draft``, ``s.coin``, ``s.draw``, ``s.accept``; explicit
+uniforms may be used within one step) and must depend on nothing but its arguments: that is
+what makes merging sound (the future of a path depends only on its state).
+
+Outcomes are counted, not listed.  For ``P(Y in X)`` each merged state carries, besides its
+probability, the vector ``P(state, t was drafted)`` over the tokens ``t``: a step that drafts
+``t`` sets that entry to the state's whole probability, every other entry is multiplied by the
+step's probability, and merging adds vectors.  A step ending in ``Done(y)`` adds
+``P(state, y drafted)`` to the acceptance.  An explicit accept (``s.accept``) is carried in the
+state key until the output, so ``explicit_acceptance`` is exact too.
+
+The plain method stays the reference semantics; tests check that both interpreters agree.
+
+>>> from exactspec.dist import Dist
+>>> from exactspec.methods.rrs import RRS_STEPS
+>>> p, q = Dist.parse("1/2,3/10,1/5", labels="abc"), Dist.parse("1/5,1/5,3/5", labels="abc")
+>>> result = enumerate_merged(RRS_STEPS, p, q, 2)
+>>> result.law == dict(p), result.acceptance, result.states, result.paths
+(True, Fraction(19, 25), 3, 7)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable
+
+from ..errors import InvalidInput, TooLarge
+from .exact import Enumeration, ExactSampler
+
+__all__ = ["Stepped", "Done", "MergedEnumeration", "enumerate_merged", "DEFAULT_MAX_STATES"]
+
+#: Refuse a run whose frontier grows beyond this many distinct states.
+DEFAULT_MAX_STATES = 10**6
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a step returns to end the run with output ``output``."""
+
+    output: Any
+
+
+@dataclass(frozen=True)
+class Stepped:
+    """A method as a sequence of steps over a hashable state.
+
+    Attributes
+    ----------
+    start : callable
+        ``start(p, q, k) -> state``: the state before the first step.
+    step : callable
+        ``step(s, p, q, k, state) -> state`` or :class:`Done`: one step, its random choices
+        made through ``s``.  It may read only its arguments.
+    name : str
+        For messages.
+    """
+
+    start: Callable
+    step: Callable
+    name: str = ""
+
+
+@dataclass
+class MergedEnumeration(Enumeration):
+    """An :class:`~exactspec.engine.exact.Enumeration` computed by merging states.
+
+    ``paths`` counts the step-by-step histories the merged states stand for (never listed);
+    ``states`` the distinct states met, ``transitions`` the one-step paths run, ``steps`` the
+    number of generations.
+    """
+
+    states: int = 0
+    transitions: int = 0
+    steps: int = 0
+
+
+class _Mass:
+    __slots__ = ("weight", "drafted", "count")
+
+    def __init__(self, weight, drafted, count):
+        self.weight = weight
+        self.drafted = drafted
+        self.count = count
+
+
+def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = None,
+                     max_states: int | None = DEFAULT_MAX_STATES,
+                     max_steps: int = 100_000) -> MergedEnumeration:
+    """Run a :class:`Stepped` method exactly, merging equal states; the exact law,
+    ``P(Y in X)`` and the explicit acceptance.
+
+    Parameters
+    ----------
+    max_states : int or None
+        Refuse (:class:`~exactspec.errors.TooLarge`) when one generation holds more distinct
+        states; ``None`` insists.
+    max_steps : int
+        Refuse a method that has not finished after this many steps.
+    """
+    start_time = time.perf_counter()
+    labels = tuple(p.labels)
+    index = {lab: i for i, lab in enumerate(labels)}
+    n = len(labels)
+    zero = [0] * n
+    law = {lab: 0 for lab in labels}
+    acceptance = explicit = total = 0
+    paths = states = transitions = 0
+    used_drafts = used_accept = False
+    no_accept = (False, None)
+    frontier: dict = {(stepped.start(p, q, k), no_accept): _Mass(Fraction(1), zero, 1)}
+    generation = 0
+    while frontier:
+        generation += 1
+        if generation > max_steps:
+            raise TooLarge(f"{stepped.name or 'the method'} has not finished after {max_steps} "
+                           "steps", estimate=None, budget=max_steps)
+        states += len(frontier)
+        following: dict = {}
+        for (state, accepted), mass in frontier.items():
+            s = ExactSampler(grid=grid)
+            while True:
+                s._reset()
+                result = stepped.step(s, p, q, k, state)
+                transitions += 1
+                w = s.weight
+                weight = mass.weight * w
+                if s.drafted:
+                    used_drafts = True
+                    fresh = {index[x] for x in s.drafted}
+                    drafted = [weight if i in fresh else (d * w if d else 0)
+                               for i, d in enumerate(mass.drafted)]
+                elif w == 1:
+                    drafted = mass.drafted
+                else:
+                    drafted = [d * w if d else 0 for d in mass.drafted]
+                acc = (True, s.accepted_token) if s.did_accept else accepted
+                used_accept = used_accept or acc[0]
+                if isinstance(result, Done):
+                    y = result.output
+                    if y not in law:
+                        raise InvalidInput(f"the method returned {y!r}, which is not a token of "
+                                           f"p (labels {list(labels)})")
+                    law[y] = law[y] + weight
+                    total = total + weight
+                    acceptance = acceptance + drafted[index[y]]
+                    if acc[0] and acc[1] == y:
+                        explicit = explicit + weight
+                    paths += mass.count
+                else:
+                    key = (result, acc)
+                    seen = following.get(key)
+                    if seen is None:
+                        following[key] = _Mass(weight, drafted, mass.count)
+                    else:
+                        seen.weight = seen.weight + weight
+                        seen.drafted = [a + b for a, b in zip(seen.drafted, drafted)]
+                        seen.count += mass.count
+                if not s._advance():
+                    break
+        if max_states is not None and len(following) > max_states:
+            raise TooLarge(
+                f"{stepped.name or 'the method'}: {len(following):,} distinct states after "
+                f"{generation} steps, over the budget of {max_states:,}",
+                estimate=len(following), budget=max_states)
+        frontier = following
+    if not used_drafts:
+        acceptance = explicit
+    return MergedEnumeration(labels=labels, law=law, acceptance=acceptance,
+                             explicit_acceptance=explicit, paths=paths, total=total,
+                             used_drafts=used_drafts, used_accept=used_accept,
+                             seconds=time.perf_counter() - start_time, states=states,
+                             transitions=transitions, steps=generation)

@@ -1,0 +1,71 @@
+"""``rrs-wor``: recursive rejection sampling with drafts without replacement (RSD; Sequoia,
+EAGLE-1).
+
+Drafts without replacement (:class:`exactspec.drafts.WithoutReplacement`).  ``r_1 = p``,
+``q_1 = q``; for ``i = 1..k`` accept ``X_i`` with probability
+``min(1, r_i(X_i) / q_i(X_i))``, else ``r_{i+1} = norm(max(0, r_i - q_i))`` and ``q_{i+1}`` is
+``q_i`` with ``X_i`` removed and renormalised; after ``k`` rejections output
+``Y ~ r_{k+1}``.  Needs ``k <=`` the number of tokens ``q`` can draft (refused otherwise).
+
+:data:`RRS_WOR_STEPS` is the same rule one draft per step over the state
+``(r_i, set of tokens drafted)``, for the merged-state interpreter.
+
+>>> from exactspec import Dist, verify
+>>> p, q = Dist.parse("1/2,3/10,1/5", labels="abc"), Dist.parse("1/5,1/5,3/5", labels="abc")
+>>> result = verify("rrs-wor", p, q, 2)
+>>> result.lossless, result.acceptance
+(True, Fraction(9, 10))
+"""
+
+from __future__ import annotations
+
+from ..dist import residual
+from ..drafts import WithoutReplacement, restricted
+from ..engine.merged import Done, Stepped
+from .base import Method
+
+__all__ = ["rrs_wor", "RRS_WOR_STEPS", "METHOD"]
+
+_WOR = WithoutReplacement()
+
+
+def rrs_wor(s, p, q, k=1):
+    """RRS without replacement: the draft law and the residual both drop rejected drafts."""
+    drafts = s.drafts(q, k, replace=False)
+    r, qi = p, q
+    for i, x in enumerate(drafts):
+        if s.coin(min(1, r[x] / qi[x]), f"accept{i + 1}"):
+            return s.accept(x)
+        r = residual(r, qi)        # a rejection means r(x) < q_i(x): not empty
+        if i + 1 < k:
+            qi = restricted(q, drafts[:i + 1])
+    return s.draw(r, "residual")
+
+
+def _start(p, q, k):
+    return (p, frozenset())
+
+
+def _step(s, p, q, k, state):
+    r, drawn = state
+    if len(drawn) == k:
+        return Done(s.draw(r, "residual"))
+    qi = restricted(q, drawn) if drawn else q
+    x = s.draft(qi, f"draft{len(drawn) + 1}")
+    if s.coin(min(1, r[x] / qi[x]), f"accept{len(drawn) + 1}"):
+        return Done(s.accept(x))
+    return (residual(r, qi), drawn | {x})
+
+
+#: RRS without replacement one draft per step (state: the residual and the drafted set).
+RRS_WOR_STEPS = Stepped(_start, _step, name="rrs-wor")
+rrs_wor.steps = RRS_WOR_STEPS
+
+
+def _requires(p, q, k):
+    _WOR.check(q, k)
+
+
+METHOD = Method("rrs-wor", rrs_wor, draft_law="wor", requires=_requires,
+                summary="recursive rejection sampling, k drafts without replacement: q and the "
+                        "residual both drop each rejected draft")
