@@ -403,3 +403,24 @@ def test_simulate_and_compare_float():
 def test_invalid_inputs_name_the_argument(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("method", ["key", "key-lazy"])
+def test_key_sampler_through_the_common_sampler_contract(method):
+    """KEY's float sampler: output law p and acceptance alpha* (exact values from the engine),
+    within sampling error (n = 200,000: 4 standard errors is below 0.005)."""
+    from fractions import Fraction as F
+
+    from exactspec import Dist, verify
+    from exactspec.numpy_backend import sample
+
+    p = Dist([F(1, 2), F(1, 5), F(3, 10), F(0)])
+    q = Dist([F(1, 20), F(1, 20), F(1, 10), F(4, 5)])
+    exact = verify("key", p, q, 3)
+    n = 200_000
+    s = sample(method, np.array([float(v) for v in p.probs]),
+               np.array([float(v) for v in q.probs]), 3, np.random.default_rng(7), n)
+    tokens = np.asarray(s.tokens).ravel()
+    counts = np.bincount(tokens, minlength=4) / n
+    assert np.max(np.abs(counts - [float(v) for v in p.probs])) < 0.005
+    assert abs(np.mean(s.accepted) - float(exact.acceptance)) < 0.005

@@ -34,12 +34,22 @@ from .optimum import (A_STAR_ATOL, A_STAR_RTOL, ALPHA_STAR_ATOL, FloatOptimum, a
                       alpha_star, optimum_bucketed, optimum_sorted)
 from .samplers import (SAMPLERS, Samples, draft_iid, draft_wor, sample, verify_rrs,
                        verify_rrs_wor, verify_sps)
+from .key import FloatKeyPlacement, KeySamples, key_placement, sample_key, verify_key
+
+
+def _verify_key_lazy(p, q, drafts, rng):
+    return verify_key(p, q, drafts, rng, lazy=True)
+
+
+SAMPLERS["key"] = (draft_iid, verify_key)
+SAMPLERS["key-lazy"] = (draft_iid, _verify_key_lazy)
 
 __all__ = [
     "ALPHA_STAR_ATOL", "A_STAR_ATOL", "A_STAR_RTOL", "ONE_DRAFT_ATOL", "RRS_ATOL",
-    "FloatOptimum", "SAMPLERS", "Samples",
+    "FloatKeyPlacement", "FloatOptimum", "KeySamples", "SAMPLERS", "Samples",
     "a_star", "alpha_star", "compare_float", "draft_iid", "draft_wor",
     "one_draft_acceptance", "optimal_float", "optimum_bucketed", "optimum_sorted",
     "rrs_acceptance", "rrs_rejection", "rrs_rejection_factors", "sample", "simulate_float",
-    "verify_float", "verify_rrs", "verify_rrs_wor", "verify_sps",
+    "key_placement", "sample_key", "verify_float", "verify_key", "verify_rrs",
+    "verify_rrs_wor", "verify_sps",
 ]
