@@ -2,6 +2,7 @@
 
     python benchmarks/exact_engine.py            # headline cases and growth tables
     python benchmarks/exact_engine.py --quick    # headline cases only, no reference optimum
+    python benchmarks/exact_engine.py --largest  # also the largest cases within a minute
 
 Headline cases (targets from the issue):
 
@@ -35,13 +36,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from exactspec.closed_forms import optimum_common_denominator, rrs_acceptance  # noqa: E402
+from exactspec.closed_forms import (optimum_common_denominator, rrs_acceptance,  # noqa: E402
+                                    spechub_acceptance)
 from exactspec.dist import Dist  # noqa: E402
 from exactspec.engine.merged import enumerate_merged  # noqa: E402
 from exactspec.methods.kseq import KSEQ_STEPS  # noqa: E402
 from exactspec.methods.optimal import transport_plan  # noqa: E402
 from exactspec.methods.rrs import RRS_STEPS  # noqa: E402
 from exactspec.methods.rrs_wor import RRS_WOR_STEPS  # noqa: E402
+from exactspec.methods.spechub import SPECHUB_STEPS  # noqa: E402
 from exactspec.optimum import optimal_acceptance, optimum  # noqa: E402
 from exactspec.verify import verify  # noqa: E402
 
@@ -172,11 +175,16 @@ def growth() -> None:
 
     rows = []
     for name, steps in (("rrs", RRS_STEPS), ("kseq", KSEQ_STEPS)):
-        for n, k in [(8, 4), (32, 8), (128, 8), (128, 32), (1024, 8), (1024, 64)]:
+        for n, k in [(8, 4), (32, 8), (64, 16), (128, 8), (128, 32), (256, 16)]:
             t, r = merged(steps, name, n, k)
             rows.append([name, n, k, f"{math.comb(n + k - 1, k):.2e}", r.states,
                          f"{r.transitions:,}", secs(t)])
-    table("merged states: work ~ k |V| transitions (times |V| for the drafted-token vector)",
+    for n in (10, 100, 300, 1000):
+        t, r = merged(SPECHUB_STEPS, "spechub", n, 2,
+                      check=lambda p, q, k, r: r.acceptance == spechub_acceptance(p, q))
+        rows.append(["spechub", n, 2, f"{n - 1:.2e}", r.states, f"{r.transitions:,}", secs(t)])
+    table("merged states: about k |V| transitions, each carrying a |V|-vector "
+          "P(state, t drafted) of exact rationals",
           ["method", "vocab", "k", "multisets", "states", "transitions", "seconds"], rows)
 
     rows = []
@@ -210,14 +218,44 @@ def growth() -> None:
            "float64 relative gap"], rows)
 
 
+def largest() -> None:
+    """The largest cases measured to prove within about a minute (several minutes in all)."""
+    rows = []
+    for name, n, k in [("rrs", 8, 6), ("kseq", 8, 5), ("rrs-wor", 12, 5), ("spechub", 300, 2)]:
+        p, q = instance(n, 0)
+        t, r = timed(verify, name, p, q, k, max_paths=None)
+        assert r.lossless
+        rows.append([name, "plain", n, k, f"{r.paths:,} paths", secs(t)])
+    for name, steps, n, k in [("rrs", RRS_STEPS, 1024, 8), ("rrs", RRS_STEPS, 512, 16),
+                              ("kseq", KSEQ_STEPS, 512, 16), ("rrs-wor", RRS_WOR_STEPS, 14, 6),
+                              ("spechub", SPECHUB_STEPS, 2000, 2)]:
+        t, r = merged(steps, name, n, k)
+        rows.append([name, "merged", n, k, f"{r.states:,} states, {r.transitions:,} "
+                     "transitions", secs(t)])
+    from exactspec.methods.optimal import optimal_method
+
+    p, q = instance(36, 0)
+    t_flow, plan = timed(transport_plan, p, q, 4, budget=10**6)
+    t_run, r = timed(verify, optimal_method(budget=10**6), p, q, 4, max_paths=None)
+    assert r.lossless and r.acceptance == plan.alpha
+    rows.append(["optimal", "max flow + plain", 36, 4, f"{plan.multisets:,} multisets, "
+                 f"{r.paths:,} paths", secs(t_flow + t_run)])
+    table("Largest cases proved within about a minute (lossless, exact acceptance)",
+          ["method", "engine", "vocab", "k", "size", "seconds"], rows)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="headline cases only, without the reference optimum")
+    parser.add_argument("--largest", action="store_true",
+                        help="also the largest cases proved within about a minute (slow)")
     args = parser.parse_args(argv)
     headline(reference=not args.quick)
     if not args.quick:
         growth()
+    if args.largest:
+        largest()
     return 0
 
 

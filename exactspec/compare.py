@@ -19,7 +19,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from .dist import Dist, exact_str
+from .dist import exact_str
 from .engine.exact import estimate_paths
 from .errors import InvalidInput, NotExact, TooLarge
 from .methods import METHODS, get_method

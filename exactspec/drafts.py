@@ -14,7 +14,7 @@ semantics), gives its exact multiset probabilities (:meth:`DraftLaw.multisets`, 
 from it (:meth:`DraftLaw.optimum`).
 
 Exchangeability: a verifier whose behaviour depends only on the *multiset* of drafts (such as
-``optimal``) may draw the multiset in one choice with its multinomial weight
+``optimal``) may draw the multiset directly with its multinomial weight
 (:meth:`DraftLaw.draw_multiset`) instead of the ``k`` ordered drafts; the exact engine then
 enumerates ``C(m + k - 1, k)`` multisets instead of ``m^k`` tuples, with the same law.  A
 verifier that reads the drafts in order (RRS, K-SEQ) must use :meth:`DraftLaw.draw`.
@@ -111,10 +111,12 @@ class DraftLaw:
     def draw_multiset(self, s, q: Dist, k: int) -> tuple:
         """The multiset of drafts (labels in token order), remembered as drafts by ``s``.
 
-        With the exact interpreter and exact ``q`` this is one choice among the multisets,
-        weighted by :meth:`multiset_law`; otherwise (sampling, symbolic) the ordered drafts are
-        drawn and sorted, which has the same law.  Only sound for a verifier that never looks
-        at the order of its drafts.
+        With the exact interpreter and exact ``q`` the multiset is chosen directly with its
+        exact probability (:meth:`multiset_law`): for i.i.d. drafts as a chain of binomial
+        choices (how many drafts are token ``t``, given those left), one path per multiset at
+        ``O(|V| k)`` cost; for the other laws as one choice among the multisets.  Otherwise
+        (sampling, symbolic) the ordered drafts are drawn and sorted, which has the same law.
+        Only sound for a verifier that never looks at the order of its drafts.
         """
         from .engine.exact import ExactSampler
 

@@ -273,13 +273,13 @@ def test_methods_refuse_what_they_cannot_take(name, p, q, k, message):
 
 
 def test_optimal_refuses_too_large_with_the_estimate():
-    n = 30
+    n = 40
     p = Dist([F(1, n)] * n)
-    with pytest.raises(TooLarge, match="40,920 draft multisets") as err:
+    with pytest.raises(TooLarge, match="123,410 draft multisets") as err:
         verify("optimal", p, p, 4)
-    assert err.value.estimate == 40920
+    assert err.value.estimate == 123410 and err.value.budget == 50_000
     row = {r["method"]: r for r in compare(p, p, 4, methods=["optimal"])["methods"]}
-    assert "40,920" in row["optimal"]["skipped"]
+    assert "123,410" in row["optimal"]["skipped"]
 
 
 def test_kseq_needs_exact_inputs_unless_rho_is_fixed():

@@ -38,7 +38,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from ..closed_forms import kseq_acceptance, kseq_beta
+from ..closed_forms import kseq_beta
 from ..dist import Dist, exact_str
 from ..engine.merged import Done, Stepped
 from ..errors import InvalidInput, NotExact

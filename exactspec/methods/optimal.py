@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from ..dist import Dist, exact_str
+from ..dist import Dist
 from ..drafts import draft_law, is_exact_dist
 from ..errors import NotExact, TooLarge
 from .base import Method
@@ -40,7 +40,7 @@ __all__ = ["optimal", "optimal_method", "transport_plan", "TransportPlan",
            "MAX_OPTIMAL_MULTISETS", "METHOD"]
 
 #: Largest number of draft multisets whose transport problem ``optimal`` solves exactly.
-MAX_OPTIMAL_MULTISETS = 20_000
+MAX_OPTIMAL_MULTISETS = 50_000
 
 
 @dataclass(frozen=True)
