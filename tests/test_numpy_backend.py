@@ -395,7 +395,7 @@ def test_simulate_and_compare_float():
     (lambda: optimum_bucketed([0.0, 0.0], [0.5, 0.5], 1), InvalidInput, "sums to 0"),
     (lambda: one_draft_acceptance([], []), InvalidInput, "empty"),
     (lambda: optimum_bucketed([0.5, 0.5], [0.5, 0.5], 2, bits=40), InvalidInput, "bits"),
-    (lambda: sample("key", SEED_P, SEED_Q, 2, np.random.default_rng()), InvalidInput, "key"),
+    (lambda: sample("nope", SEED_P, SEED_Q, 2, np.random.default_rng()), InvalidInput, "nope"),
     (lambda: sample("sps", SEED_P, SEED_Q, 2, np.random.default_rng()), InvalidInput, "k = 1"),
     (lambda: verify_float("kseq", SEED_P, SEED_Q, 2), InvalidInput, "exact engine"),
     (lambda: optimal_float(np.ones((2, 3)), np.ones((2, 3)), 2), InvalidInput, "one row"),

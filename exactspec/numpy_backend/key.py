@@ -36,6 +36,7 @@ import numpy as np
 from ..errors import InvalidInput
 from ._arrays import as_rows, g_increment, prefix_sum
 from .optimum import _check_k, optimum_sorted
+from .samplers import _rows as _pair_rows
 
 __all__ = ["FloatKeyPlacement", "key_placement", "verify_key", "sample_key", "KeySamples",
            "W_ATOL", "W_RTOL"]
@@ -120,23 +121,6 @@ class FloatKeyPlacement:
             s[self.width[b] <= 0] = np.inf
             start[b, self.order[b]] = s
         return start
-
-
-def _pair_rows(p, q):
-    P, p_1d = as_rows(p, "p")
-    Q, q_1d = as_rows(q, "q")
-    if P.shape[-1] != Q.shape[-1]:
-        raise InvalidInput(f"q has {Q.shape[-1]} entries but p has {P.shape[-1]}")
-    if P.shape[0] != Q.shape[0]:
-        if P.shape[0] == 1:
-            P = np.broadcast_to(P, Q.shape)
-        elif Q.shape[0] == 1:
-            Q = np.broadcast_to(Q, P.shape)
-        else:
-            raise InvalidInput(f"p has {P.shape[0]} rows but q has {Q.shape[0]}")
-    P = P / P.sum(axis=-1, keepdims=True)
-    Q = Q / Q.sum(axis=-1, keepdims=True)
-    return P, Q, p_1d and q_1d
 
 
 def key_placement(p, q, k: int) -> FloatKeyPlacement:
