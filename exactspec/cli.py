@@ -235,9 +235,16 @@ def cmd_verify(args) -> int:
         return _float_command("verify", args)
     p, q = _read_pair(args)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
-    result = verify(args.method, p, q, args.k, grid=args.grid,
-                    keep_paths=bool(args.certificate), max_paths=max_paths,
-                    progress=None if args.max_paths is None else True)
+    if args.certificate or args.grid:
+        result = verify(args.method, p, q, args.k, grid=args.grid,
+                        keep_paths=bool(args.certificate), max_paths=max_paths,
+                        progress=None if args.max_paths is None else True)
+    else:
+        from .compare import exact_verification
+
+        # the plain enumeration when it is small; merged states for methods with a stepped
+        # form (rrs, rrs-wor, kseq, spechub) when the paths are too many to list
+        result = exact_verification(args.method, p, q, args.k, max_paths=max_paths)
     if args.certificate:
         _write_json(args.certificate, result.certificate())
     _emit(result.to_json(), args.json, _verify_text(result))
