@@ -1,4 +1,4 @@
-"""Speed of the exact engine on the multi-draft methods and the optimum (issue 3, item 7).
+"""Speed of the exact engine on the multi-draft methods and the optimum.
 
     python benchmarks/exact_engine.py            # headline cases and growth tables
     python benchmarks/exact_engine.py --quick    # headline cases only, no reference optimum

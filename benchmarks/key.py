@@ -1,4 +1,4 @@
-"""Benchmark of KEY in NumPy at full vocabulary size (issue 5).
+"""Benchmark of KEY in NumPy at full vocabulary size.
 
     .venv/bin/python benchmarks/key.py            # |V| = 152,064, both corpora (a few minutes)
     .venv/bin/python benchmarks/key.py --quick    # |V| = 20,000, fewer rows

@@ -1,4 +1,4 @@
-"""Context-dependent model pairs, gamma-token chains and block verification (issue 7).
+"""Context-dependent model pairs, gamma-token chains and block verification.
 
 Every expected value is exact.  Joint laws are checked two ways (composed one-call laws against
 the whole generation enumerated in one run), tokens per call three ways (every path, the

@@ -1,4 +1,4 @@
-"""KEY (issue 5): the placement, the verifier, the closed-form selection law, the lazy variant,
+"""KEY: the placement, the verifier, the closed-form selection law, the lazy variant,
 the float sampler and the NumPy backend, each against an independent computation."""
 
 import json

@@ -1,6 +1,6 @@
 """rho_k's tight instances through the engine, the evidence for alpha_RRS >= rho_k alpha*,
 Khisti et al.'s two-draft optimum, RRS without replacement, K-SEQ's guarantee, the ``rho``
-report and the claims of issue 4 (exactspec.rrs_bound, khisti, guarantees, rho_report,
+report and the claims about rho_k (exactspec.rrs_bound, khisti, guarantees, rho_report,
 engine.interval, claims.bounds).
 
 Expected values are Fractions or sympy numbers; every comparison with the irrational rho_k

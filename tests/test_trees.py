@@ -1,5 +1,5 @@
 """Token trees on networkx, node rules, idealised (positional) trees, sequence-level bug
-classes, and the ``exactspec tree`` report (issue 7).
+classes, and the ``exactspec tree`` report.
 
 The family of node rules is listed once (``RULES``) and every member runs through the same
 checks: the joint law of the generated tokens equals the target's, exactly.

@@ -14,18 +14,10 @@ __all__ = ["Claim", "ClaimResult", "all_claims", "get_claim", "PROVED", "REFUTED
 
 def all_claims() -> list[Claim]:
     """Every registered claim, in a stable order."""
-    from . import multi_draft, one_draft
-    from . import trees  # issue 7: chains, token trees, block verification
-    from . import bounds  # issue 4: rho_k, its tight instances, the bound's evidence
+    from . import bounds, key, multi_draft, one_draft, trees
 
-    return (list(one_draft.CLAIMS) + list(multi_draft.CLAIMS) + list(trees.CLAIMS)
-            + list(bounds.CLAIMS) + list(_key_claims()))
-
-
-def _key_claims():  # issue 5: KEY
-    from . import key
-
-    return key.CLAIMS
+    return [claim for module in (one_draft, multi_draft, trees, bounds, key)
+            for claim in module.CLAIMS]
 
 
 def get_claim(name: str) -> Claim:

@@ -26,14 +26,14 @@ def register(method: Method) -> Method:
     return method
 
 
-# the multi-draft methods (issue 3), one module each
+# the multi-draft methods, one module each
 from . import kseq as _kseq, optimal as _optimal, rrs as _rrs, rrs_wor as _rrs_wor, \
     spechub as _spechub  # noqa: E402
 
 for _module in (_rrs, _rrs_wor, _kseq, _spechub, _optimal):
     register(_module.METHOD)
 
-from . import key as _key, key_lazy as _key_lazy  # noqa: E402  (KEY, issue 5)
+from . import key as _key, key_lazy as _key_lazy  # noqa: E402
 register(_key.METHOD), register(_key_lazy.METHOD)
 
 
