@@ -33,7 +33,6 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cmp_to_key
 from itertools import combinations_with_replacement
 from typing import Any
 
@@ -159,18 +158,36 @@ def g(k: int, x: Any) -> Any:
 
 
 def _order_indices(p: Dist, q: Dist) -> list[int]:
+    """Indices by ``q/p`` ascending, ``p = 0`` last, ties by index, exactly.
+
+    Equivalent to sorting with the cross-multiplied comparison ``q(s) p(t) < q(t) p(s)``; done
+    as one sort by the correctly rounded float of ``q/p`` (rounding is monotone, so it never
+    inverts two ratios), then an exact sort inside each run of equal floats.
+    """
     pp, qq = p.probs, q.probs
 
-    def compare(s: int, t: int) -> int:
-        if (pp[s] == 0) != (pp[t] == 0):        # tokens with p = 0 go last
-            return 1 if pp[s] == 0 else -1
-        if pp[s] != 0:                           # q(s)/p(s) vs q(t)/p(t), cross-multiplied
-            lhs, rhs = qq[s] * pp[t], qq[t] * pp[s]
-            if lhs != rhs:
-                return -1 if lhs < rhs else 1
-        return (s > t) - (s < t)                 # ties by token index
+    def rounded(i: int) -> float:
+        a, b = qq[i], pp[i]
+        try:   # int / int is correctly rounded
+            return (a.numerator * b.denominator) / (a.denominator * b.numerator)
+        except OverflowError:
+            return math.inf
 
-    return sorted(range(len(pp)), key=cmp_to_key(compare))
+    positive = [i for i, v in enumerate(pp) if v != 0]
+    floats = {i: rounded(i) for i in positive}
+    keyed = sorted(positive, key=lambda i: (floats[i], i))
+    order: list[int] = []
+    start = 0
+    while start < len(keyed):
+        end = start + 1
+        while end < len(keyed) and floats[keyed[end]] == floats[keyed[start]]:
+            end += 1
+        run = keyed[start:end]
+        if len(run) > 1:                         # equal floats: the exact ratios decide
+            run.sort(key=lambda i: (qq[i] / pp[i], i))
+        order += run
+        start = end
+    return order + [i for i, v in enumerate(pp) if v == 0]
 
 
 def optimal_order(p: Any, q: Any) -> tuple:

@@ -443,3 +443,34 @@ def test_draft_laws(pq, k, draft_law):
         assert best == 1 + min(cuts)
         # dropping the replacement can only help: wor is at least as good as iid
         assert best >= optimal_acceptance(p, q, k)
+
+
+def test_order_is_exact_beyond_float_resolution_and_matches_cross_multiplication():
+    """The sort by rounded ratios then exact ties equals the cross-multiplied comparison."""
+    import random
+    from functools import cmp_to_key
+
+    from exactspec.optimum import _order_indices
+
+    eps = F(1, 10**30)
+    p = Dist([F(1, 3) + eps, F(1, 3), F(1, 3) - eps])
+    assert _order_indices(p, Dist([F(1, 3)] * 3)) == [0, 1, 2]
+    rng = random.Random(1)
+    for _ in range(200):
+        n = rng.randint(1, 8)
+        wp = [rng.choice([0, 1, 2, 3, 6]) for _ in range(n)]
+        wq = [rng.choice([0, 1, 2, 3, 6]) for _ in range(n)]
+        if not sum(wp) or not sum(wq):
+            continue
+        p = Dist([F(w, sum(wp)) for w in wp])
+        q = Dist([F(w, sum(wq)) for w in wq])
+        pp, qq = p.probs, q.probs
+
+        def compare(s, t):
+            if (pp[s] == 0) != (pp[t] == 0):
+                return 1 if pp[s] == 0 else -1
+            if pp[s] != 0 and qq[s] * pp[t] != qq[t] * pp[s]:
+                return -1 if qq[s] * pp[t] < qq[t] * pp[s] else 1
+            return (s > t) - (s < t)
+
+        assert _order_indices(p, q) == sorted(range(n), key=cmp_to_key(compare))
