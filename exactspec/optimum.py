@@ -553,8 +553,13 @@ def _hub_pairs(q: Dist, support: list[int]) -> Iterator[tuple[tuple, Fraction]]:
 
 # -- exact max flow ----------------------------------------------------------------------
 
-def _max_flow(labels: tuple, caps, multisets, flow_func=None) -> Fraction:
-    """Exact max flow source -> multiset (P(X)) -> token in X -> sink (caps[t])."""
+def transport_flow(labels: tuple, caps, multisets, flow_func=None):
+    """Exact max flow source -> multiset (capacity P(X)) -> token in X -> sink (``caps[t]``).
+
+    Returns ``(value, residual)``: the flow value as a ``Fraction`` and networkx's residual
+    network, whose edge ``("drafts", X) -> ("token", t)`` carries the flow routed from ``X``
+    to ``t`` (``residual[u][v]["flow"]``, exact).
+    """
     import networkx as nx
     from networkx.algorithms.flow import shortest_augmenting_path
 
@@ -577,7 +582,12 @@ def _max_flow(labels: tuple, caps, multisets, flow_func=None) -> Fraction:
     # exactness invariant: the flow algorithm must not have gone through floats
     assert isinstance(value, (int, Fraction)) and not isinstance(value, bool), type(value)
     assert all(isinstance(d["flow"], (int, Fraction)) for _, _, d in residual.edges(data=True))
-    return Fraction(value)
+    return Fraction(value), residual
+
+
+def _max_flow(labels: tuple, caps, multisets, flow_func=None) -> Fraction:
+    """The value of :func:`transport_flow`."""
+    return transport_flow(labels, caps, multisets, flow_func)[0]
 
 
 def alpha_star_max_flow(p: Any, q: Any, k: int, draft_law: str = "iid", *,

@@ -134,33 +134,17 @@ class _Plan:
 def _optimal_plan(p: Dist, q: Dist, k: int, law: str) -> _Plan:
     """The exact optimal transport for ``k`` drafts under ``law``: for each draft multiset
     ``X`` the law of the routed token (accept ``t`` in ``X``) or the residual."""
-    import networkx as nx
-    from networkx.algorithms.flow import shortest_augmenting_path
-
-    from .optimum import draft_multisets
+    from .optimum import draft_multisets, transport_flow
 
     multisets = list(draft_multisets(q, k, law))
-    graph = nx.DiGraph()
-    source, sink = ("source",), ("sink",)
-    graph.add_node(source)
-    graph.add_node(sink)
-    for drafts, weight in multisets:
-        node = ("drafts", drafts)
-        graph.add_edge(source, node, capacity=weight)
-        for t in set(drafts):
-            graph.add_edge(node, ("token", t), capacity=weight)
-    for t, cap in zip(p.labels, p.probs):
-        if cap != 0:
-            graph.add_edge(("token", t), sink, capacity=cap)
-    flows = shortest_augmenting_path(graph, source, sink)
+    _, flows = transport_flow(p.labels, p.probs, multisets)
     accepted = {t: Fraction(0) for t in p.labels}
     routes = {}
     for drafts, weight in multisets:
         node = ("drafts", drafts)
         options, left = [], weight
         for t in sorted(set(drafts), key=q.index):
-            f = Fraction(flows[node][("token", t)]["flow"]) if graph.has_edge(
-                ("token", t), sink) else Fraction(0)
+            f = Fraction(flows[node][("token", t)]["flow"])
             if f:
                 options.append((("accept", t), f / weight))
                 accepted[t] += f

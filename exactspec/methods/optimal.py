@@ -108,27 +108,10 @@ def transport_plan(p: Dist, q: Dist, k: int, law: str = "iid", *,
 
 @lru_cache(maxsize=16)
 def _plan(p: Dist, q: Dist, k: int, law: str) -> TransportPlan:
-    import networkx as nx
-    from networkx.algorithms.flow import shortest_augmenting_path
+    from ..optimum import transport_flow
 
     multisets = list(draft_law(law).multisets(q, k, budget=MAX_OPTIMAL_MULTISETS * 10))
-    graph = nx.DiGraph()
-    source, sink = ("source",), ("sink",)
-    graph.add_node(source)
-    graph.add_node(sink)
-    for drafts, weight in multisets:
-        node = ("drafts", drafts)
-        graph.add_edge(source, node, capacity=weight)
-        for t in set(drafts):
-            graph.add_edge(node, ("token", t), capacity=weight)
-    for t, cap in zip(p.labels, p.probs):
-        if cap != 0:
-            graph.add_edge(("token", t), sink, capacity=cap)
-    flow = shortest_augmenting_path(graph, source, sink)
-    alpha = flow.graph["flow_value"]
-    if not isinstance(alpha, (int, Fraction)):          # exactness invariant
-        raise AssertionError(f"internal: the flow value {alpha!r} is not exact")
-    alpha = Fraction(alpha)
+    alpha, flow = transport_flow(p.labels, p.probs, multisets)
     accepted = {t: Fraction(0) for t in p.labels}
     conditional, accept_probability = {}, {}
     for drafts, weight in multisets:
