@@ -27,6 +27,7 @@ from fractions import Fraction
 from .context import ContextPair
 from .dist import Dist
 from .errors import InvalidInput
+from .chains import draft_chain
 from .multitoken import Verifier, tokens_per_call
 
 __all__ = ["Block", "block_call", "block_weights", "accepted_per_call", "ideal_accepted",
@@ -67,12 +68,7 @@ def block_weights(pair: ContextPair, ctx, drafts) -> tuple[list, list]:
 def block_call(s, pair: ContextPair, ctx, gamma: int) -> tuple:
     """One target call of block verification; returns the tokens it produces."""
     ctx = tuple(ctx)
-    drafts: list = []
-    c = ctx
-    for i in range(gamma):
-        x = s.draft(pair.draft(c), f"draft{i + 1}")
-        drafts.append(x)
-        c = c + (x,)
+    drafts = draft_chain(s, pair, ctx, gamma)
     w, h = block_weights(pair, ctx, drafts)
     tau = 0
     for i in range(gamma, -1, -1):

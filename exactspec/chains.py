@@ -53,6 +53,18 @@ def _check_gamma(gamma) -> int:
     return gamma
 
 
+def draft_chain(s, pair: ContextPair, ctx, gamma: int) -> list:
+    """Draft ``x_1 ~ q(.|ctx)``, ``x_2 ~ q(.|ctx, x_1)``, ... ``x_gamma``: all drafts first,
+    as a kernel does before the one verify pass."""
+    drafts: list = []
+    c = tuple(ctx)
+    for i in range(gamma):
+        x = s.draft(pair.draft(c), f"draft{i + 1}")
+        drafts.append(x)
+        c = c + (x,)
+    return drafts
+
+
 def chain_call(s, pair: ContextPair, ctx, gamma: int, *, lazy: bool = False) -> tuple:
     """One target call of the ``gamma``-token chain; returns the tokens it produces.
 
@@ -61,13 +73,7 @@ def chain_call(s, pair: ContextPair, ctx, gamma: int, *, lazy: bool = False) -> 
     which has the same law (drafts after a rejection are discarded unread) and fewer paths.
     """
     ctx = tuple(ctx)
-    drafts: list = []
-    if not lazy:
-        c = ctx
-        for i in range(gamma):
-            x = s.draft(pair.draft(c), f"draft{i + 1}")
-            drafts.append(x)
-            c = c + (x,)
+    drafts = [] if lazy else draft_chain(s, pair, ctx, gamma)
     out: tuple = ()
     for i in range(gamma):
         c = ctx + out
@@ -188,12 +194,7 @@ def first_row_bonus_chain_call(s, pair: ContextPair, ctx, gamma: int) -> tuple:
     ``p(.|c, x_1..x_gamma)`` (a kernel that read the bonus row without the position offset).
     """
     ctx = tuple(ctx)
-    drafts: list = []
-    c = ctx
-    for i in range(gamma):
-        x = s.draft(pair.draft(c), f"draft{i + 1}")
-        drafts.append(x)
-        c = c + (x,)
+    drafts = draft_chain(s, pair, ctx, gamma)
     out: tuple = ()
     for i in range(gamma):
         c = ctx + out
@@ -209,12 +210,7 @@ def kept_rejected_chain_call(s, pair: ContextPair, ctx, gamma: int) -> tuple:
     """BUG: on the first rejection the rejected draft token stays in the output, followed by
     the residual sample (the resample was written after ``x_i`` instead of over it)."""
     ctx = tuple(ctx)
-    drafts: list = []
-    c = ctx
-    for i in range(gamma):
-        x = s.draft(pair.draft(c), f"draft{i + 1}")
-        drafts.append(x)
-        c = c + (x,)
+    drafts = draft_chain(s, pair, ctx, gamma)
     out: tuple = ()
     for i in range(gamma):
         c = ctx + out

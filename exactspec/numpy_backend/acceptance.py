@@ -38,7 +38,7 @@ def one_draft_acceptance(p, q, xp: Any = None):
     array([0.75, 0.5 ])
     """
     xp = namespace(xp)
-    P, Q = _pair_rows(p, q, xp)
+    P, Q, _ = _pair_rows(p, q, xp)
     return xp.sum(xp.minimum(normalized(P, xp), normalized(Q, xp)), axis=-1)
 
 
@@ -51,7 +51,7 @@ def rrs_rejection_factors(p, q, k: int, xp: Any = None):
     """
     xp = namespace(xp)
     k = _check_k(k)
-    P, Q = _pair_rows(p, q, xp)
+    P, Q, _ = _pair_rows(p, q, xp)
     Q = normalized(Q, xp)
     r = normalized(P, xp)
     factors = []

@@ -94,7 +94,7 @@ def _pair_rows(p, q, xp):
             Q = xp.broadcast_to(Q, P.shape)
         else:
             raise InvalidInput(f"p has {P.shape[0]} rows but q has {Q.shape[0]}")
-    return P, Q
+    return P, Q, p_1d and q_1d
 
 
 def optimum_sorted(p, q, k: int, xp: Any = None) -> FloatOptimum:
@@ -118,7 +118,7 @@ def optimum_sorted(p, q, k: int, xp: Any = None) -> FloatOptimum:
     """
     xp = namespace(xp)
     k = _check_k(k)
-    P, Q = _pair_rows(p, q, xp)
+    P, Q, _ = _pair_rows(p, q, xp)
     order = ratio_order(P, Q, xp)
     ps = xp.take_along_axis(normalized(P, xp), order, axis=-1)
     qs = xp.take_along_axis(normalized(Q, xp), order, axis=-1)
@@ -189,7 +189,7 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
     k = _check_k(k)
     if not isinstance(bits, numbers.Integral) or not 0 <= bits <= 20:
         raise InvalidInput(f"bits={bits!r}: choose an integer from 0 to 20")
-    P, Q = _pair_rows(p, q, np)
+    P, Q, _ = _pair_rows(p, q, np)
     batch, n = P.shape
     alpha = np.empty(batch)
     a = np.empty((batch, n))

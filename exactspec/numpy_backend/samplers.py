@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import InvalidInput
 from ._arrays import as_rows
-from .optimum import _check_k
+from .optimum import _check_k, _pair_rows
 
 __all__ = ["Samples", "SAMPLERS", "draft_iid", "draft_wor", "verify_sps", "verify_rrs",
            "verify_rrs_wor", "sample"]
@@ -59,20 +59,9 @@ class Samples:
 
 
 def _rows(p, q):
-    P, p_1d = as_rows(p, "p")
-    Q, q_1d = as_rows(q, "q")
-    if P.shape[-1] != Q.shape[-1]:
-        raise InvalidInput(f"q has {Q.shape[-1]} entries but p has {P.shape[-1]}")
-    if P.shape[0] != Q.shape[0]:
-        if P.shape[0] == 1:
-            P = np.broadcast_to(P, Q.shape)
-        elif Q.shape[0] == 1:
-            Q = np.broadcast_to(Q, P.shape)
-        else:
-            raise InvalidInput(f"p has {P.shape[0]} rows but q has {Q.shape[0]}")
-    P = P / P.sum(axis=-1, keepdims=True)
-    Q = Q / Q.sum(axis=-1, keepdims=True)
-    return P, Q, p_1d and q_1d
+    """Paired, normalised rows of ``p`` and ``q`` and whether both came as one row."""
+    P, Q, one_row = _pair_rows(p, q, np)
+    return P / P.sum(axis=-1, keepdims=True), Q / Q.sum(axis=-1, keepdims=True), one_row
 
 
 def _layout(n_rows: int, n, one_row: bool):
