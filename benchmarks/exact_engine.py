@@ -36,16 +36,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from exactspec.closed_forms import (optimum_common_denominator, rrs_acceptance,  # noqa: E402
+from exactspec.bounds.closed_forms import (optimum_common_denominator, rrs_acceptance,  # noqa: E402
                                     spechub_acceptance)
-from exactspec.dist import Dist  # noqa: E402
+from exactspec.core.dist import Dist  # noqa: E402
 from exactspec.engine.merged import enumerate_merged  # noqa: E402
 from exactspec.methods.kseq import KSEQ_STEPS  # noqa: E402
 from exactspec.methods.optimal import transport_plan  # noqa: E402
 from exactspec.methods.rrs import RRS_STEPS  # noqa: E402
 from exactspec.methods.rrs_wor import RRS_WOR_STEPS  # noqa: E402
 from exactspec.methods.spechub import SPECHUB_STEPS  # noqa: E402
-from exactspec.optimum import optimal_acceptance, optimum  # noqa: E402
+from exactspec.optimum.alpha_star import optimal_acceptance, optimum  # noqa: E402
 from exactspec.verify import verify  # noqa: E402
 
 

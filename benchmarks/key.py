@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/key.py            # |V| = 152,064, both corpora (a few minutes)
     .venv/bin/python benchmarks/key.py --quick    # |V| = 20,000, fewer rows
 
-Rows are next-token pairs from :func:`exactspec.models.model_pair` (``docs`` and ``code``).
+Rows are next-token pairs from :func:`exactspec.numpy_backend.models.model_pair` (``docs`` and ``code``).
 For each corpus, temperature and ``k`` it reports, per position: the time of the placement
 (:func:`exactspec.numpy_backend.key.key_placement`, which includes ``optimum_sorted``) and of
 ``optimum_sorted`` alone, how many positions need swaps (the rest are the plain consecutive
@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from exactspec.models import model_pair  # noqa: E402
+from exactspec.numpy_backend.models import model_pair  # noqa: E402
 from exactspec.numpy_backend.key import key_placement, sample_key  # noqa: E402
 from exactspec.numpy_backend.optimum import optimum_sorted  # noqa: E402
 

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/numpy_backend.py            # the table (a few minutes)
     .venv/bin/python benchmarks/numpy_backend.py --quick    # smaller, for a smoke run
 
-Rows are next-token pairs from :func:`exactspec.models.model_pair` (``code``: a trigram target
+Rows are next-token pairs from :func:`exactspec.numpy_backend.models.model_pair` (``code``: a trigram target
 and a bigram draft over the standard library's sources, vocabulary padded to the size asked),
 temperature 1, ``k = 4``.  For ``|V|`` = 32,000 and 152,064 and batches of 1 and 64, each
 routine's time per position is set against one ``numpy.argsort`` of the same row, measured
@@ -26,14 +26,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from exactspec.dist import Dist  # noqa: E402
-from exactspec.lp import linprog_max  # noqa: E402
-from exactspec.models import model_pair  # noqa: E402
+from exactspec.core.dist import Dist  # noqa: E402
+from exactspec.core.lp import linprog_max  # noqa: E402
+from exactspec.numpy_backend.models import model_pair  # noqa: E402
 from exactspec.numpy_backend import (optimum_bucketed, optimum_sorted,  # noqa: E402
                                      rrs_acceptance)
 from exactspec.numpy_backend.twins import (exact_pair, optimum_exact,  # noqa: E402
                                            rrs_acceptance_exact)
-from exactspec.optimum import alpha_star_max_flow, draft_multisets  # noqa: E402
+from exactspec.optimum.alpha_star import alpha_star_max_flow, draft_multisets  # noqa: E402
 
 K = 4
 
@@ -129,7 +129,7 @@ def exact_table(sizes):
         start = time.perf_counter()
         rrs_acceptance_exact(P, Q, K)
         t_rrs = time.perf_counter() - start + convert
-        out.append((str(V), "exact Fractions: alpha*, a* (exactspec.optimum)",
+        out.append((str(V), "exact Fractions: alpha*, a* (exactspec.optimum.alpha_star)",
                     f"{t_opt:.3g} s", f"{t_opt / argsort:,.0f}"))
         out.append((str(V), f"exact Fractions: RRS acceptance (k={K})",
                     f"{t_rrs:.3g} s", f"{t_rrs / argsort:,.0f}"))
@@ -137,7 +137,7 @@ def exact_table(sizes):
 
 
 def multiset_lp(p: Dist, q: Dist, k: int) -> Fraction:
-    """``alpha*`` as an exact rational LP over draft multisets (exactspec.lp)."""
+    """``alpha*`` as an exact rational LP over draft multisets (exactspec.core.lp)."""
     multisets = list(draft_multisets(q, k))
     variables = [(m, t) for m, (ms, _) in enumerate(multisets) for t in sorted(set(ms))]
     ub = []
@@ -165,7 +165,7 @@ def lp_table(budget_s: float):
         value = multiset_lp(P, Q, k) if solver == "lp" else alpha_star_max_flow(P, Q, k)
         seconds = time.perf_counter() - start
         assert value == optimum_exact(P, Q, k).alpha_star
-        name = ("exact LP over draft multisets (exactspec.lp)" if solver == "lp"
+        name = ("exact LP over draft multisets (exactspec.core.lp)" if solver == "lp"
                 else "exact max-flow over draft multisets (networkx)")
         out.append((f"{V} (k={k})", name, f"{seconds:.3g} s", f"{seconds / argsort:,.0f}"))
         if seconds > budget_s:                  # the next size would take far longer

@@ -8,8 +8,8 @@
 (True, Fraction(3, 5))
 """
 
-from .dist import Dist, overlap, residual, total_variation
-from .errors import ExactspecError, InvalidInput, NotExact, TooLarge, Undecided
+from .core.dist import Dist, overlap, residual, total_variation
+from .core.errors import ExactspecError, InvalidInput, NotExact, TooLarge, Undecided
 from .methods import METHODS, Method, get_method
 from .verify import Verification, simulate, verify
 

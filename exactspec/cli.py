@@ -99,14 +99,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _read_pair(args):
-    from .dist import Dist
+    from .core.dist import Dist
 
     if args.p is None or args.q is None:
         raise _UsageError("both --p and --q are required")
     p = Dist.parse(args.p, labels=args.labels, normalize=args.normalize, name="p")
     q = Dist.parse(args.q, labels=args.labels, normalize=args.normalize, name="q")
     if p.labels != q.labels:
-        from .errors import InvalidInput
+        from .core.errors import InvalidInput
 
         if len(p) != len(q):
             raise InvalidInput(f"q has {len(q)} entries but p has {len(p)}")
@@ -119,8 +119,8 @@ def _read_float_pair(args):
     """``--p``/``--q`` for the NumPy backend: lists of floats, or ``{label: float}``."""
     from fractions import Fraction
 
-    from .dist import parse_labels
-    from .errors import InvalidInput
+    from .core.dist import parse_labels
+    from .core.errors import InvalidInput
 
     def read(text, name):
         text = text.strip()
@@ -171,7 +171,7 @@ def _table(rows, header) -> str:
 
 # -- commands ---------------------------------------------------------------------------
 def cmd_example(args) -> int:
-    from .dist import Dist, exact_str, overlap, residual
+    from .core.dist import Dist, exact_str, overlap, residual
     from .verify import verify
 
     p = Dist.parse("1/2,3/10,1/5", labels="abc", name="p")
@@ -207,7 +207,7 @@ def cmd_example(args) -> int:
 
 
 def _verify_text(result) -> str:
-    from .dist import exact_str
+    from .core.dist import exact_str
 
     p = result.p
     rows = [[t, exact_str(p[t]), exact_str(result.q[t]), exact_str(result.law[t]),
@@ -240,7 +240,7 @@ def cmd_verify(args) -> int:
                         keep_paths=bool(args.certificate), max_paths=max_paths,
                         progress=None if args.max_paths is None else True)
     else:
-        from .compare import exact_verification
+        from .bounds.compare import exact_verification
 
         # the plain enumeration when it is small; merged states for methods with a stepped
         # form (rrs, rrs-wor, kseq, spechub) when the paths are too many to list
@@ -252,7 +252,7 @@ def cmd_verify(args) -> int:
 
 
 def _write_json(path, obj) -> None:
-    from .errors import InvalidInput
+    from .core.errors import InvalidInput
 
     try:
         with open(path, "w") as handle:
@@ -262,7 +262,7 @@ def _write_json(path, obj) -> None:
 
 
 def _search(args) -> int:
-    from .search import search_counterexample
+    from .gallery.search import search_counterexample
 
     found = search_counterexample(args.method, k=args.k)
     result = found.counterexample
@@ -281,7 +281,7 @@ def _search(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from .dist import exact_str
+    from .core.dist import exact_str
     from .verify import simulate
 
     if args.backend == "numpy":
@@ -338,9 +338,9 @@ def _float_command(kind: str, args) -> int:
 def cmd_optimal(args) -> int:
     if args.backend == "numpy":
         return _float_command("optimal", args)
-    from .compare import optimal_report
+    from .bounds.compare import optimal_report
 
-    from .dist import exact_str
+    from .core.dist import exact_str
 
     p, q = _read_pair(args)
     obj = optimal_report(p, q, args.k)
@@ -361,7 +361,7 @@ def cmd_optimal(args) -> int:
 def cmd_compare(args) -> int:
     if args.backend == "numpy":
         return _float_command("compare", args)
-    from .compare import compare
+    from .bounds.compare import compare
 
     p, q = _read_pair(args)
     methods = args.methods.split(",") if args.methods else None
@@ -381,7 +381,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_rho(args) -> int:
-    from .rho_report import rho_report, rho_text
+    from .bounds.rho.report import rho_report, rho_text
 
     obj = rho_report(args.k)
     _emit(obj, args.json, rho_text(args.k))
@@ -389,7 +389,7 @@ def cmd_rho(args) -> int:
 
 
 def cmd_tree(args) -> int:
-    from .trees import tree_report, tree_text
+    from .sequences.trees import tree_report, tree_text
 
     report = tree_report(args.spec, max_paths=args.max_paths or 10**6)
     _emit(report, args.json, tree_text(report))
@@ -458,7 +458,7 @@ def main(argv=None) -> int:
 
 
 def _report(err: Exception) -> int:
-    from .errors import ExactspecError, TooLarge, Undecided
+    from .core.errors import ExactspecError, TooLarge, Undecided
 
     if isinstance(err, Undecided):
         print(f"undecided: {err}", file=sys.stderr)

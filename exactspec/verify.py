@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .dist import Dist, exact_str, total_variation
+from .core.dist import Dist, exact_str, total_variation
 from .engine.exact import DEFAULT_MAX_PATHS, Enumeration, enumerate_paths
-from .errors import InvalidInput
+from .core.errors import InvalidInput
 from .methods import Method, get_method
 
 __all__ = ["Verification", "verify", "simulate", "certificate_of", "certificate_paths"]

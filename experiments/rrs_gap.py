@@ -1,7 +1,7 @@
 """How far is RRS from the optimal verifier on realistic next-token distributions?
 
 The seed paper's experiment, reproduced in design with models built here (no downloads): two
-target/draft pairs (:func:`exactspec.models.model_pair`: ``docs`` from ``pydoc_data`` and
+target/draft pairs (:func:`exactspec.numpy_backend.models.model_pair`: ``docs`` from ``pydoc_data`` and
 ``code`` from the standard library's sources), temperature 1, ``k = 4`` i.i.d. drafts, many
 held-out positions.  For each position, ``alpha*`` and ``a*`` come from the NumPy backend's
 bucketed routine and ``alpha_RRS`` from the ``O(k |V|)`` recursion; a few positions are
@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from exactspec.models import model_pair  # noqa: E402
+from exactspec.numpy_backend.models import model_pair  # noqa: E402
 from exactspec.numpy_backend import (one_draft_acceptance, optimum_bucketed,  # noqa: E402
                                      rrs_acceptance)
 from exactspec.numpy_backend.twins import (exact_pair, optimum_exact,  # noqa: E402

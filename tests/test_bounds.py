@@ -1,4 +1,4 @@
-"""rho_k, its limit and monotonicity, and the tight two-token family (exactspec.bounds).
+"""rho_k, its limit and monotonicity, and the tight two-token family (exactspec.bounds.rho.closed_form).
 
 Expected values are sympy rationals or exact algebraic numbers; floats appear only in the
 independent grid maximisation, where they are the subject.
@@ -11,7 +11,7 @@ import mpmath
 import pytest
 import sympy as sp
 
-from exactspec.bounds import (
+from exactspec.bounds.rho.closed_form import (
     Rho,
     certified_sign,
     rational_tight_instances,
@@ -22,7 +22,7 @@ from exactspec.bounds import (
     tight_family,
     tight_instance,
 )
-from exactspec.errors import InvalidInput
+from exactspec.core.errors import InvalidInput
 
 
 # --- rho_k -----------------------------------------------------------------------------------

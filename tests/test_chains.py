@@ -15,16 +15,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exactspec.block import BLOCK_CHECK_PAIR, BLOCK_CHECK_VALUES, Block, accepted_per_call, \
+from exactspec.sequences.block import BLOCK_CHECK_PAIR, BLOCK_CHECK_VALUES, Block, accepted_per_call, \
     block_weights, ideal_accepted
-from exactspec.chains import Chain, chain_tokens_per_call, constant_acceptance_pair, \
+from exactspec.sequences.chains import Chain, chain_tokens_per_call, constant_acceptance_pair, \
     first_row_bonus_chain_call, kept_rejected_chain_call, leviathan_table, \
     random_constant_acceptance_pair, tokens_per_call_closed_form
 from exactspec.checker import check_certificate
-from exactspec.context import ContextPair, context_key, parse_context, random_model_pair
-from exactspec.dist import Dist
-from exactspec.errors import InvalidInput, NotExact
-from exactspec.multitoken import call_law, generate, joint_law, prove_sequence, \
+from exactspec.sequences.context import ContextPair, context_key, parse_context, random_model_pair
+from exactspec.core.dist import Dist
+from exactspec.core.errors import InvalidInput, NotExact
+from exactspec.sequences.multitoken import call_law, generate, joint_law, prove_sequence, \
     simulate_calls, tokens_per_call
 
 SEED = ContextPair.context_free("1/2,3/10,1/5", "1/5,1/5,3/5")

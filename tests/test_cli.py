@@ -222,7 +222,7 @@ def test_numpy_backend_reports_only_float_keys(capsys, tmp_path):
     assert all(key.endswith("_float") for key, v in obj.items() if isinstance(v, float))
     # the exact engine on the same floats, converted exactly
     from exactspec import Dist
-    from exactspec.optimum import optimum
+    from exactspec.optimum.alpha_star import optimum
 
     exact = optimum(Dist(json.loads(p_file.read_text()), normalize=True),
                     Dist(json.loads(q_file.read_text()), normalize=True), 4).alpha_star

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from exactspec import Dist, InvalidInput, NotExact, overlap, residual, total_variation
-from exactspec.dist import exact, exact_str, positive_part
+from exactspec.core.dist import exact, exact_str, positive_part
 
 
 def test_parse_fractions_and_decimals():

@@ -1,4 +1,4 @@
-"""The gallery of real verifier bugs (exactspec.gallery).
+"""The gallery of real verifier bugs (exactspec.gallery.one_draft).
 
 Each buggy version is refuted with exactly its expected law, each correct version is proved
 lossless with a certificate the independent checker accepts, and the two rules reported as bugs
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from exactspec import Dist, InvalidInput, overlap, residual, total_variation, verify
 from exactspec.checker import check_certificate
-from exactspec.gallery import (
+from exactspec.gallery.one_draft import (
     GALLERY,
     GalleryRow,
     accept_on_target_match,

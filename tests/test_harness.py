@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from exactspec.errors import InvalidInput
-from exactspec.harness import (check_sampler, chi2_isf, chi2_sf, detectable_tv,
+from exactspec.core.errors import InvalidInput
+from exactspec.numpy_backend.harness import (check_sampler, chi2_isf, chi2_sf, detectable_tv,
                                goodness_of_fit, ncx2_sf, noncentrality_for_power,
                                rrs_fixed_residual, rrs_kernel, sps_kernel, sps_reused_uniform)
 from exactspec.numpy_backend import sample, verify_rrs, verify_rrs_wor

@@ -13,14 +13,14 @@ from exactspec import Dist, verify
 from exactspec.claims.base import random_pair
 from exactspec.claims.key import COUNTEREXAMPLES, corpus
 from exactspec.cli import main
-from exactspec.errors import InvalidInput, NotExact
+from exactspec.core.errors import InvalidInput, NotExact
 from exactspec.key import (LATER, acceptance_law, check_selection_law, expected_key_draws,
                            key_placement, selection_law)
 from exactspec.key.sampler import chi2_critical, chi2_power, selection_test, verifier_test
 from exactspec.methods import METHODS
 from exactspec.methods.key import key_uniforms
 from exactspec.methods.key_lazy import key_lazy_uniforms
-from exactspec.optimum import alpha_star_max_flow, draft_multisets, is_feasible, optimum
+from exactspec.optimum.alpha_star import alpha_star_max_flow, draft_multisets, is_feasible, optimum
 
 SEED_P = Dist.parse("1/2,3/10,1/5", labels="abc")
 SEED_Q = Dist.parse("1/5,1/5,3/5", labels="abc")
@@ -204,7 +204,7 @@ def test_registry_cli_and_compare(capsys):
     code = main(["verify", "key", "--p", "3/5,2/5", "--q", "1/2,1/2", "--k", "8", "--json"])
     obj = json.loads(capsys.readouterr().out)
     assert code == 0 and obj["lossless"] is True and obj["acceptance"] == "1"
-    from exactspec.compare import compare
+    from exactspec.bounds.compare import compare
 
     out = compare(SEED_P, SEED_Q, 2, methods=["key", "key-lazy", "optimal"])
     assert {m["method"]: m["ratio_to_optimal"] for m in out["methods"]} == \
@@ -329,7 +329,7 @@ def test_numpy_placement_matches_exact_twin():
 def test_numpy_placement_matches_exact_twin_on_ngram_rows():
     """Hundreds of swaps per row: n-gram pairs over 400 tokens, each row also recomputed in
     exact rationals from the same floats."""
-    from exactspec.models import model_pair
+    from exactspec.numpy_backend.models import model_pair
     from exactspec.numpy_backend.key import W_ATOL, W_RTOL, key_placement as float_placement
 
     P, Q = model_pair("docs", vocab_size=400).rows(3, seed=2)

@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from exactspec.errors import InvalidInput
-from exactspec.models import (NgramModel, Vocabulary, apply_temperature, corpus_text,
+from exactspec.core.errors import InvalidInput
+from exactspec.numpy_backend.models import (NgramModel, Vocabulary, apply_temperature, corpus_text,
                               model_pair, shape_rows, tokenize, top_k_filter, top_p_filter)
 
 

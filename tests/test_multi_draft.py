@@ -11,17 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exactspec.closed_forms import (KHISTI_FIGURE_2, SEED_P, SEED_Q, SEED_TABLE, acceptance_of,
+from exactspec.bounds.closed_forms import (KHISTI_FIGURE_2, SEED_P, SEED_Q, SEED_TABLE, acceptance_of,
                                     explicit_acceptance_of, khisti_alpha_star, kseq_acceptance,
                                     rrs_acceptance, same, spechub_acceptance)
-from exactspec.compare import compare, draft_law_optimum, exact_verification, optimal_report
-from exactspec.dist import Dist
-from exactspec.drafts import DRAFT_LAWS, draft_law
+from exactspec.bounds.compare import compare, draft_law_optimum, exact_verification, optimal_report
+from exactspec.core.dist import Dist
+from exactspec.optimum.draft_laws import DRAFT_LAWS, draft_law
 from exactspec.engine.algebraic import Algebraic, exact_root
 from exactspec.engine.exact import enumerate_paths
 from exactspec.engine.merged import Done, Stepped, enumerate_merged
-from exactspec.errors import InvalidInput, NotExact, TooLarge
-from exactspec.gallery_multi import (GALLERY_MULTI, rrs_on_wor_drafts, rrs_skipping_duplicates,
+from exactspec.core.errors import InvalidInput, NotExact, TooLarge
+from exactspec.gallery.multi_draft import (GALLERY_MULTI, rrs_on_wor_drafts, rrs_skipping_duplicates,
                                      run_gallery_multi)
 from exactspec.methods import METHODS
 from exactspec.methods.kseq import KSEQ_STEPS, kseq_method, rho_star, simplest_between
@@ -29,7 +29,7 @@ from exactspec.methods.optimal import transport_plan
 from exactspec.methods.rrs import RRS_STEPS, rrs
 from exactspec.methods.rrs_wor import RRS_WOR_STEPS
 from exactspec.methods.spechub import SPECHUB_STEPS
-from exactspec.optimum import hub_optimum, law_optimum, optimal_acceptance, optimum
+from exactspec.optimum.alpha_star import hub_optimum, law_optimum, optimal_acceptance, optimum
 from exactspec.verify import simulate, verify
 
 MULTI = ("rrs", "rrs-wor", "kseq", "spechub", "optimal")

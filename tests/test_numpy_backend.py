@@ -15,9 +15,9 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from exactspec.dist import Dist
-from exactspec.errors import InvalidInput, NotExact
-from exactspec.models import model_pair
+from exactspec.core.dist import Dist
+from exactspec.core.errors import InvalidInput, NotExact
+from exactspec.numpy_backend.models import model_pair
 from exactspec.numpy_backend import (A_STAR_ATOL, A_STAR_RTOL, ALPHA_STAR_ATOL, ONE_DRAFT_ATOL,
                                      RRS_ATOL, a_star, alpha_star, compare_float, draft_iid,
                                      draft_wor, one_draft_acceptance, optimal_float,
@@ -169,7 +169,7 @@ def test_alpha_star_to_1e_13_at_ten_thousand_tokens():
 
 
 def test_rrs_matches_the_packages_closed_form_and_engine_when_present():
-    closed_forms = pytest.importorskip("exactspec.closed_forms")
+    closed_forms = pytest.importorskip("exactspec.bounds.closed_forms")
     rng = np.random.default_rng(3)
     for _ in range(20):
         p, q = random_instance(rng, int(rng.integers(2, 12)))
@@ -269,7 +269,7 @@ def test_generic_namespace_branches_agree():
 # -- samplers -------------------------------------------------------------------------------
 
 def test_samplers_follow_p_and_the_exact_acceptance():
-    from exactspec.harness import goodness_of_fit
+    from exactspec.numpy_backend.harness import goodness_of_fit
 
     rng = np.random.default_rng(12)
     n = 60_000
@@ -317,7 +317,7 @@ def test_batched_samplers_shapes_and_draft_laws():
 
 def test_rrs_kernel_on_without_replacement_drafts_is_biased():
     """ALGORITHMS.md: the rrs verifier applied to without-replacement drafts is lossy."""
-    from exactspec.harness import goodness_of_fit
+    from exactspec.numpy_backend.harness import goodness_of_fit
 
     rng = np.random.default_rng(8)
     # exact law of this mismatch here: (10/19, 4/19, 5/19) instead of (6/19, 4/19, 9/19)

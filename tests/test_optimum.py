@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from networkx.algorithms import flow
 
-from exactspec.dist import Dist, overlap
-from exactspec.errors import InvalidInput, NotExact, TooLarge
-from exactspec.optimum import (
+from exactspec.core.dist import Dist, overlap
+from exactspec.core.errors import InvalidInput, NotExact, TooLarge
+from exactspec.optimum.alpha_star import (
     MAX_SUBSET_TOKENS,
     Optimum,
     accepted_law,
@@ -450,7 +450,7 @@ def test_order_is_exact_beyond_float_resolution_and_matches_cross_multiplication
     import random
     from functools import cmp_to_key
 
-    from exactspec.optimum import _order_indices
+    from exactspec.optimum.alpha_star import _order_indices
 
     eps = F(1, 10**30)
     p = Dist([F(1, 3) + eps, F(1, 3), F(1, 3) - eps])

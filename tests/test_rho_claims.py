@@ -1,6 +1,6 @@
 """rho_k's tight instances through the engine, the evidence for alpha_RRS >= rho_k alpha*,
 Khisti et al.'s two-draft optimum, RRS without replacement, K-SEQ's guarantee, the ``rho``
-report and the claims about rho_k (exactspec.rrs_bound, khisti, guarantees, rho_report,
+report and the claims about rho_k (exactspec.bounds.rho.engine_checks, khisti, guarantees, rho_report,
 engine.interval, claims.bounds).
 
 Expected values are Fractions or sympy numbers; every comparison with the irrational rho_k
@@ -17,18 +17,18 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exactspec.bounds import certified_sign, rho, tight_family
-from exactspec.closed_forms import KHISTI_FIGURE_2, khisti_alpha_star, rrs_acceptance
-from exactspec.dist import Dist
+from exactspec.bounds.rho.closed_form import certified_sign, rho, tight_family
+from exactspec.bounds.closed_forms import KHISTI_FIGURE_2, khisti_alpha_star, rrs_acceptance
+from exactspec.core.dist import Dist
 from exactspec.engine.interval import piecewise
-from exactspec.errors import InvalidInput, Undecided
-from exactspec.guarantees import (constant_bounds, e_enclosure, kseq_bounds, kseq_survey,
+from exactspec.core.errors import InvalidInput, Undecided
+from exactspec.bounds.guarantees import (constant_bounds, e_enclosure, kseq_bounds, kseq_survey,
                                   wor_survey)
-from exactspec.khisti import (acceptance_one, canonical_lp, canonical_verifier, figure_family,
+from exactspec.bounds.khisti import (acceptance_one, canonical_lp, canonical_verifier, figure_family,
                               khisti_optimum)
-from exactspec.optimum import alpha_star_brute_force, alpha_star_max_flow, optimum
-from exactspec.rho_report import rho_report, rho_text
-from exactspec.rrs_bound import (compare_with_rho, engine_tight_family, engine_tight_instance,
+from exactspec.optimum.alpha_star import alpha_star_brute_force, alpha_star_max_flow, optimum
+from exactspec.bounds.rho.report import rho_report, rho_text
+from exactspec.bounds.rho.engine_checks import (compare_with_rho, engine_tight_family, engine_tight_instance,
                                  lump, lumping_group, random_instances, ratio_survey,
                                  rational_tight_checks, rho_enclosure, rrs_by_engine, rrs_chain,
                                  two_token_bound)

@@ -5,9 +5,9 @@ import sympy
 
 from exactspec.checker import check_certificate
 from exactspec.claims.base import symbolic_certificate
-from exactspec.dist import overlap
+from exactspec.core.dist import overlap
 from exactspec.engine.symbolic import Case, SymbolicValue, prove_symbolic, symbolic_dists
-from exactspec.errors import Undecided
+from exactspec.core.errors import Undecided
 from exactspec.methods.naive import naive
 from exactspec.methods.sps import sps, sps_uniforms
 

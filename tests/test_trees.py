@@ -15,16 +15,16 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from exactspec.chains import Chain
+from exactspec.sequences.chains import Chain
 from exactspec.checker import check_certificate
 from exactspec.claims.trees import tree_rules
-from exactspec.context import ContextPair, random_model_pair
-from exactspec.dist import Dist
+from exactspec.sequences.context import ContextPair, random_model_pair
+from exactspec.core.dist import Dist
 from exactspec.engine.sampling import RandomSampler
-from exactspec.errors import InvalidInput
-from exactspec.multitoken import call_law, prove_sequence, tokens_per_call
-from exactspec.optimum import law_optimum, optimal_acceptance
-from exactspec.trees import Tree, branching_patterns, chain_vs_tree_table, draft_tree, \
+from exactspec.core.errors import InvalidInput
+from exactspec.sequences.multitoken import call_law, prove_sequence, tokens_per_call
+from exactspec.optimum.alpha_star import law_optimum, optimal_acceptance
+from exactspec.sequences.trees import Tree, branching_patterns, chain_vs_tree_table, draft_tree, \
     drafted_tokens, node_rule, positional_tokens_per_call, reach_probabilities, \
     rrs_positional_probabilities, rule_from_method, run_sequence_bugs, \
     stale_residual_tree_call, tree_layout, tree_report, tree_text, verification_law

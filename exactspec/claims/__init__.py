@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from .base import PROVED, REFUTED, UNDECIDED, Claim, ClaimResult
 
 __all__ = ["Claim", "ClaimResult", "all_claims", "get_claim", "PROVED", "REFUTED", "UNDECIDED"]

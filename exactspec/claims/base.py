@@ -16,7 +16,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
-from ..dist import Dist, exact_str
+from ..core.dist import Dist, exact_str
+from ..core.random_dists import random_dist, random_pair
 
 __all__ = ["Claim", "ClaimResult", "random_dist", "random_pair", "symbolic_certificate",
            "run_claim_main", "PROVED", "REFUTED", "UNDECIDED"]
@@ -57,21 +58,6 @@ class Claim:
         result.certificate.setdefault("statement", self.statement)
         result.certificate.setdefault("verdict", result.verdict)
         return result
-
-
-def random_dist(rng: random.Random, n: int, *, zeros: bool = True, denominator: int = 12,
-                labels=None) -> Dist:
-    """A random rational distribution on ``n`` tokens (small denominators, zeros allowed)."""
-    while True:
-        weights = [rng.randint(0 if zeros else 1, denominator) for _ in range(n)]
-        if sum(weights) > 0:
-            total = sum(weights)
-            return Dist([Fraction(w, total) for w in weights], labels)
-
-
-def random_pair(rng: random.Random, n: int, **kw) -> tuple[Dist, Dist]:
-    """Random ``(p, q)`` on the same ``n`` tokens."""
-    return random_dist(rng, n, **kw), random_dist(rng, n, **kw)
 
 
 def symbolic_certificate(proof, statement: str) -> dict:

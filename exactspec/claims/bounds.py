@@ -14,10 +14,10 @@ from fractions import Fraction
 
 import sympy as sp
 
-from ..bounds import rho, rho_closed_form, rho_decreasing, rho_limit
+from ..bounds.rho.closed_form import rho, rho_closed_form, rho_decreasing, rho_limit
 from ..checker import check_certificate
-from ..dist import exact_str
-from ..errors import Undecided
+from ..core.dist import exact_str
+from ..core.errors import Undecided
 from .base import PROVED, REFUTED, UNDECIDED, Claim, ClaimResult, symbolic_certificate
 
 #: Corpus sizes (every claim runs in well under a minute).
@@ -39,7 +39,7 @@ def _verdict(ok: bool, undecided: bool = False) -> str:
 # --------------------------------------------------------------------------------------------
 
 def check_rho_closed_form(k_max: int = 8, monotone_up_to: int = 200) -> ClaimResult:
-    from ..rrs_bound import rho_enclosure
+    from ..bounds.rho.engine_checks import rho_enclosure
 
     details, failures = [], []
     data: dict = {"derivations": {}}
@@ -94,7 +94,8 @@ def check_rho_closed_form(k_max: int = 8, monotone_up_to: int = 200) -> ClaimRes
 # --------------------------------------------------------------------------------------------
 
 def check_rrs_tight_instance(family_k: int = 6, instance_k: int = 8) -> ClaimResult:
-    from ..rrs_bound import engine_tight_family, engine_tight_instance, rational_tight_checks
+    from ..bounds.rho.engine_checks import (engine_tight_family, engine_tight_instance,
+                                             rational_tight_checks)
 
     details, failures, parts = [], [], []
     data: dict = {"family": {}, "instances": {}, "rational": {}}
@@ -187,8 +188,8 @@ def _two_token_rrs_proofs(ks=(1, 2, 3)):
 
 def check_lumping_step(size: int = LUMPING_CORPUS, seed: int = 404,
                        symbolic_ks=(1, 2, 3)) -> ClaimResult:
-    from ..dist import Dist
-    from ..rrs_bound import lump, random_instances, rrs_chain
+    from ..core.dist import Dist
+    from ..bounds.rho.engine_checks import lump, random_instances, rrs_chain
 
     details, failures, parts = [], [], []
     counts = {"instances": 0, "complete": 0, "rrs_strict": 0, "alpha_strict": 0}
@@ -259,7 +260,8 @@ def check_lumping_step(size: int = LUMPING_CORPUS, seed: int = 404,
 # --------------------------------------------------------------------------------------------
 
 def check_rrs_ratio_bound(size: int = RATIO_CORPUS, seed: int = 2026) -> ClaimResult:
-    from ..rrs_bound import random_instances, ratio_survey, rho_enclosure, two_token_bound
+    from ..bounds.rho.engine_checks import (random_instances, ratio_survey, rho_enclosure,
+                                             two_token_bound)
     from ..verify import verify
 
     details, parts = [], []
@@ -308,11 +310,11 @@ def check_rrs_ratio_bound(size: int = RATIO_CORPUS, seed: int = 2026) -> ClaimRe
 # --------------------------------------------------------------------------------------------
 
 def check_khisti_two_drafts(size: int = KHISTI_CORPUS, seed: int = 77) -> ClaimResult:
-    from ..closed_forms import KHISTI_FIGURE_2, khisti_alpha_star
-    from ..khisti import (acceptance_one, canonical_lp, canonical_verifier, figure_family,
+    from ..bounds.closed_forms import KHISTI_FIGURE_2, khisti_alpha_star
+    from ..bounds.khisti import (acceptance_one, canonical_lp, canonical_verifier, figure_family,
                           khisti_optimum)
-    from ..optimum import optimum
-    from ..rrs_bound import random_instances
+    from ..optimum.alpha_star import optimum
+    from ..bounds.rho.engine_checks import random_instances
     from ..verify import verify
 
     details, failures, parts = [], [], []
@@ -375,8 +377,8 @@ def check_khisti_two_drafts(size: int = KHISTI_CORPUS, seed: int = 77) -> ClaimR
 # --------------------------------------------------------------------------------------------
 
 def check_rrs_wor_not_worse(size: int = WOR_CORPUS, seed: int = 505) -> ClaimResult:
-    from ..guarantees import wor_survey
-    from ..rrs_bound import random_instances
+    from ..bounds.guarantees import wor_survey
+    from ..bounds.rho.engine_checks import random_instances
 
     survey = wor_survey(random_instances(size, seed), plain_every=100)
     margins = [r.margin for r in survey.rows]
@@ -393,8 +395,8 @@ def check_rrs_wor_not_worse(size: int = WOR_CORPUS, seed: int = 505) -> ClaimRes
 
 
 def check_kseq_guarantee(size: int = KSEQ_CORPUS, seed: int = 606) -> ClaimResult:
-    from ..guarantees import KSEQ_CONSTANTS, kseq_survey
-    from ..rrs_bound import random_instances
+    from ..bounds.guarantees import KSEQ_CONSTANTS, kseq_survey
+    from ..bounds.rho.engine_checks import random_instances
 
     survey = kseq_survey(random_instances(size, seed), engine_every=30)
     details = [f"exact, {len(survey.rows)} random rational instances (2-6 tokens, k = 2..5): "

@@ -7,14 +7,14 @@ import random
 from fractions import Fraction
 
 from ..checker import check_certificate
-from ..dist import Dist, exact_str
+from ..core.dist import Dist, exact_str
 from ..engine.exact import enumerate_paths
 from ..key.placement import key_placement
 from ..key.selection import check_selection_law, expected_key_draws, key_law, \
     smallest_key_lazy
 from ..methods.key import key, key_uniforms
 from ..methods.key_lazy import key_lazy, key_lazy_uniforms
-from ..optimum import alpha_star_max_flow, draft_multisets, optimum
+from ..optimum.alpha_star import alpha_star_max_flow, draft_multisets, optimum
 from ..verify import verify
 from .base import PROVED, REFUTED, Claim, ClaimResult, random_pair
 

@@ -7,15 +7,15 @@ import random
 from fractions import Fraction
 
 from ..checker import check_certificate
-from ..closed_forms import SEED_P, SEED_Q, rrs_acceptance
-from ..compare import draft_law_optimum
-from ..dist import exact_str
+from ..bounds.closed_forms import SEED_P, SEED_Q, rrs_acceptance
+from ..bounds.compare import draft_law_optimum
+from ..core.dist import exact_str
 from ..engine.merged import enumerate_merged
 from ..engine.symbolic import prove_symbolic
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from ..methods import METHODS
 from ..methods.rrs import RRS_STEPS, rrs
-from ..optimum import (_realisable_by_flow, alpha_star_brute_force, alpha_star_max_flow,
+from ..optimum.alpha_star import (_realisable_by_flow, alpha_star_brute_force, alpha_star_max_flow,
                        g, infeasible_set, optimum)
 from ..verify import verify
 from .base import PROVED, REFUTED, UNDECIDED, Claim, ClaimResult, random_pair, \

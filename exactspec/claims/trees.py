@@ -3,7 +3,7 @@ and the sequence-level bug classes (MATH.md sections 2 and 6, ALGORITHMS.md "Cha
 verification, trees").
 
 Every joint law is exact: one call is enumerated on every path from each reachable context and
-the calls are composed (:func:`exactspec.multitoken.joint_law`); on small instances the whole
+the calls are composed (:func:`exactspec.sequences.multitoken.joint_law`); on small instances the whole
 generation is also enumerated in one run, and those paths go into the certificate for the
 independent checker (tokens there are ``m``-tuples written ``"a,b"``).
 """
@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import random
 
-from ..block import BLOCK_CHECK_PAIR, BLOCK_CHECK_VALUES, Block, accepted_per_call, \
+from ..sequences.block import BLOCK_CHECK_PAIR, BLOCK_CHECK_VALUES, Block, accepted_per_call, \
     ideal_accepted
-from ..chains import Chain, chain_tokens_per_call, \
+from ..sequences.chains import Chain, chain_tokens_per_call, \
     constant_acceptance_pair, leviathan_table, random_constant_acceptance_pair, \
     tokens_per_call_closed_form
 from ..checker import check_certificate
-from ..context import ContextPair, context_key, random_model_pair
-from ..dist import Dist, exact_str
-from ..multitoken import prove_sequence, tokens_per_call
-from ..optimum import law_optimum, optimal_acceptance
-from ..trees import Tree, branching_patterns, chain_vs_tree_table, node_rule, \
+from ..sequences.context import ContextPair, context_key, random_model_pair
+from ..core.dist import Dist, exact_str
+from ..sequences.multitoken import prove_sequence, tokens_per_call
+from ..optimum.alpha_star import law_optimum, optimal_acceptance
+from ..sequences.trees import Tree, branching_patterns, chain_vs_tree_table, node_rule, \
     positional_tokens_per_call, rrs_positional_probabilities, run_sequence_bugs
 from .base import PROVED, REFUTED, Claim, ClaimResult
 

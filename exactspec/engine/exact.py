@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
 
-from ..errors import InvalidInput, TooLarge
+from ..core.errors import InvalidInput, TooLarge
 from .uniform import Uniform, grid_count
 
 __all__ = ["ExactSampler", "Path", "Enumeration", "enumerate_paths", "estimate_paths",
@@ -199,7 +199,7 @@ class ExactSampler:
         """``k`` drafts from ``q``: i.i.d., or without replacement (``replace=False``)."""
         if replace:
             return tuple(self.draft(q, f"draft{i + 1}") for i in range(k))
-        from ..dist import Dist
+        from ..core.dist import Dist
 
         chosen: list = []
         remaining = q
@@ -315,7 +315,7 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     Parameters
     ----------
     max_paths : int or None
-        Refuse (:class:`~exactspec.errors.TooLarge`) when the estimated number of paths is
+        Refuse (:class:`~exactspec.core.errors.TooLarge`) when the estimated number of paths is
         larger; ``None`` insists, whatever the size.
     progress : bool, optional
         Print a progress line on stderr (default: when the estimate is large and stderr is a

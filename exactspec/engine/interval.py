@@ -13,7 +13,7 @@ symbol, under a case that decides every sign on the open interval ``(lo, hi)``:
   interval (sympy's exact ``real_roots``): the sign is the sign at the rational midpoint;
 - a root inside is rational: the run stops and restarts on ``(lo, r)``, at the point ``r``
   (``fn`` called with the ``Fraction`` ``r``: plain exact arithmetic) and on ``(r, hi)``;
-- a root inside is irrational: :class:`~exactspec.errors.Undecided` (never a guess).
+- a root inside is irrational: :class:`~exactspec.core.errors.Undecided` (never a guess).
 
 So a method written for the exact engine (``verify("rrs", ...)``) runs unchanged over the whole
 family, and the result is a list of :class:`Piece`: each an open interval or a point, with
@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import sympy
 
-from ..errors import InvalidInput, Undecided
+from ..core.errors import InvalidInput, Undecided
 from . import symbolic as _symbolic
 from .symbolic import SymbolicValue
 

@@ -22,7 +22,7 @@ state key until the output, so ``explicit_acceptance`` is exact too.
 
 The plain method stays the reference semantics; tests check that both interpreters agree.
 
->>> from exactspec.dist import Dist
+>>> from exactspec.core.dist import Dist
 >>> from exactspec.methods.rrs import RRS_STEPS
 >>> p, q = Dist.parse("1/2,3/10,1/5", labels="abc"), Dist.parse("1/5,1/5,3/5", labels="abc")
 >>> result = enumerate_merged(RRS_STEPS, p, q, 2)
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
-from ..errors import InvalidInput, TooLarge
+from ..core.errors import InvalidInput, TooLarge
 from .exact import Enumeration, ExactSampler
 
 __all__ = ["Stepped", "Done", "MergedEnumeration", "enumerate_merged", "DEFAULT_MAX_STATES"]
@@ -105,7 +105,7 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
     Parameters
     ----------
     max_states : int or None
-        Refuse (:class:`~exactspec.errors.TooLarge`) when one generation holds more distinct
+        Refuse (:class:`~exactspec.core.errors.TooLarge`) when one generation holds more distinct
         states; ``None`` insists.
     max_steps : int
         Refuse a method that has not finished after this many steps.

@@ -8,7 +8,7 @@ sequences.  :func:`enumerate_runs` is the same depth-first walk over the same
 ``run(s) -> output`` with any hashable output: it returns the exact law of the output, the
 number of paths and, on request, every path.
 
->>> from exactspec.dist import Dist
+>>> from exactspec.core.dist import Dist
 >>> coin = Dist.parse("1/3,2/3")
 >>> result = enumerate_runs(lambda s: (s.draw(coin), s.draw(coin)))
 >>> result.law[(1, 1)], result.paths
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
 
-from ..errors import InvalidInput, TooLarge
+from ..core.errors import InvalidInput, TooLarge
 from .exact import DEFAULT_MAX_PATHS, Enumeration, ExactSampler, Path, estimate_paths
 
 __all__ = ["RunEnumeration", "enumerate_runs"]
@@ -47,7 +47,7 @@ class RunEnumeration:
     def expectation(self, f: Callable) -> Any:
         """``E[f(output)]``, exactly.
 
-        >>> from exactspec.dist import Dist
+        >>> from exactspec.core.dist import Dist
         >>> enumerate_runs(lambda s: (s.draw(Dist.parse("1/2,1/2")),) * 2).expectation(len)
         Fraction(2, 1)
         """
@@ -79,7 +79,7 @@ def enumerate_runs(run: Callable, *, keep_paths: bool = False,
     keep_paths : bool
         Keep every path (for certificates and :meth:`RunEnumeration.path_tree`).
     max_paths : int or None
-        Refuse (:class:`~exactspec.errors.TooLarge`) when Knuth's estimate of the number of
+        Refuse (:class:`~exactspec.core.errors.TooLarge`) when Knuth's estimate of the number of
         paths is larger; ``None`` insists.
     grid : int, optional
         Explicit uniforms on the grid ``{0, 1/N, ..., (N-1)/N}``.

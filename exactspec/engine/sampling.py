@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 
 __all__ = ["RandomSampler", "Simulation", "simulate_method"]
 
@@ -61,7 +61,7 @@ class RandomSampler:
     def drafts(self, q, k: int, replace: bool = True) -> tuple:
         if replace:
             return tuple(self.draft(q) for _ in range(k))
-        from ..dist import Dist
+        from ..core.dist import Dist
 
         chosen: list = []
         for i in range(k):

@@ -27,8 +27,8 @@ from typing import Any, Callable
 
 import sympy
 
-from ..errors import InvalidInput, Undecided
-from ..lp import Infeasible, Unbounded, linprog_max
+from ..core.errors import InvalidInput, Undecided
+from ..core.lp import Infeasible, Unbounded, linprog_max
 
 __all__ = ["SymbolicValue", "Case", "NeedCase", "CaseResult", "SymbolicProof",
            "symbolic_dists", "prove_symbolic"]
@@ -293,7 +293,7 @@ class _Infeasible(Exception):
 
 def symbolic_dists(n: int, *, labels=None, positive: bool = True):
     """Symbolic ``p`` and ``q`` on ``n`` tokens, with their variables and sum constraints."""
-    from ..dist import Dist
+    from ..core.dist import Dist
 
     ps = sympy.symbols(f"p0:{n}", nonnegative=True)
     qs = sympy.symbols(f"q0:{n}", nonnegative=True)
@@ -371,7 +371,7 @@ def prove_symbolic(method: Callable, n: int, k: int = 1, *, positive: bool = Tru
     >>> proof.verdict, len(proof.cases)
     ('proved', 3)
     """
-    from ..dist import Dist
+    from ..core.dist import Dist
     from .exact import enumerate_paths
 
     p, q, variables, equalities, positives = symbolic_dists(n, labels=labels, positive=positive)
@@ -407,7 +407,7 @@ def prove_symbolic(method: Callable, n: int, k: int = 1, *, positive: bool = Tru
 
 
 def _judge(case, result, p, q, k, method, count, target, want):
-    from ..dist import Dist
+    from ..core.dist import Dist
     from .exact import enumerate_paths
 
     solution = _equality_solution(case)

@@ -8,7 +8,7 @@ with probability exactly ``alpha*`` for every ``p``, ``q``, ``k``.  :mod:`.selec
 selection law ``r*(t | X)`` in closed form; :mod:`.sampler` samples the keys as real numbers
 and tests the sampler against the closed form.  Derivation and proof: docs/key.md.
 
->>> from exactspec.dist import Dist
+>>> from exactspec.core.dist import Dist
 >>> plan = key_placement(Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), 2)
 >>> plan.alpha_star, plan.winner, plan.beta
 (Fraction(21, 25), Dist({0: 9/25, 1: 7/25, 2: 9/25}), Dist({0: 1, 1: 1, 2: 5/9}))

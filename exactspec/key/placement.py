@@ -10,7 +10,7 @@ selected draft has token ``t`` with probability
 
 **The placement** (one sort, then explicit rational arithmetic):
 
-1. Sort the tokens that ``q`` can draft by ``q/p`` ascending (:func:`exactspec.optimum.optimum`)
+1. Sort the tokens that ``q`` can draft by ``q/p`` ascending (:func:`exactspec.optimum.alpha_star.optimum`)
    and lay them out consecutively: token ``j`` owns the *slot* ``[Q_{j-1}, Q_j)``.  The slot
    holds winner mass ``v_j = g_k(Q_j) - g_k(Q_{j-1})`` at average density
    ``d_j = v_j / q_j`` (decreasing in ``j``, since ``g_k'`` decreases).
@@ -31,7 +31,7 @@ block ``a*/q`` decreases, so a donor ``i`` and a later receiver ``r`` have
 moves less than ``q_i`` of the donor's slot and less than ``q_r`` of the receiver's.  Every
 number is rational when ``p`` and ``q`` are.  Proof of the verifier built on it: docs/key.md.
 
->>> from exactspec.dist import Dist
+>>> from exactspec.core.dist import Dist
 >>> plan = key_placement(Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2"), 8)
 >>> plan.alpha_star, plan.winner                        # MATH.md's first counterexample
 (Fraction(1, 1), Dist({0: 3/5, 1: 2/5}))
@@ -49,9 +49,9 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from ..dist import Dist, exact_str
-from ..errors import InvalidInput, NotExact
-from ..optimum import Optimum, g, optimum
+from ..core.dist import Dist, exact_str
+from ..core.errors import InvalidInput, NotExact
+from ..optimum.alpha_star import Optimum, g, optimum
 
 __all__ = ["Swap", "Block", "KeyPlacement", "key_placement", "LATER"]
 
@@ -168,7 +168,7 @@ class KeyPlacement:
     def slot_law(self, token) -> Dist:
         """The law of the slot holding one key of ``token`` (labels: slot indices).
 
-        >>> from exactspec.dist import Dist
+        >>> from exactspec.core.dist import Dist
         >>> plan = key_placement(Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2"), 8)
         >>> plan.slot_law(0)
         Dist({0: 763/1270, 1: 507/1270})
@@ -189,7 +189,7 @@ class KeyPlacement:
     def key_density(self, token) -> list[tuple[Fraction, Fraction, Fraction]]:
         """``rho_token`` as ``[(lo, hi, density), ...]``: constant on each slot it touches.
 
-        >>> from exactspec.dist import Dist
+        >>> from exactspec.core.dist import Dist
         >>> plan = key_placement(Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2"), 8)
         >>> [(str(lo), str(hi), str(d)) for lo, hi, d in plan.key_density(1)]
         [('0', '1/2', '507/635'), ('1/2', '1', '763/635')]
@@ -226,7 +226,7 @@ class KeyPlacement:
         ``P(slot j, n keys there) = C(c, n) pi_j^n T_j^(c-n)``, with ``pi_j`` the slot law and
         ``T_j`` the probability of a slot after ``j``.  Used by the lazy verifier.
 
-        >>> from exactspec.dist import Dist
+        >>> from exactspec.core.dist import Dist
         >>> plan = key_placement(Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2"), 8)
         >>> plan.min_slot_law(1, 2)
         Dist({(0, 1): 386841/806450, (0, 2): 257049/1612900, (1, 2): 582169/1612900})
@@ -342,7 +342,7 @@ def key_placement(p: Any, q: Any, k: int) -> KeyPlacement:
     -------
     KeyPlacement
 
-    >>> from exactspec.dist import Dist
+    >>> from exactspec.core.dist import Dist
     >>> plan = key_placement(Dist.parse("1/2,1/5,3/10,0"), Dist.parse("1/20,1/20,1/10,4/5"), 10)
     >>> [(b.kind, b.tokens) for b in plan.blocks], plan.path     # MATH.md's second one
     ([('tight', (0,)), ('tight', (1, 2)), ('tail', (3,))], 'swaps')

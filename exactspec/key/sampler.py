@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidInput
-from ..harness import chi2_isf, chi2_sf, ncx2_sf
+from ..core.errors import InvalidInput
+from ..numpy_backend.harness import chi2_isf, chi2_sf, ncx2_sf
 from .placement import KeyPlacement
 from .selection import selection_law
 
@@ -157,7 +157,7 @@ def selection_test(plan: KeyPlacement, drafts, n: int = 200_000, *, seed: int = 
                    level: float = 1e-3, epsilon: float = 0.01) -> SamplingTest:
     """Test the sampled smallest-key token against ``selection_law(plan, drafts)``.
 
-    >>> from exactspec.dist import Dist
+    >>> from exactspec.core.dist import Dist
     >>> from exactspec.key.placement import key_placement
     >>> plan = key_placement(Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2"), 8)
     >>> test = selection_test(plan, (0, 0, 0, 1, 1, 1, 1, 1), n=100_000, epsilon=0.02)

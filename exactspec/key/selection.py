@@ -26,7 +26,7 @@ sampling interface: each draft's key is its slot (``s.draw``, or inverse CDF fro
 uniform), and among drafts whose keys share the lowest slot the smallest is a uniform choice,
 since i.i.d. uniform positions inside one slot are equally likely to be the smallest.
 
->>> from exactspec.dist import Dist
+>>> from exactspec.core.dist import Dist
 >>> from exactspec.key.placement import key_placement
 >>> plan = key_placement(Dist.parse("1/10,9/10"), Dist.parse("1/10,9/10"), 2)
 >>> plan.key_density(0) == plan.key_density(1)      # p = q: both keys uniform on [0, 1]
@@ -42,8 +42,8 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any
 
-from ..dist import Dist
-from ..errors import InvalidInput
+from ..core.dist import Dist
+from ..core.errors import InvalidInput
 from .placement import LATER, KeyPlacement, key_placement
 
 __all__ = ["draw_drafts", "selection_law", "acceptance_law", "key_law", "smallest_key",
@@ -122,7 +122,7 @@ def acceptance_law(plan: KeyPlacement, drafts) -> Dist:
     """``r*(t | X) = beta_t sel(t | X)``: the probability of accepting token ``t`` given the
     drafts; sums to ``P(accept | X)``.
 
-    >>> from exactspec.dist import Dist
+    >>> from exactspec.core.dist import Dist
     >>> plan = key_placement(Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), 2)
     >>> acceptance_law(plan, (2, 2))
     Dist({0: 0, 1: 0, 2: 5/9})
@@ -200,10 +200,10 @@ def draw_drafts(s, q: Dist, k: int) -> tuple:
     On the exact engine the counts are drawn token by token, each a binomial given the drafts
     left (``c_t ~ Bin(n, q_t / q(rest))``): the multinomial law of the multiset with one
     small choice per token instead of one choice among all multisets.  Other samplers draw
-    the ordered drafts (:meth:`exactspec.drafts.DraftLaw.draw_multiset`).  Only sound for a
+    the ordered drafts (:meth:`exactspec.optimum.draft_laws.DraftLaw.draw_multiset`).  Only sound for a
     verifier that ignores the order of its drafts, as KEY does.
     """
-    from ..drafts import draft_law, is_exact_dist
+    from ..optimum.draft_laws import draft_law, is_exact_dist
     from ..engine.exact import ExactSampler
 
     if not (isinstance(s, ExactSampler) and is_exact_dist(q)):
@@ -290,7 +290,7 @@ def check_selection_law(p, q, k: int, *, lazy_too: bool = True) -> dict:
     Returns a dict of booleans and counts (``"ok"`` is their conjunction).
     """
     from ..engine.exact import enumerate_paths
-    from ..optimum import draft_multisets
+    from ..optimum.alpha_star import draft_multisets
 
     plan = key_placement(p, q, k)
     p, q = plan.p, plan.q

@@ -11,7 +11,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from .base import Method, as_method
 from . import naive as _naive, sps as _sps, top1 as _top1
 

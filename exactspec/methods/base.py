@@ -13,7 +13,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 
 __all__ = ["Method", "as_method"]
 

@@ -38,17 +38,25 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from ..closed_forms import kseq_beta
-from ..dist import Dist, exact_str
+from ..core.dist import Dist, exact_str
 from ..engine.merged import Done, Stepped
-from ..errors import InvalidInput, NotExact
+from ..core.errors import InvalidInput, NotExact
 from .base import Method
 
-__all__ = ["kseq", "kseq_method", "kseq_residual", "rho_star", "RhoStar", "KSEQ_STEPS",
-           "DEFAULT_TOLERANCE", "METHOD", "simplest_between"]
+__all__ = ["kseq", "kseq_beta", "kseq_method", "kseq_residual", "rho_star", "RhoStar",
+           "KSEQ_STEPS", "DEFAULT_TOLERANCE", "METHOD", "simplest_between"]
 
 #: How far above ``rho*`` the registered ``kseq`` may run.
 DEFAULT_TOLERANCE = Fraction(1, 10**12)
+
+
+def kseq_beta(p: Dist, q: Dist, rho) -> Any:
+    """``beta(rho) = sum_x min(p(x) / rho, q(x))``: one draft's chance of acceptance.
+
+    >>> kseq_beta(Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), 2)
+    Fraction(9, 20)
+    """
+    return sum((min(a / rho, b) for a, b in zip(p.probs, q.probs)), Fraction(0))
 
 
 def _gap(p, q, k, rho):
@@ -139,7 +147,7 @@ def rho_star(p: Dist, q: Dist, k: int, tolerance: Fraction = DEFAULT_TOLERANCE) 
     """K-SEQ's ``rho*`` exactly, and the rational ``rho`` in ``[rho*, rho* + tolerance]``
     the method runs at (``rho*`` itself when rational).
 
-    >>> from exactspec.dist import Dist
+    >>> from exactspec.core.dist import Dist
     >>> r = rho_star(Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), 2)
     >>> r.piece, r.rho > r.exact, r.gap_bound <= Fraction(1, 10**12)
     ((Fraction(1, 1), Fraction(3, 2)), True, True)

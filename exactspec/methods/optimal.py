@@ -13,9 +13,9 @@ lands on a token of ``X`` and ``P(Y in X)`` is the flow value too (the engine ch
 accepted law is one optimal law, not necessarily ``a*``.
 
 The behaviour depends only on the multiset of drafts, so the exact engine draws the multiset
-in one choice with its multinomial weight (:meth:`exactspec.drafts.DraftLaw.draw_multiset`).
+in one choice with its multinomial weight (:meth:`exactspec.optimum.draft_laws.DraftLaw.draw_multiset`).
 Work grows with the number of multisets, ``C(m + k - 1, k)`` for ``m`` draftable tokens: above
-:data:`MAX_OPTIMAL_MULTISETS` it is refused with :class:`~exactspec.errors.TooLarge`.
+:data:`MAX_OPTIMAL_MULTISETS` it is refused with :class:`~exactspec.core.errors.TooLarge`.
 
 >>> from exactspec import Dist, verify
 >>> p, q = Dist.parse("1/2,3/10,1/5", labels="abc"), Dist.parse("1/5,1/5,3/5", labels="abc")
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from ..dist import Dist
-from ..drafts import draft_law, is_exact_dist
-from ..errors import NotExact, TooLarge
+from ..core.dist import Dist
+from ..optimum.draft_laws import draft_law, is_exact_dist
+from ..core.errors import NotExact, TooLarge
 from .base import Method
 
 __all__ = ["optimal", "optimal_method", "transport_plan", "TransportPlan",
@@ -108,7 +108,7 @@ def transport_plan(p: Dist, q: Dist, k: int, law: str = "iid", *,
 
 @lru_cache(maxsize=16)
 def _plan(p: Dist, q: Dist, k: int, law: str) -> TransportPlan:
-    from ..optimum import transport_flow
+    from ..optimum.alpha_star import transport_flow
 
     multisets = list(draft_law(law).multisets(q, k, budget=MAX_OPTIMAL_MULTISETS * 10))
     alpha, flow = transport_flow(p.labels, p.probs, multisets)

@@ -3,7 +3,7 @@
 ``r_0 = p``; for ``i = 1..k`` accept ``X_i`` with probability ``min(1, r_{i-1}(X_i) / q(X_i))``,
 else ``r_i = norm(max(0, r_{i-1} - q))``; if all ``k`` are rejected, output ``Y ~ r_k``.
 ``q`` never changes.  Lossless; acceptance ``1 - prod_i TV(r_{i-1}, q)``
-(:func:`exactspec.closed_forms.rrs_acceptance`).
+(:func:`exactspec.bounds.closed_forms.rrs_acceptance`).
 
 Two forms of the same rule: :func:`rrs`, the reference (all ``k`` drafts drawn first, as a
 kernel does), and :data:`RRS_STEPS`, one draft per step over the state ``(i, r_i)``, which the
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..dist import residual
-from ..drafts import is_exact_dist
+from ..core.dist import residual
+from ..optimum.draft_laws import is_exact_dist
 from ..engine.merged import Done, Stepped
 from .base import Method
 

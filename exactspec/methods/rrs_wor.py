@@ -1,7 +1,7 @@
 """``rrs-wor``: recursive rejection sampling with drafts without replacement (RSD; Sequoia,
 EAGLE-1).
 
-Drafts without replacement (:class:`exactspec.drafts.WithoutReplacement`).  ``r_1 = p``,
+Drafts without replacement (:class:`exactspec.optimum.draft_laws.WithoutReplacement`).  ``r_1 = p``,
 ``q_1 = q``; for ``i = 1..k`` accept ``X_i`` with probability
 ``min(1, r_i(X_i) / q_i(X_i))``, else ``r_{i+1} = norm(max(0, r_i - q_i))`` and ``q_{i+1}`` is
 ``q_i`` with ``X_i`` removed and renormalised; after ``k`` rejections output
@@ -19,8 +19,8 @@ Drafts without replacement (:class:`exactspec.drafts.WithoutReplacement`).  ``r_
 
 from __future__ import annotations
 
-from ..dist import residual
-from ..drafts import WithoutReplacement, restricted
+from ..core.dist import residual
+from ..optimum.draft_laws import WithoutReplacement, restricted
 from ..engine.merged import Done, Stepped
 from .base import Method
 

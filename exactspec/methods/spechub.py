@@ -1,6 +1,6 @@
 """``spechub``: SpecHub's verifier for ``k = 2`` drafts from the hub draft law.
 
-Drafts (:class:`exactspec.drafts.Hub`): ``a = argmax q`` (ties by index), ``X_1 ~ q``;
+Drafts (:class:`exactspec.optimum.draft_laws.Hub`): ``a = argmax q`` (ties by index), ``X_1 ~ q``;
 ``X_2 = a`` if ``X_1 != a``, else ``X_2 ~ q`` restricted to ``V \\ {a}``, so every pair holds
 the hub.  With ``Q(i, a) = q(i)`` and ``Q(a, i) = q(a) q(i) / (1 - q(a))`` for ``i != a`` (the
 pair's probabilities), the verifier works through the pair types in the order of the authors'
@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..dist import Dist
-from ..drafts import Hub, is_exact_dist
+from ..core.dist import Dist
+from ..optimum.draft_laws import Hub, is_exact_dist
 from ..engine.merged import Done, Stepped
 from .base import Method
 

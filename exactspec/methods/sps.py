@@ -10,7 +10,7 @@ Draw ``x ~ q``; accept it with probability ``min(1, p(x) / q(x))``; on rejection
 (True, Fraction(3, 5))
 """
 
-from ..dist import residual
+from ..core.dist import residual
 from .base import Method
 
 

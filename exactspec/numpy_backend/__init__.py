@@ -6,16 +6,16 @@ normalised like ``Dist(..., normalize=True)``.  No routine loops over the vocabu
 Python (loops over ``k``, the batch, or chunks of samples only).  Float results are never
 proofs.
 
-============================  ===================================  ======================
-routine                       exact twin                           stated tolerance
-============================  ===================================  ======================
-``one_draft_acceptance``      ``exactspec.dist.overlap``           ``1e-14`` absolute
-``rrs_acceptance``            ``twins.rrs_acceptance_exact``       ``1e-13`` absolute
-``optimum_sorted``            ``exactspec.optimum.optimum``        ``alpha*``: ``1e-13``;
-``optimum_bucketed``          (same)                               ``a*``: ``1e-14 + 1e-12 a*``
-``sample`` (sps, rrs,         ``verify(method, ...)``              chi-square test in
-rrs-wor)                                                           :mod:`exactspec.harness`
-============================  ===================================  ======================
+================================  ===========================================  ======================
+routine                           exact twin                                   stated tolerance
+================================  ===========================================  ======================
+``one_draft_acceptance``          ``exactspec.core.dist.overlap``              ``1e-14`` absolute
+``rrs_acceptance``                ``twins.rrs_acceptance_exact``               ``1e-13`` absolute
+``optimum_sorted``                ``exactspec.optimum.alpha_star.optimum``     ``alpha*``: ``1e-13``;
+``optimum_bucketed``              (same)                                       ``a*``: ``1e-14 + 1e-12 a*``
+``sample`` (sps, rrs, rrs-wor)    ``verify(method, ...)``                      chi-square test in
+                                                                               :mod:`.harness`
+================================  ===========================================  ======================
 
 The command line's ``--backend numpy`` calls :func:`optimal_float`, :func:`verify_float`,
 :func:`simulate_float` and :func:`compare_float`.

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInput, NotExact
+from ..core.errors import InvalidInput, NotExact
 
 __all__ = [
     "EPS",
@@ -198,7 +198,7 @@ def _ratio_hi(p, q, xp):
 def ratio_order(p, q, xp: Any = None):
     """Token indices sorted by ``q/p`` ascending, ``p = 0`` last, ties by token index.
 
-    The float twin of :func:`exactspec.optimum.optimal_order`: one ``argsort`` of the rounded
+    The float twin of :func:`exactspec.optimum.alpha_star.optimal_order`: one ``argsort`` of the rounded
     ratios, then the runs of equal rounded ratios are re-sorted by the double-double key of
     :func:`ratio_key` and the token index.  Agrees with the exact order except between two
     ratios closer than about ``2^-105`` relative (ties there go by index).

@@ -1,6 +1,6 @@
 """Acceptance in float64 over batches of rows: one draft, and RRS by its O(k |V|) recursion.
 
-Float twins of :func:`exactspec.dist.overlap` (one draft) and of the RRS rejection product
+Float twins of :func:`exactspec.core.dist.overlap` (one draft) and of the RRS rejection product
 (MATH.md section 4; :func:`exactspec.numpy_backend.twins.rrs_acceptance_exact` is the exact
 recursion).  Rows are normalised like ``Dist(..., normalize=True)``.
 
@@ -28,7 +28,7 @@ RRS_ATOL = 1e-13
 def one_draft_acceptance(p, q, xp: Any = None):
     """``sum_t min(p(t), q(t))`` per row: the one-draft rule's acceptance ``1 - TV(p, q)``.
 
-    Float twin of :func:`exactspec.dist.overlap`; within ``1e-14`` absolute of it on the same
+    Float twin of :func:`exactspec.core.dist.overlap`; within ``1e-14`` absolute of it on the same
     inputs (each ``min`` is exact, the normalisations and the pairwise sum add a few
     roundings of ``2^-53`` each, times ``log2 |V|``).
 

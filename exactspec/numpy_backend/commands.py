@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from ._arrays import as_labels, as_rows
 from .acceptance import (ONE_DRAFT_ATOL, RRS_ATOL, one_draft_acceptance, rrs_acceptance,
                          rrs_rejection_factors)

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from ._arrays import as_rows, g_increment, prefix_sum
 from .optimum import _check_k, optimum_sorted
 from .samplers import _rows as _pair_rows

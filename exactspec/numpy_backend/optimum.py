@@ -1,6 +1,6 @@
 """``alpha*`` and ``a*`` in float64 over batches of rows: one sort, or buckets and a partial sort.
 
-The float twins of :func:`exactspec.optimum.optimum` (MATH.md section 3).  With the tokens
+The float twins of :func:`exactspec.optimum.alpha_star.optimum` (MATH.md section 3).  With the tokens
 sorted by ``q/p`` ascending (``p = 0`` last, ties by index) and prefix sums ``P_j``, ``Q_j``::
 
     h_j = g_k(Q_j) - P_j,   M_j = min(0, h_1, ..., h_j),   alpha* = 1 + M_n,
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from ._arrays import (EPS, as_rows, cumulative_min, g_float, g_increment, namespace,
                       normalized, prefix_sum, ratio_order)
 
@@ -100,7 +100,7 @@ def _pair_rows(p, q, xp):
 def optimum_sorted(p, q, k: int, xp: Any = None) -> FloatOptimum:
     """``alpha*``, ``a*``, the order and the tight prefixes by one sort per row (the reference).
 
-    Float twin of :func:`exactspec.optimum.optimum` (exact ``Fraction``\\ s, same formulas),
+    Float twin of :func:`exactspec.optimum.alpha_star.optimum` (exact ``Fraction``\\ s, same formulas),
     to within ``1e-13`` for ``alpha*`` and ``1e-14 + 1e-12 a*`` per token (module docstring).
     Works in any array-API namespace ``xp`` that has ``take_along_axis``; rows are
     normalised like ``Dist(..., normalize=True)``.
@@ -335,7 +335,7 @@ def _bucketed_row(p, q, k, bits, out):
 def alpha_star(p, q, k: int, *, method: str = "bucketed"):
     """``alpha*`` per row (float64 array, or a float for one row); ``method`` is
     ``"bucketed"`` (default) or ``"sorted"``.  Tolerance ``1e-13`` against
-    :func:`exactspec.optimum.optimal_acceptance`.
+    :func:`exactspec.optimum.alpha_star.optimal_acceptance`.
 
     >>> round(alpha_star([0.5, 0.3, 0.2], [0.2, 0.2, 0.6], 3), 12)
     0.984
@@ -346,7 +346,7 @@ def alpha_star(p, q, k: int, *, method: str = "bucketed"):
 
 def a_star(p, q, k: int, *, method: str = "bucketed"):
     """``a*`` per row (same shape as ``p``).  Tolerance ``1e-14 + 1e-12 a*`` per token
-    against :func:`exactspec.optimum.accepted_law`.
+    against :func:`exactspec.optimum.alpha_star.accepted_law`.
 
     >>> np.round(a_star([0.5, 0.3, 0.2], [0.2, 0.2, 0.6], 3), 12).tolist()
     [0.488, 0.296, 0.2]

@@ -9,7 +9,7 @@ uniform.  :func:`sample` runs both.  Rows are normalised; draws loop over nothin
 
 Exact twins: ``verify(method, p, q, k)`` in :mod:`exactspec` gives the exact output law (``p``
 for these lossless methods) and acceptance; the samplers agree with them *statistically*
-(:mod:`exactspec.harness`), and deterministically up to float rounding of the thresholds and
+(:mod:`exactspec.numpy_backend.harness`), and deterministically up to float rounding of the thresholds and
 cumulative sums (a bias of at most about ``|V| 2^-53`` per draw in total variation).
 
 >>> import numpy as np
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from ._arrays import as_rows
 from .optimum import _check_k, _pair_rows
 

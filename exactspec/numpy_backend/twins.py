@@ -8,8 +8,8 @@ float routine                  exact twin
 =============================  ================================================
 ``one_draft_acceptance``       :func:`one_draft_acceptance_exact` (``overlap``)
 ``rrs_acceptance``             :func:`rrs_acceptance_exact` (the recursion)
-``optimum_sorted/_bucketed``   :func:`optimum_exact` (:func:`exactspec.optimum.optimum`)
-samplers                       ``verify(method, ...)``; statistically, :mod:`exactspec.harness`
+``optimum_sorted/_bucketed``   :func:`optimum_exact` (:func:`exactspec.optimum.alpha_star.optimum`)
+samplers                       ``verify(method, ...)``; statistically, :mod:`exactspec.numpy_backend.harness`
 =============================  ================================================
 
 >>> p, q = exact_pair([0.5, 0.25, 0.25], [0.25, 0.25, 0.5])
@@ -23,8 +23,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..dist import Dist, overlap, total_variation
-from ..optimum import Optimum, optimum
+from ..core.dist import Dist, overlap, total_variation
+from ..optimum.alpha_star import Optimum, optimum
 
 __all__ = ["exact_pair", "one_draft_acceptance_exact", "rrs_rejection_exact",
            "rrs_acceptance_exact", "optimum_exact", "agrees"]
@@ -39,7 +39,7 @@ def exact_pair(p, q) -> tuple[Dist, Dist]:
 
 
 def one_draft_acceptance_exact(p: Dist, q: Dist) -> Fraction:
-    """``sum_t min(p(t), q(t))`` exactly (:func:`exactspec.dist.overlap`)."""
+    """``sum_t min(p(t), q(t))`` exactly (:func:`exactspec.core.dist.overlap`)."""
     return overlap(p, q)
 
 
@@ -63,7 +63,7 @@ def rrs_acceptance_exact(p: Dist, q: Dist, k: int) -> Fraction:
 
 
 def optimum_exact(p: Dist, q: Dist, k: int) -> Optimum:
-    """``alpha*``, ``a*``, order and tight prefixes exactly (:func:`exactspec.optimum.optimum`)."""
+    """``alpha*``, ``a*``, order and tight prefixes exactly (:func:`exactspec.optimum.alpha_star.optimum`)."""
     return optimum(p, q, k)
 
 

@@ -1,7 +1,7 @@
 """RRS against the optimum: ``rho_k``'s tight instances run through the engine, and the
 evidence for Baliga et al.'s bound ``alpha_RRS >= rho_k alpha*``.
 
-:mod:`exactspec.bounds` derives ``rho_k`` with sympy and runs RRS on the tight family by a
+:mod:`exactspec.bounds.rho.closed_form` derives ``rho_k`` with sympy and runs RRS on the tight family by a
 hand recursion.  Here the *engine* does it: the registered ``rrs`` method (the code a user
 would verify) runs
 
@@ -40,14 +40,15 @@ from typing import Any, Sequence
 
 import sympy as sp
 
-from .bounds import certified_sign, rational_tight_instances, rho, tight_family
-from .dist import Dist, exact_str
-from .engine.interval import piecewise
-from .engine.merged import Done, Stepped, enumerate_merged
-from .errors import InvalidInput
-from .methods import get_method
-from .optimum import alpha_star_brute_force, alpha_star_max_flow, optimum
-from .verify import verify
+from .closed_form import (_check_k, _gap_power, certified_sign, rational_tight_instances, rho,
+                          tight_family)
+from ...core.dist import Dist, exact_str
+from ...engine.interval import piecewise
+from ...engine.merged import Done, Stepped, enumerate_merged
+from ...core.errors import InvalidInput
+from ...methods import get_method
+from ...optimum.alpha_star import alpha_star_brute_force, alpha_star_max_flow, optimum
+from ...verify import verify
 
 __all__ = [
     "rho_enclosure",
@@ -74,23 +75,9 @@ __all__ = [
 ]
 
 
-def _check_k(k, name: str = "k") -> int:
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise InvalidInput(f"{name}={k!r}: must be an integer number of drafts")
-    if k < 1:
-        raise InvalidInput(f"{name}={k}: need at least one draft")
-    return k
-
-
 # --------------------------------------------------------------------------------------------
 # Comparing with rho_k exactly
 # --------------------------------------------------------------------------------------------
-
-def _gap_power(k: int) -> tuple[int, int]:
-    """``(1 - rho_k)^(k-1) = (k-1)^(k-1) k^k / (2k-1)^(2k-1)`` as ``(N, D)`` (MATH.md
-    section 4's closed form raised to the power ``k - 1``)."""
-    return (k - 1)**(k - 1) * k**k, (2 * k - 1)**(2 * k - 1)
-
 
 def rho_enclosure(k: int, digits: int = 40) -> tuple[Fraction, Fraction]:
     """Rationals ``lo <= rho_k <= hi`` with ``hi - lo <= 10^-digits``, by integer roots.
@@ -99,7 +86,7 @@ def rho_enclosure(k: int, digits: int = 40) -> tuple[Fraction, Fraction]:
     (``N = (k-1)^(k-1) k^k``, ``D = (2k-1)^(2k-1)``), so with ``S = 10^digits`` and
     ``r = floor(S (N/D)^(1/(k-1)))`` (an integer root of an integer) ``r/S <= m < (r+1)/S``.
     When ``m`` is rational (``k = 1, 2``) both ends are ``rho_k``, cross-checked against the
-    sympy value of :func:`exactspec.bounds.rho`.
+    sympy value of :func:`exactspec.bounds.rho.closed_form.rho`.
 
     >>> rho_enclosure(2)
     (Fraction(23, 27), Fraction(23, 27))
@@ -126,7 +113,7 @@ def compare_with_rho(x, k: int) -> int:
     """The exact sign of ``x - rho_k`` for a rational ``x``: ``-1``, ``0`` or ``1``.
 
     Compared with a rational enclosure of ``rho_k`` (:func:`rho_enclosure`, 40 then 400
-    digits); an ``x`` inside both is settled by :func:`exactspec.bounds.certified_sign` on
+    digits); an ``x`` inside both is settled by :func:`exactspec.bounds.rho.closed_form.certified_sign` on
     the sympy value (which also decides equality).
 
     >>> compare_with_rho(Fraction(3, 4), 5), compare_with_rho(1, 1)
@@ -222,7 +209,7 @@ class EngineFamily:
     cut_minimum : sympy.Expr
         ``min_A p(A) + 1 - q(A)^k`` with every comparison decided on ``(0, 1)``.
     hand : sympy.Expr
-        :func:`exactspec.bounds.tight_family`'s hand-recursion acceptance.
+        :func:`exactspec.bounds.rho.closed_form.tight_family`'s hand-recursion acceptance.
     conditions : tuple of str
         The signs the engine decided for all ``a`` in ``(0, 1)``.
     proved : bool
@@ -351,7 +338,7 @@ def engine_tight_instance(k: int) -> EngineInstance:
     >>> inst.rho
     1 - 6*sqrt(15)/125
     """
-    from .engine.algebraic import exact_root
+    from ...engine.algebraic import exact_root
 
     k = _check_k(k)
     r = rho(k)
@@ -417,7 +404,7 @@ class RationalInstance:
 
 
 def rational_tight_checks(k: int, n: int = 4) -> list[RationalInstance]:
-    """The first ``n`` of :func:`exactspec.bounds.rational_tight_instances` (decimal
+    """The first ``n`` of :func:`exactspec.bounds.rho.closed_form.rational_tight_instances` (decimal
     truncations of ``a_k``), each run through the engine: ``verify("rrs")`` for the acceptance
     (with its path certificate), :func:`optimum` for ``alpha*``, the ratio compared with
     ``rho_k`` exactly.
@@ -702,7 +689,7 @@ def random_instances(count: int, seed: int = 0, *, vocab: Sequence[int] = (2, 3,
     >>> [(len(p), k) for p, q, k in random_instances(3)]
     [(2, 2), (3, 2), (4, 2)]
     """
-    from .claims.base import random_pair
+    from ...core.random_dists import random_pair
 
     rng = random.Random(seed)
     pairs = [(n, k) for k in ks for n in vocab]

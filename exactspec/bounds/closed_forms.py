@@ -10,7 +10,7 @@ code with the methods; the tests set it against the exact enumeration of the met
 - :func:`spechub_acceptance`: ``p(a) + sum_{i != a} min(p(i), q(i) / (1 - q(a)))``;
 - :data:`KHISTI_FIGURE_2`, :data:`SEED_TABLE`: external check values.
 
->>> from exactspec.dist import Dist
+>>> from exactspec.core.dist import Dist
 >>> p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
 >>> [rrs_acceptance(p, q, k) for k in (1, 2, 3, 4)]
 [Fraction(3, 5), Fraction(19, 25), Fraction(207, 250), Fraction(539, 625)]
@@ -25,7 +25,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Callable, Iterable
 
-from .dist import Dist
+from ..core.dist import Dist
+from ..methods.kseq import kseq_beta
 
 __all__ = ["same", "acceptance_of", "explicit_acceptance_of", "rrs_acceptance",
            "rrs_residuals", "kseq_beta", "kseq_acceptance", "spechub_acceptance",
@@ -57,14 +58,14 @@ def same(closed_form: Callable, enumeration: Callable, cases: Iterable) -> list:
 
 def acceptance_of(method, p, q, k: int = 1):
     """``P(Y in X)`` of ``method`` on ``(p, q, k)``, by exact enumeration of every path."""
-    from .verify import verify
+    from ..verify import verify
 
     return verify(method, p, q, k, max_paths=None).acceptance
 
 
 def explicit_acceptance_of(method, p, q, k: int = 1):
     """The probability that ``method`` explicitly accepts a draft, by exact enumeration."""
-    from .verify import verify
+    from ..verify import verify
 
     return verify(method, p, q, k, max_paths=None).explicit_acceptance
 
@@ -105,15 +106,6 @@ def rrs_acceptance(p: Dist, q: Dist, k: int) -> Fraction:
         if product == 0:
             return F(1)
     return 1 - product
-
-
-def kseq_beta(p: Dist, q: Dist, rho) -> Any:
-    """``beta(rho) = sum_x min(p(x) / rho, q(x))``: one draft's chance of acceptance.
-
-    >>> kseq_beta(Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), 2)
-    Fraction(9, 20)
-    """
-    return sum((min(a / rho, b) for a, b in zip(p.probs, q.probs)), F(0))
 
 
 def kseq_acceptance(p: Dist, q: Dist, k: int, rho) -> Any:
@@ -164,10 +156,10 @@ SEED_TABLE = [
 
 def optimum_common_denominator(p: Dist, q: Dist, k: int):
     """``alpha*``, ``a*``, the order and the tight prefixes (an
-    :class:`~exactspec.optimum.Optimum`) by the sorted cumulative minimum of MATH.md section 3,
+    :class:`~exactspec.optimum.alpha_star.Optimum`) by the sorted cumulative minimum of MATH.md section 3,
     computed on integers over one common denominator.
 
-    The same closed form as :func:`exactspec.optimum.optimum`, written independently for
+    The same closed form as :func:`exactspec.optimum.alpha_star.optimum`, written independently for
     scale: with ``p = P / D_p`` and ``q = Q / D_q`` (integers ``P``, ``Q``), every ``F_j`` is an
     integer over ``D_p D_q^k``, so the scan needs no gcd; the order is sorted by the exact key
     ``Q_t / P_t``.  This is what makes ``alpha*`` exact at full vocabulary size from float
@@ -181,7 +173,7 @@ def optimum_common_denominator(p: Dist, q: Dist, k: int):
     """
     import math
 
-    from .optimum import Optimum, _check_k, _pair
+    from ..optimum.alpha_star import Optimum, _check_k, _pair
 
     p, q = _pair(p, q)
     k = _check_k(k)

@@ -36,8 +36,8 @@ from fractions import Fraction
 from itertools import combinations_with_replacement
 from typing import Any
 
-from .dist import Dist, exact, exact_str
-from .errors import InvalidInput, NotExact, TooLarge
+from ..core.dist import Dist, exact, exact_str
+from ..core.errors import InvalidInput, NotExact, TooLarge
 
 __all__ = [
     "DRAFT_LAWS",

@@ -5,7 +5,7 @@ are tuples of child indices (the root is ``()``, its second child ``(1,)``), so 
 may carry the same token (i.i.d. drafts); each node has ``token`` (``None`` at the root),
 ``context`` (the whole token tuple) and ``depth``.  With a *branching* ``(b_1, ..., b_D)``
 every node at depth ``d`` has ``b_{d+1}`` children drafted from ``q(. | node)`` under a draft
-law (``"iid"``, ``"wor"`` without replacement, ``"hub"``; :mod:`exactspec.drafts`).
+law (``"iid"``, ``"wor"`` without replacement, ``"hub"``; :mod:`exactspec.optimum.draft_laws`).
 
 Verification walks from the root: at a node, a *node rule* ``rule(s, p, q, children) -> y``
 (the node's target and draft distributions and its children's tokens, in drafting order)
@@ -21,8 +21,8 @@ Node rules (:func:`node_rule`): ``rrs`` and ``rrs-wor`` run the registered metho
 multisets), and any method registered in :data:`exactspec.methods.METHODS` (``key``,
 ``kseq``, ``spechub``, ...) plugs in the same way, replaying the children as its drafts.
 
->>> from exactspec.context import ContextPair
->>> from exactspec.multitoken import prove_sequence
+>>> from exactspec.sequences.context import ContextPair
+>>> from exactspec.sequences.multitoken import prove_sequence
 >>> pair = ContextPair.context_free("1/2,3/10,1/5", "1/5,1/5,3/5")
 >>> proof = prove_sequence(Tree((2, 2), "rrs"), pair, m=3)
 >>> proof.lossless, proof.tokens_per_call
@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .context import ContextPair, context_key, parse_context, read_json
-from .dist import Dist, exact, exact_str, residual
-from .drafts import draft_law as _draft_law
-from .errors import InvalidInput
+from ..core.dist import Dist, exact, exact_str, residual
+from ..optimum.draft_laws import draft_law as _draft_law
+from ..core.errors import InvalidInput
 from .multitoken import Verifier, call_law, prove_sequence
 
 __all__ = [
@@ -113,7 +113,7 @@ def rule_from_method(method) -> NodeRule:
     """A node rule from a verification method (a registered name, a
     :class:`~exactspec.methods.Method` or ``f(s, p, q, k)``): the method runs on the node's
     ``p``, ``q`` and ``k = number of children``, and its drafts are the children."""
-    from .methods import get_method
+    from ..methods import get_method
 
     m = get_method(method)
 
@@ -134,7 +134,7 @@ class _Plan:
 def _optimal_plan(p: Dist, q: Dist, k: int, law: str) -> _Plan:
     """The exact optimal transport for ``k`` drafts under ``law``: for each draft multiset
     ``X`` the law of the routed token (accept ``t`` in ``X``) or the residual."""
-    from .optimum import draft_multisets, transport_flow
+    from ..optimum.alpha_star import draft_multisets, transport_flow
 
     multisets = list(draft_multisets(q, k, law))
     _, flows = transport_flow(p.labels, p.probs, multisets)
@@ -180,13 +180,13 @@ def optimal_rule(law: str = "iid") -> NodeRule:
 
 
 def _rrs_rule() -> NodeRule:
-    from .methods.rrs import rrs
+    from ..methods.rrs import rrs
 
     return NodeRule("rrs", rule_from_method(rrs).run, "iid")
 
 
 def _rrs_wor_rule() -> NodeRule:
-    from .methods.rrs_wor import rrs_wor
+    from ..methods.rrs_wor import rrs_wor
 
     return NodeRule("rrs-wor", rule_from_method(rrs_wor).run, "wor")
 
@@ -218,7 +218,7 @@ def node_rule(spec, drafts: str | None = None) -> NodeRule:
             return optimal_rule(drafts)
         rule = NODE_RULES[spec]()
     elif isinstance(spec, str):
-        from .methods import METHODS
+        from ..methods import METHODS
 
         if spec not in METHODS:
             known = ", ".join(sorted(set(NODE_RULES) | set(METHODS)))
@@ -377,14 +377,14 @@ class Tree(Verifier):
 def verification_law(pair: ContextPair, tree, rule):
     """The exact law of the tokens produced when verifying the *given* drafted ``tree``
     (only the verifier's randomness): a :class:`~exactspec.engine.runs.RunEnumeration`."""
-    from .engine.runs import enumerate_runs
+    from ..engine.runs import enumerate_runs
 
     return enumerate_runs(lambda s: verify_tree(s, pair, tree, rule), keep_paths=True)
 
 
 def reach_probabilities(pair: ContextPair, tree, rule) -> dict:
     """``P(the walk reaches node)`` for every node of the given drafted ``tree``."""
-    from .engine.runs import enumerate_runs
+    from ..engine.runs import enumerate_runs
 
     result = enumerate_runs(lambda s: verify_tree(s, pair, tree, rule, trace=True))
     reach = {node: Fraction(0) for node in tree.nodes}
@@ -464,7 +464,7 @@ def rrs_positional_probabilities(p: Dist, q: Dist, k: int) -> list:
     >>> rrs_positional_probabilities(Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), 3)
     [Fraction(3, 5), Fraction(4, 25), Fraction(17, 250)]
     """
-    from .closed_forms import rrs_residuals
+    from ..bounds.closed_forms import rrs_residuals
 
     chain = rrs_residuals(p, q, k)
     out, reach = [], Fraction(1)

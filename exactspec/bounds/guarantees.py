@@ -15,7 +15,7 @@ Two statements from ``ALGORITHMS.md``, checked exactly on random rational instan
   the engine runs K-SEQ at ``rho*`` itself, in ``Q(rho*)``, and its acceptance must lie
   between the bounds and satisfy the guarantees exactly.
 
->>> from exactspec.dist import Dist
+>>> from exactspec.core.dist import Dist
 >>> p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
 >>> row = kseq_bounds(p, q, 2, engine=True)
 >>> row.alpha_star, row.engine, row.lower <= row.engine <= row.upper
@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .dist import Dist, exact_str
-from .engine.merged import enumerate_merged
-from .methods import get_method
-from .optimum import optimum
+from ..core.dist import Dist, exact_str
+from ..engine.merged import enumerate_merged
+from ..methods import get_method
+from ..optimum.alpha_star import optimum
 
 __all__ = ["e_enclosure", "KSEQ_CONSTANTS", "constant_bounds", "WorRow", "WorSurvey",
            "wor_survey", "KseqRow", "kseq_bounds", "KseqSurvey", "kseq_survey"]
@@ -83,7 +83,7 @@ class WorSurvey:
 
 
 def _acceptance(name: str, p: Dist, q: Dist, k: int, merged: bool = True):
-    from .verify import verify
+    from ..verify import verify
 
     m = get_method(name)
     if merged:
@@ -94,7 +94,7 @@ def _acceptance(name: str, p: Dist, q: Dist, k: int, merged: bool = True):
 def wor_survey(instances, *, plain_every: int = 0) -> WorSurvey:
     """``alpha_RRS-wor >= alpha_RRS`` on every instance where drafts without replacement exist.
 
-    >>> from exactspec.rrs_bound import random_instances
+    >>> from exactspec.bounds.rho.engine_checks import random_instances
     >>> s = wor_survey(random_instances(30, seed=3), plain_every=10)
     >>> s.holds, len(s.rows) + s.skipped
     (True, 30)
@@ -204,7 +204,7 @@ def kseq_bounds(p: Dist, q: Dist, k: int, *, engine: bool = False) -> KseqRow:
     ``engine=True`` also runs K-SEQ at the algebraic ``rho*`` through the engine
     (``kseq_method("exact")``, merged-state interpreter) and stores its exact acceptance.
     """
-    from .methods.kseq import kseq_method, rho_star
+    from ..methods.kseq import kseq_method, rho_star
 
     r = rho_star(p, q, k)
     row = KseqRow(p, q, k, r.exact, _p_acc(p, q, k, r.rho), _p_acc(p, q, k, r.lower),
@@ -237,7 +237,7 @@ class KseqSurvey:
 def kseq_survey(instances, *, engine_every: int = 0) -> KseqSurvey:
     """Both guarantees on every instance; K-SEQ by the engine on every ``engine_every``-th.
 
-    >>> from exactspec.rrs_bound import random_instances
+    >>> from exactspec.bounds.rho.engine_checks import random_instances
     >>> s = kseq_survey(random_instances(20, seed=4), engine_every=10)
     >>> s.holds("1-(1-1/k)^k"), s.holds("1-1/e"), s.engine_checked
     (True, True, 2)

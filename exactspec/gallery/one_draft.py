@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, NamedTuple
 
-from .dist import Dist, exact, exact_str, residual, total_variation
-from .errors import InvalidInput
-from .methods.sps import sps, sps_uniforms
-from .methods.top1 import argmax
-from .verify import verify
+from ..core.dist import Dist, exact, exact_str, residual, total_variation
+from ..core.errors import InvalidInput
+from ..methods.sps import sps, sps_uniforms
+from ..methods.top1 import argmax
+from ..verify import verify
 
 __all__ = [
     "GALLERY",

@@ -1,6 +1,6 @@
 """Block verification (Sun, Mendlovic, Leviathan et al., ICLR 2025): accept whole blocks.
 
-The chain of :mod:`exactspec.chains` verifies its ``gamma`` drafts token by token and stops at
+The chain of :mod:`exactspec.sequences.chains` verifies its ``gamma`` drafts token by token and stops at
 the first rejection.  Block verification judges the prefixes jointly (ALGORITHMS.md):
 ``w_0 = 1``, ``w_i = min(1, w_{i-1} p(X_i|X_<i) / q(X_i|X_<i))``;
 ``h_i = s_i / (s_i + 1 - w_i)`` with ``s_i = sum_x (w_i p(x|X_<=i) - q(x|X_<=i))_+`` for
@@ -13,8 +13,8 @@ next token from ``norm((w_tau p(.|X_<=tau) - q(.|X_<=tau))_+)``.  The coins are 
 Check values (draft ``(2/3, 1/3)``, target ``(1/3, 2/3)``, context-free, ``gamma = 2``):
 expected accepted draft tokens ``10/9`` token by token, ``11/9`` by blocks, ``12/9`` ideal.
 
->>> from exactspec.context import ContextPair
->>> from exactspec.chains import Chain
+>>> from exactspec.sequences.context import ContextPair
+>>> from exactspec.sequences.chains import Chain
 >>> pair = ContextPair.context_free("1/3,2/3", "2/3,1/3")
 >>> accepted_per_call(Chain(2), pair), accepted_per_call(Block(2), pair), ideal_accepted(pair, 2)
 (Fraction(10, 9), Fraction(11, 9), Fraction(4, 3))
@@ -25,8 +25,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .context import ContextPair
-from .dist import Dist
-from .errors import InvalidInput
+from ..core.dist import Dist
+from ..core.errors import InvalidInput
 from .chains import draft_chain
 from .multitoken import Verifier, tokens_per_call
 
@@ -38,7 +38,7 @@ def block_weights(pair: ContextPair, ctx, drafts) -> tuple[list, list]:
     """``(w, h)`` for the drafts ``X_1..X_gamma`` from ``ctx``: ``w_0..w_gamma`` and the block
     acceptance probabilities ``h_0..h_gamma``.
 
-    >>> from exactspec.context import ContextPair
+    >>> from exactspec.sequences.context import ContextPair
     >>> w, h = block_weights(ContextPair.context_free("1/3,2/3", "2/3,1/3"), (), (1, 0))
     >>> [str(v) for v in w], [str(v) for v in h]
     (['1', '1', '1/2'], ['1', '1', '1/2'])

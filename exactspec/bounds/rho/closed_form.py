@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 import sympy as sp
 from mpmath.ctx_iv import MPIntervalContext
 
-from .errors import InvalidInput, Undecided
+from ...core.errors import InvalidInput, Undecided
 
 __all__ = [
     "Rho",
@@ -93,7 +93,7 @@ def certified_sign(x, *, max_prec: int = 4096) -> int:
     rationals) is enclosed by interval arithmetic with outward rounding at 64, 128, ...
     bits until the interval excludes 0; an interval that never does is settled by sympy's
     minimal polynomial (``x`` is 0 exactly when it is ``X``).  Raises
-    :class:`~exactspec.errors.Undecided` when neither works: never a guess.
+    :class:`~exactspec.core.errors.Undecided` when neither works: never a guess.
 
     Equivalent to ``sympy.sign(x)`` where that is decided, without trusting floating point.
 
@@ -257,7 +257,7 @@ def rho(k: int) -> Rho:
     >>> rho(0)
     Traceback (most recent call last):
     ...
-    exactspec.errors.InvalidInput: k=0: need at least one draft
+    exactspec.core.errors.InvalidInput: k=0: need at least one draft
     """
     return _rho(_check_k(k))
 

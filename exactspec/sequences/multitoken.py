@@ -2,9 +2,9 @@
 
 A *verifier* here is one target call: ``call(s, pair, ctx) -> tuple of tokens``, written
 against the sampling interface ``s`` (:mod:`exactspec.engine`) over a context-dependent
-:class:`~exactspec.context.ContextPair`.  It drafts, verifies and returns the tokens it produced
-(at least one).  Chains (:mod:`exactspec.chains`), token trees (:mod:`exactspec.trees`) and
-block verification (:mod:`exactspec.block`) are verifiers; so is any function of that shape.
+:class:`~exactspec.sequences.context.ContextPair`.  It drafts, verifies and returns the tokens it produced
+(at least one).  Chains (:mod:`exactspec.sequences.chains`), token trees (:mod:`exactspec.sequences.trees`) and
+block verification (:mod:`exactspec.sequences.block`) are verifiers; so is any function of that shape.
 
 Generation calls the verifier again and again, each call continuing the context with the
 tokens produced so far, until at least ``m`` tokens exist.  The claim to check is that the
@@ -21,8 +21,8 @@ Two exact ways to get the law of the first ``m`` tokens:
 
 Tests check that both agree.
 
->>> from exactspec.context import ContextPair
->>> from exactspec.chains import Chain
+>>> from exactspec.sequences.context import ContextPair
+>>> from exactspec.sequences.chains import Chain
 >>> pair = ContextPair.context_free("1/3,2/3", "2/3,1/3")
 >>> proof = prove_sequence(Chain(2), pair, m=3)
 >>> proof.lossless, proof.tokens_per_call
@@ -38,10 +38,10 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from .context import ContextPair, context_key
-from .dist import exact_str
-from .engine.exact import DEFAULT_MAX_PATHS
-from .engine.runs import RunEnumeration, enumerate_runs
-from .errors import InvalidInput
+from ..core.dist import exact_str
+from ..engine.exact import DEFAULT_MAX_PATHS
+from ..engine.runs import RunEnumeration, enumerate_runs
+from ..core.errors import InvalidInput
 
 __all__ = [
     "Verifier",
@@ -364,7 +364,7 @@ def simulate_calls(verifier, pair: ContextPair, n: int, ctx=(), *, seed: int = 0
     the produced token tuples."""
     import numpy as np
 
-    from .engine.sampling import RandomSampler
+    from ..engine.sampling import RandomSampler
 
     verifier = as_verifier(verifier)
     s = RandomSampler(np.random.default_rng(seed))

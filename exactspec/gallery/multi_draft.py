@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, NamedTuple
 
-from .dist import Dist, residual, total_variation
-from .methods.rrs import rrs
-from .methods.rrs_wor import rrs_wor
-from .verify import verify
+from ..core.dist import Dist, residual, total_variation
+from ..methods.rrs import rrs
+from ..methods.rrs_wor import rrs_wor
+from ..verify import verify
 
 __all__ = ["rrs_on_wor_drafts", "rrs_skipping_duplicates", "MultiGalleryEntry",
            "GALLERY_MULTI", "MultiGalleryRow", "run_gallery_multi"]

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import product
 
-from .dist import Dist
-from .errors import ExactspecError, InvalidInput
-from .methods import get_method
-from .verify import Verification, verify
+from ..core.dist import Dist
+from ..core.errors import ExactspecError, InvalidInput
+from ..methods import get_method
+from ..verify import Verification, verify
 
 __all__ = ["SearchResult", "search_counterexample", "small_dists"]
 

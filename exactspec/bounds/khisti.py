@@ -17,9 +17,9 @@ Here, exactly:
   ``(c, x, 1 - c - x)``) for a symbol ``x`` through :mod:`exactspec.engine.interval`: the
   closed form and RRS's acceptance (the registered ``rrs``) come out piecewise linear in
   ``x``, and each piece is set against Khisti et al.'s published formula (for ``c = 1/3``)
-  and against :func:`exactspec.optimum.optimum` at rational points of the piece.
+  and against :func:`exactspec.optimum.alpha_star.optimum` at rational points of the piece.
 
->>> from exactspec.dist import Dist
+>>> from exactspec.core.dist import Dist
 >>> p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
 >>> khisti_optimum(p, q), canonical_lp(p, q).value, acceptance_one(p, q)
 (Fraction(21, 25), Fraction(21, 25), False)
@@ -33,12 +33,12 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .dist import Dist, residual
-from .engine.interval import Piece, piecewise, to_sympy
-from .lp import linprog_max
-from .methods import get_method
-from .optimum import alpha_star_max_flow, optimum
-from .verify import verify
+from ..core.dist import Dist, residual
+from ..engine.interval import Piece, piecewise, to_sympy
+from ..core.lp import linprog_max
+from ..methods import get_method
+from ..optimum.alpha_star import alpha_star_max_flow, optimum
+from ..verify import verify
 
 __all__ = ["khisti_optimum", "acceptance_one", "CanonicalSolution", "canonical_lp",
            "canonical_verifier", "FigureFamily", "figure_family"]
@@ -107,7 +107,7 @@ def canonical_lp(p: Dist, q: Dist) -> CanonicalSolution:
     ``P(X) > 0`` and each ``y`` in ``X`` (``sum_y w(X, y) = P(X)``), and ``m_y``; maximise
     ``sum_y m_y`` subject to ``m_y <= p(y)`` and ``m_y <= p_I(y) = sum_X w(X, y)``: the
     one-draft rule's acceptance ``sum_y min(p(y), p_I(y))`` with draft ``p_I``.  Solved by
-    :func:`exactspec.lp.linprog_max` (rational simplex).
+    :func:`exactspec.core.lp.linprog_max` (rational simplex).
     """
     n = len(p)
     pairs = _pairs(q)
@@ -235,7 +235,7 @@ def figure_family(c=Fraction(1, 3), published=None) -> FigureFamily:
         The target's first entry (Khisti et al. use ``1/3``, and ``1/6`` in the text).
     published : callable, optional
         A closed form ``f(x)`` to set against the optimum on every piece, e.g.
-        :func:`exactspec.closed_forms.khisti_alpha_star` (``1 - max(0, 1/9 - x, x - 5/9)``,
+        :func:`exactspec.bounds.closed_forms.khisti_alpha_star` (``1 - max(0, 1/9 - x, x - 5/9)``,
         for ``c = 1/3``); it is evaluated inside the run, so it may use ``min``/``max``.
 
     >>> fam = figure_family()

@@ -4,7 +4,7 @@ A :class:`ContextPair` gives the target ``p`` and the draft ``q`` of every conte
 a small vocabulary.  Three ways to make one:
 
 - :meth:`ContextPair.from_functions`: two Python functions of the context tuple, each returning a
-  :class:`~exactspec.dist.Dist` (or anything ``Dist`` reads: a list, a mapping, ``"1/2,1/2"``);
+  :class:`~exactspec.core.dist.Dist` (or anything ``Dist`` reads: a list, a mapping, ``"1/2,1/2"``);
 - :meth:`ContextPair.from_table`: a table (the JSON format of ``docs/tree_format.md``) mapping
   each context, its labels joined by commas (``""`` for the root, ``"a,b"``), to a
   distribution; a context missing from the table uses its longest suffix that is present
@@ -29,8 +29,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
-from .dist import Dist, exact_str, overlap, parse_labels
-from .errors import ExactspecError, InvalidInput, NotExact
+from ..core.dist import Dist, exact_str, overlap, parse_labels
+from ..core.errors import ExactspecError, InvalidInput, NotExact
 
 __all__ = ["ContextPair", "context_key", "parse_context", "random_model_pair"]
 
@@ -257,7 +257,7 @@ def random_model_pair(rng, n: int, depth: int, *, zeros: bool = True, denominato
     """A random context-dependent pair: an independent random rational ``p`` and ``q`` at
     every context of at most ``depth`` tokens (deeper contexts back off to their last
     ``depth`` tokens).  ``rng`` is a ``random.Random``."""
-    from .claims.base import random_dist
+    from ..core.random_dists import random_dist
 
     labels = tuple(range(n))
     table = {"labels": None, "target": {}, "draft": {}}

@@ -10,7 +10,7 @@ Three laws, each an object with one contract (:class:`DraftLaw`):
 
 A law draws its drafts through the sampling interface (:meth:`DraftLaw.draw`, the reference
 semantics), gives its exact multiset probabilities (:meth:`DraftLaw.multisets`, which is
-:func:`exactspec.optimum.draft_multisets`) and the optimum of a lossless verifier that drafts
+:func:`exactspec.optimum.alpha_star.draft_multisets`) and the optimum of a lossless verifier that drafts
 from it (:meth:`DraftLaw.optimum`).
 
 Exchangeability: a verifier whose behaviour depends only on the *multiset* of drafts (such as
@@ -19,7 +19,7 @@ Exchangeability: a verifier whose behaviour depends only on the *multiset* of dr
 enumerates ``C(m + k - 1, k)`` multisets instead of ``m^k`` tuples, with the same law.  A
 verifier that reads the drafts in order (RRS, K-SEQ) must use :meth:`DraftLaw.draw`.
 
->>> from exactspec.dist import Dist
+>>> from exactspec.core.dist import Dist
 >>> q = Dist.parse("1/5,1/5,3/5", labels="abc")
 >>> Hub().multiset_law(q, 2)
 Dist({('a', 'c'): 1/2, ('b', 'c'): 1/2})
@@ -33,10 +33,11 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Iterator
 
-from .dist import Dist
-from .errors import InvalidInput
+from ..core.dist import Dist
+from ..core.errors import InvalidInput
 
-__all__ = ["DraftLaw", "IID", "WithoutReplacement", "Hub", "DRAFT_LAWS", "draft_law", "drafts", "point_mass", "restricted", "is_exact_dist"]
+__all__ = ["DraftLaw", "IID", "WithoutReplacement", "Hub", "DRAFT_LAWS", "draft_law", "drafts",
+           "point_mass", "restricted", "is_exact_dist"]
 
 
 def is_exact_dist(d: Dist) -> bool:
@@ -94,13 +95,13 @@ class DraftLaw:
 
     def multisets(self, q: Dist, k: int, **kw) -> Iterator[tuple[tuple, Fraction]]:
         """Every draft multiset (labels in token order) with its exact probability."""
-        from .optimum import draft_multisets
+        from .alpha_star import draft_multisets
 
         return draft_multisets(q, k, self.name, **kw)
 
     def multiset_count(self, q: Dist, k: int) -> int:
         """The number of distinct draft multisets."""
-        from .optimum import draft_multiset_count
+        from .alpha_star import draft_multiset_count
 
         return draft_multiset_count(q, k, self.name)
 
@@ -118,7 +119,7 @@ class DraftLaw:
         (sampling, symbolic) the ordered drafts are drawn and sorted, which has the same law.
         Only sound for a verifier that never looks at the order of its drafts.
         """
-        from .engine.exact import ExactSampler
+        from ..engine.exact import ExactSampler
 
         if isinstance(s, ExactSampler) and is_exact_dist(q):
             multiset = self._choose_multiset(s, q, k)
@@ -131,7 +132,7 @@ class DraftLaw:
 
     def optimum(self, p: Dist, q: Dist, k: int) -> Fraction:
         """The largest ``P(Y in X)`` of a lossless verifier drafting from this law."""
-        from .optimum import law_optimum
+        from .alpha_star import law_optimum
 
         return law_optimum(p, q, k, self.name)
 
@@ -163,7 +164,7 @@ class IID(DraftLaw):
         return tuple(multiset)
 
     def optimum(self, p, q, k):
-        from .optimum import optimal_acceptance
+        from .alpha_star import optimal_acceptance
 
         return optimal_acceptance(p, q, k)
 
@@ -220,7 +221,7 @@ class Hub(DraftLaw):
         return (x1, x2)
 
     def optimum(self, p, q, k=2):
-        from .optimum import hub_optimum
+        from .alpha_star import hub_optimum
 
         return hub_optimum(p, q)
 

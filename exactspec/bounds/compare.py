@@ -5,7 +5,7 @@
 method on one instance with the plain enumeration when it fits, and otherwise with the
 merged-state interpreter (:mod:`exactspec.engine.merged`) when the method has a stepped form.
 
->>> from exactspec.dist import Dist
+>>> from exactspec.core.dist import Dist
 >>> p, q = Dist.parse("1/2,3/10,1/5", labels="abc"), Dist.parse("1/5,1/5,3/5", labels="abc")
 >>> out = compare(p, q, 2, methods=["rrs", "optimal"])
 >>> out["alpha_star"], out["a_star"]
@@ -19,11 +19,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from .dist import exact_str
-from .engine.exact import estimate_paths
-from .errors import InvalidInput, NotExact, TooLarge
-from .methods import METHODS, get_method
-from .optimum import _pair, check_optimum, optimum
+from ..core.dist import exact_str
+from ..engine.exact import estimate_paths
+from ..core.errors import InvalidInput, NotExact, TooLarge
+from ..methods import METHODS, get_method
+from ..optimum.alpha_star import _pair, check_optimum, optimum
 
 __all__ = ["compare", "optimal_report", "exact_verification", "draft_law_optimum",
            "PLAIN_PATHS", "COMPARE_MAX_PATHS"]
@@ -44,15 +44,15 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
     merged-state interpreter runs the stepped form, which counts paths instead of listing them.
     Raises :class:`TooLarge` above ``max_paths`` (plain paths, or merged states).
 
-    >>> from exactspec.dist import Dist
+    >>> from exactspec.core.dist import Dist
     >>> p = Dist([Fraction(1, 32)] * 16 + [Fraction(1, 16)] * 8)
     >>> q = Dist([Fraction(1, 24)] * 24)
     >>> r = exact_verification("rrs", p, q, 6)
     >>> r.lossless, r.enumeration.paths > 10**8, type(r.enumeration).__name__
     (True, True, 'MergedEnumeration')
     """
-    from .engine.merged import enumerate_merged
-    from .verify import Verification, _checked, verify
+    from ..engine.merged import enumerate_merged
+    from ..verify import Verification, _checked, verify
 
     m, p, q = _checked(method, p, q, k)
     steps = getattr(m.run, "steps", None)
@@ -72,8 +72,8 @@ def draft_law_optimum(p, q, k: int, law: str) -> Fraction:
     ``alpha*`` (closed form) for ``"iid"``, SpecHub's closed form for ``"hub"``, and the
     brute-force cut (falling back to the exact max flow) for ``"wor"``.  At ``k = 1`` every
     law is one draft from ``q``."""
-    from .drafts import draft_law
-    from .optimum import alpha_star_max_flow
+    from ..optimum.draft_laws import draft_law
+    from ..optimum.alpha_star import alpha_star_max_flow
 
     if k == 1 or law == "iid":
         return optimum(p, q, k).alpha_star
@@ -129,7 +129,7 @@ def _method_entry(m, p, q, k, optima: dict, max_paths: int) -> dict:
         entry["engine"] = "merged"      # paths counted through merged states, not listed
         entry["states"] = result.enumeration.states
     if m.name == "kseq":
-        from .methods.kseq import rho_star
+        from ..methods.kseq import rho_star
 
         entry["rho"] = rho_star(p, q, k).to_json()
     if not result.lossless:
@@ -169,7 +169,7 @@ def optimal_report(p, q, k: int) -> dict:
     prefixes and the cross-checks (``checks``: closed form, brute force, max flow; ``None``
     where skipped as too large).
 
-    >>> from exactspec.dist import Dist
+    >>> from exactspec.core.dist import Dist
     >>> r = optimal_report(Dist.parse("1/2,3/10,1/5", labels="abc"),
     ...                    Dist.parse("1/5,1/5,3/5", labels="abc"), 2)
     >>> r["alpha_star"], r["a_star"], r["order"], r["tight"], r["checks"]

@@ -31,7 +31,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .errors import InvalidInput
+from ..core.errors import InvalidInput
 
 __all__ = [
     "CORPORA",

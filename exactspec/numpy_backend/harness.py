@@ -39,7 +39,7 @@ from typing import Any, Callable
 import mpmath
 import numpy as np
 
-from .errors import InvalidInput
+from ..core.errors import InvalidInput
 
 __all__ = [
     "HarnessReport",
@@ -294,7 +294,7 @@ def goodness_of_fit(counts, law, *, alpha: float = 0.01, power: float = 0.8,
 
 
 def _draft_rows(q: np.ndarray, k: int, rng, n: int, law: str) -> np.ndarray:
-    from .numpy_backend.samplers import draft_iid, draft_wor
+    from .samplers import draft_iid, draft_wor
 
     if law == "iid":
         return draft_iid(q, k, rng, n=n)

@@ -11,8 +11,8 @@ min(p(x_j|x_<j), q(x_j|x_<j))`` (:func:`chain_tokens_per_call`), which is
 ``(1 - alpha^(gamma+1)) / (1 - alpha)`` when the acceptance is ``alpha`` at every context
 (:func:`tokens_per_call_closed_form`).
 
->>> from exactspec.context import ContextPair
->>> from exactspec.multitoken import prove_sequence
+>>> from exactspec.sequences.context import ContextPair
+>>> from exactspec.sequences.multitoken import prove_sequence
 >>> pair = constant_acceptance_pair("3/5")
 >>> proof = prove_sequence(Chain(2), pair, m=3)
 >>> proof.lossless, proof.tokens_per_call, tokens_per_call_closed_form("3/5", 2)
@@ -29,8 +29,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .context import ContextPair
-from .dist import Dist, exact, exact_str, residual
-from .errors import InvalidInput
+from ..core.dist import Dist, exact, exact_str, residual
+from ..core.errors import InvalidInput
 from .multitoken import Verifier
 
 __all__ = [
@@ -231,7 +231,7 @@ def random_constant_acceptance_pair(rng, alpha, n: int, depth: int, *, denominat
     ``random.Random``; ``n >= 2`` tokens."""
     import itertools
 
-    from .claims.base import random_dist
+    from ..core.random_dists import random_dist
     from .context import context_key
 
     a_ = exact(alpha, "alpha")

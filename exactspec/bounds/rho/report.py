@@ -2,7 +2,7 @@
 
 :func:`rho_report` is the ``rho --json`` object of PRODUCT.md (keys ``k``, ``rho``,
 ``rho_float``, ``argmax``, ``tight_instance``); :func:`rho_text` the human output.  Both run
-the tight instance through the engine first (:func:`exactspec.rrs_bound.engine_tight_instance`:
+the tight instance through the engine first (:func:`exactspec.bounds.rho.engine_checks.engine_tight_instance`:
 RRS's exact acceptance, losslessness and ``alpha* = 1``, in rationals for ``k = 2`` and in
 the number field ``Q(a_k)`` for ``k >= 3``), and refuse to report an instance that does not
 check.
@@ -21,8 +21,8 @@ from typing import Any
 
 import sympy as sp
 
-from .bounds import rho, tight_instance
-from .dist import exact_str
+from .closed_form import rho, tight_instance
+from ...core.dist import exact_str
 
 __all__ = ["rho_report", "rho_text"]
 
@@ -36,7 +36,7 @@ def _text(x: Any) -> str:
 
 def _checked(k: int):
     """The engine's run of the tight instance; raises if it does not check."""
-    from .rrs_bound import engine_tight_instance
+    from .engine_checks import engine_tight_instance
 
     inst = engine_tight_instance(k)
     if not inst.checked:
@@ -54,7 +54,7 @@ def rho_report(k: int) -> dict:
     instance at the maximiser (``p``, ``q`` as ``{label: value}``, ``alpha_rrs``,
     ``alpha_star``), ``None`` for ``k = 1``.
 
-    Raises :class:`~exactspec.errors.InvalidInput` for a ``k`` that is not a positive integer.
+    Raises :class:`~exactspec.core.errors.InvalidInput` for a ``k`` that is not a positive integer.
 
     >>> r = rho_report(3)
     >>> r["rho"], r["argmax"], round(r["rho_float"], 6)

@@ -1,0 +1,124 @@
+"""The package's layers: no import circle between modules, and no module imports a higher layer.
+
+Every import in every module counts, the ones inside functions too (they run, only later).
+The layers, lowest first, are listed in ARCHITECTURE.md; this test is their definition.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "exactspec"
+
+#: Lowest first.  A module may import its own layer and those below it, never one above.
+LAYERS = [
+    ("core", "checker"),
+    ("engine",),
+    ("optimum",),
+    ("numpy_backend",),
+    ("key",),
+    ("methods",),
+    ("verify",),
+    ("bounds",),
+    ("sequences",),
+    ("gallery",),
+    ("claims",),
+    ("cli", "__main__"),
+]
+RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """The exactspec modules (or packages) that ``path`` imports, as absolute names."""
+    return imports_in(module_name(path), path.name == "__init__.py", path.read_text())
+
+
+def imports_in(name: str, is_package: bool, source: str) -> set[str]:
+    """The exactspec modules that module ``name`` with this ``source`` imports."""
+    package = name.split(".") if is_package else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "exactspec")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "exactspec":
+                continue
+            found.add(target)
+            for alias in node.names:                 # ``from . import sampler``: a submodule
+                candidate = f"{target}.{alias.name}"
+                if MODULES.get(candidate):
+                    found.add(candidate)
+    found.discard(name)
+    return found
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def import_graph() -> nx.DiGraph:
+    graph = nx.DiGraph()
+    for name, path in MODULES.items():
+        graph.add_node(name)
+        for target in imports_of(path):
+            if target in MODULES:
+                graph.add_edge(name, target)
+    return graph
+
+
+def layer(name: str) -> int | None:
+    parts = name.split(".")
+    if len(parts) == 1:                              # the facade sits on top of everything
+        return len(LAYERS)
+    return RANK.get(parts[1])
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted(n for n in MODULES if layer(n) is None)
+    assert not unplaced, f"modules outside every layer (add them to LAYERS): {unplaced}"
+
+
+def test_no_import_circles():
+    graph = import_graph()
+    # a package imports its own submodules (its facade); that edge is not a circle of concepts
+    facade = [(a, b) for a, b in graph.edges if b.startswith(a + ".")
+              and MODULES[a].name == "__init__.py"]
+    graph.remove_edges_from(facade)
+    cycles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    assert not cycles, f"import circles: {cycles}"
+
+
+def test_no_upward_imports():
+    upward = []
+    for name, path in MODULES.items():
+        for target in imports_of(path):
+            if target == "exactspec":                 # docstrings' examples use the facade
+                continue
+            if layer(target) is not None and layer(name) < layer(target):
+                upward.append(f"{name} -> {target}")
+    assert not upward, "lower layers import higher ones:\n" + "\n".join(sorted(upward))
+
+
+@pytest.mark.parametrize("source", ["from ..cli import main",
+                                    "def later():\n    from ..claims import base\n"])
+def test_the_check_sees_upward_imports(source):
+    """The check can fail: a core module importing the command line (even inside a function)
+    is an upward import."""
+    name = "exactspec.core.fake"
+    targets = imports_in(name, False, source)
+    assert targets and all(layer(t) > layer(name) for t in targets)
