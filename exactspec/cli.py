@@ -366,16 +366,26 @@ def cmd_compare(args) -> int:
     p, q = _read_pair(args)
     methods = args.methods.split(",") if args.methods else None
     obj = compare(p, q, args.k, methods)
-    rows = []
+    rows, lossy_rows = [], []
     for m in obj["methods"]:
+        by_design = m.get("group") == "lossy-by-design"
         if "skipped" in m:
-            rows.append([m["method"], m.get("draft_law", ""), "skipped", "", "", m["skipped"]])
+            blank = [""] if by_design else ["", ""]
+            (lossy_rows if by_design else rows).append(
+                [m["method"], m.get("draft_law", ""), "skipped", *blank, m["skipped"]])
+        elif by_design:
+            lossy_rows.append([m["method"], m["draft_law"],
+                               "lossless" if m["lossless"] else "LOSSY", m["acceptance"],
+                               m["bias"]])
         else:
             rows.append([m["method"], m["draft_law"], "lossless" if m["lossless"] else "LOSSY",
                          m["acceptance"], m["optimum"], m["ratio_to_optimal"] or "-"])
     text = (f"k = {args.k}: alpha* = {obj['alpha_star']} (i.i.d. drafts), a* = "
             + ", ".join(f"{t}: {v}" for t, v in obj["a_star"].items()) + "\n"
             + _table(rows, ["method", "drafts", "verdict", "acceptance", "optimum", "ratio"]))
+    if lossy_rows:
+        text += ("\n\nlossy by design (bias = TV(output law, p)):\n"
+                 + _table(lossy_rows, ["method", "drafts", "verdict", "acceptance", "bias"]))
     _emit(obj, args.json, text)
     return EXIT_OK
 
