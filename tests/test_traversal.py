@@ -135,3 +135,70 @@ def test_claims_registered():
 
     assert get_claim("traversal-lossless").issue == "17"
     assert get_claim("traversal-chain-block").check is not None
+
+
+# -- exactspec compare --tree ----------------------------------------------------------------
+
+def _cli(capsys, *argv):
+    import json
+
+    from exactspec.cli import main
+
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err, json
+
+
+def test_compare_tree_json(capsys):
+    code, out, err, json = _cli(capsys, "compare", "--tree", "examples/tree.json", "--json")
+    assert code == 0 and not err
+    obj = json.loads(out)
+    rows = {e["method"]: e for e in obj["methods"]}
+    assert obj["kind"] == "exactspec-tree-compare" and obj["branching"] == [2, 2]
+    # tree RRS and the node-wise optimum: the values tree_report gives (docs and tests/test_trees)
+    assert rows["tree-rrs"]["tokens_per_call"] == "1461/625"
+    assert rows["tree-optimal"]["tokens_per_call"] == "1591/625"
+    assert rows["traversal"]["tokens_per_call"] == "137/50"
+    assert rows["block"]["tokens_per_call"] == rows["traversal-chain"]["tokens_per_call"]
+    assert obj["best_lossless"] == ["tree-optimal-wor"] and obj["best_tokens_per_call"] == "3"
+    assert rows["traversal"]["ratio_to_best"] == "137/150"
+    assert all(e["verdict"] == "PROVED" for e in obj["methods"] if e["group"] == "lossless")
+    lossy = [e for e in obj["methods"] if e["group"] == "lossy-by-design"]
+    assert lossy and all(e["verdict"] == "REFUTED" and e["tv"] != "0" for e in lossy)
+    assert isinstance(rows["traversal"]["tokens_per_call_float"], float)
+
+
+def test_compare_tree_text_and_chain(capsys):
+    code, out, _, _ = _cli(capsys, "compare", "--tree", "examples/chain.json")
+    assert code == 0
+    assert "best lossless: block, traversal-chain" in out and "lossy by design" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare", "--tree", "examples/tree.json", "--p", "1/2,1/2"],
+    ["compare", "--tree", "no/such/spec.json"],
+    ["compare", "--k", "2"],
+])
+def test_compare_tree_bad_input(capsys, argv):
+    code, out, err, _ = _cli(capsys, *argv)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+
+
+def test_tree_spec_with_traversal_verifier(tmp_path, capsys):
+    spec = {"labels": ["a", "b", "c"], "target": {"": "1/2,3/10,1/5"},
+            "draft": {"": "1/5,1/5,3/5"}, "verifier": "traversal", "branching": [2, 2]}
+    from exactspec.sequences.trees import tree_report
+
+    report = tree_report(spec)
+    assert report["lossless"] and report["tokens_per_call"] == "137/50"
+    chain = tree_report({**{k: spec[k] for k in ("labels", "target", "draft")},
+                         "verifier": "traversal", "gamma": 2})
+    block = tree_report({**{k: spec[k] for k in ("labels", "target", "draft")},
+                         "verifier": "block", "gamma": 2})
+    assert chain["tokens_per_call"] == block["tokens_per_call"] == "51/25"
+    path = tmp_path / "spec.json"
+    import json
+
+    path.write_text(json.dumps(spec))
+    code, out, _, _ = _cli(capsys, "tree", str(path))
+    assert code == 0 and out.startswith("traversal verification, branching [2, 2]")
