@@ -13,8 +13,8 @@ from exactspec.sequences.chains import Chain
 from exactspec.sequences.context import ContextPair, random_model_pair
 from exactspec.sequences.multitoken import call_law, prove_sequence, simulate_calls, \
     tokens_per_call
-from exactspec.sequences.traversal import Traversal, chain_comparison, tree_comparison, \
-    traversal_update
+from exactspec.sequences.traversal import Traversal, chain_comparison, traversal_update
+from exactspec.sequences.tree_compare import tree_comparison
 from exactspec.sequences.trees import Tree
 
 SEED = ContextPair.context_free("1/2,3/10,1/5", "1/5,1/5,3/5", name="seed")

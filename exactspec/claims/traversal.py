@@ -13,15 +13,16 @@ from ..checker import check_certificate
 from ..core.dist import exact_str
 from ..sequences.context import random_model_pair
 from ..sequences.multitoken import prove_sequence
-from ..sequences.traversal import Traversal, chain_comparison, tree_comparison
+from ..sequences.traversal import Traversal, chain_comparison
+from ..sequences.tree_compare import tree_comparison
 from .base import PROVED, REFUTED, Claim, ClaimResult
 
 __all__ = ["CLAIMS", "TRAVERSAL_SHAPES", "CHAIN_INSTANCES"]
 
 #: Tree shapes (children per depth) the lossless claim proves, with the pairs per shape.
-TRAVERSAL_SHAPES = (((1,), 4), ((1, 1), 4), ((1, 1, 1), 2), ((2,), 4), ((3,), 4),
-                    ((2, 1), 4), ((1, 2), 4), ((2, 2), 3), ((3, 1), 2), ((2, 1, 1), 2),
-                    ((1, 2, 1), 2))
+TRAVERSAL_SHAPES = (((1,), 4), ((1, 1), 4), ((1, 1, 1), 1), ((2,), 4), ((3,), 4),
+                    ((2, 1), 4), ((1, 2), 4), ((2, 2), 3), ((3, 1), 2), ((2, 1, 1), 1),
+                    ((1, 2, 1), 1))
 
 #: How many random chains the block-verification comparison runs, and their length.
 CHAIN_INSTANCES = (200, 2)

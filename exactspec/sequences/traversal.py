@@ -45,8 +45,7 @@ from ..core.dist import Dist
 from ..core.errors import InvalidInput
 from .multitoken import Verifier
 
-__all__ = ["Traversal", "traversal_call", "traversal_update", "chain_comparison",
-           "tree_comparison", "TREE_COMPARISON_RULES"]
+__all__ = ["Traversal", "traversal_call", "traversal_update", "chain_comparison"]
 
 
 def _check_branching(branching) -> tuple:
@@ -188,26 +187,3 @@ def chain_comparison(pairs, gamma: int, ctx=()) -> list[dict]:
                      "same_law": same})
     return rows
 
-
-#: The node-by-node tree rules Traversal Verification is set against: ``(rule, drafts)``.
-TREE_COMPARISON_RULES = (("rrs", None), ("rrs-wor", None), ("optimal", None),
-                         ("optimal", "wor"))
-
-
-def tree_comparison(pairs, branching, ctx=(), rules=TREE_COMPARISON_RULES) -> list[dict]:
-    """On each pair: the exact tokens per call of Traversal Verification on a tree with this
-    ``branching`` beside the node-by-node tree with each rule of ``rules`` (keys
-    ``"rrs"``, ``"rrs-wor"``, ``"optimal"``, ``"optimal-wor"``).  Pairs need at least as many
-    draftable tokens at every node as the widest level (drafts without replacement)."""
-    from .multitoken import tokens_per_call
-    from .trees import Tree, node_rule
-
-    rows = []
-    for index, pair in enumerate(pairs):
-        row = {"instance": index, "pair": pair,
-               "traversal": tokens_per_call(Traversal(branching), pair, ctx)}
-        for name, drafts in rules:
-            rule = node_rule(name, drafts)
-            row[rule.name] = tokens_per_call(Tree(branching, rule), pair, ctx)
-        rows.append(row)
-    return rows

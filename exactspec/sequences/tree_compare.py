@@ -30,7 +30,8 @@ from ..core.errors import InvalidInput, TooLarge, Undecided
 from .context import context_key
 from .multitoken import prove_sequence
 
-__all__ = ["sequence_methods", "sequence_compare", "sequence_compare_text"]
+__all__ = ["sequence_methods", "sequence_compare", "sequence_compare_text", "tree_comparison",
+           "TREE_COMPARISON_RULES"]
 
 
 def _shape(verifier) -> tuple:
@@ -155,3 +156,28 @@ def sequence_compare_text(report: dict) -> str:
         lines += ["", "lossy by design (tv = TV of the first m tokens' law to the target's):",
                   table(lossy, ["method", "drafted", "verdict", "tokens/call", "tv"])]
     return "\n".join(lines)
+
+
+#: The node-by-node tree rules Traversal Verification is set against: ``(rule, drafts)``.
+TREE_COMPARISON_RULES = (("rrs", None), ("rrs-wor", None), ("optimal", None),
+                         ("optimal", "wor"))
+
+
+def tree_comparison(pairs, branching, ctx=(), rules=TREE_COMPARISON_RULES) -> list[dict]:
+    """On each pair: the exact tokens per call of Traversal Verification on a tree with this
+    ``branching`` beside the node-by-node tree with each rule of ``rules`` (keys
+    ``"rrs"``, ``"rrs-wor"``, ``"optimal"``, ``"optimal-wor"``).  Pairs need at least as many
+    draftable tokens at every node as the widest level (drafts without replacement)."""
+    from .multitoken import tokens_per_call
+    from .traversal import Traversal
+    from .trees import Tree, node_rule
+
+    rows = []
+    for index, pair in enumerate(pairs):
+        row = {"instance": index, "pair": pair,
+               "traversal": tokens_per_call(Traversal(branching), pair, ctx)}
+        for name, drafts in rules:
+            rule = node_rule(name, drafts)
+            row[rule.name] = tokens_per_call(Tree(branching, rule), pair, ctx)
+        rows.append(row)
+    return rows
