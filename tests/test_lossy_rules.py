@@ -113,11 +113,15 @@ def test_exact_ties():
     assert accepted_tokens(Dist.parse("1/2,1/4,1/4"), F(1, 4), 0) == (0, 1, 2)  # thr = 0
 
 
-def test_tie_beyond_exact_powers_is_undecided():
-    n = EXACT_POWER_LIMIT + 1
-    uniform = Dist([F(1, n)] * n)
+def test_tie_beyond_exact_powers_is_undecided(monkeypatch):
+    import exactspec.methods.typical as typical
+
+    assert EXACT_POWER_LIMIT >= 1000
+    monkeypatch.setattr(typical, "EXACT_POWER_LIMIT", 2)
+    third = Dist.parse("1/3,1/3,1/3")          # exp(-H) = 1/3: a tie, denominator 3 > 2
     with pytest.raises(Undecided, match="not separated"):
-        exceeds_entropy_threshold(F(1, n), uniform, 1)
+        exceeds_entropy_threshold(F(1, 3), third, 1)
+    assert exceeds_entropy_threshold(F(1, 2), third, 1) is True   # separated: no powers needed
 
 
 # -- greedy, top-k, top-p --------------------------------------------------------------------
