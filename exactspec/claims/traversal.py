@@ -76,6 +76,10 @@ def check_traversal_chain_block() -> ClaimResult:
     above = sum(r["traversal"] > r["token"] for r in rows)
     below = [r["instance"] for r in rows if r["traversal"] < r["token"]]
     ok = not differ and not laws and not below
+    table = [{"instance": r["instance"], "traversal": exact_str(r["traversal"]),
+              "block": exact_str(r["block"]), "token_by_token": exact_str(r["token"]),
+              "same_law": r["same_law"], "target": r["pair"].to_table()["target"],
+              "draft": r["pair"].to_table()["draft"]} for r in rows]
     details.append(f"{count} random context-dependent pairs (3 tokens, zeros allowed), chains of "
                    f"{gamma}: tokens per call of traversal = block verification on "
                    f"{count - len(differ)} of {count}"
@@ -97,7 +101,7 @@ def check_traversal_chain_block() -> ClaimResult:
         ties = sum(r["traversal"] == r[key] for r in trees)
         details.append(f"tree [2, 2], 4 pairs without zeros: traversal above {key} on {wins}, "
                        f"equal on {ties}, below on {len(trees) - wins - ties}")
-    return ClaimResult(PROVED if ok else REFUTED, details, {"parts": []})
+    return ClaimResult(PROVED if ok else REFUTED, details, {"parts": [], "chains": table})
 
 
 CLAIMS = [

@@ -4,7 +4,9 @@ A draft ``x`` is accepted when ``p(x) > min(eps, delta * exp(-H(p)))``, ``H`` th
 entropy of the target.  With ``k`` drafts the accepted one of largest ``p(x)`` is kept (the
 first drafted among equals); when none passes, the output is the target's argmax (the greedy
 base token that typical acceptance always keeps; ties by token order).  Defaults are Medusa's
-``eps = 0.09``, ``delta = 0.3``.  The entropy is taken without the ``1e-5`` smoothing some code
+``eps = 0.09``, ``delta = 0.3``.  In a token tree verified node by node the kept child is the
+passing one of largest ``p``; Medusa itself keeps the candidate path with the longest accepted
+prefix, which can differ.  The entropy is taken without the ``1e-5`` smoothing some code
 adds inside the logarithm.
 
 ``exp(-H(p)) = prod_i p_i^(p_i)`` is irrational in general, so the comparison is decided with
