@@ -188,3 +188,16 @@ def test_compare_cli_lossy_group(capsys):
     obj = json.loads(capsys.readouterr().out)
     typical = next(m for m in obj["methods"] if m["method"] == "typical")
     assert code == 0 and typical["bias"] == "4/25" and typical["group"] == "lossy-by-design"
+
+
+def test_bad_parameters_and_claim_registered():
+    from exactspec.claims import get_claim
+    from exactspec.core.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="eps"):
+        typical_acceptance(F(-1, 10), F(3, 10))
+    with pytest.raises(InvalidInput, match="K="):
+        top_k(0)
+    with pytest.raises(InvalidInput, match="P="):
+        top_p(F(3, 2))
+    assert get_claim("lossy-rules").issue == "17"
