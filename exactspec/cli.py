@@ -25,9 +25,9 @@ class _UsageError(Exception):
     pass
 
 
-def _add_instance(parser, k=True):
-    parser.add_argument("--p", required=True, help="target: 1/2,3/10,1/5 or @file.json")
-    parser.add_argument("--q", required=True, help="draft: 1/5,1/5,3/5 or @file.json")
+def _add_instance(parser, k=True, required=True):
+    parser.add_argument("--p", required=required, help="target: 1/2,3/10,1/5 or @file.json")
+    parser.add_argument("--q", required=required, help="draft: 1/5,1/5,3/5 or @file.json")
     if k:
         parser.add_argument("--k", type=int, default=1, help="drafts per position (default 1)")
     parser.add_argument("--labels", help="token labels: abc or a,b,c")
@@ -76,7 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--backend", choices=["exact", "numpy"], default="exact")
 
     co = sub.add_parser("compare", help="every method side by side against its optimum")
-    _add_instance(co)
+    _add_instance(co, required=False)
+    co.add_argument("--tree", metavar="SPEC",
+                    help="instead of --p/--q: every sequence-level method on a chain or tree "
+                         "spec (docs/tree_format.md), exact tokens per call side by side")
     co.add_argument("--methods", help="comma-separated method names (default: all)")
     co.add_argument("--backend", choices=["exact", "numpy"], default="exact")
 
@@ -359,6 +362,18 @@ def cmd_optimal(args) -> int:
 
 
 def cmd_compare(args) -> int:
+    if args.tree is not None:
+        if args.p is not None or args.q is not None or args.backend != "exact":
+            raise _UsageError("compare --tree SPEC takes the model from the spec: no --p, --q "
+                              "or --backend numpy")
+        from .sequences.tree_compare import sequence_compare, sequence_compare_text
+
+        report = sequence_compare(args.tree)
+        _emit(report, args.json, sequence_compare_text(report))
+        return EXIT_OK
+    if args.p is None or args.q is None:
+        raise _UsageError("exactspec compare: the following arguments are required: --p, --q "
+                          "(or --tree SPEC)")
     if args.backend == "numpy":
         return _float_command("compare", args)
     from .bounds.compare import compare
@@ -366,16 +381,26 @@ def cmd_compare(args) -> int:
     p, q = _read_pair(args)
     methods = args.methods.split(",") if args.methods else None
     obj = compare(p, q, args.k, methods)
-    rows = []
+    rows, lossy_rows = [], []
     for m in obj["methods"]:
+        by_design = m.get("group") == "lossy-by-design"
         if "skipped" in m:
-            rows.append([m["method"], m.get("draft_law", ""), "skipped", "", "", m["skipped"]])
+            blank = [""] if by_design else ["", ""]
+            (lossy_rows if by_design else rows).append(
+                [m["method"], m.get("draft_law", ""), "skipped", *blank, m["skipped"]])
+        elif by_design:
+            lossy_rows.append([m["method"], m["draft_law"],
+                               "lossless" if m["lossless"] else "LOSSY", m["acceptance"],
+                               m["bias"]])
         else:
             rows.append([m["method"], m["draft_law"], "lossless" if m["lossless"] else "LOSSY",
                          m["acceptance"], m["optimum"], m["ratio_to_optimal"] or "-"])
     text = (f"k = {args.k}: alpha* = {obj['alpha_star']} (i.i.d. drafts), a* = "
             + ", ".join(f"{t}: {v}" for t, v in obj["a_star"].items()) + "\n"
             + _table(rows, ["method", "drafts", "verdict", "acceptance", "optimum", "ratio"]))
+    if lossy_rows:
+        text += ("\n\nlossy by design (bias = TV(output law, p)):\n"
+                 + _table(lossy_rows, ["method", "drafts", "verdict", "acceptance", "bias"]))
     _emit(obj, args.json, text)
     return EXIT_OK
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..core.dist import exact_str
 from ..engine.exact import estimate_paths
-from ..core.errors import InvalidInput, NotExact, TooLarge
+from ..core.errors import InvalidInput, NotExact, TooLarge, Undecided
 from ..methods import METHODS, get_method
 from ..optimum.alpha_star import _pair, check_optimum, optimum
 
@@ -88,7 +88,8 @@ def draft_law_optimum(p, q, k: int, law: str) -> Fraction:
 
 
 def _method_entry(m, p, q, k, optima: dict, max_paths: int) -> dict:
-    entry: dict[str, Any] = {"method": m.name, "draft_law": m.draft_law}
+    entry: dict[str, Any] = {"method": m.name, "draft_law": m.draft_law,
+                             "group": "lossless" if m.claimed_lossless else "lossy-by-design"}
     try:
         m.check(p, q, k)
     except (InvalidInput, NotExact, TooLarge) as err:
@@ -98,6 +99,9 @@ def _method_entry(m, p, q, k, optima: dict, max_paths: int) -> dict:
         result = exact_verification(m, p, q, k, max_paths=max_paths)
     except TooLarge as err:
         entry["skipped"] = f"too large to prove exactly: {err}"
+        return entry
+    except Undecided as err:
+        entry["skipped"] = f"undecided: {err}"
         return entry
     acceptance = result.acceptance
     entry["lossless"] = result.lossless
@@ -134,7 +138,9 @@ def _method_entry(m, p, q, k, optima: dict, max_paths: int) -> dict:
         entry["rho"] = rho_star(p, q, k).to_json()
     if not result.lossless:
         entry["differs"] = [str(lab) for lab in result.differs]
+    if not result.lossless or not m.claimed_lossless:
         entry["bias"] = exact_str(result.bias)
+        entry["bias_float"] = float(result.bias)
     return entry
 
 
@@ -142,6 +148,10 @@ def compare(p, q, k: int = 1, methods=None, *, max_paths: int = COMPARE_MAX_PATH
     """Every method (default: every registered one) on ``(p, q, k)``: verdict, ``P(Y in X)``
     (and the explicit acceptance where it differs), the optimum of the method's own draft law
     and the ratio to it; or ``skipped`` with the reason.  The ``compare --json`` object.
+
+    Each entry's ``group`` is ``"lossless"`` (claimed lossless: the verdict tests the claim)
+    or ``"lossy-by-design"`` (``claimed_lossless=False``: typical acceptance, greedy, top-k,
+    top-p, naive, top1); the latter always carry ``bias``, the exact ``TV(output law, p)``.
 
     Exact values are lowest-terms strings; floats only under keys ending ``_float``.
     """

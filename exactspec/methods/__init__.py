@@ -36,6 +36,11 @@ for _module in (_rrs, _rrs_wor, _kseq, _spechub, _optimal):
 from . import key as _key, key_lazy as _key_lazy  # noqa: E402
 register(_key.METHOD), register(_key_lazy.METHOD)
 
+# rules that are lossy by design (claimed_lossless=False): compare lists them apart
+from . import greedy as _greedy, truncated as _truncated, typical as _typical  # noqa: E402
+for _method in (_typical.METHOD, _greedy.METHOD, _truncated.TOP_K, _truncated.TOP_P):
+    register(_method)
+
 
 def get_method(spec) -> Method:
     """A registered name, a :class:`Method`, a function, or ``file.py:function`` /

@@ -672,8 +672,21 @@ def load_tree_spec(spec) -> dict:
             if isinstance(spec["branching"], list) else spec["branching"]
         verifier = Tree(branching, spec.get("rule", "rrs"), spec.get("drafts"),
                         lazy=bool(spec.get("lazy", True)))
+    elif kind == "traversal":
+        from .traversal import Traversal
+
+        if "branching" in spec:
+            shape = spec["branching"]
+            if isinstance(shape, list):
+                shape = [_int(b, "branching entry", 1) for b in shape]
+        elif "gamma" in spec:
+            shape = (1,) * _int(spec["gamma"], "gamma", 1)
+        else:
+            raise InvalidInput("tree spec: traversal needs 'branching' (or 'gamma' for a chain)")
+        verifier = Traversal(shape)
     else:
-        raise InvalidInput(f"tree spec: verifier={kind!r}: choose chain, tree or block")
+        raise InvalidInput(f"tree spec: verifier={kind!r}: choose chain, tree, block or "
+                           "traversal")
     m = _int(spec.get("m", verifier.max_tokens), "m", 1)
     ctx = parse_context(spec.get("context", ""), pair.labels)
     return {"pair": pair, "verifier": verifier, "m": m, "context": ctx, "spec": spec}
@@ -756,6 +769,9 @@ def tree_text(report: dict, max_rows: int = 24) -> str:
     if v["verifier"] == "tree":
         what = (f"tree, branching {v['branching']}, rule {v['rule']}, drafts {v['drafts']} "
                 f"({v['drafted']} drafted tokens)")
+    elif v["verifier"] == "traversal":
+        what = (f"traversal verification, branching {v['branching']}, drafts without "
+                f"replacement ({v['drafted']} drafted tokens)")
     else:
         what = f"{v['verifier']}, gamma = {v['gamma']}"
     ctx = report["context"] or '""'
