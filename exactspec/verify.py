@@ -129,7 +129,7 @@ def certificate_paths(enumeration: Enumeration, p: Dist, q: Dist, *, method: str
 
 def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
            keep_paths: bool = False, max_paths: int | None = DEFAULT_MAX_PATHS,
-           progress: bool | None = None) -> Verification:
+           progress: bool | None = None, arith: str | None = None) -> Verification:
     """Run ``method`` exactly on ``(p, q, k)``: output law, verdict and acceptance.
 
     Parameters
@@ -143,14 +143,31 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
         Keep every path (for :meth:`Verification.certificate` and the tree of paths).
     max_paths : int or None
         Refuse work estimated above this many paths; ``None`` to insist.
+    arith : str, optional
+        Run the method's arithmetic in a float format (``"float32"``, ``"bfloat16"``,
+        ``"float16"``, ``"float64"``; see :mod:`exactspec.engine.float_sampler`): ``p`` and
+        ``q`` reach it rounded into the format, uniforms come from the format's generator grid
+        (unless ``grid`` says otherwise), and the output law, computed exactly, is compared
+        with the exact ``p``.  :func:`exactspec.rounding.split_bias` pairs such a run with
+        the exact-arithmetic one.
 
     >>> from exactspec import Dist
     >>> verify("sps", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3")).acceptance
     Fraction(5, 6)
+    >>> r = verify("sps", Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), arith="float32")
+    >>> r.bias
+    Fraction(37748737, 1407374883553280)
     """
     m, p, q = _checked(method, p, q, k)
-    enumeration = enumerate_paths(m.run, p, q, k, grid=grid, keep_paths=keep_paths,
-                                  max_paths=max_paths, progress=progress)
+    run_p, run_q, factory = p, q, None
+    if arith is not None:
+        from .engine.float_sampler import FloatSampler, float_dist
+
+        run_p, run_q = float_dist(p, arith), float_dist(q, arith)
+        factory = lambda: FloatSampler(arith, grid)  # noqa: E731
+    enumeration = enumerate_paths(m.run, run_p, run_q, k, grid=grid, keep_paths=keep_paths,
+                                  max_paths=max_paths, progress=progress,
+                                  sampler_factory=factory)
     if enumeration.total != 1:
         raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
     return Verification(m, p, q, k, enumeration)
