@@ -61,6 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="look for a small rational counterexample (no --p/--q needed)")
     ve.add_argument("--backend", choices=["exact", "numpy"], default="exact",
                     help="numpy: float64 at vocabulary scale (never a proof)")
+    ve.add_argument("--arith", choices=["float32", "bfloat16", "float16", "float64"],
+                    help="run the method's arithmetic in this float format, exactly rounded, "
+                    "and pair it with exact arithmetic: lossless, lossy by rounding only, or "
+                    "lossy by logic")
+    ve.add_argument("--tolerance", metavar="T",
+                    help="with --arith: a rounding-only bias at most T exits 0 (e.g. 2**-20 "
+                    "or 1e-6, read exactly)")
+    ve.add_argument("--logits-p", metavar="L", help="target logits: 2,1,0 or @file.json "
+                    "(the target is their exact softmax; --arith computes it in the format)")
+    ve.add_argument("--logits-q", metavar="L", help="draft logits, as --logits-p")
 
     si = sub.add_parser("simulate", help="sample a method: empirical law and acceptance")
     si.add_argument("method")
@@ -233,6 +243,8 @@ def cmd_verify(args) -> int:
         return _search(args)
     if args.backend == "numpy":
         return _float_command("verify", args)
+    if args.arith or args.tolerance is not None or args.logits_p or args.logits_q:
+        return _verify_arith(args)
     p, q = _read_pair(args)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     if args.certificate or args.grid:
@@ -249,6 +261,88 @@ def cmd_verify(args) -> int:
         _write_json(args.certificate, result.certificate())
     _emit(result.to_json(), args.json, _verify_text(result))
     return EXIT_OK if result.lossless else EXIT_REFUTED
+
+
+def _verify_arith(args) -> int:
+    """``verify --arith``: the float run beside the exact-arithmetic run, and the verdict."""
+    from .rounding import split_bias
+
+    tolerance = None
+    if args.tolerance is not None:
+        tolerance = _read_exact_number(args.tolerance, "--tolerance")
+    max_paths = args.max_paths if args.max_paths is not None else 10**7
+    if args.logits_p or args.logits_q:
+        if args.p or args.q:
+            raise _UsageError("give --p/--q or --logits-p/--logits-q, not both")
+        if not (args.logits_p and args.logits_q):
+            raise _UsageError("both --logits-p and --logits-q are required")
+        lp, labels = _read_logits(args.logits_p, "logits-p", args.labels)
+        lq, labels_q = _read_logits(args.logits_q, "logits-q", args.labels)
+        if len(lp) != len(lq):
+            raise _UsageError(f"--logits-q has {len(lq)} entries but --logits-p has {len(lp)}")
+        split = split_bias(args.method, k=args.k, arith=args.arith, grid=args.grid,
+                           tolerance=tolerance, logits_p=lp, logits_q=lq, labels=labels,
+                           max_paths=max_paths, keep_paths=bool(args.certificate))
+    else:
+        p, q = _read_pair(args)
+        split = split_bias(args.method, p, q, args.k, arith=args.arith, grid=args.grid,
+                           tolerance=tolerance, max_paths=max_paths,
+                           keep_paths=bool(args.certificate))
+    if args.certificate:
+        _write_json(args.certificate, split.run.certificate())
+    _emit(split.to_json(), args.json, split.text())
+    return EXIT_OK if split.ok else EXIT_REFUTED
+
+
+def _read_exact_number(text, name):
+    """An exact number: ``1/3``, ``1e-6`` (the decimal rational), ``2**-20``."""
+    from fractions import Fraction
+
+    t = text.strip()
+    try:
+        if "**" in t:
+            base, _, power = t.partition("**")
+            return Fraction(base.strip()) ** int(power.strip().strip("()"))
+        return Fraction(t)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        raise _UsageError(f"{name}={text!r}: not a number (use 1/1000000, 1e-6 or 2**-20)"
+                          ) from None
+
+
+def _read_logits(text, name, labels_arg):
+    """Logits: ``2,1,0`` (exact numbers, any sign) or ``@file.json`` (a list, or an object
+    ``{label: logit}``)."""
+    from .core.dist import _parse_number, parse_labels
+    from .core.errors import InvalidInput
+
+    t = text.strip()
+    labels = None
+    if t.startswith("@"):
+        from fractions import Fraction
+
+        path = t[1:]
+        try:
+            with open(path) as handle:
+                data = json.load(handle, parse_float=Fraction, parse_int=Fraction)
+        except OSError as err:
+            raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
+        except ValueError as err:
+            raise InvalidInput(f"{name}: {path} is not valid JSON ({err})") from None
+        if isinstance(data, dict) and "logits" in data:
+            data = data["logits"]
+        if isinstance(data, dict):
+            labels, values = tuple(data), list(data.values())
+        elif isinstance(data, list):
+            values = data
+        else:
+            raise InvalidInput(f"{name}: {path} must hold a list or an object of logits")
+        if not values or not all(isinstance(v, Fraction) for v in values):
+            raise InvalidInput(f"{name}: {path} must hold finite numbers only")
+    else:
+        values = [_parse_number(part, f"{name}[{i}]") for i, part in enumerate(t.split(","))]
+    if labels_arg:
+        labels = parse_labels(labels_arg, len(values), name="labels")
+    return values, labels
 
 
 def _write_json(path, obj) -> None:

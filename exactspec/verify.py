@@ -78,6 +78,7 @@ class Verification:
             "target": self.p.to_json(),
             "output": {str(lab): exact_str(self.law[lab]) for lab in self.p.labels},
             "lossless": self.lossless,
+            "verdict": "lossless" if self.lossless else "lossy-logic",
             "acceptance": exact_str(self.acceptance),
             "acceptance_float": float(self.acceptance),
         }

@@ -2,6 +2,7 @@
 brute force over the uniform grid; the verdict that separates rounding from logic."""
 
 from fractions import Fraction
+import json
 import math
 import random
 
@@ -203,3 +204,130 @@ def test_float_pick_matches_brute_force():
         u = FloatValue(F16.round(Fraction(j, grid)), F16)
         counts[next((i for i, cu in enumerate(cums) if u < cu), 2)] += 1
     assert [law[i] for i in range(3)] == [Fraction(n, grid) for n in counts]
+
+
+# -- the verdict: rounding or logic ----------------------------------------------------------
+from pathlib import Path  # noqa: E402
+
+from exactspec.cli import main  # noqa: E402
+from exactspec.rounding import split_bias  # noqa: E402
+
+KERNELS = str(Path(__file__).resolve().parent.parent / "examples" / "float_kernels.py")
+P, Q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+
+
+def one_draft_float32_by_numpy(p, q, strict=True):
+    """The law of the float32 one-draft kernel computed a second way: NumPy float32 for the
+    ratios, residual, sum and cumulative sums; grid counts for the uniforms (``u < c`` holds
+    for ``ceil(c N)`` of the ``N`` grid points, ``u <= c`` for ``floor(c N) + 1``)."""
+    n = 2**24
+    p32, q32 = np.float32([float(v) for v in p.probs]), np.float32([float(v) for v in q.probs])
+    mass = np.maximum(p32 - q32, np.float32(0))
+    total = np.float32(0)
+    for m in mass:
+        total = np.float32(total + m)
+    r = mass / total
+    cum, c = [], np.float32(0)
+    for v in r:
+        c = np.float32(c + v)
+        cum.append(Fraction(float(c)))
+    last = max(i for i, v in enumerate(r) if v > 0)
+    pick, prev = [], 0
+    for i in range(len(r)):
+        upto = n if i == last else min(n, max(prev, math.ceil(cum[i] * n)))
+        pick.append(Fraction(upto - prev, n) if r[i] > 0 else Fraction(0))
+        prev = upto if r[i] > 0 else prev
+    law = [Fraction(0)] * len(r)
+    for x in range(len(r)):
+        c = Fraction(float(np.float32(p32[x] / q32[x])))
+        hits = min(n, math.ceil(c * n)) if strict else min(n, math.floor(c * n) + 1)
+        accept = Fraction(hits, n)
+        law[x] += q.probs[x] * accept
+        for t in range(len(r)):
+            law[t] += q.probs[x] * (1 - accept) * pick[t]
+    return law
+
+
+@pytest.mark.parametrize("name, strict", [("accept_lt", True), ("accept_le", False)])
+def test_float32_kernel_law_matches_numpy_second_computation(name, strict):
+    split = split_bias(f"{KERNELS}:{name}", P, Q, arith="float32")
+    assert [split.rounded.law[t] for t in P.labels] == one_draft_float32_by_numpy(P, Q, strict)
+    assert split.verdict == "lossy-rounding" and split.bias_exact_arith == 0
+    assert split.bias == sum(max(split.rounded.law[t] - P[t], 0) for t in P.labels)
+
+
+def test_rounding_logic_and_tolerance():
+    le = split_bias(f"{KERNELS}:accept_le", P, Q, arith="float32")
+    assert le.verdict == "lossy-rounding"
+    assert le.bias == Fraction(29360127, 703687441776640)
+    assert le.bias_grid_only == Fraction(1, 41943040)  # one grid point, 2**-24, times q(2)
+    assert not le.ok
+    assert split_bias(f"{KERNELS}:accept_le", P, Q, arith="float32", tolerance=le.bias).ok
+    assert not split_bias(f"{KERNELS}:accept_le", P, Q, arith="float32",
+                          tolerance=le.bias - Fraction(1, 10**30)).ok
+    logic = split_bias(f"{KERNELS}:softmax_residual", P, Q, arith="float32", tolerance=1)
+    assert logic.verdict == "lossy-logic" and not logic.ok
+    assert abs(float(logic.bias_exact_arith.evalf(30)) - 0.14372246669) < 1e-10
+    # float64 halves nothing by magic: still rounding only, and smaller
+    f64 = split_bias(f"{KERNELS}:accept_lt", P, Q, arith="float64")
+    assert f64.verdict == "lossy-rounding" and f64.bias < le.bias
+    # dyadic inputs on a matching grid: the float run is exactly lossless
+    dy = split_bias("sps", Dist.parse("1/2,1/4,1/4"), Dist.parse("1/4,1/4,1/2"),
+                    arith="float32")
+    assert dy.verdict == "lossless" and dy.ok
+
+
+def test_verdict_without_arith():
+    assert split_bias("sps", P, Q).verdict == "lossless"
+    naive = split_bias("naive", P, Q)
+    assert naive.verdict == "lossy-logic" and naive.bias == Fraction(2, 5)
+
+
+def test_logits_target_is_the_exact_softmax():
+    import sympy
+
+    split = split_bias("sps", logits_p=[2, 1, 0], logits_q=[0, 0, 0], arith="float32")
+    assert split.verdict == "lossy-rounding" and split.bias_exact_arith == 0
+    e = sympy.E
+    assert sympy.simplify(split.p.probs[0] - e**2 / (1 + e + e**2)) == 0
+    assert 0 < float(split.bias.evalf(30)) < 1e-7
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_arith(capsys):
+    base = ["--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5", "--arith", "float32"]
+    code, out, err = run_cli(capsys, "verify", f"{KERNELS}:accept_le", *base, "--json")
+    obj = json.loads(out)
+    assert code == 1 and err == ""
+    assert obj["arith"] == "float32" and obj["verdict"] == "lossy-rounding"
+    assert obj["bias"] == "29360127/703687441776640" and obj["bias_exact_arith"] == "0"
+    assert obj["grid"] == 2**24 and set(obj["differs"]) == {"0", "1", "2"}
+    code, out, _ = run_cli(capsys, "verify", f"{KERNELS}:accept_le", *base, "--tolerance",
+                           "2**-20")
+    assert code == 0 and "LOSSY BY ROUNDING ONLY" in out and "within" in out
+    code, out, _ = run_cli(capsys, "verify", f"{KERNELS}:softmax_residual", *base,
+                           "--tolerance", "1")
+    assert code == 1 and "LOSSY BY LOGIC" in out
+    code, out, _ = run_cli(capsys, "verify", "sps", "--logits-p", "2,1,0", "--logits-q",
+                           "0,0,0", "--arith", "bfloat16", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["verdict"] == "lossy-rounding" and obj["inputs"] == "logits"
+    code, out, _ = run_cli(capsys, "verify", "naive", "--p", "1/2,1/2", "--q", "1/3,2/3",
+                           "--json")
+    assert code == 1 and json.loads(out)["verdict"] == "lossy-logic"
+
+
+@pytest.mark.parametrize("argv", [
+    ["--p", "1/2,1/2", "--q", "1/3,2/3", "--arith", "float32", "--tolerance", "x"],
+    ["--p", "1/2,1/2", "--q", "1/3,2/3", "--arith", "float8"],
+    ["--logits-p", "1,2", "--arith", "float32"],
+    ["--logits-p", "1,2", "--logits-q", "1,2,3", "--arith", "float32"],
+])
+def test_cli_arith_bad_input(capsys, argv):
+    code, out, err = run_cli(capsys, "verify", "sps", *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
