@@ -99,6 +99,19 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--json", action="store_true")
     tr.add_argument("--max-paths", type=int, metavar="N",
                     help="insist on enumerating up to N paths (default budget 10**6)")
+    tr.add_argument("--verifier", metavar="FILE.py:FUNCTION",
+                    help="a user's verifier: f(s, drafts, p, q) given the rows of every "
+                    "position, or f(s, pair, ctx) for a whole call (overrides the spec)")
+    tr.add_argument("--gamma", type=int, help="draft tokens per call (overrides the spec)")
+    tr.add_argument("--m", type=int, help="tokens to prove (overrides the spec)")
+    tr.add_argument("--grid", type=int, metavar="N", help="explicit uniforms on a grid of N")
+    tr.add_argument("--arith", choices=["float32", "bfloat16", "float16", "float64"],
+                    help="the user's verifier in this float format, paired with exact "
+                    "arithmetic")
+    tr.add_argument("--tolerance", metavar="T", help="with --arith: a rounding-only bias at "
+                    "most T exits 0")
+    tr.add_argument("--certificate", metavar="FILE",
+                    help="write every path of the generation (JSON) for the checker")
 
     pr = sub.add_parser("prove", help="run the claims and print each verdict")
     pr.add_argument("name", nargs="?", help="one claim (default: all)")
@@ -485,9 +498,37 @@ def cmd_rho(args) -> int:
 def cmd_tree(args) -> int:
     from .sequences.trees import tree_report, tree_text
 
+    if args.verifier or _spec_names_function(args.spec):
+        from .sequences.user import user_report, user_text
+
+        tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
+                                                                           "--tolerance")
+        report = user_report(args.spec, args.verifier, gamma=args.gamma, m=args.m,
+                             arith=args.arith, grid=args.grid, tolerance=tolerance,
+                             max_paths=args.max_paths or 10**6,
+                             certificate=bool(args.certificate))
+        if args.certificate:
+            _write_json(args.certificate, report.pop("certificate"))
+        _emit(report, args.json, user_text(report))
+        return EXIT_OK if report["ok"] else EXIT_REFUTED
+    given = [f"--{n}" for n in ("gamma", "m", "grid", "arith", "tolerance", "certificate")
+             if getattr(args, n) is not None]
+    if given:
+        raise _UsageError(f"{given[0]} applies to a user's verifier (--verifier file.py:function "
+                          "or a spec whose 'verifier' names one)")
     report = tree_report(args.spec, max_paths=args.max_paths or 10**6)
     _emit(report, args.json, tree_text(report))
     return EXIT_OK if report["lossless"] else EXIT_REFUTED
+
+
+def _spec_names_function(spec_path) -> bool:
+    """Whether the spec's ``verifier`` names a user's function (``file.py:function``)."""
+    try:
+        with open(spec_path) as handle:
+            spec = json.load(handle)
+    except (OSError, ValueError):
+        return False
+    return isinstance(spec, dict) and ":" in str(spec.get("verifier", ""))
 
 
 def cmd_prove(args) -> int:
