@@ -36,7 +36,7 @@ from .core.dist import Dist, exact_str
 from .core.errors import InvalidInput, Undecided
 from .engine.exact import DEFAULT_MAX_PATHS, ExactSampler, enumerate_paths
 from .methods import get_method
-from .verify import Verification, _checked
+from .verify import Verification, _checked, _is_user_method
 
 __all__ = ["BiasSplit", "split_bias", "softmax_exact", "VERDICTS", "exact_sign",
            "exact_difference"]
@@ -289,8 +289,14 @@ def _float(x) -> float:
 
 def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False
                ) -> Verification:
+    from .engine.hidden_state import check_unchanged, state_fingerprint
+
+    user = _is_user_method(m)
+    before = state_fingerprint(m.run) if user else None
     enumeration = enumerate_paths(m.run, p, q, k, grid=grid, max_paths=max_paths,
                                   sampler_factory=factory, keep_paths=keep_paths)
+    if user:
+        check_unchanged(m.run, before, m.name)
     if exact_sign(exact_difference(enumeration.total, 1)) != 0:
         raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
     if any(_is_symbolic(v) for v in enumeration.law.values()):

@@ -166,14 +166,30 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
 
         run_p, run_q = float_dist(p, arith), float_dist(q, arith)
         factory = lambda: FloatSampler(arith, grid)  # noqa: E731
+    user = _is_user_method(m)
+    if user:
+        from .engine.hidden_state import state_fingerprint
+
+        before = state_fingerprint(m.run)
     enumeration = enumerate_paths(m.run, run_p, run_q, k, grid=grid, keep_paths=keep_paths,
                                   max_paths=max_paths, progress=progress,
                                   sampler_factory=factory)
+    if user:
+        from .engine.hidden_state import check_unchanged
+
+        check_unchanged(m.run, before, m.name)
     if enumeration.total != 1:
         raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
     return Verification(m, p, q, k, enumeration)
 
 
+
+
+def _is_user_method(m: Method) -> bool:
+    """A user's verifier (not one of the registered methods, which keep no state)."""
+    from .methods import METHODS
+
+    return METHODS.get(m.name) is not m
 
 
 def _checked(method, p, q, k):

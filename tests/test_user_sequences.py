@@ -188,3 +188,25 @@ def test_cli_tree_arith(capsys):
                            "float32", "--tolerance", "1e-6", "--json")
     obj = json.loads(out)
     assert code == 0 and obj["verdict"] == "lossy-rounding" and obj["arith"] == "float32"
+
+
+def test_one_position_verifier_with_hidden_state_refused(capsys, tmp_path):
+    """``verify`` on a user's one-position rule that remembers its last draft between paths:
+    refused, never a law."""
+    from exactspec import Dist, verify
+
+    user_file = tmp_path / "remember.py"
+    user_file.write_text(
+        "from exactspec import residual\n\n"
+        "last = {}\n\n"
+        "def sticky(s, p, q):\n"
+        "    x = last.get('x') or s.draft(q)\n"
+        "    last['x'] = x\n"
+        "    if s.coin(min(1, p[x] / q[x])):\n"
+        "        return s.accept(x)\n"
+        "    return s.draw(residual(p, q))\n")
+    with pytest.raises(HiddenState, match="'last'"):
+        verify(f"{user_file}:sticky", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3"))
+    code, out, err = run_cli(capsys, "verify", f"{user_file}:sticky", "--p", "1/2,1/2", "--q",
+                             "1/3,2/3")
+    assert code == 2 and out == "" and "hidden state" in err

@@ -39,8 +39,6 @@ the same verifier in exact arithmetic and the verdict says ``lossless``, ``lossy
 from __future__ import annotations
 
 import inspect
-import pickle
-import types
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
@@ -48,6 +46,7 @@ from typing import Any, Callable
 from ..core.dist import Dist, exact_str, residual  # noqa: F401 (residual: for doctests)
 from ..core.errors import ExactspecError, InvalidInput
 from ..engine.exact import ExactSampler
+from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
 from ..engine.runs import enumerate_runs
 from .context import ContextPair, context_key, parse_context, read_json
 from .multitoken import Verifier, sequence_certificate
@@ -57,10 +56,6 @@ __all__ = ["UserVerifier", "as_user_verifier", "load_user_function", "user_repor
 
 _SPEC_KEYS = {"model", "labels", "target", "draft", "verifier", "gamma", "m", "context",
               "arith", "grid", "tolerance"}
-
-
-class HiddenState(InvalidInput):
-    """A verifier kept state between calls without declaring it."""
 
 
 # -- the verifier ------------------------------------------------------------------------------
@@ -224,63 +219,8 @@ def load_user_function(spec: str, base: Path | None = None) -> Callable:
 
 
 # -- hidden state --------------------------------------------------------------------------------
-def _digest(value) -> Any:
-    try:
-        return pickle.dumps(value)
-    except Exception:  # noqa: BLE001 - unpicklable values are compared by their text
-        return repr(value)
-
-
-def _state_of(function, seen=None, depth: int = 0) -> dict:
-    """What a function could keep between calls: the module globals its code names (and that
-    of the module's own functions it calls), its closure cells, defaults and attributes."""
-    seen = set() if seen is None else seen
-    out: dict = {}
-    if id(function) in seen or depth > 3:
-        return out
-    seen.add(id(function))
-    if isinstance(function, types.MethodType):
-        out["attributes of self"] = _digest(vars(function.__self__))
-        function = function.__func__
-    code = getattr(function, "__code__", None)
-    if code is None:
-        if hasattr(function, "__dict__"):
-            out[f"attributes of {type(function).__name__}"] = _digest(vars(function))
-        call = getattr(type(function), "__call__", None)
-        return out if call is None else {**out, **_state_of(call, seen, depth + 1)}
-    module_globals = getattr(function, "__globals__", {})
-    for name in code.co_names:
-        if name not in module_globals:
-            continue
-        value = module_globals[name]
-        if isinstance(value, types.FunctionType):
-            if value.__module__ == function.__module__:
-                out.update(_state_of(value, seen, depth + 1))
-            continue
-        if isinstance(value, (types.ModuleType, type, types.BuiltinFunctionType)) \
-                or callable(value):
-            continue
-        out[f"global {name!r}"] = _digest(value)
-    for name, cell in zip(code.co_freevars, function.__closure__ or ()):
-        try:
-            out[f"closure variable {name!r}"] = _digest(cell.cell_contents)
-        except ValueError:
-            pass
-    out[f"defaults of {function.__name__}"] = _digest((function.__defaults__,
-                                                       function.__kwdefaults__))
-    out[f"attributes of {function.__name__}"] = _digest(dict(vars(function)))
-    return out
-
-
 def _check_unchanged(verifier: UserVerifier, before: dict) -> None:
-    after = _state_of(verifier.function)
-    changed = [k for k in before if after.get(k) != before[k]]
-    if changed:
-        raise HiddenState(
-            f"{verifier.name} keeps hidden state: its {changed[0]} changed while its calls "
-            "were enumerated, so its law depends on what ran before; make each call depend "
-            "only on its inputs, or declare the state (a last parameter `state`, returning "
-            "(tokens, new_state))")
+    check_unchanged(verifier.function, before, verifier.name)
 
 
 # -- laws ---------------------------------------------------------------------------------------
@@ -450,7 +390,7 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
 
     def prove(arith_here, grid_here):
         factory = _factory(arith_here, grid_here)
-        before = _state_of(function)
+        before = state_fingerprint(function)
         root = _call_law(verifier, pair, ctx, None, factory, max_paths)
         _check_unchanged(verifier, before)
         law, counts = _joint(verifier, pair, m, ctx, factory, max_paths, root=root)
