@@ -371,19 +371,26 @@ def _write_json(path, obj) -> None:
 def _search(args) -> int:
     from .gallery.search import search_counterexample
 
-    found = search_counterexample(args.method, k=args.k)
+    tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
+                                                                       "--tolerance")
+    found = search_counterexample(args.method, k=args.k, grid=args.grid, arith=args.arith,
+                                  tolerance=tolerance,
+                                  max_paths=args.max_paths if args.max_paths else 10**6)
     result = found.counterexample
     if result is None:
         obj = {"method": args.method, "k": args.k, "counterexample": None,
-               "instances": found.instances}
+               "instances": found.instances, "arith": args.arith or "exact"}
         _emit(obj, args.json, f"no counterexample among {found.instances} small rational "
               "instances (evidence, not a proof)")
         return EXIT_OK
-    obj = result.to_json()
+    split = found.split
+    obj = split.to_json() if split is not None else result.to_json()
     obj["counterexample"] = {"p": result.p.to_json(), "q": result.q.to_json()}
     obj["instances"] = found.instances
-    _emit(obj, args.json, f"counterexample found after {found.instances} instances:\n"
-          + _verify_text(result))
+    text = split.text() if split is not None else _verify_text(result)
+    _emit(obj, args.json, f"counterexample found after {found.instances} instances "
+          f"(p = {','.join(obj['counterexample']['p'].values())}, q = "
+          f"{','.join(obj['counterexample']['q'].values())}):\n" + text)
     return EXIT_REFUTED
 
 

@@ -331,3 +331,25 @@ def test_cli_arith(capsys):
 def test_cli_arith_bad_input(capsys, argv):
     code, out, err = run_cli(capsys, "verify", "sps", *argv)
     assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_search_with_arith_and_grid(capsys):
+    from exactspec.gallery.search import search_counterexample
+
+    logic = search_counterexample(f"{KERNELS}:softmax_residual", arith="float32")
+    assert logic.split.verdict == "lossy-logic" and logic.instances == 3
+    assert logic.counterexample.p.probs == (0, 1)
+    rounding = search_counterexample(f"{KERNELS}:accept_lt", arith="float16",
+                                     tolerance=Fraction(1, 10**4))
+    assert rounding.split.verdict == "lossy-rounding"
+    assert rounding.split.bias == Fraction(1, 6144) > Fraction(1, 10**4)
+    code, out, _ = run_cli(capsys, "verify", f"{KERNELS}:accept_lt", "--search", "--arith",
+                           "float16", "--tolerance", "1e-4", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["bias"] == "1/6144" and obj["verdict"] == "lossy-rounding"
+    # the smallest: two tokens, thirds, the draft a point mass
+    assert obj["counterexample"] == {"p": {"0": "1/3", "1": "2/3"}, "q": {"0": "0", "1": "1"}}
+    assert obj["instances"] == rounding.instances == 13
+    grid = search_counterexample(f"{KERNELS}:accept_le", grid=4)
+    assert grid.counterexample is not None and not grid.counterexample.lossless
