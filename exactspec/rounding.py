@@ -36,7 +36,7 @@ from .core.dist import Dist, exact_str
 from .core.errors import InvalidInput, Undecided
 from .engine.exact import DEFAULT_MAX_PATHS, ExactSampler, enumerate_paths
 from .methods import get_method
-from .verify import Verification, _checked, _is_user_method
+from .verify import Verification, _checked, _is_user_method, _user_errors
 
 __all__ = ["BiasSplit", "split_bias", "softmax_exact", "VERDICTS", "exact_sign",
            "exact_difference"]
@@ -293,7 +293,8 @@ def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False
 
     user = _is_user_method(m)
     before = state_fingerprint(m.run) if user else None
-    enumeration = enumerate_paths(m.run, p, q, k, grid=grid, max_paths=max_paths,
+    run = _user_errors(m.run, m.name) if user else m.run
+    enumeration = enumerate_paths(run, p, q, k, grid=grid, max_paths=max_paths,
                                   sampler_factory=factory, keep_paths=keep_paths)
     if user:
         check_unchanged(m.run, before, m.name)

@@ -50,7 +50,7 @@ class Verification:
 
     @property
     def differs(self) -> list:
-        return [lab for lab in self.p.labels if self.law[lab] != self.p[lab]]
+        return [lab for lab in self.p.labels if not _equal(self.law[lab], self.p[lab])]
 
     @property
     def acceptance(self):
@@ -171,18 +171,59 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
         from .engine.hidden_state import state_fingerprint
 
         before = state_fingerprint(m.run)
-    enumeration = enumerate_paths(m.run, run_p, run_q, k, grid=grid, keep_paths=keep_paths,
+    enumeration = enumerate_paths(_user_errors(m.run, m.name) if user else m.run, run_p,
+                                  run_q, k, grid=grid, keep_paths=keep_paths,
                                   max_paths=max_paths, progress=progress,
                                   sampler_factory=factory)
     if user:
         from .engine.hidden_state import check_unchanged
 
         check_unchanged(m.run, before, m.name)
-    if enumeration.total != 1:
+    if not _equal(enumeration.total, 1):
         raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
     return Verification(m, p, q, k, enumeration)
 
 
+
+
+def _equal(a, b) -> bool:
+    """Exact equality; for sympy numbers (a user's ``sympy.exp``, ``sqrt``) the difference is
+    simplified, so that equal numbers written differently compare equal."""
+    if not (hasattr(a, "free_symbols") or hasattr(b, "free_symbols")):
+        return a == b
+    import sympy
+
+    return sympy.simplify(sympy.sympify(a) - sympy.sympify(b)) == 0
+
+
+def _user_errors(run, name: str):
+    """``run`` whose exactspec errors raised inside the user's code name the user's line (a
+    distribution the code builds is the code's, not ``--p``'s)."""
+    def wrapped(s, p, q, k):
+        try:
+            return run(s, p, q, k)
+        except InvalidInput as err:
+            where = _user_line(err.__traceback__)
+            if not where or " (in " in str(err):
+                raise
+            text = str(err)
+            for arg in ("p ", "q "):  # Dist's default name: here it is the verifier's value
+                if text.startswith(arg):
+                    text = "the distribution " + text[len(arg):]
+            raise type(err)(f"in {name}{where}, a value the verifier built: {text}"
+                            ) from None
+    wrapped.__wrapped__ = run
+    return wrapped
+
+
+def _user_line(tb) -> str:
+    import os
+    import traceback
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frames = [f for f in traceback.extract_tb(tb)
+              if not os.path.abspath(f.filename).startswith(package)]
+    return f" (in {frames[-1].filename} line {frames[-1].lineno})" if frames else ""
 
 
 def _is_user_method(m: Method) -> bool:

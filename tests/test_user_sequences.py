@@ -210,3 +210,33 @@ def test_one_position_verifier_with_hidden_state_refused(capsys, tmp_path):
     code, out, err = run_cli(capsys, "verify", f"{user_file}:sticky", "--p", "1/2,1/2", "--q",
                              "1/3,2/3")
     assert code == 2 and out == "" and "hidden state" in err
+
+
+def test_one_position_errors_and_irrational_values(capsys, tmp_path):
+    """A distribution the user's code builds that does not sum to 1 is named at the user's
+    line, not blamed on --p; irrational (sympy) probabilities are compared exactly."""
+    user_file = tmp_path / "rules.py"
+    user_file.write_text(
+        "import sympy\n"
+        "from fractions import Fraction\n"
+        "from exactspec import Dist\n\n"
+        "def lopsided(s, p, q):\n"
+        "    return s.draw(Dist([Fraction(1, 3)] * 2))\n\n"
+        "def exp_halves(s, p, q):\n"
+        "    e = sympy.exp(1)\n"
+        "    w = [(e + 1) / (2 * e + 2), 1 - (e + 1) / (2 * e + 2)]  # 1/2, unsimplified\n"
+        "    return s.draw(Dist(w, check=False))\n\n"
+        "def exp_weights(s, p, q):\n"
+        "    e = sympy.exp(1)\n"
+        "    return s.draw(Dist([e / (1 + e), 1 / (1 + e)], check=False))\n")
+    code, out, err = run_cli(capsys, "verify", f"{user_file}:lopsided", "--p", "1/2,1/2",
+                             "--q", "1/3,2/3")
+    assert code == 2 and "rules.py line 6" in err and "the distribution sums to 2/3" in err
+    assert not err.startswith("error: p ")
+    code, out, _ = run_cli(capsys, "verify", f"{user_file}:exp_halves", "--p", "1/2,1/2",
+                           "--q", "1/3,2/3", "--json")
+    assert code == 0 and json.loads(out)["verdict"] == "lossless"
+    code, out, _ = run_cli(capsys, "verify", f"{user_file}:exp_weights", "--p", "1/2,1/2",
+                           "--q", "1/3,2/3", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["verdict"] == "lossy-logic" and obj["differs"] == ["0", "1"]
