@@ -14,8 +14,10 @@ Each call reads nothing but its inputs.  A verifier that keeps state from one ca
 must say so: a last parameter ``state`` (``None`` at the first call), and a return value
 ``(tokens, new_state)`` with a hashable state; the engine threads it through the calls and
 composes the law over (context, state).  Hidden state (a module global, a closure variable, an
-attribute or a default argument the function changes, or a call whose law changes when it is
-enumerated again) is detected and refused: no law is returned from it.
+attribute or a default argument the function changes, or a first call that answers the same
+random choices differently when they are replayed after the enumeration) is detected and
+refused: no law is returned from it.  The first call is enumerated once; its law gives both the
+tokens per call and the start of the composition.
 
 Under ``arith`` the rows reach the function rounded into the format and its arithmetic is
 rounded as the format does (:mod:`exactspec.engine.float_sampler`); the float run is paired with
@@ -279,6 +281,23 @@ def _joint(verifier, pair, m, ctx, factory, max_paths, root=None):
     return rest(ctx, None, m), counts
 
 
+def _replay_signature(verifier, pair, ctx, factory, probes: int = 8) -> list:
+    """The first call run along ``probes`` seeded random paths: the branches taken, their
+    probabilities and the result.  Equal before and after the enumeration unless the call
+    depends on something that changed in between."""
+    import random
+
+    out = []
+    for seed in range(probes):
+        s = factory()
+        s._probe = random.Random(seed)
+        s._probe_size = 1
+        s._reset()
+        result = verifier.step(s, pair, ctx, None)
+        out.append((tuple(s.branches), s.weight, result))
+    return out
+
+
 def _generate(s, verifier, pair, m, ctx):
     out: tuple = ()
     state = None
@@ -391,16 +410,17 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     def prove(arith_here, grid_here):
         factory = _factory(arith_here, grid_here)
         before = state_fingerprint(function)
-        root = _call_law(verifier, pair, ctx, None, factory, max_paths)
+        signature = _replay_signature(verifier, pair, ctx, factory)
+        root = _call_law(verifier, pair, ctx, None, factory, max_paths)  # enumerated once
         _check_unchanged(verifier, before)
         law, counts = _joint(verifier, pair, m, ctx, factory, max_paths, root=root)
         _check_unchanged(verifier, before)
-        again = _call_law(verifier, pair, ctx, None, factory, max_paths)
-        if again.law != root.law:
+        if _replay_signature(verifier, pair, ctx, factory) != signature:
             raise HiddenState(
-                f"{verifier.name} keeps hidden state: enumerating its first call again gave "
-                "a different law, so its calls depend on what ran before; declare the state "
-                "(a last parameter `state`, returning (tokens, new_state)) or remove it")
+                f"{verifier.name} keeps hidden state: the same random choices of its first "
+                "call, replayed after the enumeration, gave a different result, so its calls "
+                "depend on what ran before; declare the state (a last parameter `state`, "
+                "returning (tokens, new_state)) or remove it")
         extra = [t for t in law if t not in target]
         if extra:
             raise InvalidInput(f"{verifier.name} produced {extra[0]!r}, not a sequence of "
