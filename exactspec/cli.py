@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "most T exits 0")
     tr.add_argument("--certificate", metavar="FILE",
                     help="write every path of the generation (JSON) for the checker")
+    tr.add_argument("--search", action="store_true",
+                    help="with a user's verifier: search small per-position rows for the "
+                    "smallest counterexample (the spec's model is not needed)")
 
     pr = sub.add_parser("prove", help="run the claims and print each verdict")
     pr.add_argument("name", nargs="?", help="one claim (default: all)")
@@ -510,6 +513,8 @@ def cmd_tree(args) -> int:
 
         tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
                                                                            "--tolerance")
+        if args.search:
+            return _search_sequences(args, tolerance)
         report = user_report(args.spec, args.verifier, gamma=args.gamma, m=args.m,
                              arith=args.arith, grid=args.grid, tolerance=tolerance,
                              max_paths=args.max_paths or 10**6,
@@ -526,6 +531,42 @@ def cmd_tree(args) -> int:
     report = tree_report(args.spec, max_paths=args.max_paths or 10**6)
     _emit(report, args.json, tree_text(report))
     return EXIT_OK if report["lossless"] else EXIT_REFUTED
+
+
+def _search_sequences(args, tolerance) -> int:
+    """``tree --verifier F --search``: the smallest per-position counterexample."""
+    from .gallery.search_sequences import search_sequence_counterexample
+    from .sequences.context import read_json
+    from .sequences.user import load_user_function, user_text
+
+    from pathlib import Path
+
+    spec = read_json(args.spec, "spec")
+    if not isinstance(spec, dict):
+        raise _UsageError("the spec must be a JSON object")
+    name = args.verifier or spec.get("verifier")
+    function = load_user_function(name, Path(args.spec).parent)
+    gamma = args.gamma if args.gamma is not None else spec.get("gamma")
+    if gamma is None:
+        raise _UsageError("--search needs gamma (in the spec or --gamma)")
+    m = args.m if args.m is not None else spec.get("m")
+    found = search_sequence_counterexample(
+        function, gamma=int(gamma), m=None if m is None else int(m), arith=args.arith,
+        grid=args.grid, tolerance=tolerance, max_paths=args.max_paths or 10**5)
+    if found.report is None:
+        obj = {"verifier": name, "counterexample": None, "instances": found.instances}
+        _emit(obj, args.json, f"no counterexample among {found.instances} small per-position "
+              "instances (evidence, not a proof)")
+        return EXIT_OK
+    obj = dict(found.report)
+    obj["counterexample"] = found.rows
+    obj["instances"] = found.instances
+    rows = found.rows
+    text = (f"counterexample found after {found.instances} instances: target rows "
+            f"{' | '.join(rows['target'])}; draft rows {' | '.join(rows['draft'])}\n"
+            + user_text(found.report))
+    _emit(obj, args.json, text)
+    return EXIT_REFUTED
 
 
 def _spec_names_function(spec_path) -> bool:

@@ -241,3 +241,19 @@ def test_one_position_errors_and_irrational_values(capsys, tmp_path):
                            "--q", "1/3,2/3", "--json")
     obj = json.loads(out)
     assert code == 1 and obj["verdict"] == "lossy-logic" and obj["differs"] == ["0", "1"]
+
+
+def test_search_finds_the_smallest_sequence_counterexample(capsys):
+    """The stale residual needs an acceptance then a rejection at a position whose residual
+    differs from the first: the search finds one on two tokens and reports its exact law."""
+    code, out, _ = run_cli(capsys, "tree", SPEC, "--search", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["verdict"] == "lossy-logic" and obj["tv"] == "1/2"
+    assert obj["counterexample"] == {"target": ["0,1", "1,0", "0,1", "0,1"],
+                                     "draft": ["1/2,1/2", "0,1", "0,1"]}
+    assert obj["law"] == {"1,0": "1/2", "1,1": "1/2"} and obj["target"] == {"1,0": "1"}
+    # the same instance, proved directly, gives the same law
+    pair = _load_pair({"target": [[0, 1], [1, 0], [0, 1], [0, 1]],
+                       "draft": [["1/2", "1/2"], [0, 1], [0, 1]]}, None)
+    direct = user_report({"gamma": 3, "m": 2}, load("stale_residual_chain"), pair=pair)
+    assert direct["law"] == obj["law"]
