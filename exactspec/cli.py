@@ -292,6 +292,9 @@ def _verify_arith(args) -> int:
             raise _UsageError("give --p/--q or --logits-p/--logits-q, not both")
         if not (args.logits_p and args.logits_q):
             raise _UsageError("both --logits-p and --logits-q are required")
+        if args.certificate:
+            raise _UsageError("--certificate with logits: the target (their exact softmax) is "
+                              "irrational and the checker reads rationals; give --p/--q")
         lp, labels = _read_logits(args.logits_p, "logits-p", args.labels)
         lq, labels_q = _read_logits(args.logits_q, "logits-q", args.labels)
         if len(lp) != len(lq):

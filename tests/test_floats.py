@@ -322,11 +322,25 @@ def test_cli_arith(capsys):
     assert code == 1 and json.loads(out)["verdict"] == "lossy-logic"
 
 
+
+def test_cli_arith_certificate(capsys, tmp_path):
+    from exactspec.checker import check_certificate
+
+    cert = tmp_path / "float32.json"
+    code, out, _ = run_cli(capsys, "verify", f"{KERNELS}:accept_lt", "--p", "1/2,3/10,1/5",
+                           "--q", "1/5,1/5,3/5", "--arith", "float32", "--certificate",
+                           str(cert), "--json")
+    assert code == 1 and check_certificate(str(cert)) == []
+    written = json.loads(cert.read_text())
+    assert written["claim"] == "law" and written["law"] == json.loads(out)["output"]
+
+
 @pytest.mark.parametrize("argv", [
     ["--p", "1/2,1/2", "--q", "1/3,2/3", "--arith", "float32", "--tolerance", "x"],
     ["--p", "1/2,1/2", "--q", "1/3,2/3", "--arith", "float8"],
     ["--logits-p", "1,2", "--arith", "float32"],
     ["--logits-p", "1,2", "--logits-q", "1,2,3", "--arith", "float32"],
+    ["--logits-p", "1,2", "--logits-q", "1,2", "--arith", "float32", "--certificate", "x.json"],
 ])
 def test_cli_arith_bad_input(capsys, argv):
     code, out, err = run_cli(capsys, "verify", "sps", *argv)
