@@ -257,3 +257,17 @@ def test_search_finds_the_smallest_sequence_counterexample(capsys):
                        "draft": [["1/2", "1/2"], [0, 1], [0, 1]]}, None)
     direct = user_report({"gamma": 3, "m": 2}, load("stale_residual_chain"), pair=pair)
     assert direct["law"] == obj["law"]
+
+
+def test_grid_is_honoured_for_user_sequences():
+    """Uniforms on a grid of 8: the composed law equals the full-generation law on the same
+    grid, and differs from the target (1/3, 3/10 are not multiples of 1/8)."""
+    from exactspec.engine.exact import ExactSampler
+
+    report = user_report(SPEC, f"{USER}:chain", grid=8, gamma=1)
+    assert report["verdict"] == "lossy-logic"
+    verifier = UserVerifier(load("chain"), 1)
+    full = enumerate_runs(lambda s: _generate(s, verifier, PAIR, 2, ()), max_paths=None,
+                          sampler_factory=lambda: ExactSampler(grid=8)).law
+    assert {k: Fraction(v) for k, v in report["law"].items()} == \
+        {",".join(t): w for t, w in full.items() if w != 0}
