@@ -526,11 +526,21 @@ def cmd_tree(args) -> int:
             _write_json(args.certificate, report.pop("certificate"))
         _emit(report, args.json, user_text(report))
         return EXIT_OK if report["ok"] else EXIT_REFUTED
-    given = [f"--{n}" for n in ("gamma", "m", "grid", "arith", "tolerance", "certificate")
-             if getattr(args, n) is not None]
+    given = [f"--{n}" for n in ("gamma", "m", "certificate") if getattr(args, n) is not None]
+    if args.search:
+        given.append("--search")
     if given:
         raise _UsageError(f"{given[0]} applies to a user's verifier (--verifier file.py:function "
                           "or a spec whose 'verifier' names one)")
+    if args.arith or args.grid or args.tolerance is not None:
+        from .sequences.user import builtin_report, user_text
+
+        tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
+                                                                           "--tolerance")
+        report = builtin_report(args.spec, arith=args.arith, grid=args.grid,
+                                tolerance=tolerance, max_paths=args.max_paths or 10**6)
+        _emit(report, args.json, user_text(report))
+        return EXIT_OK if report["ok"] else EXIT_REFUTED
     report = tree_report(args.spec, max_paths=args.max_paths or 10**6)
     _emit(report, args.json, tree_text(report))
     return EXIT_OK if report["lossless"] else EXIT_REFUTED

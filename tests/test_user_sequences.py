@@ -178,8 +178,7 @@ def test_cli_tree_with_a_user_verifier(capsys, tmp_path):
     code, out, err = run_cli(capsys, "tree", SPEC, "--verifier",
                              f"{USER}:cached_residual_chain")
     assert code == 2 and out == "" and "hidden state" in err and err.count("\n") == 1
-    code, out, err = run_cli(capsys, "tree", ROOT / "examples" / "chain.json", "--arith",
-                             "float32")
+    code, out, err = run_cli(capsys, "tree", ROOT / "examples" / "chain.json", "--gamma", "2")
     assert code == 2 and "user's verifier" in err
 
 
@@ -271,3 +270,18 @@ def test_grid_is_honoured_for_user_sequences():
                           sampler_factory=lambda: ExactSampler(grid=8)).law
     assert {k: Fraction(v) for k, v in report["law"].items()} == \
         {",".join(t): w for t, w in full.items() if w != 0}
+
+
+def test_builtin_chain_in_float32(capsys):
+    """A built-in spec under --arith: the one-position chain's bias by hand is
+    q(1) * (float32(2/3) - 2/3) = 3/4 * 1/(3 * 2**24) = 2**-26."""
+    from exactspec.sequences.user import builtin_report
+
+    r = builtin_report({"target": {"": "1/2,1/2"}, "draft": {"": "1/4,3/4"}, "gamma": 1},
+                       arith="float32")
+    assert r["verdict"] == "lossy-rounding" and Fraction(r["bias"]) == Fraction(1, 2**26)
+    assert r["bias_exact_arith"] == "0"
+    code, out, _ = run_cli(capsys, "tree", ROOT / "examples" / "chain.json", "--arith",
+                           "float32", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["verdict"] == "lossy-rounding" and obj["bias_exact_arith"] == "0"

@@ -54,7 +54,7 @@ from .context import ContextPair, context_key, parse_context, read_json
 from .multitoken import Verifier, sequence_certificate
 
 __all__ = ["UserVerifier", "as_user_verifier", "load_user_function", "user_report",
-           "user_text", "HiddenState", "position_pair"]
+           "user_text", "HiddenState", "position_pair", "builtin_report"]
 
 _SPEC_KEYS = {"model", "labels", "target", "draft", "verifier", "gamma", "m", "context",
               "arith", "grid", "tolerance"}
@@ -489,6 +489,34 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
                                      sampler_factory=_factory(arith, grid))
         report["certificate"] = sequence_certificate(enumeration, target, name=verifier.name,
                                                      m=m, ctx=ctx)
+    return report
+
+
+def builtin_report(spec, *, arith: str | None = None, grid: int | None = None, tolerance=None,
+                   max_paths: int | None = 10**6) -> dict:
+    """A built-in chain, tree or block spec (docs/tree_format.md) run as a whole-call verifier
+    with its arithmetic in ``arith`` and/or its uniforms on ``grid``: the same report as
+    :func:`user_report`, paired with exact arithmetic.
+
+    >>> r = builtin_report({"target": {"": "1/2,1/2"}, "draft": {"": "1/4,3/4"}, "gamma": 1},
+    ...                    arith="float32")
+    >>> r["verdict"], r["bias"]  # float32(2/3) is 1/(3 * 2**24) too high; times q(1) = 3/4
+    ('lossy-rounding', '1/67108864')
+    """
+    from .trees import load_tree_spec
+
+    loaded = load_tree_spec(spec)
+    builtin = loaded["verifier"]
+
+    def whole_call(s, pair, ctx):
+        return builtin.call(s, pair, ctx)
+
+    whole_call.__name__ = builtin.name
+    report = user_report({"m": loaded["m"], "context": context_key(loaded["context"])},
+                         whole_call, pair=loaded["pair"], arith=arith, grid=grid,
+                         tolerance=tolerance, max_paths=max_paths)
+    report["verifier"] = {**builtin.describe(), "shape": "call", "stateful": False,
+                          "function": builtin.name}
     return report
 
 
