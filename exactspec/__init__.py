@@ -12,6 +12,7 @@ from .core.dist import Dist, overlap, residual, total_variation
 from .core.errors import ExactspecError, InvalidInput, NotExact, TooLarge, Undecided
 from .methods import METHODS, Method, get_method
 from .verify import Verification, simulate, verify
+from .rounding import split_bias
 
 __version__ = "0.1.0"
 
@@ -29,6 +30,7 @@ __all__ = [
     "overlap",
     "residual",
     "simulate",
+    "split_bias",
     "total_variation",
     "verify",
 ]

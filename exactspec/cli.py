@@ -61,6 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="look for a small rational counterexample (no --p/--q needed)")
     ve.add_argument("--backend", choices=["exact", "numpy"], default="exact",
                     help="numpy: float64 at vocabulary scale (never a proof)")
+    ve.add_argument("--arith", choices=["float32", "bfloat16", "float16", "float64"],
+                    help="run the method's arithmetic in this float format, exactly rounded, "
+                    "and pair it with exact arithmetic: lossless, lossy by rounding only, or "
+                    "lossy by logic")
+    ve.add_argument("--tolerance", metavar="T",
+                    help="with --arith: a rounding-only bias at most T exits 0 (e.g. 2**-20 "
+                    "or 1e-6, read exactly)")
+    ve.add_argument("--logits-p", metavar="L", help="target logits: 2,1,0 or @file.json "
+                    "(the target is their exact softmax; --arith computes it in the format)")
+    ve.add_argument("--logits-q", metavar="L", help="draft logits, as --logits-p")
 
     si = sub.add_parser("simulate", help="sample a method: empirical law and acceptance")
     si.add_argument("method")
@@ -92,6 +102,22 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--json", action="store_true")
     tr.add_argument("--max-paths", type=int, metavar="N",
                     help="insist on enumerating up to N paths (default budget 10**6)")
+    tr.add_argument("--verifier", metavar="FILE.py:FUNCTION",
+                    help="a user's verifier: f(s, drafts, p, q) given the rows of every "
+                    "position, or f(s, pair, ctx) for a whole call (overrides the spec)")
+    tr.add_argument("--gamma", type=int, help="draft tokens per call (overrides the spec)")
+    tr.add_argument("--m", type=int, help="tokens to prove (overrides the spec)")
+    tr.add_argument("--grid", type=int, metavar="N", help="explicit uniforms on a grid of N")
+    tr.add_argument("--arith", choices=["float32", "bfloat16", "float16", "float64"],
+                    help="the user's verifier in this float format, paired with exact "
+                    "arithmetic")
+    tr.add_argument("--tolerance", metavar="T", help="with --arith: a rounding-only bias at "
+                    "most T exits 0")
+    tr.add_argument("--certificate", metavar="FILE",
+                    help="write every path of the generation (JSON) for the checker")
+    tr.add_argument("--search", action="store_true",
+                    help="with a user's verifier: search small per-position rows for the "
+                    "smallest counterexample (the spec's model is not needed)")
 
     pr = sub.add_parser("prove", help="run the claims and print each verdict")
     pr.add_argument("name", nargs="?", help="one claim (default: all)")
@@ -236,6 +262,8 @@ def cmd_verify(args) -> int:
         return _search(args)
     if args.backend == "numpy":
         return _float_command("verify", args)
+    if args.arith or args.tolerance is not None or args.logits_p or args.logits_q:
+        return _verify_arith(args)
     p, q = _read_pair(args)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     if args.certificate or args.grid:
@@ -254,6 +282,91 @@ def cmd_verify(args) -> int:
     return EXIT_OK if result.lossless else EXIT_REFUTED
 
 
+def _verify_arith(args) -> int:
+    """``verify --arith``: the float run beside the exact-arithmetic run, and the verdict."""
+    from .rounding import split_bias
+
+    tolerance = None
+    if args.tolerance is not None:
+        tolerance = _read_exact_number(args.tolerance, "--tolerance")
+    max_paths = args.max_paths if args.max_paths is not None else 10**7
+    if args.logits_p or args.logits_q:
+        if args.p or args.q:
+            raise _UsageError("give --p/--q or --logits-p/--logits-q, not both")
+        if not (args.logits_p and args.logits_q):
+            raise _UsageError("both --logits-p and --logits-q are required")
+        if args.certificate:
+            raise _UsageError("--certificate with logits: the target (their exact softmax) is "
+                              "irrational and the checker reads rationals; give --p/--q")
+        lp, labels = _read_logits(args.logits_p, "logits-p", args.labels)
+        lq, labels_q = _read_logits(args.logits_q, "logits-q", args.labels)
+        if len(lp) != len(lq):
+            raise _UsageError(f"--logits-q has {len(lq)} entries but --logits-p has {len(lp)}")
+        split = split_bias(args.method, k=args.k, arith=args.arith, grid=args.grid,
+                           tolerance=tolerance, logits_p=lp, logits_q=lq, labels=labels,
+                           max_paths=max_paths, keep_paths=bool(args.certificate))
+    else:
+        p, q = _read_pair(args)
+        split = split_bias(args.method, p, q, args.k, arith=args.arith, grid=args.grid,
+                           tolerance=tolerance, max_paths=max_paths,
+                           keep_paths=bool(args.certificate))
+    if args.certificate:
+        _write_json(args.certificate, split.run.certificate())
+    _emit(split.to_json(), args.json, split.text())
+    return EXIT_OK if split.ok else EXIT_REFUTED
+
+
+def _read_exact_number(text, name):
+    """An exact number: ``1/3``, ``1e-6`` (the decimal rational), ``2**-20``."""
+    from fractions import Fraction
+
+    t = text.strip()
+    try:
+        if "**" in t:
+            base, _, power = t.partition("**")
+            return Fraction(base.strip()) ** int(power.strip().strip("()"))
+        return Fraction(t)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        raise _UsageError(f"{name}={text!r}: not a number (use 1/1000000, 1e-6 or 2**-20)"
+                          ) from None
+
+
+def _read_logits(text, name, labels_arg):
+    """Logits: ``2,1,0`` (exact numbers, any sign) or ``@file.json`` (a list, or an object
+    ``{label: logit}``)."""
+    from .core.dist import _parse_number, parse_labels
+    from .core.errors import InvalidInput
+
+    t = text.strip()
+    labels = None
+    if t.startswith("@"):
+        from fractions import Fraction
+
+        path = t[1:]
+        try:
+            with open(path) as handle:
+                data = json.load(handle, parse_float=Fraction, parse_int=Fraction)
+        except OSError as err:
+            raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
+        except ValueError as err:
+            raise InvalidInput(f"{name}: {path} is not valid JSON ({err})") from None
+        if isinstance(data, dict) and "logits" in data:
+            data = data["logits"]
+        if isinstance(data, dict):
+            labels, values = tuple(data), list(data.values())
+        elif isinstance(data, list):
+            values = data
+        else:
+            raise InvalidInput(f"{name}: {path} must hold a list or an object of logits")
+        if not values or not all(isinstance(v, Fraction) for v in values):
+            raise InvalidInput(f"{name}: {path} must hold finite numbers only")
+    else:
+        values = [_parse_number(part, f"{name}[{i}]") for i, part in enumerate(t.split(","))]
+    if labels_arg:
+        labels = parse_labels(labels_arg, len(values), name="labels")
+    return values, labels
+
+
 def _write_json(path, obj) -> None:
     from .core.errors import InvalidInput
 
@@ -267,19 +380,26 @@ def _write_json(path, obj) -> None:
 def _search(args) -> int:
     from .gallery.search import search_counterexample
 
-    found = search_counterexample(args.method, k=args.k)
+    tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
+                                                                       "--tolerance")
+    found = search_counterexample(args.method, k=args.k, grid=args.grid, arith=args.arith,
+                                  tolerance=tolerance,
+                                  max_paths=args.max_paths if args.max_paths else 10**6)
     result = found.counterexample
     if result is None:
         obj = {"method": args.method, "k": args.k, "counterexample": None,
-               "instances": found.instances}
+               "instances": found.instances, "arith": args.arith or "exact"}
         _emit(obj, args.json, f"no counterexample among {found.instances} small rational "
               "instances (evidence, not a proof)")
         return EXIT_OK
-    obj = result.to_json()
+    split = found.split
+    obj = split.to_json() if split is not None else result.to_json()
     obj["counterexample"] = {"p": result.p.to_json(), "q": result.q.to_json()}
     obj["instances"] = found.instances
-    _emit(obj, args.json, f"counterexample found after {found.instances} instances:\n"
-          + _verify_text(result))
+    text = split.text() if split is not None else _verify_text(result)
+    _emit(obj, args.json, f"counterexample found after {found.instances} instances "
+          f"(p = {','.join(obj['counterexample']['p'].values())}, q = "
+          f"{','.join(obj['counterexample']['q'].values())}):\n" + text)
     return EXIT_REFUTED
 
 
@@ -416,9 +536,85 @@ def cmd_rho(args) -> int:
 def cmd_tree(args) -> int:
     from .sequences.trees import tree_report, tree_text
 
+    if args.verifier or _spec_names_function(args.spec):
+        from .sequences.user import user_report, user_text
+
+        tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
+                                                                           "--tolerance")
+        if args.search:
+            return _search_sequences(args, tolerance)
+        report = user_report(args.spec, args.verifier, gamma=args.gamma, m=args.m,
+                             arith=args.arith, grid=args.grid, tolerance=tolerance,
+                             max_paths=args.max_paths or 10**6,
+                             certificate=bool(args.certificate))
+        if args.certificate:
+            _write_json(args.certificate, report.pop("certificate"))
+        _emit(report, args.json, user_text(report))
+        return EXIT_OK if report["ok"] else EXIT_REFUTED
+    given = [f"--{n}" for n in ("gamma", "m", "certificate") if getattr(args, n) is not None]
+    if args.search:
+        given.append("--search")
+    if given:
+        raise _UsageError(f"{given[0]} applies to a user's verifier (--verifier file.py:function "
+                          "or a spec whose 'verifier' names one)")
+    if args.arith or args.grid or args.tolerance is not None:
+        from .sequences.user import builtin_report, user_text
+
+        tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
+                                                                           "--tolerance")
+        report = builtin_report(args.spec, arith=args.arith, grid=args.grid,
+                                tolerance=tolerance, max_paths=args.max_paths or 10**6)
+        _emit(report, args.json, user_text(report))
+        return EXIT_OK if report["ok"] else EXIT_REFUTED
     report = tree_report(args.spec, max_paths=args.max_paths or 10**6)
     _emit(report, args.json, tree_text(report))
     return EXIT_OK if report["lossless"] else EXIT_REFUTED
+
+
+def _search_sequences(args, tolerance) -> int:
+    """``tree --verifier F --search``: the smallest per-position counterexample."""
+    from .gallery.search_sequences import search_sequence_counterexample
+    from .sequences.context import read_json
+    from .sequences.user import load_user_function, user_text
+
+    from pathlib import Path
+
+    spec = read_json(args.spec, "spec")
+    if not isinstance(spec, dict):
+        raise _UsageError("the spec must be a JSON object")
+    name = args.verifier or spec.get("verifier")
+    function = load_user_function(name, Path(args.spec).parent)
+    gamma = args.gamma if args.gamma is not None else spec.get("gamma")
+    if gamma is None:
+        raise _UsageError("--search needs gamma (in the spec or --gamma)")
+    m = args.m if args.m is not None else spec.get("m")
+    found = search_sequence_counterexample(
+        function, gamma=int(gamma), m=None if m is None else int(m), arith=args.arith,
+        grid=args.grid, tolerance=tolerance, max_paths=args.max_paths or 10**5)
+    if found.report is None:
+        obj = {"verifier": name, "counterexample": None, "instances": found.instances}
+        _emit(obj, args.json, f"no counterexample among {found.instances} small per-position "
+              "instances (evidence, not a proof)")
+        return EXIT_OK
+    obj = dict(found.report)
+    obj["counterexample"] = found.rows
+    obj["instances"] = found.instances
+    rows = found.rows
+    text = (f"counterexample found after {found.instances} instances: target rows "
+            f"{' | '.join(rows['target'])}; draft rows {' | '.join(rows['draft'])}\n"
+            + user_text(found.report))
+    _emit(obj, args.json, text)
+    return EXIT_REFUTED
+
+
+def _spec_names_function(spec_path) -> bool:
+    """Whether the spec's ``verifier`` names a user's function (``file.py:function``)."""
+    try:
+        with open(spec_path) as handle:
+            spec = json.load(handle)
+    except (OSError, ValueError):
+        return False
+    return isinstance(spec, dict) and ":" in str(spec.get("verifier", ""))
 
 
 def cmd_prove(args) -> int:

@@ -50,7 +50,7 @@ class Verification:
 
     @property
     def differs(self) -> list:
-        return [lab for lab in self.p.labels if self.law[lab] != self.p[lab]]
+        return [lab for lab in self.p.labels if not _equal(self.law[lab], self.p[lab])]
 
     @property
     def acceptance(self):
@@ -78,6 +78,7 @@ class Verification:
             "target": self.p.to_json(),
             "output": {str(lab): exact_str(self.law[lab]) for lab in self.p.labels},
             "lossless": self.lossless,
+            "verdict": "lossless" if self.lossless else "lossy-logic",
             "acceptance": exact_str(self.acceptance),
             "acceptance_float": float(self.acceptance),
         }
@@ -129,7 +130,7 @@ def certificate_paths(enumeration: Enumeration, p: Dist, q: Dist, *, method: str
 
 def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
            keep_paths: bool = False, max_paths: int | None = DEFAULT_MAX_PATHS,
-           progress: bool | None = None) -> Verification:
+           progress: bool | None = None, arith: str | None = None) -> Verification:
     """Run ``method`` exactly on ``(p, q, k)``: output law, verdict and acceptance.
 
     Parameters
@@ -143,19 +144,93 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
         Keep every path (for :meth:`Verification.certificate` and the tree of paths).
     max_paths : int or None
         Refuse work estimated above this many paths; ``None`` to insist.
+    arith : str, optional
+        Run the method's arithmetic in a float format (``"float32"``, ``"bfloat16"``,
+        ``"float16"``, ``"float64"``; see :mod:`exactspec.engine.float_sampler`): ``p`` and
+        ``q`` reach it rounded into the format, uniforms come from the format's generator grid
+        (unless ``grid`` says otherwise), and the output law, computed exactly, is compared
+        with the exact ``p``.  :func:`exactspec.rounding.split_bias` pairs such a run with
+        the exact-arithmetic one.
 
     >>> from exactspec import Dist
     >>> verify("sps", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3")).acceptance
     Fraction(5, 6)
+    >>> r = verify("sps", Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), arith="float32")
+    >>> r.bias
+    Fraction(37748737, 1407374883553280)
     """
     m, p, q = _checked(method, p, q, k)
-    enumeration = enumerate_paths(m.run, p, q, k, grid=grid, keep_paths=keep_paths,
-                                  max_paths=max_paths, progress=progress)
-    if enumeration.total != 1:
+    run_p, run_q, factory = p, q, None
+    if arith is not None:
+        from .engine.float_sampler import FloatSampler, float_dist
+
+        run_p, run_q = float_dist(p, arith), float_dist(q, arith)
+        factory = lambda: FloatSampler(arith, grid)  # noqa: E731
+    user = _is_user_method(m)
+    if user:
+        from .engine.hidden_state import state_fingerprint
+
+        before = state_fingerprint(m.run)
+    enumeration = enumerate_paths(_user_errors(m.run, m.name) if user else m.run, run_p,
+                                  run_q, k, grid=grid, keep_paths=keep_paths,
+                                  max_paths=max_paths, progress=progress,
+                                  sampler_factory=factory)
+    if user:
+        from .engine.hidden_state import check_unchanged
+
+        check_unchanged(m.run, before, m.name)
+    if not _equal(enumeration.total, 1):
         raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
     return Verification(m, p, q, k, enumeration)
 
 
+
+
+def _equal(a, b) -> bool:
+    """Exact equality; for sympy numbers (a user's ``sympy.exp``, ``sqrt``) the difference is
+    simplified, so that equal numbers written differently compare equal."""
+    if not (hasattr(a, "free_symbols") or hasattr(b, "free_symbols")):
+        return a == b
+    import sympy
+
+    return sympy.simplify(sympy.sympify(a) - sympy.sympify(b)) == 0
+
+
+def _user_errors(run, name: str):
+    """``run`` whose exactspec errors raised inside the user's code name the user's line (a
+    distribution the code builds is the code's, not ``--p``'s)."""
+    def wrapped(s, p, q, k):
+        try:
+            return run(s, p, q, k)
+        except InvalidInput as err:
+            where = _user_line(err.__traceback__)
+            if not where or " (in " in str(err):
+                raise
+            text = str(err)
+            for arg in ("p ", "q "):  # Dist's default name: here it is the verifier's value
+                if text.startswith(arg):
+                    text = "the distribution " + text[len(arg):]
+            raise type(err)(f"in {name}{where}, a value the verifier built: {text}"
+                            ) from None
+    wrapped.__wrapped__ = run
+    return wrapped
+
+
+def _user_line(tb) -> str:
+    import os
+    import traceback
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frames = [f for f in traceback.extract_tb(tb)
+              if not os.path.abspath(f.filename).startswith(package)]
+    return f" (in {frames[-1].filename} line {frames[-1].lineno})" if frames else ""
+
+
+def _is_user_method(m: Method) -> bool:
+    """A user's verifier (not one of the registered methods, which keep no state)."""
+    from .methods import METHODS
+
+    return METHODS.get(m.name) is not m
 
 
 def _checked(method, p, q, k):

@@ -22,7 +22,7 @@ LAYERS = [
     ("numpy_backend",),
     ("key",),
     ("methods",),
-    ("verify",),
+    ("verify", "rounding"),
     ("bounds",),
     ("sequences",),
     ("gallery",),

@@ -222,6 +222,36 @@ class ExactSampler:
         self.accepted_token = x
         return x
 
+    # -- exact transcendental functions (sympy values: exp of a rational is irrational) ----
+    def exp(self, x):
+        """``exp(x)`` exactly (a sympy number; ``s.exp``, ``s.log``, ``s.softmax`` are the
+        functions a float interpreter rounds, see :mod:`.float_sampler`)."""
+        import sympy
+
+        return sympy.exp(_sympy_exact(x))
+
+    def log(self, x):
+        """``log(x)`` exactly (a sympy number)."""
+        import sympy
+
+        return sympy.log(_sympy_exact(x))
+
+    def softmax(self, logits) -> list:
+        """``exp(x_i) / sum_j exp(x_j)`` exactly (sympy numbers, summing to 1 exactly)."""
+        import sympy
+
+        values = tuple(_sympy_exact(x) for x in logits)
+        hit = _SOFTMAX.get(values)
+        if hit is not None:
+            return list(hit)
+        top = max(values, key=lambda v: sympy.N(v, 30))
+        weights = [sympy.exp(v - top) for v in values]
+        total = sympy.Add(*weights)
+        out = [w / total for w in weights]
+        if len(_SOFTMAX) < 4096:
+            _SOFTMAX[values] = tuple(out)
+        return out
+
     def uniform(self) -> Uniform:
         """An explicit uniform random number in ``[0, 1)`` (see :mod:`.uniform`)."""
         self._uniforms += 1
@@ -236,6 +266,8 @@ class ExactSampler:
         cum = 0
         for lab, pr in zip(dist.labels, dist.probs):
             a, b = cum, cum + pr
+            if getattr(b, "is_Rational", None) is False:  # an irrational sum: settle it
+                b = _settled(b)                          # (softmax weights add up to 1)
             cum = b
             if pr == 0:
                 continue
@@ -285,6 +317,33 @@ class ExactSampler:
         else:
             u.lo = cut
         return result
+
+
+_SOFTMAX: dict = {}
+_SETTLED: dict = {}
+
+
+def _settled(expr):
+    """``sympy.simplify(expr)``, remembered (the same sums recur on every path)."""
+    hit = _SETTLED.get(expr)
+    if hit is None:
+        import sympy
+
+        hit = sympy.simplify(expr)
+        if len(_SETTLED) < 4096:
+            _SETTLED[expr] = hit
+    return hit
+
+
+def _sympy_exact(x):
+    import sympy
+
+    if isinstance(x, (int, Fraction)):
+        return sympy.Rational(Fraction(x).numerator, Fraction(x).denominator)
+    if isinstance(x, float):
+        f = Fraction(x)
+        return sympy.Rational(f.numerator, f.denominator)
+    return sympy.sympify(x)
 
 
 def _call(method: Callable, sampler, p, q, k):

@@ -53,6 +53,19 @@ class RandomSampler:
             raise InvalidInput(f"{what}: probability {prob} is outside [0, 1]")
         return bool(self.rng.random() < float(prob))
 
+    def exp(self, x) -> float:
+        return math.exp(float(x))
+
+    def log(self, x) -> float:
+        return math.log(float(x))
+
+    def softmax(self, logits) -> list:
+        values = [float(x) for x in logits]
+        top = max(values)
+        weights = [math.exp(v - top) for v in values]
+        total = math.fsum(weights)
+        return [w / total for w in weights]
+
     def draft(self, q, what: str = "draft"):
         x = self.draw(q, what)
         self.drafted.append(x)

@@ -31,6 +31,7 @@ class SearchResult:
 
     counterexample: Verification | None
     instances: int
+    split: object = None
 
 
 def _compositions(total: int, parts: int):
@@ -49,8 +50,18 @@ def small_dists(n: int, denominator: int):
 
 
 def search_counterexample(method, k: int = 1, *, max_tokens: int = 3,
-                          max_denominator: int = 4) -> SearchResult:
-    """Try every small rational ``(p, q)`` in order of size; stop at the first lossy one."""
+                          max_denominator: int = 4, grid: int | None = None,
+                          arith: str | None = None, tolerance=None,
+                          max_paths: int | None = 10**6) -> SearchResult:
+    """Try every small rational ``(p, q)`` in order of size; stop at the first lossy one.
+
+    The instances where verification bugs show come first within each size: zeros and point
+    masses (entries 0 and 1), ties (``p = q`` at a token), and from three tokens on, residuals
+    spread over several tokens.  ``grid`` puts the uniforms on a grid; ``arith`` runs the
+    method in a float format (:func:`exactspec.rounding.split_bias`): a counterexample is then
+    an instance lossy by logic, or lossy by rounding beyond ``tolerance`` when one is given.
+    The result's ``split`` holds the float/exact pair of the counterexample.
+    """
     m = get_method(method)
     tried = 0
     seen = set()
@@ -67,7 +78,18 @@ def search_counterexample(method, k: int = 1, *, max_tokens: int = 3,
                 except InvalidInput:
                     continue
                 tried += 1
-                result = verify(m, p, q, k)
-                if not result.lossless:
-                    return SearchResult(result, tried)
+                if arith is None:
+                    result = verify(m, p, q, k, grid=grid, max_paths=max_paths)
+                    if not result.lossless:
+                        return SearchResult(result, tried)
+                    continue
+                result = verify(m, p, q, k, grid=grid, max_paths=max_paths, arith=arith)
+                if result.lossless:
+                    continue
+                from ..rounding import split_bias
+
+                split = split_bias(m, p, q, k, arith=arith, grid=grid, tolerance=tolerance,
+                                   max_paths=max_paths)
+                if split.verdict == "lossy-logic" or (tolerance is not None and not split.ok):
+                    return SearchResult(split.run, tried, split)
     return SearchResult(None, tried)

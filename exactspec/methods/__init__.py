@@ -15,7 +15,8 @@ from ..core.errors import InvalidInput
 from .base import Method, as_method
 from . import naive as _naive, sps as _sps, top1 as _top1
 
-__all__ = ["METHODS", "Method", "as_method", "get_method", "load_user_method"]
+__all__ = ["METHODS", "Method", "as_method", "get_method", "load_user_method",
+           "load_user_object"]
 
 METHODS: dict[str, Method] = {m.name: m for m in (_sps.METHOD, _naive.METHOD, _top1.METHOD)}
 
@@ -61,6 +62,11 @@ def get_method(spec) -> Method:
 
 def load_user_method(spec: str) -> Method:
     """Load ``path/to/file.py:function`` or ``package.module:function``."""
+    return as_method(load_user_object(spec), name=spec)
+
+
+def load_user_object(spec: str):
+    """The object named by ``path/to/file.py:function`` or ``package.module:function``."""
     where, _, name = spec.rpartition(":")
     if not where or not name:
         raise InvalidInput(f"method {spec!r}: expected file.py:function or module:function")
@@ -86,4 +92,4 @@ def load_user_method(spec: str) -> Method:
     function = getattr(module, name, None)
     if function is None:
         raise InvalidInput(f"method {spec!r}: {where} has no function {name!r}")
-    return as_method(function, name=spec)
+    return function

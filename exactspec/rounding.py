@@ -1,0 +1,381 @@
+"""Logic or rounding? A float run of a rule, paired with the same rule in exact arithmetic.
+
+A float kernel of a lossless rule is almost never exactly lossless: its ratios and residuals are
+rounded and its uniforms live on a grid, so its output law misses ``p`` by something like
+``2**-25``.  A float kernel with a *logic* bug (a residual that loses mass, a wrong
+normalisation) misses it too.  :func:`split_bias` tells the two apart: it runs the method with
+its arithmetic in a float format (:mod:`exactspec.engine.float_sampler`) and the same method in
+exact arithmetic with ideal uniforms, both exactly, and says
+
+- ``"lossless"``: the float run's output law is ``p`` exactly;
+- ``"lossy-rounding"``: the float run is lossy but the exact-arithmetic run is lossless: the
+  whole bias is rounding (``bias``, exact, and the tokens it comes from);
+- ``"lossy-logic"``: the exact-arithmetic run is lossy too (``bias_exact_arith``).
+
+A ``tolerance`` accepts a rounding-only bias up to that size.  Without a float format the
+verdict is ``"lossless"`` or ``"lossy-logic"``.  Probabilities may be given as logits: the
+target is then their exact softmax (irrational, in sympy), and the float run computes the
+softmax in the format (correctly rounded ``exp``, sum left to right, one division each).
+
+>>> from exactspec import Dist
+>>> p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+>>> split = split_bias("sps", p, q, arith="float32")
+>>> split.verdict, split.bias, split.bias_exact_arith
+('lossy-rounding', Fraction(37748737, 1407374883553280), Fraction(0, 1))
+>>> split_bias("sps", p, q, arith="float32", tolerance=Fraction(1, 2**20)).ok
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from .core.dist import Dist, exact_str
+from .core.errors import InvalidInput, Undecided
+from .engine.exact import DEFAULT_MAX_PATHS, ExactSampler, enumerate_paths
+from .methods import get_method
+from .verify import Verification, _checked, _is_user_method, _user_errors
+
+__all__ = ["BiasSplit", "split_bias", "softmax_exact", "VERDICTS", "exact_sign",
+           "exact_difference"]
+
+VERDICTS = ("lossless", "lossy-rounding", "lossy-logic")
+VERDICT_TEXT = {"lossless": "LOSSLESS", "lossy-rounding": "LOSSY BY ROUNDING ONLY",
+                "lossy-logic": "LOSSY BY LOGIC"}
+
+
+def _is_symbolic(x) -> bool:
+    return hasattr(x, "free_symbols")
+
+
+def exact_difference(a, b):
+    """``a - b`` exactly: a Fraction, or a simplified sympy number (``0`` when it is zero).
+
+    >>> import sympy
+    >>> exact_difference(Fraction(1, 2), Fraction(1, 3))
+    Fraction(1, 6)
+    >>> exact_difference(sympy.exp(1) / (1 + sympy.exp(1)), 1 - 1 / (1 + sympy.exp(1)))
+    Fraction(0, 1)
+    """
+    if not (_is_symbolic(a) or _is_symbolic(b)):
+        return Fraction(a) - Fraction(b)
+    import sympy
+
+    d = sympy.simplify(sympy.sympify(a) - sympy.sympify(b))
+    if d.is_Rational:
+        return Fraction(int(d.p), int(d.q))
+    return d
+
+
+def exact_sign(d) -> int:
+    """The sign of an exact number: exact for Fractions; for a sympy number, decided by
+    evaluation at increasing precision (a non-zero number is eventually separated from 0)."""
+    if not _is_symbolic(d):
+        return (d > 0) - (d < 0)
+    import sympy
+
+    if d.is_zero:
+        return 0
+    for digits in (30, 100, 400):
+        v = sympy.N(d, digits)
+        if v != 0 and abs(v) > sympy.Float(10) ** (-(digits - 10)):
+            return 1 if v > 0 else -1
+    if sympy.simplify(d) == 0:
+        return 0
+    raise Undecided(f"cannot decide the sign of {d}")
+
+
+def _tv(law: dict, target: Dist):
+    """``TV(law, target) = sum max(law - target, 0)``, exactly, with the signed differences."""
+    diffs = {t: exact_difference(law[t], target[t]) for t in target.labels}
+    signs = {t: exact_sign(d) for t, d in diffs.items()}
+    positive = [d for t, d in diffs.items() if signs[t] > 0]
+    tv = Fraction(0)
+    for d in positive:
+        tv = tv + d
+    if _is_symbolic(tv):
+        import sympy
+
+        tv = sympy.simplify(tv)
+    return tv, {t: d for t, d in diffs.items() if signs[t] != 0}
+
+
+def softmax_exact(logits, labels=None, name: str = "p") -> Dist:
+    """The exact softmax of rational logits (sympy numbers, labelled as ``labels``).
+
+    >>> softmax_exact([0, 0]).probs
+    (1/2, 1/2)
+    """
+    import sympy
+
+    values = [sympy.Rational(Fraction(x).numerator, Fraction(x).denominator) for x in logits]
+    if not values:
+        raise InvalidInput(f"logits of {name}: empty")
+    weights = [sympy.exp(v) for v in values]
+    total = sympy.Add(*weights)
+    probs = [sympy.simplify(w / total) for w in weights]
+    return Dist(probs, labels, check=False, name=name)
+
+
+def _float_softmax_dist(logits, labels, fmt, exact_dist: Dist):
+    from .engine.float_sampler import FloatDist
+    from .engine.floats import FloatValue, softmax
+
+    values = softmax([FloatValue.of(Fraction(x), fmt) for x in logits])
+    out = FloatDist.__new__(FloatDist)
+    Dist.__init__(out, values, exact_dist.labels, check=False)
+    out.exact_dist = exact_dist
+    out.fmt = fmt
+    return out
+
+
+@dataclass
+class BiasSplit:
+    """A float run next to the exact-arithmetic run of the same rule, and the verdict.
+
+    ``rounded`` is the float run (``None`` without ``arith``); ``exact`` the exact-arithmetic
+    run with ideal uniforms (on ``grid`` when no format is given); ``grid_only`` the exact
+    arithmetic on the float run's generator grid (how much of the bias the grid alone makes;
+    ``None`` when not computed).  ``bias`` and ``bias_exact_arith`` are exact TVs to ``p``.
+    """
+
+    method: Any
+    p: Dist
+    q: Dist
+    k: int
+    arith: str | None
+    grid: int | None
+    exact: Verification
+    rounded: Verification | None
+    grid_only: Verification | None
+    tolerance: Any = None
+    logits: bool = False
+
+    def __post_init__(self):
+        self.bias_exact_arith, self.differences_exact_arith = _tv(self.exact.law, self.p)
+        if self.rounded is not None:
+            self.bias, self.differences = _tv(self.rounded.law, self.p)
+        else:
+            self.bias, self.differences = self.bias_exact_arith, self.differences_exact_arith
+        self.bias_grid_only = None if self.grid_only is None else _tv(self.grid_only.law,
+                                                                       self.p)[0]
+
+    @property
+    def verdict(self) -> str:
+        if exact_sign(self.bias) == 0:
+            return "lossless"
+        if self.rounded is not None and exact_sign(self.bias_exact_arith) == 0:
+            return "lossy-rounding"
+        return "lossy-logic"
+
+    @property
+    def within_tolerance(self) -> bool:
+        return (self.verdict == "lossy-rounding" and self.tolerance is not None
+                and exact_sign(exact_difference(self.bias, self.tolerance)) <= 0)
+
+    @property
+    def ok(self) -> bool:
+        """Exit 0: lossless, or a rounding-only bias within the tolerance."""
+        return self.verdict == "lossless" or self.within_tolerance
+
+    @property
+    def run(self) -> Verification:
+        """The run the verdict is about: the float run when there is one."""
+        return self.rounded if self.rounded is not None else self.exact
+
+    def to_json(self) -> dict:
+        """The ``verify --json`` object, with ``arith``, ``verdict``, ``bias`` and
+        ``bias_exact_arith`` (PRODUCT.md, added contract)."""
+        run = self.run
+        labels = self.p.labels
+        out: dict[str, Any] = {
+            "method": run.method.name,
+            "k": self.k,
+            "labels": [str(t) for t in labels],
+            "target": {str(t): exact_str(self.p[t]) for t in labels},
+            "output": {str(t): exact_str(run.law[t]) for t in labels},
+            "lossless": self.verdict == "lossless",
+            "acceptance": exact_str(run.acceptance),
+            "acceptance_float": _float(run.acceptance),
+            "paths": run.paths,
+            "arith": self.arith or "exact",
+            "verdict": self.verdict,
+            "bias": exact_str(self.bias),
+            "bias_float": _float(self.bias),
+            "bias_exact_arith": exact_str(self.bias_exact_arith),
+            "bias_exact_arith_float": _float(self.bias_exact_arith),
+        }
+        if self.differences:
+            out["differs"] = [str(t) for t in self.differences]
+            out["difference"] = {str(t): exact_str(d) for t, d in self.differences.items()}
+        if self.rounded is not None:
+            out["grid"] = self.rounded_grid
+            out["exact_arith"] = {
+                "output": {str(t): exact_str(self.exact.law[t]) for t in labels},
+                "acceptance": exact_str(self.exact.acceptance),
+                "differs": [str(t) for t in self.differences_exact_arith],
+                "paths": self.exact.paths}
+            if self.bias_grid_only is not None:
+                out["bias_grid_only"] = exact_str(self.bias_grid_only)
+        if self.logits:
+            out["inputs"] = "logits"
+        if self.tolerance is not None:
+            out["tolerance"] = exact_str(self.tolerance)
+            out["within_tolerance"] = self.within_tolerance
+        return out
+
+    @property
+    def rounded_grid(self) -> int | None:
+        if self.rounded is None:
+            return self.grid
+        from .engine.floats import get_format
+
+        return self.grid if self.grid is not None else get_format(self.arith).grid
+
+    def text(self) -> str:
+        """A table of the float run beside the exact-arithmetic run, and the verdict."""
+        labels = self.p.labels
+        head = f"method {self.run.method.name}, k = {self.k}"
+        if self.rounded is not None:
+            grid = self.rounded_grid
+            shown = f"2**{grid.bit_length() - 1}" if grid & (grid - 1) == 0 else str(grid)
+            head += (f": {self.arith} arithmetic, uniforms on a grid of {shown} "
+                     f"({self.rounded.paths} paths), paired with exact arithmetic "
+                     f"({self.exact.paths} paths)")
+            header = ["token", "target p", self.arith, "exact arith", f"{self.arith} - p"]
+            rows = [[t, exact_str(self.p[t]), exact_str(self.rounded.law[t]),
+                     exact_str(self.exact.law[t]),
+                     exact_str(self.differences.get(t, 0))] for t in labels]
+        else:
+            head += f": exact arithmetic ({self.exact.paths} paths)"
+            header = ["token", "target p", "output", "output - p"]
+            rows = [[t, exact_str(self.p[t]), exact_str(self.exact.law[t]),
+                     exact_str(self.differences.get(t, 0))] for t in labels]
+        widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+        table = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
+                          for r in [header] + rows)
+        lines = [head, table, f"acceptance P(Y in X) = {exact_str(self.run.acceptance)}"]
+        verdict = self.verdict
+        if verdict == "lossless":
+            lines.append("LOSSLESS: the output law equals p exactly on this instance")
+        elif verdict == "lossy-rounding":
+            where = ", ".join(f"{t} ({'+' if exact_sign(d) > 0 else ''}{exact_str(d)})"
+                              for t, d in self.differences.items())
+            lines.append(f"LOSSY BY ROUNDING ONLY: the same rule in exact arithmetic is "
+                         f"lossless; TV({self.arith} output, p) = {exact_str(self.bias)} "
+                         f"(~{_float(self.bias):.3g}), at {where}")
+            if self.bias_grid_only is not None:
+                lines.append(f"  of which the uniform grid alone (exact arithmetic on the grid)"
+                             f" gives TV {exact_str(self.bias_grid_only)}")
+        else:
+            lines.append(f"LOSSY BY LOGIC: the rule is lossy in exact arithmetic too; "
+                         f"TV(exact-arithmetic output, p) = {exact_str(self.bias_exact_arith)} "
+                         f"(~{_float(self.bias_exact_arith):.3g}), at "
+                         + ", ".join(str(t) for t in self.differences_exact_arith))
+            if self.rounded is not None:
+                lines.append(f"  TV({self.arith} output, p) = {exact_str(self.bias)} "
+                             f"(~{_float(self.bias):.3g})")
+        if self.tolerance is not None and verdict == "lossy-rounding":
+            lines.append(f"tolerance {exact_str(self.tolerance)}: the rounding bias is "
+                         + ("within it" if self.within_tolerance else "ABOVE it"))
+        return "\n".join(lines)
+
+
+def _float(x) -> float:
+    return float(x.evalf(30)) if _is_symbolic(x) else float(x)
+
+
+def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False
+               ) -> Verification:
+    from .engine.hidden_state import check_unchanged, state_fingerprint
+
+    user = _is_user_method(m)
+    before = state_fingerprint(m.run) if user else None
+    run = _user_errors(m.run, m.name) if user else m.run
+    enumeration = enumerate_paths(run, p, q, k, grid=grid, max_paths=max_paths,
+                                  sampler_factory=factory, keep_paths=keep_paths)
+    if user:
+        check_unchanged(m.run, before, m.name)
+    if exact_sign(exact_difference(enumeration.total, 1)) != 0:
+        raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
+    if any(_is_symbolic(v) for v in enumeration.law.values()):
+        import sympy
+
+        enumeration.law = {t: sympy.simplify(v) for t, v in enumeration.law.items()}
+    return Verification(m, getattr(p, "exact_dist", p), getattr(q, "exact_dist", q), k,
+                        enumeration)
+
+
+def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
+               grid: int | None = None, tolerance=None, logits_p=None, logits_q=None,
+               labels=None, max_paths: int | None = DEFAULT_MAX_PATHS,
+               keep_paths: bool = False) -> BiasSplit:
+    """Run ``method`` with its arithmetic in ``arith`` and in exact arithmetic; the verdict.
+
+    Parameters
+    ----------
+    p, q : Dist
+        Target and draft (or give ``logits_p`` and ``logits_q``: rational logits whose exact
+        softmax is the target and draft, and whose float softmax the float run receives).
+    arith : str, optional
+        ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"float64"``; without it, one exact
+        run (on ``grid`` if given) and a verdict ``"lossless"`` or ``"lossy-logic"``.
+    grid : int, optional
+        The float run's uniform grid (default: the format's generator, ``2**24`` for
+        ``float32``).  The exact-arithmetic twin always uses ideal uniforms.
+    tolerance : number, optional
+        A rounding-only bias at most this large counts as accepted (:attr:`BiasSplit.ok`).
+    keep_paths : bool
+        Keep the paths of the run the verdict is about (for its certificate).
+    """
+    if tolerance is not None:
+        tolerance = Fraction(tolerance) if not isinstance(tolerance, str) else \
+            Fraction(tolerance)
+        if tolerance < 0:
+            raise InvalidInput(f"tolerance={exact_str(tolerance)}: need a number >= 0")
+    fmt = None
+    if arith is not None:
+        from .engine.floats import get_format
+
+        fmt = get_format(arith)
+    use_logits = logits_p is not None or logits_q is not None
+    if use_logits:
+        if logits_p is None or logits_q is None:
+            raise InvalidInput("give both logits (target and draft), or neither")
+        if len(logits_p) != len(logits_q):
+            raise InvalidInput(f"logits of q have {len(logits_q)} entries but those of p "
+                               f"have {len(logits_p)}")
+        if p is not None or q is not None:
+            raise InvalidInput("give probabilities or logits, not both")
+        p = softmax_exact(logits_p, labels, "p")
+        q = softmax_exact(logits_q, labels, "q")
+        m = get_method(method)
+        m.check(p, q, k)
+    else:
+        if p is None or q is None:
+            raise InvalidInput("give p and q (or logits_p and logits_q)")
+        m, p, q = _checked(method, p, q, k)
+    exact = _enumerate(m, p, q, k, grid=None if fmt else grid, max_paths=max_paths,
+                       keep_paths=keep_paths and fmt is None)
+    rounded = grid_only = None
+    if fmt is not None:
+        from .engine.float_sampler import FloatSampler, float_dist
+
+        if use_logits:
+            fp = _float_softmax_dist(logits_p, labels, fmt, p)
+            fq = _float_softmax_dist(logits_q, labels, fmt, q)
+        else:
+            fp, fq = float_dist(p, fmt), float_dist(q, fmt)
+        rounded = _enumerate(m, fp, fq, k, grid=grid, max_paths=max_paths,
+                             factory=lambda: FloatSampler(fmt, grid), keep_paths=keep_paths)
+        if not use_logits:
+            on_grid = grid if grid is not None else fmt.grid
+            try:
+                grid_only = _enumerate(m, p, q, k, grid=on_grid, max_paths=max_paths,
+                                       factory=lambda: ExactSampler(grid=on_grid))
+            except TypeError:  # irrational thresholds (s.exp in exact arithmetic) on a grid
+                grid_only = None
+    return BiasSplit(m, p, q, k, fmt.name if fmt else None, grid, exact, rounded, grid_only,
+                     tolerance, use_logits)

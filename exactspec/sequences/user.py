@@ -1,0 +1,561 @@
+"""A user's own multi-position verifier, proved from a JSON spec (``exactspec tree``).
+
+Two shapes of function, told apart by their parameters:
+
+- **as engines write it**: ``f(s, drafts, p, q)``.  The engine drafts ``gamma`` tokens
+  ``x_1..x_gamma`` from the draft model (``x_i ~ q(. | ctx, x_<i)``), calls the target once and
+  hands the function the rows of every position: ``p[i] = p(. | ctx, x_1..x_i)`` for
+  ``i = 0..gamma`` (``gamma + 1`` rows, the last for the bonus token) and ``q[i]`` for
+  ``i = 0..gamma-1``.  The function returns the tokens it emits (a tuple, 1 to ``gamma + 1``);
+- **a whole call**: ``f(s, pair, ctx)``, given the model pair and the context (it drafts and
+  verifies as it likes: a chain, a tree, a block).
+
+Each call reads nothing but its inputs.  A verifier that keeps state from one call to the next
+must say so: a last parameter ``state`` (``None`` at the first call), and a return value
+``(tokens, new_state)`` with a hashable state; the engine threads it through the calls and
+composes the law over (context, state).  Hidden state (a module global, a closure variable, an
+attribute or a default argument the function changes, or a first call that answers the same
+random choices differently when they are replayed after the enumeration) is detected and
+refused: no law is returned from it.  The first call is enumerated once; its law gives both the
+tokens per call and the start of the composition.
+
+Under ``arith`` the rows reach the function rounded into the format and its arithmetic is
+rounded as the format does (:mod:`exactspec.engine.float_sampler`); the float run is paired with
+the same verifier in exact arithmetic and the verdict says ``lossless``, ``lossy-rounding`` or
+``lossy-logic`` (:mod:`exactspec.rounding`).
+
+>>> from exactspec.sequences.context import ContextPair
+>>> def chain(s, drafts, p, q):
+...     out = ()
+...     for i, x in enumerate(drafts):
+...         if not s.coin(min(1, p[i][x] / q[i][x])):
+...             return out + (s.draw(residual(p[i], q[i])),)
+...         out += (x,)
+...     return out + (s.draw(p[len(drafts)]),)
+>>> pair = ContextPair.context_free("1/3,2/3", "2/3,1/3")
+>>> r = user_report({"gamma": 2, "m": 2}, chain, pair=pair)
+>>> r["verdict"], r["tokens_per_call"]
+('lossless', '19/9')
+"""
+
+from __future__ import annotations
+
+import inspect
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable
+
+from ..core.dist import Dist, exact_str, residual  # noqa: F401 (residual: for doctests)
+from ..core.errors import ExactspecError, InvalidInput
+from ..engine.exact import ExactSampler
+from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
+from ..engine.runs import enumerate_runs
+from .context import ContextPair, context_key, parse_context, read_json
+from .multitoken import Verifier, sequence_certificate
+
+__all__ = ["UserVerifier", "as_user_verifier", "load_user_function", "user_report",
+           "user_text", "HiddenState", "position_pair", "builtin_report"]
+
+_SPEC_KEYS = {"model", "labels", "target", "draft", "verifier", "gamma", "m", "context",
+              "arith", "grid", "tolerance"}
+
+
+# -- the verifier ------------------------------------------------------------------------------
+class UserVerifier(Verifier):
+    """A user's function as a multi-position verifier (see the module docstring)."""
+
+    def __init__(self, function: Callable, gamma: int | None = None, name: str | None = None):
+        self.function = function
+        self.name = name or getattr(function, "__name__", "user")
+        try:
+            params = [prm.name for prm in inspect.signature(function).parameters.values()]
+        except (TypeError, ValueError):
+            raise InvalidInput(f"{self.name}: cannot read its parameters") from None
+        self.stateful = bool(params) and params[-1] == "state"
+        core = params[:-1] if self.stateful else params
+        if len(core) == 3 and core[1] == "pair":
+            self.shape = "call"
+        elif len(core) == 4:
+            self.shape = "rows"
+        else:
+            raise InvalidInput(
+                f"{self.name}({', '.join(params)}): a multi-position verifier takes "
+                "(s, drafts, p, q) or (s, pair, ctx), plus a last parameter `state` if it "
+                "keeps state between calls")
+        if self.shape == "rows":
+            if gamma is None:
+                raise InvalidInput(f"{self.name} takes the rows of every position: give "
+                                   "'gamma' (draft tokens per call) in the spec or --gamma")
+            if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
+                raise InvalidInput(f"gamma={gamma!r}: need an integer >= 1")
+        self.gamma = gamma
+        self.max_tokens = (gamma + 1) if gamma else 1
+        self.drafted = gamma or 0
+
+    def describe(self) -> dict:
+        out = {"verifier": "user", "function": self.name, "shape": self.shape,
+               "stateful": self.stateful, "max_tokens": self.max_tokens,
+               "drafted": self.drafted}
+        if self.gamma:
+            out["gamma"] = self.gamma
+        return out
+
+    def step(self, s, pair: ContextPair, ctx: tuple, state=None):
+        """One call: ``(tokens, new_state)`` (``new_state`` is ``None`` when stateless)."""
+        fmt = getattr(s, "fmt", None)
+        if self.shape == "rows":
+            drafts: tuple = ()
+            for i in range(self.gamma):
+                drafts += (s.draft(pair.draft(ctx + drafts), f"draft{i + 1}"),)
+            p_rows = [pair.target(ctx + drafts[:i]) for i in range(self.gamma + 1)]
+            q_rows = [pair.draft(ctx + drafts[:i]) for i in range(self.gamma)]
+            if fmt is not None:
+                from ..engine.float_sampler import float_dist
+
+                p_rows = [float_dist(r, fmt) for r in p_rows]
+                q_rows = [float_dist(r, fmt) for r in q_rows]
+            args: tuple = (s, drafts, p_rows, q_rows)
+        else:
+            args = (s, pair if fmt is None else _FloatPair(pair, fmt), ctx)
+        if self.stateful:
+            args += (state,)
+        result = _call_user(self.function, args)
+        if self.stateful:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise InvalidInput(f"{self.name} declares `state`: it must return "
+                                   f"(tokens, new_state), got {result!r}")
+            tokens, new_state = result
+            try:
+                hash(new_state)
+            except TypeError:
+                raise InvalidInput(f"{self.name}: the state must be hashable (a tuple, a "
+                                   f"number, a string), got {type(new_state).__name__}"
+                                   ) from None
+        else:
+            tokens, new_state = result, None
+        if isinstance(tokens, list):
+            tokens = tuple(tokens)
+        if not isinstance(tokens, tuple) or not tokens:
+            raise InvalidInput(f"{self.name}: a call must return a non-empty tuple of tokens, "
+                               f"got {tokens!r}")
+        if self.gamma and len(tokens) > self.gamma + 1:
+            raise InvalidInput(f"{self.name} returned {len(tokens)} tokens from {self.gamma} "
+                               f"drafts: at most gamma + 1 = {self.gamma + 1}")
+        for t in tokens:
+            if t not in pair.labels:
+                raise InvalidInput(f"{self.name} returned {t!r}, not a token of the "
+                                   f"vocabulary {list(pair.labels)}")
+        return tokens, new_state
+
+    def call(self, s, pair, ctx):
+        if self.stateful:
+            raise InvalidInput(f"{self.name} keeps state: prove it with user_report, which "
+                               "threads the state through the calls")
+        return self.step(s, pair, tuple(ctx))[0]
+
+
+class _FloatPair:
+    """A model pair whose rows come rounded into a float format."""
+
+    def __init__(self, pair: ContextPair, fmt):
+        self._pair, self._fmt = pair, fmt
+        self.labels = pair.labels
+
+    def target(self, ctx=()):
+        from ..engine.float_sampler import float_dist
+
+        return float_dist(self._pair.target(tuple(ctx)), self._fmt)
+
+    def draft(self, ctx=()):
+        from ..engine.float_sampler import float_dist
+
+        return float_dist(self._pair.draft(tuple(ctx)), self._fmt)
+
+
+def _call_user(function, args):
+    """Call the user's function; an exactspec error raised inside it names the user's line."""
+    try:
+        return function(*args)
+    except InvalidInput as err:
+        if isinstance(err, HiddenState) or " (in " in str(err):
+            raise
+        where = _user_line(err.__traceback__)
+        if not where:
+            raise
+        raise InvalidInput(f"{err}{where}") from None
+
+
+def _user_line(tb) -> str:
+    import os
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frames = [f for f in __import__("traceback").extract_tb(tb)
+              if not os.path.abspath(f.filename).startswith(package)]
+    return f" (in {frames[-1].filename} line {frames[-1].lineno})" if frames else ""
+
+
+def as_user_verifier(obj, gamma: int | None = None) -> UserVerifier:
+    """A :class:`UserVerifier` for a function (or ``file.py:function``)."""
+    if isinstance(obj, UserVerifier):
+        return obj
+    if isinstance(obj, str):
+        return UserVerifier(load_user_function(obj), gamma, name=obj)
+    if callable(obj):
+        return UserVerifier(obj, gamma)
+    raise InvalidInput(f"{obj!r}: give a function or file.py:function")
+
+
+def load_user_function(spec: str, base: Path | None = None) -> Callable:
+    """The function named by ``path/to/file.py:function`` (relative to ``base``) or
+    ``module:function``."""
+    from ..methods import load_user_object
+
+    where, _, name = spec.rpartition(":")
+    if base is not None and where.endswith(".py") and not Path(where).is_absolute() \
+            and not Path(where).is_file() and (base / where).is_file():
+        spec = f"{base / where}:{name}"
+    function = load_user_object(spec)
+    if not callable(function):
+        raise InvalidInput(f"{spec}: not a function")
+    return function
+
+
+# -- hidden state --------------------------------------------------------------------------------
+def _check_unchanged(verifier: UserVerifier, before: dict) -> None:
+    check_unchanged(verifier.function, before, verifier.name)
+
+
+# -- laws ---------------------------------------------------------------------------------------
+def _factory(arith, grid):
+    if arith is not None:
+        from ..engine.float_sampler import FloatSampler
+
+        return lambda: FloatSampler(arith, grid)
+    return lambda: ExactSampler(grid=grid)
+
+
+def _call_law(verifier, pair, ctx, state, factory, max_paths):
+    return enumerate_runs(lambda s: verifier.step(s, pair, ctx, state), max_paths=max_paths,
+                          sampler_factory=factory)
+
+
+def _joint(verifier, pair, m, ctx, factory, max_paths, root=None):
+    """The law of the first ``m`` tokens, composed over (context, state); each reachable
+    (context, state) enumerated once (the root's law may be given)."""
+    calls: dict = {}
+    if root is not None:
+        calls[(ctx, None)] = root
+    counts = {"paths": 0, "calls": 0}
+    memo: dict = {}
+
+    def one(c, state):
+        key = (c, state)
+        if key not in calls:
+            calls[key] = _call_law(verifier, pair, c, state, factory, max_paths)
+        law = calls[key]
+        if key not in counted:
+            counted.add(key)
+            counts["paths"] += law.paths
+            counts["calls"] += 1
+        return law.law
+
+    counted: set = set()
+
+    def rest(c, state, left):
+        key = (c, state, left)
+        if key in memo:
+            return memo[key]
+        out: dict = {}
+        for (tokens, new_state), w in one(c, state).items():
+            if w == 0:
+                continue
+            if len(tokens) >= left:
+                head = tokens[:left]
+                out[head] = out.get(head, 0) + w
+            else:
+                for tail, w2 in rest(c + tokens, new_state, left - len(tokens)).items():
+                    out[tokens + tail] = out.get(tokens + tail, 0) + w * w2
+        memo[key] = out
+        return out
+
+    return rest(ctx, None, m), counts
+
+
+def _replay_signature(verifier, pair, ctx, factory, probes: int = 8) -> list:
+    """The first call run along ``probes`` seeded random paths: the branches taken, their
+    probabilities and the result.  Equal before and after the enumeration unless the call
+    depends on something that changed in between."""
+    import random
+
+    out = []
+    for seed in range(probes):
+        s = factory()
+        s._probe = random.Random(seed)
+        s._probe_size = 1
+        s._reset()
+        result = verifier.step(s, pair, ctx, None)
+        out.append((tuple(s.branches), s.weight, result))
+    return out
+
+
+def _generate(s, verifier, pair, m, ctx):
+    out: tuple = ()
+    state = None
+    while len(out) < m:
+        tokens, state = verifier.step(s, pair, ctx + out, state)
+        out += tokens
+    return out[:m]
+
+
+def _tv(law: dict, target: dict) -> Fraction:
+    return sum((max(law.get(t, 0) - target[t], 0) for t in target), Fraction(0))
+
+
+def position_pair(table: dict) -> ContextPair:
+    """A pair given by per-position rows: ``{"labels": .., "target": [row0, row1, ..],
+    "draft": [row0, ..]}``; position ``i`` (the ``i``-th generated token) uses row ``i`` (the
+    last row beyond the list)."""
+    from .context import _read_dist  # the table reader's own row parser
+
+    labels = table.get("labels")
+    rows = {}
+    for side in ("target", "draft"):
+        value = table.get(side)
+        if not isinstance(value, list) or not value:
+            raise InvalidInput(f"per-position rows: '{side}' must be a non-empty list of rows")
+        rows[side] = value
+    if labels is None:
+        first = rows["target"][0]
+        n = len(first.split(",")) if isinstance(first, str) else len(first)
+        labels = list(range(n))
+    from .context import parse_labels
+
+    labels = tuple(parse_labels(labels, name="labels"))
+    parsed = {side: [_read_dist(r, labels, f"{side}[{i}]") for i, r in enumerate(v)]
+              for side, v in rows.items()}
+
+    def pick(side):
+        return lambda ctx: parsed[side][min(len(ctx), len(parsed[side]) - 1)]
+
+    return ContextPair(pick("target"), pick("draft"), labels, name="per-position rows")
+
+
+# -- the report -----------------------------------------------------------------------------------
+def _load_pair(spec: dict, base: Path | None) -> ContextPair:
+    model = spec.get("model")
+    if isinstance(model, str):
+        path = Path(model) if base is None or Path(model).is_absolute() else base / model
+        return ContextPair.from_json(path)
+    if isinstance(model, dict):
+        table = model
+    elif model is None:
+        table = {k: spec[k] for k in ("labels", "target", "draft") if k in spec}
+    else:
+        raise InvalidInput("spec: 'model' must be a table object or a JSON file name")
+    if isinstance(table.get("target"), list) or isinstance(table.get("draft"), list):
+        return position_pair(table)
+    return ContextPair.from_table(table)
+
+
+def user_report(spec, function=None, *, pair: ContextPair | None = None,
+                gamma: int | None = None, m: int | None = None, arith: str | None = None,
+                grid: int | None = None, tolerance=None, max_paths: int | None = 10**6,
+                certificate: bool = False) -> dict:
+    """Prove a user's multi-position verifier on a spec; a JSON-ready report.
+
+    ``spec`` is a dict or the path of a JSON file: the model pair (docs/tree_format.md, or
+    per-position rows), ``verifier`` (``"file.py:function"``, relative to the spec file),
+    ``gamma``, ``m`` (default ``gamma + 1``), ``context``; the keyword arguments override it.
+    Keys: ``verifier``, ``m``, ``law`` and ``target`` (the first ``m`` tokens, exact),
+    ``lossless``, ``verdict``, ``tokens_per_call`` (exact), ``differs``, ``difference`` and
+    ``tv`` when lossy; with ``arith`` also ``arith``, ``bias``, ``bias_exact_arith`` and
+    ``exact_arith`` (the same verifier in exact arithmetic); ``certificate`` (every path of the
+    generation) on request.
+    """
+    base = None
+    if isinstance(spec, (str, Path)):
+        base = Path(spec).parent
+        spec = read_json(spec, "spec")
+    if not isinstance(spec, dict):
+        raise InvalidInput(f"spec: expected a JSON object, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - _SPEC_KEYS)
+    if unknown:
+        raise InvalidInput(f"spec: unknown key {unknown[0]!r} (known: "
+                           f"{', '.join(sorted(_SPEC_KEYS))})")
+    if function is None:
+        function = spec.get("verifier")
+        if not isinstance(function, str) or ":" not in function:
+            raise InvalidInput("spec: 'verifier' must name the user's function as "
+                               "file.py:function (or give --verifier)")
+    if isinstance(function, str):
+        name = function
+        function = load_user_function(function, base)
+    else:
+        name = getattr(function, "__name__", "user")
+    gamma = gamma if gamma is not None else spec.get("gamma")
+    if isinstance(gamma, Fraction) and gamma.denominator == 1:
+        gamma = int(gamma)
+    verifier = UserVerifier(function, gamma, name=name)
+    pair = pair if pair is not None else _load_pair(spec, base)
+    m = m if m is not None else spec.get("m", verifier.max_tokens)
+    if isinstance(m, Fraction) and m.denominator == 1:
+        m = int(m)
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        raise InvalidInput(f"m={m!r}: need a number of tokens >= 1")
+    ctx = parse_context(spec.get("context", ""), pair.labels)
+    arith = arith if arith is not None else spec.get("arith")
+    grid = grid if grid is not None else spec.get("grid")
+    target = pair.joint(m, ctx)
+
+    def prove(arith_here, grid_here):
+        factory = _factory(arith_here, grid_here)
+        before = state_fingerprint(function)
+        signature = _replay_signature(verifier, pair, ctx, factory)
+        root = _call_law(verifier, pair, ctx, None, factory, max_paths)  # enumerated once
+        _check_unchanged(verifier, before)
+        law, counts = _joint(verifier, pair, m, ctx, factory, max_paths, root=root)
+        _check_unchanged(verifier, before)
+        if _replay_signature(verifier, pair, ctx, factory) != signature:
+            raise HiddenState(
+                f"{verifier.name} keeps hidden state: the same random choices of its first "
+                "call, replayed after the enumeration, gave a different result, so its calls "
+                "depend on what ran before; declare the state (a last parameter `state`, "
+                "returning (tokens, new_state)) or remove it")
+        extra = [t for t in law if t not in target]
+        if extra:
+            raise InvalidInput(f"{verifier.name} produced {extra[0]!r}, not a sequence of "
+                               f"tokens of the vocabulary {list(pair.labels)}")
+        full = {t: law.get(t, Fraction(0)) for t in target}
+        tpc = sum((w * len(tokens) for (tokens, _), w in root.law.items()), Fraction(0))
+        return full, tpc, counts["paths"], counts["calls"], root
+
+    law, tpc, paths, calls, root = prove(arith, grid)
+    differs = [t for t in target if law[t] != target[t]]
+    tv = _tv(law, target)
+    report: dict[str, Any] = {
+        "kind": "exactspec-user-sequence-report",
+        "verifier": verifier.describe(),
+        "labels": [str(t) for t in pair.labels],
+        "context": context_key(ctx),
+        "m": m,
+        "lossless": not differs,
+        "law": {context_key(t): exact_str(w) for t, w in law.items() if w != 0},
+        "target": {context_key(t): exact_str(w) for t, w in target.items() if w != 0},
+        "tokens_per_call": exact_str(tpc),
+        "tokens_per_call_float": float(tpc),
+        "call_law": _call_law_json(root.law),
+        "paths": paths,
+        "calls_enumerated": calls,
+    }
+    if differs:
+        report["differs"] = [context_key(t) for t in differs]
+        report["difference"] = {context_key(t): exact_str(law[t] - target[t]) for t in differs}
+        report["tv"] = exact_str(tv)
+        report["tv_float"] = float(tv)
+    if arith is not None:
+        from ..engine.floats import get_format
+
+        fmt = get_format(arith)
+        exact_law, exact_tpc, exact_paths, _, _ = prove(None, None)
+        exact_tv = _tv(exact_law, target)
+        report["arith"] = fmt.name
+        report["grid"] = grid if grid is not None else fmt.grid
+        report["bias"] = exact_str(tv)
+        report["bias_float"] = float(tv)
+        report["bias_exact_arith"] = exact_str(exact_tv)
+        report["bias_exact_arith_float"] = float(exact_tv)
+        report["exact_arith"] = {
+            "law": {context_key(t): exact_str(w) for t, w in exact_law.items() if w != 0},
+            "tokens_per_call": exact_str(exact_tpc), "paths": exact_paths,
+            "differs": [context_key(t) for t in target if exact_law[t] != target[t]]}
+        verdict = "lossless" if tv == 0 else ("lossy-rounding" if exact_tv == 0
+                                              else "lossy-logic")
+    else:
+        report["arith"] = "exact"
+        report["bias"] = exact_str(tv)
+        report["bias_exact_arith"] = exact_str(tv)
+        verdict = "lossless" if tv == 0 else "lossy-logic"
+    report["verdict"] = verdict
+    if tolerance is None:
+        tolerance = spec.get("tolerance")
+    if tolerance is not None:
+        tolerance = Fraction(tolerance)
+        report["tolerance"] = exact_str(tolerance)
+        report["within_tolerance"] = verdict == "lossy-rounding" and tv <= tolerance
+    report["ok"] = verdict == "lossless" or bool(report.get("within_tolerance"))
+    if certificate:
+        enumeration = enumerate_runs(lambda s: _generate(s, verifier, pair, m, ctx),
+                                     keep_paths=True, max_paths=max_paths,
+                                     sampler_factory=_factory(arith, grid))
+        report["certificate"] = sequence_certificate(enumeration, target, name=verifier.name,
+                                                     m=m, ctx=ctx)
+    return report
+
+
+def builtin_report(spec, *, arith: str | None = None, grid: int | None = None, tolerance=None,
+                   max_paths: int | None = 10**6) -> dict:
+    """A built-in chain, tree or block spec (docs/tree_format.md) run as a whole-call verifier
+    with its arithmetic in ``arith`` and/or its uniforms on ``grid``: the same report as
+    :func:`user_report`, paired with exact arithmetic.
+
+    >>> r = builtin_report({"target": {"": "1/2,1/2"}, "draft": {"": "1/4,3/4"}, "gamma": 1},
+    ...                    arith="float32")
+    >>> r["verdict"], r["bias"]  # float32(2/3) is 1/(3 * 2**24) too high; times q(1) = 3/4
+    ('lossy-rounding', '1/67108864')
+    """
+    from .trees import load_tree_spec
+
+    loaded = load_tree_spec(spec)
+    builtin = loaded["verifier"]
+
+    def whole_call(s, pair, ctx):
+        return builtin.call(s, pair, ctx)
+
+    whole_call.__name__ = builtin.name
+    report = user_report({"m": loaded["m"], "context": context_key(loaded["context"])},
+                         whole_call, pair=loaded["pair"], arith=arith, grid=grid,
+                         tolerance=tolerance, max_paths=max_paths)
+    report["verifier"] = {**builtin.describe(), "shape": "call", "stateful": False,
+                          "function": builtin.name}
+    return report
+
+
+def _call_law_json(law: dict) -> dict:
+    out: dict = {}
+    for (tokens, _state), w in law.items():
+        key = context_key(tokens)
+        out[key] = out.get(key, 0) + w
+    return {k: exact_str(v) for k, v in out.items() if v != 0}
+
+
+def user_text(report: dict, max_rows: int = 24) -> str:
+    """A short summary of :func:`user_report`: verdict, tokens per call, the law of the first
+    ``m`` tokens beside the target (the differing sequences first)."""
+    v = report["verifier"]
+    head = (f"user verifier {v['function']} ({'rows of every position, gamma = ' + str(v['gamma']) if v['shape'] == 'rows' else 'whole call'}"
+            f"{', stateful' if v['stateful'] else ''}); {report['arith']} arithmetic; "
+            f"first m = {report['m']} tokens from context '{report['context']}'")
+    keys = list(report["target"]) + [k for k in report["law"] if k not in report["target"]]
+    differs = report.get("differs", [])
+    keys = [k for k in keys if k in differs] + [k for k in keys if k not in differs]
+    rows = [[k, report["target"].get(k, "0"), report["law"].get(k, "0"),
+             "differs" if k in differs else ""] for k in keys[:max_rows]]
+    widths = [max(len(str(r[i])) for r in [["tokens", "target", "law", ""]] + rows)
+              for i in range(4)]
+    table = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
+                      for r in [["tokens", "target", "law", ""]] + rows)
+    lines = [head, table,
+             f"tokens per call = {report['tokens_per_call']} "
+             f"({report['tokens_per_call_float']:.6g}); {report['paths']} paths, "
+             f"{report['calls_enumerated']} calls enumerated"]
+    verdict = report["verdict"]
+    if verdict == "lossless":
+        lines.append(f"PROVED: the first {report['m']} tokens follow the target's joint law "
+                     "exactly")
+    elif verdict == "lossy-rounding":
+        lines.append(f"LOSSY BY ROUNDING ONLY: exact arithmetic is lossless; TV = "
+                     f"{report['bias']} (~{report['bias_float']:.3g})")
+    else:
+        lines.append(f"REFUTED (lossy by logic): TV = {report['bias_exact_arith']}"
+                     f"; differs at {', '.join(differs[:8])}")
+    return "\n".join(lines)

@@ -1,0 +1,369 @@
+"""Float formats rounded exactly, against NumPy's own arithmetic; the float interpreter against
+brute force over the uniform grid; the verdict that separates rounding from logic."""
+
+from fractions import Fraction
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+
+from exactspec import Dist
+from exactspec.core.errors import InvalidInput
+from exactspec.engine.exact import enumerate_paths
+from exactspec.engine.float_sampler import FloatSampler, float_dist
+from exactspec.engine.floats import FORMATS, FloatValue, exp, fsum, log, softmax
+
+F32, F16, BF16, F64 = (FORMATS[n] for n in ("float32", "float16", "bfloat16", "float64"))
+OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+       "/": lambda a, b: a / b}
+
+
+def same(a: float, b: float) -> bool:
+    """Equal as IEEE values, the sign of zero included, NaN equal to NaN."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b and math.copysign(1, a) == math.copysign(1, b)
+
+
+def random_bits(rng, n, width, dtype, finite=True):
+    bits = rng.integers(0, 2**width, size=n, dtype=np.uint64).astype(
+        {16: np.uint16, 32: np.uint32}[width])
+    values = bits.view(dtype)
+    return [v for v in values if np.isfinite(v)] if finite else list(values)
+
+
+EDGE32 = [0.0, -0.0, 1.0, -1.0, float(np.float32(1) + np.float32(2.0**-23)),
+          float(np.finfo(np.float32).max), float(np.finfo(np.float32).tiny),
+          float(np.float32(2.0**-149)), float(np.float32(3 * 2.0**-149)), 0.5, 3.0, 2.0**-126,
+          float(np.float32(1 / 3)), float("inf"), float("-inf")]
+
+
+@pytest.mark.parametrize("dtype, fmt, width", [(np.float32, F32, 32), (np.float16, F16, 16)])
+def test_arithmetic_matches_numpy(dtype, fmt, width):
+    """+ - * / on random bit patterns (subnormals, huge values, overflow) and edge values: the
+    exactly rounded result is NumPy's, bit for bit (NumPy's float16 computes in float32 and
+    rounds once more, which is exact for these four operations since 24 >= 2 * 11 + 2)."""
+    rng = np.random.default_rng(12)
+    values = random_bits(rng, 400, width, dtype)
+    with np.errstate(over="ignore"):
+        edge = [dtype(v) for v in EDGE32]
+    pairs = list(zip(values[::2], values[1::2])) + [(a, b) for a in edge for b in edge]
+    with np.errstate(all="ignore"):
+        for a, b in pairs:
+            x, y = FloatValue(float(a), fmt), FloatValue(float(b), fmt)
+            for name, op in OPS.items():
+                got = op(x, y).value
+                want = float(op(dtype(a), dtype(b)))
+                assert same(got, want), (float(a), name, float(b), got, want)
+
+
+def test_float64_rounding_matches_python_division():
+    """float64: the rounding of random fractions equals Python's correctly rounded integer
+    division, across normal, subnormal and tie cases; overflow goes to infinity."""
+    rng = random.Random(5)
+    for _ in range(3000):
+        num = rng.getrandbits(rng.randint(1, 200)) + 1
+        den = rng.getrandbits(rng.randint(1, 200)) + 1
+        scale = rng.choice([0, 0, 900, -900, 1060, -1060])
+        x = Fraction(num, den) * Fraction(2) ** scale
+        try:
+            want = num * 2**max(scale, 0) / (den * 2**max(-scale, 0))
+        except OverflowError:  # Python refuses a quotient that rounds beyond the largest float
+            want = math.inf
+        assert same(F64.round(x), want)
+    assert F64.round(Fraction(2) ** 1024) == math.inf
+    assert F64.round(Fraction(1, 2**1075)) == 0.0  # half the smallest subnormal: tie to 0
+    assert F64.round(Fraction(3, 2**1076)) == 2.0**-1074
+
+
+def bfloat16_reference(x32: np.float32) -> float:
+    """bfloat16 from its definition: the float32 bits rounded to their top 16, to nearest
+    with ties to even (finite inputs)."""
+    bits = int(np.float32(x32).view(np.uint32))
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return float(np.uint32(rounded << 16).view(np.float32))
+
+
+def test_bfloat16_rounding_matches_its_definition():
+    rng = np.random.default_rng(7)
+    values = random_bits(rng, 4000, 32, np.float32) + [np.float32(v) for v in EDGE32
+                                                      if math.isfinite(v)]
+    for v in values:
+        assert same(BF16.round(Fraction(float(v))) if v != 0 else BF16.round(float(v)),
+                    bfloat16_reference(v)), float(v)
+
+
+def test_bfloat16_arithmetic_matches_float32_then_definition():
+    """bfloat16 + - * /: float32 arithmetic followed by the definition's rounding (double
+    rounding is exact here: 24 >= 2 * 8 + 2), on values away from float32's subnormals."""
+    rng = np.random.default_rng(3)
+    values = [np.float32(bfloat16_reference(np.float32(m * 2.0**e)))
+              for m, e in zip(rng.uniform(-2, 2, 600), rng.integers(-40, 40, 600))]
+    for a, b in zip(values[::2], values[1::2]):
+        x, y = FloatValue(float(a), BF16), FloatValue(float(b), BF16)
+        for name, op in OPS.items():
+            assert same(op(x, y).value, bfloat16_reference(op(a, b))), (a, name, b)
+
+
+def test_rounding_edges():
+    assert F32.round(1 + Fraction(1, 2**24)) == 1.0  # a tie goes to the even neighbour
+    assert F32.round(1 + Fraction(3, 2**24)) == 1 + 2.0**-22
+    top = Fraction(2**24 - 1, 2**24) * 2**128
+    assert F32.round(top) == float(np.finfo(np.float32).max)
+    assert F32.round(top + Fraction(2**103)) == math.inf  # the midpoint to 2**128 overflows
+    assert F32.round(top + Fraction(2**103) - 1) == float(np.finfo(np.float32).max)
+    assert F32.round(Fraction(1, 2**150)) == 0.0 and F32.round(Fraction(3, 2**151)) == 2.0**-149
+    assert same(F16.round(Fraction(-1, 2**30)), -0.0)
+    assert F16.max_value == 65504.0 and F16.round(65520) == math.inf
+
+
+def test_sums_follow_the_code_order():
+    one, tiny = FloatValue(1.0, F16), FloatValue(2.0**-11, F16)
+    assert sum([one, tiny, tiny]).value == 1.0  # Python's sum: left to right
+    assert (one + (tiny + tiny)).value == 1 + 2.0**-10
+    assert fsum([tiny, tiny, one]).value == 1 + 2.0**-10
+
+
+def test_exp_and_log_are_correctly_rounded():
+    """exp/log decided by certified intervals, against float64 math rounded once more into
+    float32 (double rounding could differ on hard cases; on this fixed sample it does not)."""
+    rng = np.random.default_rng(1)
+    for x in rng.uniform(-80, 80, 300).astype(np.float32):
+        assert exp(FloatValue(float(x), F32)).value == float(np.float32(math.exp(float(x))))
+    for x in rng.uniform(1e-6, 1e6, 300).astype(np.float32):
+        assert log(FloatValue(float(x), F32)).value == float(np.float32(math.log(float(x))))
+    assert exp(FloatValue(200.0, F32)).value == math.inf
+    assert log(FloatValue(0.0, F32)).value == -math.inf
+
+
+def test_softmax_in_float32():
+    xs = [FloatValue(v, F32) for v in (2.0, 1.0, 0.0)]
+    out = softmax(xs)
+    e = [exp(FloatValue(v, F32)) for v in (0.0, -1.0, -2.0)]
+    total = (e[0] + e[1]) + e[2]
+    assert [o.value for o in out] == [(w / total).value for w in e]
+    want = np.exp(np.float32([0, -1, -2]), dtype=np.float32)
+    assert max(abs(o.value - float(w / want.sum())) for o, w in zip(out, want)) < 1e-7
+
+
+def test_float_refuses_leaving_the_format():
+    with pytest.raises(TypeError, match="s.exp"):
+        math.exp(FloatValue(1.0, F32))
+    with pytest.raises(InvalidInput, match="mixing"):
+        FloatValue(1.0, F32) + FloatValue(1.0, F16)
+
+
+# -- the float interpreter against brute force over the grid ----------------------------------
+def law_of(rule, p, q, fmt, grid):
+    return enumerate_paths(rule, float_dist(p, fmt), float_dist(q, fmt),
+                           sampler_factory=lambda: FloatSampler(fmt, grid)).law
+
+
+@pytest.mark.parametrize("grid", [64, 1000])
+def test_rounded_uniform_comparison_matches_brute_force(grid):
+    """``u * q[x] < p[x]`` in float16 with u on a grid: the enumerated probability is the count
+    of grid points where the rounded product is below, point by point."""
+    p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+    fp, fq = float_dist(p, F16), float_dist(q, F16)
+
+    def rule(s, p, q, k):
+        x = s.draft(q)
+        return x if s.uniform() * q[x] < p[x] else "no"
+
+    def scaled(s, p, q, k):
+        return 0 if rule(s, p, q, k) != "no" else 1
+
+    law = enumerate_paths(scaled, fp, fq, sampler_factory=lambda: FloatSampler(F16, grid)).law
+    brute = Fraction(0)
+    for x in p.labels:
+        hits = sum(1 for j in range(grid)
+                   if FloatValue(F16.round(Fraction(j, grid)), F16) * fq[x] < fp[x])
+        brute += q[x] * Fraction(hits, grid)
+    assert law[0] == brute
+
+
+def test_float_pick_matches_brute_force():
+    """The inverse CDF with float16 cumulative sums, clamped to the last token, against a
+    point-by-point walk over the grid."""
+    weights = Dist([Fraction(1, 3), Fraction(1, 3), Fraction(1, 3)])
+    fw = float_dist(weights, F16)
+    grid = 256
+
+    def rule(s, p, q, k):
+        return s.pick(p, s.uniform())
+
+    law = enumerate_paths(rule, fw, fw, sampler_factory=lambda: FloatSampler(F16, grid)).law
+    cums, c = [], FloatValue(0.0, F16)
+    for w in fw.probs:
+        c = c + w
+        cums.append(c)
+    counts = [0, 0, 0]
+    for j in range(grid):
+        u = FloatValue(F16.round(Fraction(j, grid)), F16)
+        counts[next((i for i, cu in enumerate(cums) if u < cu), 2)] += 1
+    assert [law[i] for i in range(3)] == [Fraction(n, grid) for n in counts]
+
+
+# -- the verdict: rounding or logic ----------------------------------------------------------
+from pathlib import Path  # noqa: E402
+
+from exactspec.cli import main  # noqa: E402
+from exactspec.rounding import split_bias  # noqa: E402
+
+KERNELS = str(Path(__file__).resolve().parent.parent / "examples" / "float_kernels.py")
+P, Q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+
+
+def one_draft_float32_by_numpy(p, q, strict=True):
+    """The law of the float32 one-draft kernel computed a second way: NumPy float32 for the
+    ratios, residual, sum and cumulative sums; grid counts for the uniforms (``u < c`` holds
+    for ``ceil(c N)`` of the ``N`` grid points, ``u <= c`` for ``floor(c N) + 1``)."""
+    n = 2**24
+    p32, q32 = np.float32([float(v) for v in p.probs]), np.float32([float(v) for v in q.probs])
+    mass = np.maximum(p32 - q32, np.float32(0))
+    total = np.float32(0)
+    for m in mass:
+        total = np.float32(total + m)
+    r = mass / total
+    cum, c = [], np.float32(0)
+    for v in r:
+        c = np.float32(c + v)
+        cum.append(Fraction(float(c)))
+    last = max(i for i, v in enumerate(r) if v > 0)
+    pick, prev = [], 0
+    for i in range(len(r)):
+        upto = n if i == last else min(n, max(prev, math.ceil(cum[i] * n)))
+        pick.append(Fraction(upto - prev, n) if r[i] > 0 else Fraction(0))
+        prev = upto if r[i] > 0 else prev
+    law = [Fraction(0)] * len(r)
+    for x in range(len(r)):
+        c = Fraction(float(np.float32(p32[x] / q32[x])))
+        hits = min(n, math.ceil(c * n)) if strict else min(n, math.floor(c * n) + 1)
+        accept = Fraction(hits, n)
+        law[x] += q.probs[x] * accept
+        for t in range(len(r)):
+            law[t] += q.probs[x] * (1 - accept) * pick[t]
+    return law
+
+
+@pytest.mark.parametrize("name, strict", [("accept_lt", True), ("accept_le", False)])
+def test_float32_kernel_law_matches_numpy_second_computation(name, strict):
+    split = split_bias(f"{KERNELS}:{name}", P, Q, arith="float32")
+    assert [split.rounded.law[t] for t in P.labels] == one_draft_float32_by_numpy(P, Q, strict)
+    assert split.verdict == "lossy-rounding" and split.bias_exact_arith == 0
+    assert split.bias == sum(max(split.rounded.law[t] - P[t], 0) for t in P.labels)
+
+
+def test_rounding_logic_and_tolerance():
+    le = split_bias(f"{KERNELS}:accept_le", P, Q, arith="float32")
+    assert le.verdict == "lossy-rounding"
+    assert le.bias == Fraction(29360127, 703687441776640)
+    assert le.bias_grid_only == Fraction(1, 41943040)  # one grid point, 2**-24, times q(2)
+    assert not le.ok
+    assert split_bias(f"{KERNELS}:accept_le", P, Q, arith="float32", tolerance=le.bias).ok
+    assert not split_bias(f"{KERNELS}:accept_le", P, Q, arith="float32",
+                          tolerance=le.bias - Fraction(1, 10**30)).ok
+    logic = split_bias(f"{KERNELS}:softmax_residual", P, Q, arith="float32", tolerance=1)
+    assert logic.verdict == "lossy-logic" and not logic.ok
+    assert abs(float(logic.bias_exact_arith.evalf(30)) - 0.14372246669) < 1e-10
+    # float64 halves nothing by magic: still rounding only, and smaller
+    f64 = split_bias(f"{KERNELS}:accept_lt", P, Q, arith="float64")
+    assert f64.verdict == "lossy-rounding" and f64.bias < le.bias
+    # dyadic inputs on a matching grid: the float run is exactly lossless
+    dy = split_bias("sps", Dist.parse("1/2,1/4,1/4"), Dist.parse("1/4,1/4,1/2"),
+                    arith="float32")
+    assert dy.verdict == "lossless" and dy.ok
+
+
+def test_verdict_without_arith():
+    assert split_bias("sps", P, Q).verdict == "lossless"
+    naive = split_bias("naive", P, Q)
+    assert naive.verdict == "lossy-logic" and naive.bias == Fraction(2, 5)
+
+
+def test_logits_target_is_the_exact_softmax():
+    import sympy
+
+    split = split_bias("sps", logits_p=[2, 1, 0], logits_q=[0, 0, 0], arith="float32")
+    assert split.verdict == "lossy-rounding" and split.bias_exact_arith == 0
+    e = sympy.E
+    assert sympy.simplify(split.p.probs[0] - e**2 / (1 + e + e**2)) == 0
+    assert 0 < float(split.bias.evalf(30)) < 1e-7
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_arith(capsys):
+    base = ["--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5", "--arith", "float32"]
+    code, out, err = run_cli(capsys, "verify", f"{KERNELS}:accept_le", *base, "--json")
+    obj = json.loads(out)
+    assert code == 1 and err == ""
+    assert obj["arith"] == "float32" and obj["verdict"] == "lossy-rounding"
+    assert obj["bias"] == "29360127/703687441776640" and obj["bias_exact_arith"] == "0"
+    assert obj["grid"] == 2**24 and set(obj["differs"]) == {"0", "1", "2"}
+    code, out, _ = run_cli(capsys, "verify", f"{KERNELS}:accept_le", *base, "--tolerance",
+                           "2**-20")
+    assert code == 0 and "LOSSY BY ROUNDING ONLY" in out and "within" in out
+    code, out, _ = run_cli(capsys, "verify", f"{KERNELS}:softmax_residual", *base,
+                           "--tolerance", "1")
+    assert code == 1 and "LOSSY BY LOGIC" in out
+    code, out, _ = run_cli(capsys, "verify", "sps", "--logits-p", "2,1,0", "--logits-q",
+                           "0,0,0", "--arith", "bfloat16", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["verdict"] == "lossy-rounding" and obj["inputs"] == "logits"
+    code, out, _ = run_cli(capsys, "verify", "naive", "--p", "1/2,1/2", "--q", "1/3,2/3",
+                           "--json")
+    assert code == 1 and json.loads(out)["verdict"] == "lossy-logic"
+
+
+
+def test_cli_arith_certificate(capsys, tmp_path):
+    from exactspec.checker import check_certificate
+
+    cert = tmp_path / "float32.json"
+    code, out, _ = run_cli(capsys, "verify", f"{KERNELS}:accept_lt", "--p", "1/2,3/10,1/5",
+                           "--q", "1/5,1/5,3/5", "--arith", "float32", "--certificate",
+                           str(cert), "--json")
+    assert code == 1 and check_certificate(str(cert)) == []
+    written = json.loads(cert.read_text())
+    assert written["claim"] == "law" and written["law"] == json.loads(out)["output"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["--p", "1/2,1/2", "--q", "1/3,2/3", "--arith", "float32", "--tolerance", "x"],
+    ["--p", "1/2,1/2", "--q", "1/3,2/3", "--arith", "float8"],
+    ["--logits-p", "1,2", "--arith", "float32"],
+    ["--logits-p", "1,2", "--logits-q", "1,2,3", "--arith", "float32"],
+    ["--logits-p", "1,2", "--logits-q", "1,2", "--arith", "float32", "--certificate", "x.json"],
+])
+def test_cli_arith_bad_input(capsys, argv):
+    code, out, err = run_cli(capsys, "verify", "sps", *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_search_with_arith_and_grid(capsys):
+    from exactspec.gallery.search import search_counterexample
+
+    logic = search_counterexample(f"{KERNELS}:softmax_residual", arith="float32")
+    assert logic.split.verdict == "lossy-logic" and logic.instances == 3
+    assert logic.counterexample.p.probs == (0, 1)
+    rounding = search_counterexample(f"{KERNELS}:accept_lt", arith="float16",
+                                     tolerance=Fraction(1, 10**4))
+    assert rounding.split.verdict == "lossy-rounding"
+    assert rounding.split.bias == Fraction(1, 6144) > Fraction(1, 10**4)
+    code, out, _ = run_cli(capsys, "verify", f"{KERNELS}:accept_lt", "--search", "--arith",
+                           "float16", "--tolerance", "1e-4", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["bias"] == "1/6144" and obj["verdict"] == "lossy-rounding"
+    # the smallest: two tokens, thirds, the draft a point mass
+    assert obj["counterexample"] == {"p": {"0": "1/3", "1": "2/3"}, "q": {"0": "0", "1": "1"}}
+    assert obj["instances"] == rounding.instances == 13
+    grid = search_counterexample(f"{KERNELS}:accept_le", grid=4)
+    assert grid.counterexample is not None and not grid.counterexample.lossless
