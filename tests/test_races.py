@@ -304,3 +304,103 @@ def test_many_shared_races_are_refused_not_enumerated():
 
     with pytest.raises(TooLarge, match="linear solves"):
         enumerate_runs(run, max_paths=None)
+
+
+# -- uniforms combined: 1 - u, u < v, a*u < b*v, min/max, products ------------------------------
+
+HALF = F(1, 2)
+COMBINED = {
+    "u < v": (lambda s: s.uniform() < s.uniform(), F(1, 2)),
+    "3u < 2v + 1/5": (lambda s: 3 * s.uniform() < 2 * s.uniform() + F(1, 5), None),
+    "1 - u < 1/3": (lambda s: 1 - s.uniform() < F(1, 3), F(1, 3)),
+    "min(u, v) < 1/2": (lambda s: min(s.uniform(), s.uniform()) < HALF, F(3, 4)),
+    "max(u, v, w) < 1/2": (lambda s: max(s.uniform(), s.uniform(), s.uniform()) < HALF, F(1, 8)),
+    "u < v < w": (lambda s: (lambda u, v, w: u < v and v < w)(s.uniform(), s.uniform(),
+                                                               s.uniform()), F(1, 6)),
+}
+
+
+def _brute_grid(event, k, grid):
+    """P(event) with every grid point of the ``k`` uniforms listed (a second way to count)."""
+    hits = 0
+    for js in __import__("itertools").product(range(grid), repeat=k):
+        us = [F(j, grid) for j in js]
+        hits += bool(event(*us))
+    return F(hits, grid ** k)
+
+
+def test_combined_uniforms_exact_values():
+    for name, (run, want) in COMBINED.items():
+        law = enumerate_runs(run).law
+        if want is not None:
+            assert law[True] == want, name
+    # 3u < 2v + 1/5 by a sympy integral: u < (2v + 1/5) / 3, which stays below 1 on [0, 1]
+    v = sympy.symbols("v", positive=True)
+    want = sympy.integrate((2 * v + sympy.Rational(1, 5)) / 3, (v, 0, 1))
+    assert enumerate_runs(COMBINED["3u < 2v + 1/5"][0]).law[True] == F(str(want))
+
+
+@pytest.mark.parametrize("grid", [3, 7, 10])
+def test_combined_uniforms_on_the_grid_counted_two_ways(grid):
+    events = {
+        "u < v": (2, lambda u, v: u < v),
+        "3u < 2v + 1/5": (2, lambda u, v: 3 * u < 2 * v + F(1, 5)),
+        "3u <= 2v + 1/5": (2, lambda u, v: 3 * u <= 2 * v + F(1, 5)),
+        "u + v + w <= 1": (3, lambda u, v, w: u + v + w <= 1),
+        "u v < 1/2": (2, lambda u, v: u * v < HALF),
+        "u v <= 1/2": (2, lambda u, v: u * v <= HALF),
+    }
+    for name, (k, event) in events.items():
+        def run(s, event=event, k=k):
+            return event(*[s.uniform() for _ in range(k)])
+        got = enumerate_runs(run, grid=grid).law.get(True, 0)
+        assert got == _brute_grid(event, k, grid), name
+
+
+def test_grid_agrees_with_continuous_as_grid_grows():
+    cases = [(lambda s: 3 * s.uniform() < 2 * s.uniform() + F(1, 5), 2),
+             (lambda s: s.uniform() * s.uniform() < HALF, 2),
+             (lambda s: min(s.uniform(), 1 - s.uniform()) < F(1, 3), 2)]
+    for run, _ in cases:
+        exact = enumerate_runs(run).law[True]
+        errors = []
+        for grid in (10, 100, 1000):
+            counted = enumerate_runs(run, grid=grid).law[True]
+            errors.append(abs(float(counted) - float(exact)))
+            assert errors[-1] <= 3 / grid
+        assert errors[-1] <= errors[0]
+
+
+def test_products_exact_with_logs():
+    x = sympy.symbols("x", positive=True)
+    law = enumerate_runs(lambda s: s.uniform() * s.uniform() < HALF).law
+    # P(uv < c) = c + int_c^1 c / u du = c - c log c
+    c = sympy.Rational(1, 2)
+    assert sympy.simplify(law[True] - (c + sympy.integrate(c / x, (x, c, 1)))) == 0
+    three = enumerate_runs(lambda s: s.uniform() * s.uniform() * s.uniform() < F(1, 4)).law
+    c = sympy.Rational(1, 4)
+    assert sympy.simplify(three[True] - c * (1 - sympy.log(c) + sympy.log(c) ** 2 / 2)) == 0
+    assert sympy.simplify(three[True] + three[False] - 1) == 0
+
+
+def test_product_reuse_is_undecided():
+    def run(s):
+        u, v = s.uniform(), s.uniform()
+        if u * v < HALF:
+            return u < F(1, 3)
+        return False
+
+    with pytest.raises(Undecided):
+        enumerate_runs(run, max_paths=None)
+
+
+@pytest.mark.parametrize("name", ["u < v", "3u < 2v + 1/5", "min(u, v) < 1/2", "u < v < w"])
+def test_combined_sampling_agrees_with_exact(name):
+    run = COMBINED[name][0]
+    assert_consistent(run, enumerate_runs(run).law)
+
+
+def test_product_sampling_agrees_with_exact():
+    run = lambda s: s.uniform() * s.uniform() < HALF          # noqa: E731
+    law = {k: F(str(sympy.Float(sympy.N(v, 30), 30))) for k, v in enumerate_runs(run).law.items()}
+    assert_consistent(run, law)

@@ -130,6 +130,8 @@ class ExactSampler:
         self.did_accept = False
         self._uniforms = 0
         self._noises = 0
+        self._region: list = []          # linear comparisons linking uniforms (:mod:`.joint`)
+        self._uniform_by_id: dict = {}
 
     def _choose(self, kind: str, options: list):
         """Take one of ``options`` = ``[(value, prob, what), ...]`` (non-zero probs)."""
@@ -227,13 +229,21 @@ class ExactSampler:
     def uniform(self) -> Uniform:
         """An explicit uniform random number in ``[0, 1)`` (see :mod:`.uniform`)."""
         self._uniforms += 1
-        return Uniform(self, self._uniforms)
+        u = Uniform(self, self._uniforms)
+        self._uniform_by_id[u.ident] = u
+        return u
 
     def pick(self, dist, u, what: str = "pick"):
         """The token at ``u`` of the inverse CDF of ``dist`` (tokens in their given order)."""
         base = getattr(u, "base", None)
         if not isinstance(base, Uniform):
+            from .joint import Linear
+
+            if isinstance(u, Linear):
+                return self._pick_by_comparisons(dist, u, what)
             raise InvalidInput("pick needs an explicit uniform from s.uniform()")
+        if base.linked or base.spent:
+            return self._pick_by_comparisons(dist, u, what)
         options = []
         cum = 0
         for lab, pr in zip(dist.labels, dist.probs):
@@ -280,6 +290,22 @@ class ExactSampler:
         j, rows = chosen
         noise.rows = noise.rows + rows
         return labels[j]
+
+    def _pick_by_comparisons(self, dist, u, what):
+        """Inverse CDF as a chain of comparisons ``u < F(t)`` (for a uniform linked to
+        others, or a combination such as ``1 - u``)."""
+        cum = 0
+        last = None
+        for lab, pr in zip(dist.labels, dist.probs):
+            if pr == 0:
+                continue
+            cum = cum + pr
+            last = lab
+            if u < cum:
+                return lab
+        if last is None:
+            raise InvalidInput(f"{what}: nothing to choose from (all probabilities are 0)")
+        raise InvalidInput(f"{what}: u lies outside the distribution's cumulative range")
 
     # -- uniform splitting ---------------------------------------------------------------
     def _interval_weight(self, u: Uniform, lo, hi):

@@ -279,6 +279,8 @@ def cone_probability(rows, *, max_work: int | None = MAX_RACE_WORK) -> Fraction:
         reduced = frozenset(_normal([r[i] for i in coords]) for r in group_rows)
         key = (len(coords), reduced)
         if key not in _CACHE:
+            if len(_CACHE) > 100_000:
+                _CACHE.clear()
             _CACHE[key] = _group_probability(sorted(reduced), len(coords), max_work)
         prob *= _CACHE[key]
         if prob == 0:
