@@ -44,17 +44,17 @@ __all__ = ["Linear", "Product", "as_linear", "compare", "compare_product", "MAX_
 MAX_GRID_POINTS = 10**6
 
 
-def _views():
-    from .uniform import UniformView
-    return UniformView
+def _is_view(x) -> bool:
+    """A uniform or an affine view ``a*u + b`` of one (:mod:`.uniform`, read by its fields so
+    that this module does not import that one)."""
+    return hasattr(x, "base") and hasattr(x, "scale") and hasattr(x, "shift")
 
 
 def as_linear(x) -> "Linear":
     """A :class:`Linear` from a uniform, a view ``a*u + b``, a Linear or a number."""
     if isinstance(x, Linear):
         return x
-    UniformView = _views()
-    if isinstance(x, UniformView):
+    if _is_view(x):
         return Linear({x.base: Fraction(x.scale)}, x.shift)
     return Linear({}, x)
 
@@ -82,7 +82,7 @@ class Linear:
     def __neg__(self): return Linear({u: -a for u, a in self.terms.items()}, -self.const)
 
     def __mul__(self, a):
-        if isinstance(a, (Linear, _views())):
+        if isinstance(a, Linear) or _is_view(a):
             return Product.of(self, a)
         return Linear({u: c * a for u, c in self.terms.items()}, self.const * a)
 
@@ -148,7 +148,7 @@ class Product:
         return Product(tuple(factors), scale)
 
     def __mul__(self, o):
-        if isinstance(o, (Product, Linear, _views())):
+        if isinstance(o, (Product, Linear)) or _is_view(o):
             return Product.of(self, o)
         if not o > 0:
             raise Undecided("a product of uniforms scaled by a non-positive factor is beyond "
@@ -158,7 +158,7 @@ class Product:
     __rmul__ = __mul__
 
     def _threshold(self, c):
-        if isinstance(c, (Product, Linear, _views())):
+        if isinstance(c, (Product, Linear)) or _is_view(c):
             raise Undecided("comparing a product of uniforms with another random quantity is "
                             "beyond the exact method; compare it with a constant")
         return Fraction(c) / self.scale if isinstance(c, int) else c / self.scale

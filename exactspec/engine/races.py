@@ -313,9 +313,27 @@ def fresh_for(noise: Noise, weights: list) -> bool:
     return not any(r[i] != 0 for r in noise.rows for i in support)
 
 
+_OPTIONS: dict = {}
+
+
 def exact_race_options(noise: Noise, weights: list, first: bool) -> list:
     """``[(index, probability, rows)]``: each possible winner, its exact conditional
-    probability given the earlier races on ``noise``, and the inequalities it adds."""
+    probability given the earlier races on ``noise``, and the inequalities it adds.
+
+    The exact interpreter re-runs a method once per path, so the answers are remembered
+    (for rational weights)."""
+    if all(isinstance(w, (int, Fraction)) for w in weights):
+        key = (tuple(noise.rows), tuple(weights), first)
+        hit = _OPTIONS.get(key)
+        if hit is None:
+            if len(_OPTIONS) > 100_000:
+                _OPTIONS.clear()
+            hit = _OPTIONS[key] = _race_options(noise, weights, first)
+        return hit
+    return _race_options(noise, weights, first)
+
+
+def _race_options(noise: Noise, weights: list, first: bool) -> list:
     n = noise.n
     if not any(w > 0 for w in weights):
         raise InvalidInput("race over weights that sum to 0: no token can win")
