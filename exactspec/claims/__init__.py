@@ -14,9 +14,9 @@ __all__ = ["Claim", "ClaimResult", "all_claims", "get_claim", "PROVED", "REFUTED
 
 def all_claims() -> list[Claim]:
     """Every registered claim, in a stable order."""
-    from . import bounds, key, multi_draft, one_draft, trees
+    from . import bounds, key, multi_draft, one_draft, races, trees
 
-    return [claim for module in (one_draft, multi_draft, trees, bounds, key)
+    return [claim for module in (one_draft, multi_draft, trees, bounds, key, races)
             for claim in module.CLAIMS]
 
 
