@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="look for a small rational counterexample (no --p/--q needed)")
     ve.add_argument("--backend", choices=["exact", "numpy"], default="exact",
                     help="numpy: float64 at vocabulary scale (never a proof)")
+    ve.add_argument("--tokens", type=int, metavar="M",
+                    help="the method is a multi-position rule f(s, pair, ctx) -> tokens: prove "
+                         "its first M generated tokens on the pair (p, q) at every context")
 
     si = sub.add_parser("simulate", help="sample a method: empirical law and acceptance")
     si.add_argument("method")
@@ -231,6 +234,8 @@ def cmd_verify(args) -> int:
 
     if args.search:
         return _search(args)
+    if args.tokens is not None:
+        return _verify_sequence(args)
     if args.backend == "numpy":
         return _float_command("verify", args)
     p, q = _read_pair(args)
@@ -249,6 +254,16 @@ def cmd_verify(args) -> int:
         _write_json(args.certificate, result.certificate())
     _emit(result.to_json(), args.json, _verify_text(result))
     return EXIT_OK if result.lossless else EXIT_REFUTED
+
+
+def _verify_sequence(args) -> int:
+    from .sequences.user_rules import prove_user_rule, user_rule_text
+
+    p, q = _read_pair(args)
+    max_paths = args.max_paths if args.max_paths is not None else 10**7
+    report = prove_user_rule(args.method, p, q, args.tokens, max_paths=max_paths)
+    _emit(report, args.json, user_rule_text(report))
+    return EXIT_OK if report["lossless"] else EXIT_REFUTED
 
 
 def _write_json(path, obj) -> None:

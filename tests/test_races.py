@@ -404,3 +404,54 @@ def test_product_sampling_agrees_with_exact():
     run = lambda s: s.uniform() * s.uniform() < HALF          # noqa: E731
     law = {k: F(str(sympy.Float(sympy.N(v, 30), 30))) for k, v in enumerate_runs(run).law.items()}
     assert_consistent(run, law)
+
+
+# -- the command line -------------------------------------------------------------------------
+
+def _cli(args, capsys):
+    from exactspec.cli import main
+
+    code = main(args)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+EXAMPLE = str(__import__("pathlib").Path(__file__).resolve().parent.parent / "examples"
+              / "engine_rule.py")
+PQ = ["--p", "1/2,1/3,1/6", "--q", "1/6,1/6,2/3"]
+
+
+def test_cli_proves_the_vllm_shaped_user_rule(capsys):
+    import json
+    import time
+
+    start = time.perf_counter()
+    code, out, err = _cli(["verify", f"{EXAMPLE}:vllm_rule", "--tokens", "3", "--json"] + PQ,
+                          capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["verdict"] == "PROVED" and report["m"] == 3
+    assert report["law"] == report["target"]
+    code, out, err = _cli(["verify", f"{EXAMPLE}:race_over_p", "--tokens", "3", "--json"] + PQ,
+                          capsys)
+    assert code == 1, err
+    report = json.loads(out)
+    # the same TV as the gallery's kernel-shaped vLLM rule with the race over p
+    assert report["verdict"] == "REFUTED" and report["tv"] == "4/27"
+    assert time.perf_counter() - start < 60
+
+
+def test_cli_bad_races_exit_2(tmp_path, capsys):
+    rules = tmp_path / "bad.py"
+    rules.write_text(
+        "def zero(s, pair, ctx):\n"
+        "    return (pair.labels[([0] * len(pair.labels) / s.exponentials(len(pair.labels)))"
+        ".argmax()],)\n"
+        "def empty(s, pair, ctx):\n"
+        "    return (s.race([], s.exponentials(1)),)\n")
+    for name, message in (("zero", "sum to 0"), ("empty", "empty")):
+        code, out, err = _cli(["verify", f"{rules}:{name}", "--tokens", "1"] + PQ, capsys)
+        assert code == 2 and out == ""
+        assert len(err.strip().splitlines()) == 1 and message in err
+    code, out, err = _cli(["verify", f"{EXAMPLE}:vllm_rule", "--tokens", "0"] + PQ, capsys)
+    assert code == 2 and "tokens" in err
