@@ -455,3 +455,58 @@ def test_cli_bad_races_exit_2(tmp_path, capsys):
         assert len(err.strip().splitlines()) == 1 and message in err
     code, out, err = _cli(["verify", f"{EXAMPLE}:vllm_rule", "--tokens", "0"] + PQ, capsys)
     assert code == 2 and "tokens" in err
+
+
+# -- logarithms: log(u) + log(q) < log(p), -log(u) as an exponential ----------------------------
+
+def test_log_space_acceptance_is_the_product_test():
+    from exactspec.core.dist import residual
+    from exactspec.verify import verify
+
+    def log_space(s, p, q, k):
+        x = s.draft(q)
+        if log(p[x]) > log(s.uniform()) + log(q[x]):          # Model Runner V2's test
+            return s.accept(x)
+        return s.pick(residual(p, q), s.uniform())
+
+    p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+    result = verify(log_space, p, q)
+    assert result.lossless and result.acceptance == F(3, 5)
+
+    def product_form(s, p, q, k):
+        x = s.draft(q)
+        if s.uniform() * q[x] < p[x]:
+            return s.accept(x)
+        return s.pick(residual(p, q), s.uniform())
+
+    for grid in (7, 10):      # the strict log test is the strict product test, point by point
+        assert verify(log_space, p, q, grid=grid).law == verify(product_form, p, q,
+                                                                 grid=grid).law
+
+
+@pytest.mark.parametrize("run, want", [
+    (lambda s: log(s.uniform()) + log(HALF) < log(F(1, 3)), F(2, 3)),
+    (lambda s: -log(s.uniform()) < -log(s.uniform()), F(1, 2)),        # Exp(1) vs Exp(1)
+    (lambda s: log(s.uniform()) - log(s.uniform()) < log(HALF), F(1, 4)),
+    (lambda s: log(F(0)) < log(s.uniform()), F(1)),                       # log 0 = -inf
+])
+def test_logs_exact_and_sampled(run, want):
+    law = enumerate_runs(run).law
+    assert law[True] == want
+    assert_consistent(run, law)
+
+
+def test_minus_log_uniforms_sum_is_the_product():
+    both = enumerate_runs(lambda s: -log(s.uniform()) - log(s.uniform()) > log(F(2))).law
+    product = enumerate_runs(lambda s: s.uniform() * s.uniform() < HALF).law
+    assert sympy.simplify(both[True] - product[True]) == 0
+
+
+@pytest.mark.parametrize("run", [
+    lambda s: 2 * log(s.uniform()) < log(HALF),          # a square
+    lambda s: -log(s.uniform()) < 3,                      # irrational threshold
+    lambda s: log(1 - s.uniform()) < log(HALF),           # decreasing view
+])
+def test_logs_beyond_the_method_are_undecided(run):
+    with pytest.raises(Undecided):
+        enumerate_runs(run, max_paths=None)

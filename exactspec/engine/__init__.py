@@ -10,7 +10,9 @@ A method is written once against the interface ``s``:
 - ``s.accept(x)``: mark ``x`` as explicitly accepted (returns ``x``);
 - ``E = s.exponentials(n)``, ``G = s.gumbels(n)``: noise vectors over the vocabulary, raced as
   ``(w / E).argmax()``, ``(E / w).argmin()``, ``(log(w) + G).argmax()`` or ``s.race(w, E)``,
-  reusable across races (:mod:`.races`: exact joint laws over polyhedral cones).
+  reusable across races (:mod:`.races`: exact joint laws over polyhedral cones);
+- uniforms combined: ``1 - u``, ``u < v``, ``a*u < b*v``, ``min``/``max``, ``u * v < c``
+  (:mod:`.joint`), and in log space ``log(u) + log(q) < log(p)``, ``-log(u)`` (:mod:`.logs`).
 
 :mod:`.exact` enumerates every path in exact rationals, :mod:`.sampling` samples with a seeded
 NumPy generator, and :mod:`.symbolic` runs the same code over sympy symbols, splitting into

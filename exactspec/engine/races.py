@@ -137,10 +137,17 @@ class LogWeights:
     __radd__ = __add__
 
 
-def log(weights) -> LogWeights:
-    """``log(w)``, read lazily so that ``(log(w) + G).argmax()`` is Gumbel-max over ``w``
-    (tokens of weight 0 have ``log 0 = -inf`` and never win)."""
-    return LogWeights(weights)
+def log(x):
+    """``log(w)`` of a weight vector, read lazily so that ``(log(w) + G).argmax()`` is
+    Gumbel-max over ``w`` (tokens of weight 0 have ``log 0 = -inf`` and never win); of a number
+    or an explicit uniform, an exact logarithm (:mod:`.logs`: ``log(u) + log(q) < log(p)``,
+    ``-log(u)`` as an exponential)."""
+    from .joint import Linear, _is_view
+    from .logs import log_of
+
+    if isinstance(x, (int, float, Fraction)) or _is_view(x) or isinstance(x, Linear):
+        return log_of(x)
+    return LogWeights(x)
 
 
 class Scores:
