@@ -232,10 +232,10 @@ def _verify_text(result) -> str:
 def cmd_verify(args) -> int:
     from .verify import verify
 
-    if args.search:
-        return _search(args)
     if args.tokens is not None:
         return _verify_sequence(args)
+    if args.search:
+        return _search(args)
     if args.backend == "numpy":
         return _float_command("verify", args)
     p, q = _read_pair(args)
@@ -259,6 +259,10 @@ def cmd_verify(args) -> int:
 def _verify_sequence(args) -> int:
     from .sequences.user_rules import prove_user_rule, user_rule_text
 
+    for flag, value in (("--grid", args.grid), ("--certificate", args.certificate),
+                        ("--search", args.search), ("--backend numpy", args.backend == "numpy")):
+        if value:
+            raise _UsageError(f"{flag} does not apply to a multi-position rule (--tokens)")
     p, q = _read_pair(args)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     report = prove_user_rule(args.method, p, q, args.tokens, max_paths=max_paths)

@@ -455,6 +455,9 @@ def test_cli_bad_races_exit_2(tmp_path, capsys):
         assert len(err.strip().splitlines()) == 1 and message in err
     code, out, err = _cli(["verify", f"{EXAMPLE}:vllm_rule", "--tokens", "0"] + PQ, capsys)
     assert code == 2 and "tokens" in err
+    code, out, err = _cli(["verify", f"{EXAMPLE}:vllm_rule", "--tokens", "2", "--grid", "8"]
+                          + PQ, capsys)
+    assert code == 2 and "--grid" in err and out == ""
 
 
 # -- logarithms: log(u) + log(q) < log(p), -log(u) as an exponential ----------------------------
@@ -510,3 +513,18 @@ def test_minus_log_uniforms_sum_is_the_product():
 def test_logs_beyond_the_method_are_undecided(run):
     with pytest.raises(Undecided):
         enumerate_runs(run, max_paths=None)
+
+
+def test_cli_refuses_races_over_too_many_linked_tokens(tmp_path, capsys):
+    rules = tmp_path / "big.py"
+    rules.write_text(
+        "def many(s, pair, ctx):\n"
+        "    n = len(pair.labels)\n"
+        "    E = s.exponentials(n)\n"
+        "    w = [i + 1 for i in range(n)]\n"
+        "    return tuple(pair.labels[s.race(w[i:] + w[:i], E)] for i in range(4))\n")
+    p = ",".join(["1/9"] * 9)
+    code, out, err = _cli(["verify", f"{rules}:many", "--tokens", "4", "--p", p, "--q", p],
+                          capsys)
+    assert code == 2 and out == "" and "linear solves" in err
+    assert len(err.strip().splitlines()) == 1
