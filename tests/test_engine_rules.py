@@ -108,3 +108,20 @@ def test_engine_rule_sampling_agrees_with_exact_call_law():
     report = goodness_of_fit([counts[k] for k in keys], [float(law[k]) for k in keys],
                              alpha=0.001)
     assert report.verdict == "consistent"
+
+
+#: exact TVs of the first four tokens on FREE with three draft positions (engine values, pinned)
+PINNED_THREE = {
+    "vllm_race_over_p": F(3587, 20736), "mrv2_shared_draft_noise": F(22193, 518616),
+    "flashinfer_reused_uniform": F(3433, 34992), "hf_all_accepts": F(9287, 20736),
+    "sglang_untried_residual": F(1268125, 8957952),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", BUGS, ids=lambda c: c.__name__)
+def test_bug_classes_refuted_on_three_positions(call):
+    row = E.run_engine_gallery(FREE, (3,), rules=[call])[0]
+    assert row.verdict == "REFUTED"
+    if row.name in PINNED_THREE:
+        assert row.tv == PINNED_THREE[row.name]
