@@ -528,3 +528,30 @@ def test_cli_refuses_races_over_too_many_linked_tokens(tmp_path, capsys):
                           capsys)
     assert code == 2 and out == "" and "linear solves" in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_joint_law_of_three_shared_races_by_both_volume_methods(monkeypatch):
+    """Four tokens, three races over one noise vector with different weights: the joint law by
+    the triangulation and by section integration (the engine's volume swapped out), equal,
+    summing to 1, with the right marginals."""
+    from exactspec.engine import races
+
+    weights = [[F(1), F(2), F(3), F(4)], [F(4), F(1), F(1), F(2)], [F(1), F(1), F(5), F(1)]]
+
+    def run(s):
+        E = s.exponentials(4)
+        return tuple(s.race(w, E) for w in weights)
+
+    races._CACHE.clear(), races._OPTIONS.clear()
+    by_triangles = enumerate_runs(run).law
+    monkeypatch.setattr(races, "volume", lambda rows, dim, max_work=None:
+                        volume_by_slices(rows, dim))
+    races._CACHE.clear(), races._OPTIONS.clear()
+    by_sections = enumerate_runs(run).law
+    races._CACHE.clear(), races._OPTIONS.clear()
+    assert by_triangles == by_sections
+    assert sum(by_triangles.values()) == 1
+    for r, w in enumerate(weights):
+        for j in range(4):
+            assert sum(v for k, v in by_triangles.items() if k[r] == j) == w[j] / sum(w)
