@@ -40,7 +40,9 @@ This never lists the ``n!`` orders of the noise; the cost is that of the volumes
 the budget (:class:`~exactspec.core.errors.TooLarge`).  A single noise value read on its own
 (``E[v]``) is beyond the exact method (``Undecided``); the sampling interpreter reads it.
 
-Ties (probability 0 for continuous noise) follow ``torch.argmax``: the lowest index.  Tokens of
+Noise is continuous even when explicit uniforms are on a grid (``--grid N``): the grid models a
+float uniform generator, and a float exponential's ties have probability about ``2^-24`` per
+pair, which this model neglects.  Ties (probability 0 for continuous noise) follow ``torch.argmax``: the lowest index.  Tokens of
 weight 0 never win a race (their score ``0 / E`` is 0); a race whose weights are all 0 is an
 error, as is a race over no tokens.
 
