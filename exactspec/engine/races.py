@@ -147,6 +147,8 @@ def log(x):
     from .joint import Linear, _is_view
     from .logs import log_of
 
+    if getattr(x, "is_symbolic_value", False):
+        raise Undecided("the log of a symbolic value is beyond the exact method")
     if isinstance(x, (int, float, Fraction)) or _is_view(x) or isinstance(x, Linear):
         return log_of(x)
     return LogWeights(x)
