@@ -16,7 +16,7 @@ Sources (read for what each kernel computes; the code here is written from that 
   vector ``E`` per request, shared by all its positions; the bonus token from the ordinary
   sampler (itself an exponential race over the target) -> :func:`vllm_call`;
 - vLLM Model Runner V2, ``vllm/v1/worker/gpu/spec_decode/rejection_sampler.py`` and
-  ``vllm/v1/worker/gpu/sample/gumbel.py``: strict ``p > u q``, recovery by Gumbel-max over the
+  ``vllm/v1/worker/gpu/sample/gumbel.py``: strict ``log p > log u + log q``, recovery by Gumbel-max over the
   residual with noise keyed by (request, position); vLLM issue 47386 / PR 54282: the
   drafter's Gumbel noise was the verifier's -> :func:`mrv2_call`,
   :func:`mrv2_shared_draft_noise_call`;
@@ -150,7 +150,8 @@ def vllm_race_over_p_call(s, pair, ctx, gamma):
 # -- vLLM Model Runner V2 -------------------------------------------------------------------
 
 def mrv2_call(s, pair: ContextPair, ctx, gamma: int, *, shared: bool = False) -> tuple:
-    """MRV2: a Gumbel-max drafter, strict ``p > u q``, Gumbel-max recovery and bonus; noise
+    """MRV2: a Gumbel-max drafter, strict ``log p > log u + log q``, Gumbel-max recovery and
+    bonus; noise
     per (request, position).  ``shared=True`` is the bug of vLLM issue 47386: the recovery at
     position ``t`` reuses the noise that drew the draft at ``t``."""
     V = pair.labels
@@ -170,7 +171,7 @@ def mrv2_call(s, pair: ContextPair, ctx, gamma: int, *, shared: bool = False) ->
         if t < gamma:
             u = s.uniform()
             x = drafts[t]
-            if P[t][index[x]] > u * Q[t][index[x]]:                   # strict
+            if log(P[t][index[x]]) > log(u) + log(Q[t][index[x]]):   # strict, in log space
                 out.append(x)
                 continue
             row = _relu_residual(P[t], Q[t])
