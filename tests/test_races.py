@@ -555,3 +555,35 @@ def test_joint_law_of_three_shared_races_by_both_volume_methods(monkeypatch):
     for r, w in enumerate(weights):
         for j in range(4):
             assert sum(v for k, v in by_triangles.items() if k[r] == j) == w[j] / sum(w)
+
+
+def test_symbolic_one_minus_u_acceptance_proved():
+    from exactspec.core.dist import residual
+    from exactspec.engine.symbolic import prove_symbolic
+
+    def flipped(s, p, q, k):
+        x = s.draft(q)
+        if 1 - s.uniform() > 1 - p[x] / q[x]:          # u < p/q, written with 1 - u
+            return s.accept(x)
+        return s.pick(residual(p, q), 1 - s.uniform())
+
+    assert prove_symbolic(flipped, 2).verdict == "proved"
+
+
+def test_merged_interpreter_runs_races():
+    from exactspec.core.dist import residual
+    from exactspec.engine.exact import enumerate_paths
+    from exactspec.engine.merged import Done, Stepped, enumerate_merged
+
+    def step(s, p, q, k, state):
+        x = s.draft(q)
+        if s.coin(min(1, p[x] / q[x])):
+            return Done(s.accept(x))
+        return Done(p.labels[(list(residual(p, q).probs) / s.exponentials(len(p))).argmax()])
+
+    def plain(s, p, q, k):
+        return step(s, p, q, k, None).output
+
+    p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+    merged = enumerate_merged(Stepped(lambda p, q, k: None, step, "race"), p, q, 1)
+    assert merged.law == enumerate_paths(plain, p, q, 1).law == dict(p)
