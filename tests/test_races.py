@@ -587,3 +587,22 @@ def test_merged_interpreter_runs_races():
     p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
     merged = enumerate_merged(Stepped(lambda p, q, k: None, step, "race"), p, q, 1)
     assert merged.law == enumerate_paths(plain, p, q, 1).law == dict(p)
+
+
+def test_cli_products_exact_and_on_growing_grids(capsys):
+    import json
+
+    rules = str(__import__("pathlib").Path(EXAMPLE).parent / "uniform_rules.py")
+    code, out, _ = _cli(["verify", f"{rules}:flipped", "--json"] + PQ, capsys)
+    assert code == 0 and json.loads(out)["lossless"]
+    code, out, _ = _cli(["verify", f"{rules}:two_uniforms", "--json"] + PQ, capsys)
+    assert code == 1
+    exact = sympy.sympify(json.loads(out)["bias"])
+    assert sympy.simplify(exact - sympy.log(2) / 3) == 0
+    errors = []
+    for grid in (10, 100, 1000):
+        code, out, _ = _cli(["verify", f"{rules}:two_uniforms", "--json", "--grid", str(grid)]
+                            + PQ, capsys)
+        bias = F(json.loads(out)["bias"])                    # rational on the grid
+        errors.append(abs(float(bias) - float(exact)))
+    assert errors[2] < errors[1] < errors[0] and errors[2] < 0.01
