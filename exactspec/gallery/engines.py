@@ -245,7 +245,10 @@ def hf_call(s, pair: ContextPair, ctx, gamma: int, *, all_accepts: bool = False)
     accepted = []
     for i, x in enumerate(drafts):
         p, q = P[i][index[x]], Q[i][index[x]]
-        accepted.append(True if q == 0 else (r[i] <= p / q))          # inf ratio accepts
+        if q == 0:                                                    # inf accepts, NaN not
+            accepted.append(p > 0)
+        else:
+            accepted.append(r[i] <= p / q)
     if all_accepts:
         n = sum(accepted)
     else:
