@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--logits-p", metavar="L", help="target logits: 2,1,0 or @file.json "
                     "(the target is their exact softmax; --arith computes it in the format)")
     ve.add_argument("--logits-q", metavar="L", help="draft logits, as --logits-p")
+    ve.add_argument("--tokens", type=int, metavar="M",
+                    help="the method is a multi-position rule f(s, pair, ctx) -> tokens: prove "
+                         "its first M generated tokens on the pair (p, q) at every context")
 
     si = sub.add_parser("simulate", help="sample a method: empirical law and acceptance")
     si.add_argument("method")
@@ -258,6 +261,8 @@ def _verify_text(result) -> str:
 def cmd_verify(args) -> int:
     from .verify import verify
 
+    if args.tokens is not None:
+        return _verify_sequence(args)
     if args.search:
         return _search(args)
     if args.backend == "numpy":
@@ -365,6 +370,18 @@ def _read_logits(text, name, labels_arg):
     if labels_arg:
         labels = parse_labels(labels_arg, len(values), name="labels")
     return values, labels
+def _verify_sequence(args) -> int:
+    from .sequences.user_rules import prove_user_rule, user_rule_text
+
+    for flag, value in (("--grid", args.grid), ("--certificate", args.certificate),
+                        ("--search", args.search), ("--backend numpy", args.backend == "numpy")):
+        if value:
+            raise _UsageError(f"{flag} does not apply to a multi-position rule (--tokens)")
+    p, q = _read_pair(args)
+    max_paths = args.max_paths if args.max_paths is not None else 10**7
+    report = prove_user_rule(args.method, p, q, args.tokens, max_paths=max_paths)
+    _emit(report, args.json, user_rule_text(report))
+    return EXIT_OK if report["lossless"] else EXIT_REFUTED
 
 
 def _write_json(path, obj) -> None:

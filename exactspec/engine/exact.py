@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from ..core.errors import InvalidInput, TooLarge
+from .races import Noise, exact_race_options, race_weights
 from .uniform import Uniform, grid_count
 
 __all__ = ["ExactSampler", "Path", "Enumeration", "enumerate_paths", "estimate_paths",
@@ -128,6 +129,9 @@ class ExactSampler:
         self.accepted_token = None
         self.did_accept = False
         self._uniforms = 0
+        self._noises = 0
+        self._region: list = []          # linear comparisons linking uniforms (:mod:`.joint`)
+        self._uniform_by_id: dict = {}
 
     def _choose(self, kind: str, options: list):
         """Take one of ``options`` = ``[(value, prob, what), ...]`` (non-zero probs)."""
@@ -255,13 +259,21 @@ class ExactSampler:
     def uniform(self) -> Uniform:
         """An explicit uniform random number in ``[0, 1)`` (see :mod:`.uniform`)."""
         self._uniforms += 1
-        return Uniform(self, self._uniforms)
+        u = Uniform(self, self._uniforms)
+        self._uniform_by_id[u.ident] = u
+        return u
 
     def pick(self, dist, u, what: str = "pick"):
         """The token at ``u`` of the inverse CDF of ``dist`` (tokens in their given order)."""
         base = getattr(u, "base", None)
         if not isinstance(base, Uniform):
+            from .joint import Linear
+
+            if isinstance(u, Linear):
+                return self._pick_by_comparisons(dist, u, what)
             raise InvalidInput("pick needs an explicit uniform from s.uniform()")
+        if base.linked or base.spent:
+            return self._pick_by_comparisons(dist, u, what)
         options = []
         cum = 0
         for lab, pr in zip(dist.labels, dist.probs):
@@ -281,6 +293,51 @@ class ExactSampler:
         lab, lo, hi = self._choose(what, options)
         base.lo, base.hi = lo, hi
         return lab
+
+    def exponentials(self, n: int) -> Noise:
+        """A vector of ``n`` i.i.d. ``Exp(1)`` noise values, for races (see :mod:`.races`)."""
+        return self._noise(n, "exponential")
+
+    def gumbels(self, n: int) -> Noise:
+        """A vector of ``n`` i.i.d. standard Gumbel noise values, for Gumbel-max races."""
+        return self._noise(n, "gumbel")
+
+    def _noise(self, n, kind):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise InvalidInput(f"{kind} noise of n={n!r} tokens: need a positive integer")
+        self._noises += 1
+        return Noise(self, n, self._noises, kind)
+
+    def race(self, weights, noise: Noise, *, first: bool = True, what: str = "race"):
+        """The token of ``argmax_v w_v / E_v`` (``first=True``; Gumbel noise: ``argmax_v
+        log w_v + G_v``), or of ``argmin`` (``first=False``), over the noise vector ``noise``;
+        exact even when ``noise`` served earlier races (:mod:`.races`)."""
+        if not isinstance(noise, Noise) or noise.sampler is not self:
+            raise InvalidInput(f"{what}: the noise must come from s.exponentials(n) or "
+                               "s.gumbels(n) of this run")
+        labels, weights = race_weights(weights, noise.n)
+        options = exact_race_options(noise, weights, first)
+        chosen = self._choose(what, [((j, rows), pr, f"{what} {labels[j]} (noise{noise.ident})")
+                                     for j, pr, rows in options if pr != 0])
+        j, rows = chosen
+        noise.rows = noise.rows + rows
+        return labels[j]
+
+    def _pick_by_comparisons(self, dist, u, what):
+        """Inverse CDF as a chain of comparisons ``u < F(t)`` (for a uniform linked to
+        others, or a combination such as ``1 - u``)."""
+        cum = 0
+        last = None
+        for lab, pr in zip(dist.labels, dist.probs):
+            if pr == 0:
+                continue
+            cum = cum + pr
+            last = lab
+            if u < cum:
+                return lab
+        if last is None:
+            raise InvalidInput(f"{what}: nothing to choose from (all probabilities are 0)")
+        raise InvalidInput(f"{what}: u lies outside the distribution's cumulative range")
 
     # -- uniform splitting ---------------------------------------------------------------
     def _interval_weight(self, u: Uniform, lo, hi):

@@ -96,6 +96,33 @@ class RandomSampler:
             return Fraction(int(self.rng.integers(self.grid)), self.grid)
         return float(self.rng.random())
 
+    def exponentials(self, n: int):
+        """``n`` i.i.d. ``Exp(1)`` values, drawn (see :mod:`.races`)."""
+        return self._noise(n, "exponential")
+
+    def gumbels(self, n: int):
+        """``n`` i.i.d. standard Gumbel values, drawn."""
+        return self._noise(n, "gumbel")
+
+    def _noise(self, n, kind):
+        from .races import Noise
+
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise InvalidInput(f"{kind} noise of n={n!r} tokens: need a positive integer")
+        values = self.rng.exponential(size=n) if kind == "exponential" else \
+            self.rng.gumbel(size=n)
+        return Noise(self, n, 0, kind, values=values)
+
+    def race(self, weights, noise, *, first: bool = True, what: str = "race"):
+        """The race's winner with the noise values drawn (:func:`.races.sampled_race`)."""
+        from .races import Noise, race_weights, sampled_race
+
+        if not isinstance(noise, Noise) or noise.values is None:
+            raise InvalidInput(f"{what}: the noise must come from s.exponentials(n) or "
+                               "s.gumbels(n)")
+        labels, values = race_weights(weights, noise.n)
+        return labels[sampled_race(noise, values, first)]
+
     def pick(self, dist, u, what: str = "pick"):
         cum = 0
         for lab, pr in zip(dist.labels, dist.probs):

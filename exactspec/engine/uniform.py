@@ -11,6 +11,8 @@ Conventions (PRODUCT.md): a coin of probability ``c`` is heads iff ``u < c``; an
 draw picks token ``t`` iff ``sum_{s<t} r(s) <= u < sum_{s<=t} r(s)``.
 
 Affine views (``a * u + b`` with ``a > 0``) compare by mapping the threshold back to ``u``.
+``1 - u``, comparisons between uniforms (``u < v``, ``a*u < b*v``), ``min``/``max`` and
+products of uniforms are handled by :mod:`.joint`.
 """
 
 from __future__ import annotations
@@ -49,10 +51,23 @@ class UniformView:
     def _threshold(self, c):
         return (c - self.shift) / self.scale
 
+    def _joint(self, c) -> bool:
+        """True when the comparison with ``c`` needs the joint treatment (:mod:`.joint`)."""
+        from .joint import Linear, Product
+
+        return isinstance(c, (UniformView, Linear, Product)) or self.base.linked or \
+            self.base.spent
+
     def __lt__(self, c):
+        if self._joint(c):
+            from .joint import as_linear
+            return as_linear(self) < c
         return self.base._below(self._threshold(c), strict=True)
 
     def __le__(self, c):
+        if self._joint(c):
+            from .joint import as_linear
+            return as_linear(self) <= c
         return self.base._below(self._threshold(c), strict=False)
 
     def __gt__(self, c):
@@ -62,8 +77,12 @@ class UniformView:
         return not self.__lt__(c)
 
     def __mul__(self, a):
+        from .joint import Linear, Product, as_linear
+
+        if isinstance(a, (UniformView, Linear, Product)):
+            return Product.of(self, a)
         if not a > 0:
-            raise ValueError("an explicit uniform may only be scaled by a positive factor")
+            return as_linear(self) * a
         return UniformView(self.base, self.scale * a, self.shift * a)
 
     __rmul__ = __mul__
@@ -72,12 +91,28 @@ class UniformView:
         return self.__mul__(1 / Fraction(a) if isinstance(a, int) else 1 / a)
 
     def __add__(self, b):
+        from .joint import Linear, as_linear
+
+        if isinstance(b, (UniformView, Linear)):
+            return as_linear(self) + b
         return UniformView(self.base, self.scale, self.shift + b)
 
     __radd__ = __add__
 
     def __sub__(self, b):
+        from .joint import Linear, as_linear
+
+        if isinstance(b, (UniformView, Linear)):
+            return as_linear(self) - b
         return UniformView(self.base, self.scale, self.shift - b)
+
+    def __rsub__(self, b):                       # b - u, for instance 1 - u
+        from .joint import as_linear
+        return b - as_linear(self)
+
+    def __neg__(self):
+        from .joint import as_linear
+        return -as_linear(self)
 
     def __bool__(self):
         raise TypeError("an explicit uniform has no truth value; compare it with a threshold")
@@ -93,7 +128,7 @@ class Uniform(UniformView):
     are still possible: ``[lo, hi)``.
     """
 
-    __slots__ = ("sampler", "ident", "lo", "hi")
+    __slots__ = ("sampler", "ident", "lo", "hi", "linked", "spent")
 
     def __init__(self, sampler, ident: int):
         super().__init__(self)
@@ -101,6 +136,8 @@ class Uniform(UniformView):
         self.ident = ident
         self.lo = Fraction(0)
         self.hi = Fraction(1)
+        self.linked = False      # compared jointly with another uniform (:mod:`.joint`)
+        self.spent = False       # used in a product of uniforms
 
     def _below(self, c, strict: bool) -> bool:
         return self.sampler._split_uniform(self, c, strict)

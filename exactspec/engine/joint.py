@@ -1,0 +1,366 @@
+"""Explicit uniforms combined: ``1 - u``, ``u < v``, ``a*u < b*v``, ``min``/``max``, ``u * v``.
+
+:mod:`.uniform` follows one uniform at a time, as an interval.  Kernels also compare two
+uniforms, use ``1 - u``, take a ``min``, or multiply uniforms.  Here:
+
+- a :class:`Linear` is ``sum_i a_i u_i + b`` over explicit uniforms.  A comparison that
+  involves one uniform not linked to any other stays an interval split.  A comparison that
+  links several uniforms is a branch whose probability is a ratio of volumes of polytopes
+  (the uniforms' remaining boxes cut by every linear comparison made so far that links them),
+  exact rationals from :func:`.polytope.volume`; on a grid ``{0, 1/N, ..., (N-1)/N}`` the
+  same region is *counted* (every point of all but the last uniform, the last one's points
+  solved as an interval), so strict and non-strict comparisons differ as they do in a kernel.
+  ``min(u, v)`` and ``max(u, v)`` need nothing more: Python computes them by comparing.
+- a :class:`Product` ``c * u_1 ... u_k`` of fresh uniforms compared with a constant ``t``:
+  ``P(u_1 ... u_k < t) = t sum_{j<k} (-ln t)^j / j!`` for ``0 < t < 1`` (``-ln u_i`` are
+  i.i.d. ``Exp(1)``; their sum is Gamma(k, 1), whose tail at ``-ln t`` is that sum), an exact
+  sympy value with logarithms; on a grid the tuples are counted, a rational.  The uniforms of a
+  product are spent: using them again is beyond this method (``Undecided``), as is a product
+  of uniforms already cut.
+
+The sampling interpreter needs none of this: its uniforms are numbers.
+
+>>> from exactspec.engine.runs import enumerate_runs
+>>> enumerate_runs(lambda s: s.uniform() < s.uniform()).law[True]
+Fraction(1, 2)
+>>> enumerate_runs(lambda s: 2 * s.uniform() < s.uniform()).law[True]
+Fraction(1, 4)
+>>> enumerate_runs(lambda s: s.uniform() * s.uniform() < Fraction(1, 2)).law[True]
+log(2)/2 + 1/2
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+from ..core.errors import InvalidInput, TooLarge, Undecided
+from .polytope import volume
+
+__all__ = ["Linear", "Product", "as_linear", "compare", "compare_product", "MAX_GRID_POINTS"]
+
+#: Most grid points of all but one linked uniform counted for one comparison.
+MAX_GRID_POINTS = 10**6
+
+
+def _is_view(x) -> bool:
+    """A uniform or an affine view ``a*u + b`` of one (:mod:`.uniform`, read by its fields so
+    that this module does not import that one)."""
+    return hasattr(x, "base") and hasattr(x, "scale") and hasattr(x, "shift")
+
+
+def as_linear(x) -> "Linear":
+    """A :class:`Linear` from a uniform, a view ``a*u + b``, a Linear or a number."""
+    if isinstance(x, Linear):
+        return x
+    if _is_view(x):
+        return Linear({x.base: Fraction(x.scale)}, x.shift)
+    return Linear({}, x)
+
+
+class Linear:
+    """``sum_i a_i u_i + b`` over explicit uniforms of one exact run."""
+
+    __slots__ = ("terms", "const")
+
+    def __init__(self, terms: dict, const=0):
+        self.terms = {u: a for u, a in terms.items() if a != 0}
+        self.const = const
+
+    def _combine(self, other, sign):
+        other = as_linear(other)
+        terms = dict(self.terms)
+        for u, a in other.terms.items():
+            terms[u] = terms.get(u, 0) + sign * a
+        return Linear(terms, self.const + sign * other.const)
+
+    def __add__(self, o): return self._combine(o, 1)
+    __radd__ = __add__
+    def __sub__(self, o): return self._combine(o, -1)
+    def __rsub__(self, o): return as_linear(o)._combine(self, -1)
+    def __neg__(self): return Linear({u: -a for u, a in self.terms.items()}, -self.const)
+
+    def __mul__(self, a):
+        if isinstance(a, Linear) or _is_view(a):
+            return Product.of(self, a)
+        return Linear({u: c * a for u, c in self.terms.items()}, self.const * a)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, a):
+        return self * (1 / Fraction(a) if isinstance(a, int) else 1 / a)
+
+    def _sampler(self):
+        if not self.terms:
+            return None
+        return next(iter(self.terms)).sampler
+
+    def _decide(self, diff: "Linear", strict: bool) -> bool:
+        sampler = diff._sampler()
+        if sampler is None:
+            return diff.const < 0 if strict else diff.const <= 0
+        return compare(sampler, diff, strict)
+
+    def __lt__(self, o): return self._decide(self - o, True)
+    def __le__(self, o): return self._decide(self - o, False)
+    def __gt__(self, o): return self._decide(as_linear(o) - self, True)
+    def __ge__(self, o): return self._decide(as_linear(o) - self, False)
+
+    def __bool__(self):
+        raise TypeError("a random quantity has no truth value; compare it with a threshold")
+
+    def __repr__(self):
+        parts = [f"{a} * u{u.ident}" for u, a in self.terms.items()]
+        return " + ".join(parts + [str(self.const)])
+
+
+class Product:
+    """``scale * u_1 * ... * u_k`` for distinct explicit uniforms; compared with constants."""
+
+    __slots__ = ("factors", "scale")
+
+    def __init__(self, factors: tuple, scale=1):
+        self.factors = factors
+        self.scale = scale
+
+    @staticmethod
+    def of(a, b) -> "Product":
+        factors, scale = [], Fraction(1)
+        for x in (a, b):
+            if isinstance(x, Product):
+                factors.extend(x.factors)
+                scale *= x.scale
+                continue
+            lin = as_linear(x)
+            if len(lin.terms) != 1 or lin.const != 0:
+                raise Undecided("a product of random quantities other than scaled uniforms "
+                                "is beyond the exact method")
+            ((u, a_),) = lin.terms.items()
+            if not a_ > 0:
+                raise Undecided("a product with a non-positive factor is beyond the exact "
+                                "method")
+            factors.append(u)
+            scale *= a_
+        if len({id(u) for u in factors}) != len(factors):
+            raise Undecided("a product with a repeated uniform (u * u) is beyond the exact "
+                            "method")
+        return Product(tuple(factors), scale)
+
+    def __mul__(self, o):
+        if isinstance(o, (Product, Linear)) or _is_view(o):
+            return Product.of(self, o)
+        if not o > 0:
+            raise Undecided("a product of uniforms scaled by a non-positive factor is beyond "
+                            "the exact method")
+        return Product(self.factors, self.scale * o)
+
+    __rmul__ = __mul__
+
+    def _threshold(self, c):
+        if isinstance(c, (Product, Linear)) or _is_view(c):
+            raise Undecided("comparing a product of uniforms with another random quantity is "
+                            "beyond the exact method; compare it with a constant")
+        return Fraction(c) / self.scale if isinstance(c, int) else c / self.scale
+
+    def __lt__(self, c): return compare_product(self.factors, self._threshold(c), True)
+    def __le__(self, c): return compare_product(self.factors, self._threshold(c), False)
+    def __gt__(self, c): return not self.__le__(c)
+    def __ge__(self, c): return not self.__lt__(c)
+
+    def __bool__(self):
+        raise TypeError("a random quantity has no truth value; compare it with a threshold")
+
+
+# -- deciding comparisons --------------------------------------------------------------------
+
+def compare(sampler, diff: Linear, strict: bool) -> bool:
+    """Decide ``diff < 0`` (``strict``) or ``diff <= 0`` on the current path: an interval
+    split for one unlinked uniform, else a branch over the linked region."""
+    terms = diff.terms
+    for u in terms:
+        if getattr(u, "spent", False):
+            raise Undecided(f"u{u.ident} was used in a product of uniforms; using it again is "
+                            "beyond the exact method")
+    if len(terms) == 1:
+        ((u, a),) = terms.items()
+        if not u.linked:
+            t = -diff.const / a
+            if a > 0:
+                return u._below(t, strict=strict)
+            return not u._below(t, strict=not strict)
+    if any(not isinstance(a, (int, Fraction)) for a in terms.values()) or \
+            not isinstance(diff.const, (int, Fraction)):
+        raise Undecided("a comparison linking uniforms with symbolic coefficients is beyond the "
+                        "exact method")
+    region = sampler._region
+    for u in terms:
+        u.linked = True
+    yes = ({u.ident: Fraction(a) for u, a in terms.items()}, Fraction(-diff.const), strict)
+    no = ({i: -a for i, a in yes[0].items()}, -yes[1], not strict)
+    group = _component(region, set(yes[0]))
+    uniforms = {u.ident: u for u in terms}
+    for c in group:
+        for i in c[0]:
+            uniforms.setdefault(i, sampler._uniform_by_id[i])
+    ids = sorted(uniforms)
+    base = _measure(ids, uniforms, group, sampler.grid)
+    if base == 0:
+        raise InvalidInput("a comparison of uniforms on a path of probability 0")
+    p_yes = Fraction(_measure(ids, uniforms, group + [yes], sampler.grid)) / base
+    sign = "<" if strict else "<="
+    text = " + ".join(f"{a}*u{i}" for i, a in sorted(yes[0].items()))
+    options = []
+    if p_yes != 0:
+        options.append((True, p_yes, f"{text} {sign} {yes[1]}"))
+    if p_yes != 1:
+        options.append((False, 1 - p_yes, f"not {text} {sign} {yes[1]}"))
+    result = sampler._choose("uniforms", options)
+    region.append(yes if result else no)
+    return result
+
+
+def _component(region: list, ids: set) -> list:
+    """The constraints of ``region`` linked (transitively) to the uniforms ``ids``."""
+    ids = set(ids)
+    chosen: list = []
+    rest = list(region)
+    changed = True
+    while changed:
+        changed = False
+        for c in list(rest):
+            if ids & set(c[0]):
+                ids |= set(c[0])
+                chosen.append(c)
+                rest.remove(c)
+                changed = True
+    return chosen
+
+
+_MEASURED: dict = {}
+
+
+def _measure(ids, uniforms, constraints, grid):
+    key = (grid, tuple((uniforms[i].lo, uniforms[i].hi) for i in ids),
+           frozenset((tuple(sorted((ids.index(i), a) for i, a in c.items())), rhs, strict)
+                     for c, rhs, strict in constraints))
+    if key not in _MEASURED:
+        if len(_MEASURED) > 100_000:
+            _MEASURED.clear()
+        _MEASURED[key] = _measure_now(ids, uniforms, constraints, grid)
+    return _MEASURED[key]
+
+
+def _measure_now(ids, uniforms, constraints, grid):
+    if grid is None:
+        k = len(ids)
+        rows = []
+        for pos, i in enumerate(ids):
+            unit = tuple(1 if j == pos else 0 for j in range(k))
+            rows.append((tuple(-v for v in unit), -uniforms[i].lo))
+            rows.append((unit, uniforms[i].hi))
+        for coeffs, rhs, _ in constraints:
+            rows.append((tuple(coeffs.get(i, 0) for i in ids), rhs))
+        return volume(rows, k)
+    return _grid_count(ids, uniforms, constraints, grid)
+
+
+def _grid_range(u, grid):
+    return range(math.ceil(u.lo * grid), math.ceil(u.hi * grid))
+
+
+def _grid_count(ids, uniforms, constraints, grid) -> int:
+    first, last = ids[:-1], ids[-1]
+    points = 1
+    for i in first:
+        points *= len(_grid_range(uniforms[i], grid))
+    if points > MAX_GRID_POINTS:
+        raise TooLarge(f"counting linked uniforms on the grid visits about {points:,} points, "
+                       f"over the budget of {MAX_GRID_POINTS:,}: use a smaller --grid",
+                       estimate=points, budget=MAX_GRID_POINTS)
+    last_range = _grid_range(uniforms[last], grid)
+    total = 0
+    for js in itertools.product(*(_grid_range(uniforms[i], grid) for i in first)):
+        lo, hi = last_range.start, last_range.stop      # j in [lo, hi)
+        for coeffs, rhs, strict in constraints:
+            rest = sum((coeffs.get(i, 0) * Fraction(j, grid) for i, j in zip(first, js)),
+                       Fraction(0))
+            a = coeffs.get(last, 0)
+            bound = (rhs - rest) * grid                  # a * j (<|<=) bound
+            if a == 0:
+                if (rest < rhs) if strict else (rest <= rhs):
+                    continue
+                lo, hi = 0, 0
+                break
+            t = bound / a
+            if a > 0:       # j < t  or  j <= t
+                hi = min(hi, math.ceil(t) if strict else math.floor(t) + 1)
+            else:           # j > t  or  j >= t
+                lo = max(lo, math.floor(t) + 1 if strict else math.ceil(t))
+        total += max(0, hi - lo)
+    return total
+
+
+def compare_product(factors: tuple, t, strict: bool) -> bool:
+    """Decide ``u_1 ... u_k < t`` (or ``<=``) for fresh uniforms, exactly."""
+    sampler = factors[0].sampler
+    for u in factors:
+        if u.linked or getattr(u, "spent", False) or u.lo != 0 or u.hi != 1:
+            raise Undecided(f"a product of uniforms where u{u.ident} was already compared is "
+                            "beyond the exact method (products are exact for fresh uniforms)")
+    if not isinstance(t, (int, Fraction)):
+        raise Undecided("a product of uniforms compared with a symbolic threshold is beyond "
+                        "the exact method")
+    t = Fraction(t)
+    k = len(factors)
+    if sampler.grid is None:
+        p_yes = _product_below(t, k)
+    else:
+        p_yes = Fraction(_product_grid_count(t, k, sampler.grid, strict), sampler.grid ** k)
+    for u in factors:
+        u.spent = True
+    names = " * ".join(f"u{u.ident}" for u in factors)
+    sign = "<" if strict else "<="
+    options = []
+    if p_yes != 0:
+        options.append((True, p_yes, f"{names} {sign} {t}"))
+    if p_yes != 1:
+        options.append((False, 1 - p_yes, f"not {names} {sign} {t}"))
+    return sampler._choose("product", options)
+
+
+def _product_below(t: Fraction, k: int):
+    """``P(u_1 ... u_k < t)`` for i.i.d. uniforms on ``[0, 1)``: exact, sympy when irrational.
+
+    >>> _product_below(Fraction(1, 2), 2)
+    log(2)/2 + 1/2
+    """
+    import sympy
+
+    if t <= 0:
+        return Fraction(0)
+    if t >= 1:
+        return Fraction(1)
+    c = sympy.Rational(t.numerator, t.denominator)
+    minus_log = -sympy.log(c)
+    value = sum((c * minus_log ** j / sympy.factorial(j) for j in range(k)), sympy.Integer(0))
+    return sympy.nsimplify(sympy.expand(value)) if value.is_Rational else sympy.expand(value)
+
+
+def _product_grid_count(t: Fraction, k: int, grid: int, strict: bool) -> int:
+    """Tuples ``(j_1..j_k)`` in ``[0, N)^k`` with ``prod j_i / N^k < t`` (or ``<=``)."""
+    if grid ** (k - 1) > MAX_GRID_POINTS:
+        raise TooLarge(f"counting a product of {k} uniforms on the grid visits {grid ** (k - 1):,}"
+                       f" points, over the budget of {MAX_GRID_POINTS:,}: use a smaller --grid",
+                       estimate=grid ** (k - 1), budget=MAX_GRID_POINTS)
+    bound = t * grid ** k
+    total = 0
+    for js in itertools.product(range(grid), repeat=k - 1):
+        prod = math.prod(js)
+        if prod == 0:
+            total += grid if (0 < bound if strict else 0 <= bound) else 0
+            continue
+        limit = bound / prod                              # j_k < limit  or  <= limit
+        top = math.ceil(limit) if strict else math.floor(limit) + 1
+        total += min(grid, max(0, top))
+    return total
