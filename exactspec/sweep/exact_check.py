@@ -55,8 +55,9 @@ def integer_row(row) -> tuple[list[int], int]:
     """A non-negative float64 row as integers ``N`` with ``row = N / 2^e`` exactly; returns
     ``(N, sum N)``, so the normalised row is ``N / sum N``.
 
-    >>> integer_row(np.array([0.5, 0.25, 0.0]))
-    ([2, 1, 0], 3)
+    >>> N, S = integer_row(np.array([0.5, 0.25, 0.0]))
+    >>> [Fraction(a, S) for a in N]
+    [Fraction(2, 3), Fraction(1, 3), Fraction(0, 1)]
     """
     x = np.asarray(row, dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(x)) or np.any(x < 0):

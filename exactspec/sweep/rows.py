@@ -83,8 +83,8 @@ def top_p_cut(P, top_p: float):
     """Keep each row's most likely tokens whose mass before them is below ``top_p``
     (ties in probability by token index), zero the rest, renormalise.
 
-    >>> top_p_cut(np.array([[0.5, 0.2, 0.3]]), 0.7).tolist()
-    [[0.625, 0.0, 0.375]]
+    >>> top_p_cut(np.array([[0.5, 0.25, 0.25]]), 0.75).tolist()
+    [[0.6666666666666666, 0.3333333333333333, 0.0]]
     """
     if not 0 < top_p <= 1:
         raise InvalidInput(f"top_p={top_p}: need a number in (0, 1]")
