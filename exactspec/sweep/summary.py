@@ -9,8 +9,9 @@ maximum of ``alpha* - alpha_RRS``; the pooled rejection ratio
 bound ``rho_k`` (MATH.md section 4).
 
 >>> import numpy as np
->>> mean_ci(np.array([1.0, 2.0, 3.0]))
-(2.0, [0.868401..., 3.131598...])
+>>> mean, (low, high) = mean_ci(np.array([1.0, 2.0, 3.0]))
+>>> mean, round(low, 6), round(high, 6)
+(2.0, 0.868401, 3.131599)
 """
 
 from __future__ import annotations
