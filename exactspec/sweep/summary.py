@@ -11,7 +11,7 @@ bound ``rho_k`` (MATH.md section 4).
 >>> import numpy as np
 >>> mean, (low, high) = mean_ci(np.array([1.0, 2.0, 3.0]))
 >>> mean, round(low, 6), round(high, 6)
-(2.0, 0.868401, 3.131599)
+(2.0, 0.868414, 3.131586)
 """
 
 from __future__ import annotations
