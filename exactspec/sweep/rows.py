@@ -35,45 +35,54 @@ def probabilities(rows, *, logits: bool, temperature: float = 1.0, top_p: float 
     ``top_p``, each row keeps its most likely tokens up to mass ``top_p`` (the token that
     reaches it included) and is renormalised.  Bad rows come back as zeros.
     """
-    x = np.asarray(rows, dtype=np.float64)
+    x = np.array(rows, dtype=np.float64)                # a private copy, worked in place
     if x.ndim != 2:
         raise InvalidInput(f"{name}: need rows of shape (positions, vocab), got {x.shape}")
     bad: dict[int, str] = {}
-    nan = np.isnan(x).any(axis=-1)
-    for i in np.flatnonzero(nan):
-        bad[int(i)] = f"{name} row holds NaN"
     if logits:
         if temperature <= 0 or not np.isfinite(temperature):
             raise InvalidInput(f"temperature={temperature}: need a positive finite number")
-        for i in np.flatnonzero(~nan & (x == np.inf).any(axis=-1)):
-            bad[int(i)] = f"{name} row holds +inf"
-        finite = np.isfinite(x)
-        for i in np.flatnonzero(~finite.any(axis=-1)):
-            bad.setdefault(int(i), f"{name} row has no finite logit")
-        z = np.where(finite, x, -np.inf) / temperature
-        top = np.max(np.where(finite, z, -np.inf), axis=-1, keepdims=True)
-        top = np.where(np.isfinite(top), top, 0.0)
-        with np.errstate(invalid="ignore", over="ignore"):
-            e = np.exp(z - top)
-        e[list(bad)] = 0.0
-        total = e.sum(axis=-1, keepdims=True)
-        P = e / np.where(total > 0, total, 1.0)
+        top = x.max(axis=-1)                              # NaN and +inf show here
+        for i in np.flatnonzero(~np.isfinite(top)):
+            row = x[i]
+            if np.isnan(row).any():
+                bad[int(i)] = f"{name} row holds NaN"
+            elif (row == np.inf).any():
+                bad[int(i)] = f"{name} row holds +inf"
+            else:
+                bad[int(i)] = f"{name} row has no finite logit"
+        if bad:
+            rows_bad = list(bad)
+            x[rows_bad] = 0.0
+            top[rows_bad] = 0.0
+        x -= top[:, None]
+        if temperature != 1:
+            x /= temperature
+        np.exp(x, out=x)
+        total = x.sum(axis=-1)
+        if bad:
+            x[list(bad)] = 0.0
+            total[list(bad)] = 1.0
+        x /= total[:, None]
+        P = x
     else:
-        for i in np.flatnonzero(~nan & np.isinf(x).any(axis=-1)):
-            bad[int(i)] = f"{name} row holds an infinite value"
-        with np.errstate(invalid="ignore"):
-            negative = (x < 0).any(axis=-1)
-        for i in np.flatnonzero(negative):
+        total = x.sum(axis=-1)                            # NaN and infinities show here
+        low = x.min(axis=-1)
+        for i in np.flatnonzero(~np.isfinite(total) | np.isnan(low)):
+            bad[int(i)] = (f"{name} row holds NaN" if np.isnan(x[i]).any()
+                           else f"{name} row holds an infinite value")
+        for i in np.flatnonzero(low < 0):
             bad.setdefault(int(i), f"{name} row holds a negative probability")
         with np.errstate(invalid="ignore"):
-            total = x.sum(axis=-1)
-        for i in np.flatnonzero(np.abs(total - 1.0) > tolerance):
+            off = np.abs(total - 1.0) > tolerance
+        for i in np.flatnonzero(off):
             bad.setdefault(int(i), f"{name} row sums to {total[i]:.6g}, not 1 "
                                    f"(tolerance {tolerance:g}; give --logits for logits)")
-        P = np.where(np.isfinite(x), x, 0.0)
-        P[list(bad)] = 0.0
-        s = P.sum(axis=-1, keepdims=True)
-        P = P / np.where(s > 0, s, 1.0)
+        if bad:
+            x[list(bad)] = 0.0
+            total[list(bad)] = 1.0
+        x /= total[:, None]
+        P = x
     if top_p is not None:
         P = top_p_cut(P, top_p)
     return P, sorted(bad.items())
