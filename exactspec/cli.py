@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--list", action="store_true", help="list the claims")
     pr.add_argument("--certificate-dir", metavar="DIR", help="write certificates here")
     pr.add_argument("--json", action="store_true")
+    pr.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run the claims as tasks on a Dask scheduler, tcp://host:port")
+    pr.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS")
 
     sw = sub.add_parser("sweep", help="every method's acceptance over a logits dump (Dask)")
     sw.add_argument("dump", help=".npz, .safetensors, a Zarr store or a directory of .npy "
@@ -437,10 +440,17 @@ def cmd_prove(args) -> int:
         return EXIT_OK
     claims = [get_claim(args.name)] if args.name else all_claims()
     results = []
+    on_cluster = {}
+    if getattr(args, "scheduler", None):
+        from .sweep.prove import run_claims
+
+        on_cluster = {c.name: r for c, r in run_claims([c.name for c in claims],
+                                                       scheduler=args.scheduler,
+                                                       scheduler_timeout=args.scheduler_timeout)}
     for claim in claims:
         if not args.json:
             print(f"{claim.name}: {claim.statement}", flush=True)
-        result = claim.run()
+        result = on_cluster[claim.name] if on_cluster else claim.run()
         if args.certificate_dir:
             folder = Path(args.certificate_dir)
             folder.mkdir(parents=True, exist_ok=True)

@@ -244,6 +244,15 @@ def test_local_cluster_matches_the_local_scheduler(tmp_path):
         code = main(["sweep", path, "--logits", "--k", "2", "--json",
                      "--scheduler", cluster.scheduler_address])
         assert code == 0
+        # the claims on the same engine: same verdicts and certificates as run here
+        from exactspec.claims import get_claim
+        from exactspec.sweep.prove import run_claims
+
+        remote = run_claims(["top1-lossy"], client=client)
+        for claim, result in remote:
+            here = get_claim(claim.name).run()
+            assert (result.verdict, result.certificate) == (here.verdict, here.certificate)
+        assert [r.verdict for _, r in remote] == ["PROVED"]
 
 
 # -- the command line ----------------------------------------------------------------------
@@ -322,6 +331,12 @@ def test_nan_row_named_and_skipped_only_when_asked(tmp_path, capsys):
     obj = json.loads(capsys.readouterr().out)
     assert code == 0 and obj["positions_swept"] == POSITIONS - 1
     assert obj["skipped_rows"] == [{"position": 507, "reason": "target row holds NaN"}]
+
+
+def test_prove_on_an_unreachable_scheduler(capsys):
+    code, err = _error(capsys, ["prove", "top1-lossy", "--scheduler", "tcp://127.0.0.1:9",
+                                "--scheduler-timeout", "1"])
+    assert code == 2 and len(err.splitlines()) == 1 and "cannot connect" in err
 
 
 def test_unreachable_scheduler(tmp_path, capsys):
