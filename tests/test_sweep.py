@@ -88,11 +88,11 @@ def make_dump(tmp_path, fmt, target, draft, **extra):
 
         path = tmp_path / "d.safetensors"
         save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()}, str(path))
-    elif fmt == "zarr":
+    elif fmt in ("zarr", "zarr2"):
         import zarr
 
         path = tmp_path / "d.zarr"
-        group = zarr.open_group(str(path), mode="w")
+        group = zarr.open_group(str(path), mode="w", zarr_format=3 if fmt == "zarr" else 2)
         for name, arr in arrays.items():
             chunks = (5,) + arr.shape[1:] if arr.ndim == 2 else (5,)
             group.create_array(name, data=arr, chunks=chunks)
@@ -101,7 +101,7 @@ def make_dump(tmp_path, fmt, target, draft, **extra):
     return str(path)
 
 
-FORMATS = ["npz", "npz-compressed", "npy-dir", "safetensors", "zarr"]
+FORMATS = ["npz", "npz-compressed", "npy-dir", "safetensors", "zarr", "zarr2"]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
