@@ -331,6 +331,11 @@ def test_nan_row_named_and_skipped_only_when_asked(tmp_path, capsys):
     obj = json.loads(capsys.readouterr().out)
     assert code == 0 and obj["positions_swept"] == POSITIONS - 1
     assert obj["skipped_rows"] == [{"position": 507, "reason": "target row holds NaN"}]
+    (tmp_path / "all").mkdir()
+    nan = np.full((3, 5), np.nan, dtype=np.float32)
+    code, err = _error(capsys, ["sweep", make_dump(tmp_path / "all", "npz", nan, nan),
+                                "--logits", "--skip-bad-rows"])
+    assert code == 2 and len(err.splitlines()) == 1 and "every row is bad" in err
 
 
 def test_prove_on_an_unreachable_scheduler(capsys):

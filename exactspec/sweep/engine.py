@@ -262,6 +262,10 @@ def sweep(dump, k=(1, 2, 4, 8), *, methods=None, logits: bool = False,
             own_client.close()
     block_results, exact_results = results[:len(blocks)], results[len(blocks):]
     table, bad_rows = _assemble(block_results, config)
+    if table["row"].size == 0:
+        position, reason = bad_rows[0]
+        raise InvalidInput(f"dump {dump.path}: every row is bad, nothing to sweep (first: "
+                           f"position {position}: {reason})")
     checks = _compare(table, exact_results, config)
     summary = summarize(table, config.ks, config.methods, config.gamma)
     summary = {"positions": int(dump.positions), "vocab": int(dump.vocab),
