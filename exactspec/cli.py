@@ -127,6 +127,38 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--list", action="store_true", help="list the claims")
     pr.add_argument("--certificate-dir", metavar="DIR", help="write certificates here")
     pr.add_argument("--json", action="store_true")
+    pr.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run the claims as tasks on a Dask scheduler, tcp://host:port")
+    pr.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS")
+
+    sw = sub.add_parser("sweep", help="every method's acceptance over a logits dump (Dask)")
+    sw.add_argument("dump", help=".npz, .safetensors, a Zarr store or a directory of .npy "
+                    "(layout: docs/sweep_format.md)")
+    sw.add_argument("--k", default="1,2,4,8", help="drafts per position, e.g. 1,2,4,8")
+    sw.add_argument("--methods", help="rrs,rrs-wor,kseq,key,optimal (default: all but rrs-wor)")
+    sw.add_argument("--logits", action="store_true", help="the arrays hold logits")
+    sw.add_argument("--temperature", type=float, default=1.0, help="for --logits (default 1)")
+    sw.add_argument("--top-p", type=float, help="keep each row's nucleus of this mass")
+    sw.add_argument("--gamma", type=int, default=4,
+                    help="chain length for tokens per target call (default 4)")
+    sw.add_argument("--names", default="target,draft", help="the two arrays' names")
+    sw.add_argument("--out", help="per-position table: results.parquet or results.csv")
+    sw.add_argument("--plot", metavar="PNG", help="gap distribution and acceptance against k")
+    sw.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler, tcp://host:port")
+    sw.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS")
+    sw.add_argument("--workers", type=int, help="local threads (default: the cores)")
+    sw.add_argument("--block-mb", type=float, default=32.0,
+                    help="MB of float64 rows per task and array (default 32)")
+    sw.add_argument("--exact-sample", type=int, default=0, metavar="N",
+                    help="recompute N random positions exactly and report the difference")
+    sw.add_argument("--samples", type=int, default=1000,
+                    help="Monte Carlo draws per position for rrs-wor (default 1000)")
+    sw.add_argument("--seed", type=int, default=0)
+    sw.add_argument("--skip-bad-rows", action="store_true",
+                    help="skip rows with NaN, infinities or wrong sums (reported)")
+    sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress bar on stderr (default: when stderr is a terminal)")
+    sw.add_argument("--json", action="store_true")
     return parser
 
 
@@ -646,10 +678,17 @@ def cmd_prove(args) -> int:
         return EXIT_OK
     claims = [get_claim(args.name)] if args.name else all_claims()
     results = []
+    on_cluster = {}
+    if getattr(args, "scheduler", None):
+        from .sweep.prove import run_claims
+
+        on_cluster = {c.name: r for c, r in run_claims([c.name for c in claims],
+                                                       scheduler=args.scheduler,
+                                                       scheduler_timeout=args.scheduler_timeout)}
     for claim in claims:
         if not args.json:
             print(f"{claim.name}: {claim.statement}", flush=True)
-        result = claim.run()
+        result = on_cluster[claim.name] if on_cluster else claim.run()
         if args.certificate_dir:
             folder = Path(args.certificate_dir)
             folder.mkdir(parents=True, exist_ok=True)
@@ -671,9 +710,35 @@ def cmd_prove(args) -> int:
     return EXIT_OK
 
 
+def cmd_sweep(args) -> int:
+    from .sweep import plot, summary_text, sweep, write_table
+    from .sweep.output import json_ready
+
+    names = [n.strip() for n in args.names.split(",")]
+    if len(names) != 2 or not all(names):
+        raise _UsageError(f"--names {args.names!r}: give two names, target,draft")
+    if args.workers is not None and args.workers < 1:
+        raise _UsageError(f"--workers {args.workers}: need at least 1")
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    result = sweep(args.dump, args.k, methods=args.methods, logits=args.logits,
+                   temperature=args.temperature, top_p=args.top_p, gamma=args.gamma,
+                   samples=args.samples, seed=args.seed, skip_bad_rows=args.skip_bad_rows,
+                   exact_sample=args.exact_sample, block_mb=args.block_mb,
+                   scheduler=args.scheduler, scheduler_timeout=args.scheduler_timeout,
+                   workers=args.workers, progress=progress, target=names[0], draft=names[1])
+    methods = [e["method"] for e in result.summary["methods"]]
+    methods = list(dict.fromkeys(methods))
+    if args.out:
+        result.summary["out"] = write_table(result.table, args.out)
+    if args.plot:
+        result.summary["plot"] = plot(result.table, result.summary, methods, args.plot)
+    _emit(json_ready(result.summary), args.json, summary_text(result.summary, methods))
+    return EXIT_OK
+
+
 COMMANDS = {"example": cmd_example, "verify": cmd_verify, "simulate": cmd_simulate,
             "optimal": cmd_optimal, "compare": cmd_compare, "rho": cmd_rho, "tree": cmd_tree,
-            "prove": cmd_prove}
+            "prove": cmd_prove, "sweep": cmd_sweep}
 
 
 def main(argv=None) -> int:

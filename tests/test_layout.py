@@ -27,6 +27,7 @@ LAYERS = [
     ("sequences",),
     ("gallery",),
     ("claims",),
+    ("sweep",),
     ("cli", "__main__"),
 ]
 RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
