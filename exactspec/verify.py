@@ -227,10 +227,16 @@ def _user_line(tb) -> str:
 
 
 def _is_user_method(m: Method) -> bool:
-    """A user's verifier (not one of the registered methods, which keep no state)."""
+    """A user's verifier: not a registered method, nor a function of exactspec itself (whose
+    module-level caches, such as KEY's count laws, are memos of pure functions, not state)."""
     from .methods import METHODS
 
-    return METHODS.get(m.name) is not m
+    if METHODS.get(m.name) is m:
+        return False
+    import inspect
+
+    module = getattr(inspect.unwrap(m.run), "__module__", None) or ""
+    return not (module == "exactspec" or module.startswith("exactspec."))
 
 
 def _checked(method, p, q, k):

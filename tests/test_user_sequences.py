@@ -285,3 +285,19 @@ def test_builtin_chain_in_float32(capsys):
                            "float32", "--json")
     obj = json.loads(out)
     assert code == 1 and obj["verdict"] == "lossy-rounding" and obj["bias_exact_arith"] == "0"
+
+
+def test_exactspec_functions_with_memo_caches_are_not_hidden_state():
+    """KEY's closed-form selection keeps a module-level memo of count laws; a function of
+    exactspec itself is not a user's verifier, so the hidden-state check leaves it alone,
+    while the same memo in a user's function is refused."""
+    from exactspec import Dist, verify
+    from exactspec.key.selection import key_law
+    from exactspec.optimum import optimum
+
+    p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+    verify(key_law, p, q, 2)                       # warms the memo
+    other = Dist.parse("1/3,1/3,1/3")
+    r = verify(key_law, p, other, 2)               # the memo changes during this run
+    assert r.lossless
+    assert r.acceptance == optimum(p, other, 2).alpha_star

@@ -81,6 +81,8 @@ def as_method(function: Callable, name: str | None = None) -> Method:
     elif len(positional) == 3:
         def run(s, p, q, k, _f=function):
             return _f(s, p, q)
+
+        run.__wrapped__ = function                   # what inspect.unwrap finds
     else:
         raise InvalidInput(
             f"{getattr(function, '__name__', function)}: a verifier takes (s, p, q) or "
