@@ -1,0 +1,176 @@
+"""A second, small checker for the certificates of proofs for every vocabulary size.
+
+It uses sympy and the path checker (:mod:`exactspec.checker`) only, never the engine.  A
+certificate (``kind: exactspec-generic-certificate``) lists every case of the proof as the
+sequence of splits that leads to it, the case's conditions, its closed-form law at the
+distinguished token, its target, and witness points with path certificates.  The checker
+verifies, independently of how the engine found them:
+
+1. the case tree is complete: at every split every outcome is present (the rest empty or not;
+   the three signs of an aggregate quantity; the seven non-empty sign sets of a class), as a
+   judged case or as an infeasible leaf;
+2. every infeasible leaf is infeasible: its linear conditions (with the sums of ``p`` and of
+   ``q`` equal to 1 and every variable non-negative) have no point where the strict ones hold
+   strictly (sympy's exact simplex);
+3. every proved case's ``law - target`` (and acceptance, when stated) is 0 after substituting
+   the case's equalities, solved here by sympy;
+4. every witness's path certificate checks, and the path law at the distinguished token equals
+   the case's closed form at the witness point (which ties the formula to exact enumeration);
+   in a refuted case, a witness's path law differs from the target.
+
+``python -m exactspec.generic_checker CERT.json`` prints ``CERTIFICATE OK`` or the problems.
+"""
+
+import json
+import sys
+from fractions import Fraction
+
+import sympy
+from sympy.solvers.simplex import lpmax
+
+from .checker import check_certificate
+
+__all__ = ["check_generic_certificate", "SIGN_SETS"]
+
+SIGN_SETS = [(-1,), (0,), (1,), (-1, 0), (-1, 1), (0, 1), (-1, 0, 1)]
+
+
+def _parse(text, symbols):
+    return sympy.sympify(text, locals=symbols)
+
+
+def _symbols(cert, case):
+    names = list(case["variables"]) + ["pi_x", "kappa_x"]
+    return {name: sympy.Symbol(name, nonnegative=True) for name in names}
+
+
+def _strictly_feasible(variables, equalities, facts) -> bool:
+    """Is there a point, all variables >= 0, equalities = 0, each fact ``(expr, s)`` with
+    ``sign(expr) = s`` strictly?  Only linear facts are used (so False is a proof)."""
+    slack = sympy.Symbol("slack_")
+    constraints = [slack <= 1] + [v >= 0 for v in variables]
+    constraints += [sympy.Eq(e, 0) for e in equalities]
+    for expr, s in facts:
+        if sympy.Poly(expr, *variables).total_degree() > 1:
+            continue
+        constraints.append(sympy.Eq(expr, 0) if s == 0 else s * expr >= slack)
+    try:
+        best, _ = lpmax(slack, constraints)
+    except Exception as err:          # sympy raises InfeasibleLPError
+        if type(err).__name__ == "InfeasibleLPError":
+            return False
+        raise
+    return best > 0
+
+
+def _tree_problems(cert):
+    leaves = [c["path"] for c in cert["cases"]] + [c["path"] for c in cert["infeasible"]]
+    children = {}
+    for path in leaves:
+        for i in range(len(path)):
+            children.setdefault(json.dumps(path[:i]), set()).add(json.dumps(path[i]))
+    problems = []
+    root = children.get(json.dumps([]), set())
+    if {json.loads(s)[1] for s in root} != {"empty", "non-empty"}:
+        problems.append("the root does not split into an empty and a non-empty rest")
+    for prefix, steps in children.items():
+        steps = [json.loads(s) for s in steps]
+        kinds = {s[0] for s in steps}
+        if len(kinds) != 1:
+            problems.append(f"mixed splits after {prefix}")
+            continue
+        kind = kinds.pop()
+        if kind == "aggregate":
+            atoms = {s[1] for s in steps}
+            if len(atoms) != 1 or sorted(s[2] for s in steps) != [-1, 0, 1]:
+                problems.append(f"an aggregate split after {prefix} misses a sign")
+        elif kind == "class":
+            heads = {(s[1], s[2]) for s in steps}
+            if len(heads) != 1 or sorted(tuple(s[3]) for s in steps) != sorted(SIGN_SETS):
+                problems.append(f"a class split after {prefix} misses a sign set")
+    return problems
+
+
+def _equality_substitution(equalities, variables, symbols):
+    solved = sympy.solve(equalities, list(reversed(variables)), dict=True)
+    return solved[0] if solved else {}
+
+
+def check_generic_certificate(cert):
+    """Re-check a generic certificate (a dict or a JSON file); returns a list of problems."""
+    if isinstance(cert, str):
+        with open(cert) as handle:
+            cert = json.load(handle)
+    if cert.get("kind") != "exactspec-generic-certificate":
+        return [f"unknown certificate kind {cert.get('kind')!r}"]
+    if cert.get("outside"):
+        return []                 # nothing was claimed for every vocabulary size
+    problems = _tree_problems(cert)
+    for leaf in cert["infeasible"]:
+        symbols = _symbols(cert, leaf)
+        variables = [symbols[v] for v in leaf["variables"]]
+        equalities = [_parse(e, symbols) for e in leaf["equalities"]]
+        facts = [(_parse(e, symbols), s) for e, s in leaf["facts"]]
+        if leaf.get("token_facts") is not None:
+            pi, kappa = symbols["pi_x"], symbols["kappa_x"]
+            token = [(_parse(e, symbols), s) for e, s in leaf["token_facts"]]
+            if _strictly_feasible([pi, kappa], [pi + kappa - 1], token):
+                problems.append(f"leaf {leaf['path']}: a token can satisfy {leaf['token_facts']}")
+            continue
+        if _strictly_feasible(variables, equalities, facts):
+            problems.append(f"leaf {leaf['path']}: marked infeasible but its linear conditions "
+                            "hold at some point")
+    for case in cert["cases"]:
+        symbols = _symbols(cert, case)
+        variables = [symbols[v] for v in case["variables"]]
+        equalities = [_parse(e, symbols) for e in case["equalities"]]
+        solution = _equality_substitution(equalities, variables, symbols)
+        for t, law_text in case["law"].items():
+            law = _parse(law_text, symbols)
+            target = _parse(case["target"][t], symbols)
+            diff = sympy.cancel(sympy.together((law - target).xreplace(solution)))
+            if case["verdict"] == "proved" and diff != 0:
+                problems.append(f"case {case['path']}: law - target = {diff}, not 0")
+            for w in case["witnesses"]:
+                point = {symbols[k]: sympy.Rational(v) for k, v in w["point"].items()
+                         if k in symbols}
+                path_cert = w["certificate"]
+                problems += [f"case {case['path']} witness: {m}"
+                             for m in check_certificate(path_cert)]
+                at_t = sum((Fraction(path["probability"]) for path in path_cert["paths"]
+                            if path["output"] == t), Fraction(0))
+                if sympy.Rational(str(at_t)) != law.xreplace(point):
+                    problems.append(f"case {case['path']}: the closed form gives "
+                                    f"{law.xreplace(point)} at a witness, the paths {at_t}")
+            if case["verdict"] == "refuted":
+                if not any(Fraction(w["certificate"]["law"][t]) !=
+                           Fraction(w["certificate"]["target"][t])
+                           for w in case["witnesses"]):
+                    problems.append(f"case {case['path']}: refuted without a witness")
+        if case["verdict"] == "proved" and case.get("expected_acceptance") is not None:
+            diff = sympy.cancel(sympy.together(
+                (_parse(case["acceptance"], symbols) -
+                 _parse(case["expected_acceptance"], symbols)).xreplace(solution)))
+            if diff != 0:
+                problems.append(f"case {case['path']}: acceptance - expected = {diff}")
+    return problems
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m exactspec.generic_checker CERTIFICATE.json", file=sys.stderr)
+        return 2
+    try:
+        problems = check_generic_certificate(argv[0])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        print(f"error: cannot read certificate {argv[0]}: {err}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(problem)
+    print("CERTIFICATE OK" if not problems else "CERTIFICATE REJECTED")
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
