@@ -72,7 +72,7 @@ from typing import Any, Callable
 
 import sympy
 
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, NotExact
 from .exact import ExactSampler, enumerate_paths
 from .symbolic import (_CURRENT, Case, NeedCase, SymbolicValue, _Infeasible, _canonical,
                        _factor_list,
@@ -374,6 +374,9 @@ class DistinguishedEntry(SymbolicValue):
     def __rsub__(self, o): return (-self)._add(o, 1)
     def __neg__(self): return DistinguishedEntry(self.owner, -self.expr)
 
+    def __abs__(self):
+        return self if SymbolicValue(self.expr) >= 0 else -self
+
     def _factor(self, other):
         if isinstance(other, ClassEntry):
             raise NotGeneric("multiplies a distinguished token's value by a class entry")
@@ -658,8 +661,27 @@ class GenericCase:
                 continue
             b, t = _canonical(value)
             facts[b] = s * t
-        classes = tuple(c for c in self.classes if c[0] != name)
+        classes = self._rewrite_classes(tuple(c for c in self.classes if c[0] != name),
+                                        {P: 0, Q: 0})
         return GenericCase(self.names, classes, facts, step, self.nonempty)
+
+    def _rewrite_classes(self, classes, substitution):
+        """Class facts with the aggregates of a replaced class substituted."""
+        out = []
+        for cname, facts in classes:
+            new = []
+            for form, s in facts:
+                value = sympy.expand(form.xreplace(substitution))
+                if not value.free_symbols & _TOKEN:
+                    if value.is_Number and _num_sign(value) != s:
+                        raise _Infeasible()
+                    if not value.is_Number:
+                        raise NotGeneric(f"a class fact lost its token: {value}")
+                    continue
+                b, t = _canonical(value)
+                new.append((b, s * t))
+            out.append((cname, tuple(new)))
+        return tuple(out)
 
     def split(self, name: str, atom, signs) -> "GenericCase":
         """Class ``name`` replaced by one sub-class per sign in ``signs`` (each possibly
@@ -676,6 +698,7 @@ class GenericCase:
                 new.append(sub)
         P, Q = self.class_symbols[name]
         sums = {P: sum(_agg_symbols(n)[0] for n in new), Q: sum(_agg_symbols(n)[1] for n in new)}
+        classes = self._rewrite_classes(classes, sums)
         facts = {}
         for a, s in self.agg_facts.items():
             value = sympy.expand(a.xreplace(sums))
@@ -750,6 +773,14 @@ class GenericCase:
                 atom, s = _canonical(factor)
                 facts = self._facts[cls.name]
                 if atom not in facts:
+                    ray = _ray(facts)
+                    if ray is not None:
+                        # every token of the class is lam * ray with lam > 0
+                        s_atom = s * self.sign(atom.xreplace({PI: ray[0], KAPPA: ray[1]}))
+                        if s_atom == 0:
+                            return 0
+                        result *= s_atom ** mult
+                        continue
                     feasible = _cone_signs(facts, atom)
                     if feasible is not None and len(feasible) == 1:
                         facts[atom] = feasible[0]      # implied by the class's facts
@@ -769,6 +800,22 @@ def _numeric_form(form):
     if not (a.is_Number and b.is_Number):
         return None
     return Fraction(str(a)), Fraction(str(b))
+
+
+def _ray(facts: dict):
+    """``(pi, kappa)`` spanning the ray of a class pinned by a numeric equality fact."""
+    for form, sign in facts.items():
+        if sign != 0:
+            continue
+        numeric = _numeric_form(form)
+        if numeric is None:
+            continue
+        a, b = numeric              # a pi + b kappa = 0: the ray (-b, a) or (b, -a)
+        ray = (-b, a) if (-b >= 0 and a >= 0) else (b, -a)
+        if ray[0] >= 0 and ray[1] >= 0 and ray != (0, 0):
+            return sympy.Rational(ray[0].numerator, ray[0].denominator), \
+                sympy.Rational(ray[1].numerator, ray[1].denominator)
+    return None
 
 
 def _cone_signs(facts: dict, form):
@@ -1009,11 +1056,14 @@ class GenericProof:
     outside: str | None = None
     runs: int = 0
     seconds: float = 0.0
+    stuck: str | None = None
 
     @property
     def verdict(self) -> str:
         if self.outside is not None:
             return "outside"
+        if self.stuck is not None:
+            return "undecided"
         verdicts = {c.verdict for c in self.cases}
         if "refuted" in verdicts:
             return "refuted"
@@ -1082,7 +1132,7 @@ def prove_generic(method, k: int = 1, *, names=("t",), expected_law: Callable | 
         except _Infeasible:
             infeasible.append(case)
             continue
-        except NotGeneric as err:
+        except (NotGeneric, NotExact) as err:
             return GenericProof(label, k, names, [], [], outside=str(err), runs=runs,
                                 seconds=time.perf_counter() - start)
         except (InvalidInput, ZeroDivisionError):
@@ -1092,7 +1142,13 @@ def prove_generic(method, k: int = 1, *, names=("t",), expected_law: Callable | 
             maybe_empty = [c.name for c in case.draw_class.values()
                            if c.name not in case.nonempty]
             if not maybe_empty:
-                raise
+                import sys as _sys
+                err = _sys.exc_info()[1]
+                return GenericProof(label, k, names, done, infeasible, runs=runs,
+                                    seconds=time.perf_counter() - start,
+                                    stuck=f"a case the linear pruning cannot rule out ends in "
+                                          f"an error of the method ({err}); conditions: "
+                                          f"{case.conditions()}")
             for empty in (True, False):
                 try:
                     pending.append(case.with_emptiness(maybe_empty[0], empty))
@@ -1161,6 +1217,19 @@ def _judge(case, result, target, want, run, k, count) -> GenericCaseResult:
         checked.append(w)
         agree_all = agree_all and w["agrees"]
         differs_any = differs_any or w["differs"]
+    if not differs_any and any(d != 0 for d in diffs.values()):
+        # look further for a point where the law differs from the target
+        for point in case.inner.witnesses(6, seed=1):
+            if not case.realised(point) or point in points:
+                continue
+            if all(d.xreplace(point) == 0 for d in diffs.values()):
+                continue
+            w = _check_witness(case, point, law, acceptance, run, k)
+            checked.append(w)
+            agree_all = agree_all and w["agrees"]
+            differs_any = differs_any or w["differs"]
+            if differs_any:
+                break
     classes = [{"name": name, "facts": [[str(f), s] for f, s in facts]}
                for name, facts in case.classes]
     if total != 1:
