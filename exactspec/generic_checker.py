@@ -6,12 +6,13 @@ sequence of splits that leads to it, the case's conditions, its closed-form law 
 distinguished token, its target, and witness points with path certificates.  The checker
 verifies, independently of how the engine found them:
 
-1. the case tree is complete: at every split every outcome is present (the rest empty or not;
-   the three signs of an aggregate quantity; the seven non-empty sign sets of a class), as a
-   judged case or as an infeasible leaf;
+1. the case tree is complete: at every split every outcome is present (the three signs of an
+   aggregate quantity; a class empty or not), as a judged case or as an infeasible leaf, and a
+   class split into sub-classes leaves out only signs no token of the class can have;
 2. every infeasible leaf is infeasible: its linear conditions (with the sums of ``p`` and of
-   ``q`` equal to 1 and every variable non-negative) have no point where the strict ones hold
-   strictly (sympy's exact simplex);
+   ``q`` equal to 1, every variable non-negative, and the class facts summed over each class,
+   ``s * form(P_c, Q_c) >= 0``) have no point where the strict ones hold strictly (sympy's
+   exact simplex);
 3. every proved case's ``law - target`` (and acceptance, when stated) is 0 after substituting
    the case's equalities, solved here by sympy;
 4. every witness's path certificate checks, and the path law at the distinguished token equals
@@ -30,9 +31,7 @@ from sympy.solvers.simplex import lpmax
 
 from .checker import check_certificate
 
-__all__ = ["check_generic_certificate", "SIGN_SETS"]
-
-SIGN_SETS = [(-1,), (0,), (1,), (-1, 0), (-1, 1), (0, 1), (-1, 0, 1)]
+__all__ = ["check_generic_certificate"]
 
 
 def _parse(text, symbols):
@@ -41,15 +40,18 @@ def _parse(text, symbols):
 
 def _symbols(cert, case):
     names = list(case["variables"]) + ["pi_x", "kappa_x"]
-    return {name: sympy.Symbol(name, nonnegative=True) for name in names}
+    return {name: sympy.Symbol(name) for name in names}   # no assumptions: lpmax needs
+    # its constraints x >= 0 kept, which a nonnegative symbol would turn into True
 
 
-def _strictly_feasible(variables, equalities, facts) -> bool:
+def _strictly_feasible(variables, equalities, facts, nonnegative=()) -> bool:
     """Is there a point, all variables >= 0, equalities = 0, each fact ``(expr, s)`` with
     ``sign(expr) = s`` strictly?  Only linear facts are used (so False is a proof)."""
     slack = sympy.Symbol("slack_")
     constraints = [slack <= 1] + [v >= 0 for v in variables]
     constraints += [sympy.Eq(e, 0) for e in equalities]
+    constraints += [e >= 0 for e in nonnegative
+                    if sympy.Poly(e, *variables).total_degree() <= 1]
     for expr, s in facts:
         if sympy.Poly(expr, *variables).total_degree() > 1:
             continue
@@ -63,6 +65,35 @@ def _strictly_feasible(variables, equalities, facts) -> bool:
     return best > 0
 
 
+_MARKS = {"m": -1, "z": 0, "p": 1}
+
+
+def _class_facts(path, name):
+    """The facts of class ``name`` at the end of ``path``: a sub-class's name is its parent's
+    name followed by one mark per split (``m``, ``z``, ``p`` for ``<``, ``=``, ``>``)."""
+    facts = []
+    for step in path:
+        if step[0] == "class" and name.startswith(step[1]) and len(name) > len(step[1]):
+            facts.append((step[2], _MARKS[name[len(step[1])]]))
+    return facts
+
+
+def _token_can(facts, atom, sign) -> bool:
+    """Can a token (pi_x, kappa_x) >= 0, not both 0, meet the numeric facts and
+    ``sign(atom) = sign``?  Facts with symbolic coefficients are left out (so False is a
+    proof)."""
+    pi, kappa = sympy.Symbol("pi_x"), sympy.Symbol("kappa_x")
+    table = {"pi_x": pi, "kappa_x": kappa}
+    usable = []
+    for text, s in list(facts) + [(atom, sign)]:
+        expr = sympy.sympify(text, locals=table)
+        if expr.free_symbols <= {pi, kappa}:
+            usable.append((expr, s))
+        elif (text, s) == (atom, sign):
+            return True           # a symbolic form: every sign is possible as far as we know
+    return _strictly_feasible([pi, kappa], [pi + kappa - 1], usable)
+
+
 def _tree_problems(cert):
     leaves = [c["path"] for c in cert["cases"]] + [c["path"] for c in cert["infeasible"]]
     children = {}
@@ -70,9 +101,6 @@ def _tree_problems(cert):
         for i in range(len(path)):
             children.setdefault(json.dumps(path[:i]), set()).add(json.dumps(path[i]))
     problems = []
-    root = children.get(json.dumps([]), set())
-    if {json.loads(s)[1] for s in root} != {"empty", "non-empty"}:
-        problems.append("the root does not split into an empty and a non-empty rest")
     for prefix, steps in children.items():
         steps = [json.loads(s) for s in steps]
         kinds = {s[0] for s in steps}
@@ -84,10 +112,21 @@ def _tree_problems(cert):
             atoms = {s[1] for s in steps}
             if len(atoms) != 1 or sorted(s[2] for s in steps) != [-1, 0, 1]:
                 problems.append(f"an aggregate split after {prefix} misses a sign")
+        elif kind == "empty":
+            if len({s[1] for s in steps}) != 1 or sorted(s[2] for s in steps) != [False, True]:
+                problems.append(f"an emptiness split after {prefix} misses an outcome")
         elif kind == "class":
-            heads = {(s[1], s[2]) for s in steps}
-            if len(heads) != 1 or sorted(tuple(s[3]) for s in steps) != sorted(SIGN_SETS):
-                problems.append(f"a class split after {prefix} misses a sign set")
+            if len(steps) != 1:
+                problems.append(f"a class split after {prefix} has several children")
+                continue
+            _, name, atom, signs = steps[0]
+            facts = _class_facts(json.loads(prefix), name)
+            for sign in {-1, 0, 1} - set(signs):
+                if _token_can(facts, atom, sign):
+                    problems.append(f"a class split after {prefix} leaves out sign {sign} of "
+                                    f"{atom}, which a token of {name} can have")
+        else:
+            problems.append(f"unknown split {kind!r} after {prefix}")
     return problems
 
 
@@ -117,7 +156,8 @@ def check_generic_certificate(cert):
             if _strictly_feasible([pi, kappa], [pi + kappa - 1], token):
                 problems.append(f"leaf {leaf['path']}: a token can satisfy {leaf['token_facts']}")
             continue
-        if _strictly_feasible(variables, equalities, facts):
+        nonnegative = [_parse(e, symbols) for e in leaf.get("nonnegative", [])]
+        if _strictly_feasible(variables, equalities, facts, nonnegative):
             problems.append(f"leaf {leaf['path']}: marked infeasible but its linear conditions "
                             "hold at some point")
     for case in cert["cases"]:

@@ -14,10 +14,10 @@ __all__ = ["Claim", "ClaimResult", "all_claims", "get_claim", "PROVED", "REFUTED
 
 def all_claims() -> list[Claim]:
     """Every registered claim, in a stable order."""
-    from . import bounds, key, multi_draft, one_draft, trees
+    from . import bounds, generic, key, multi_draft, one_draft, trees
 
     return [claim for module in (one_draft, multi_draft, trees, bounds, key)
-            for claim in module.CLAIMS]
+            for claim in module.CLAIMS] + generic.CLAIMS
 
 
 def get_claim(name: str) -> Claim:

@@ -1038,6 +1038,8 @@ class GenericCaseResult:
     witnesses: list
     note: str = ""
     case: Any = None
+    targets: dict = field(default_factory=dict)
+    expected_acceptance: Any = None
 
 
 @dataclass
@@ -1244,7 +1246,7 @@ def _judge(case, result, target, want, run, k, count) -> GenericCaseResult:
         verdict, note = "undecided", "law - target did not cancel and no witness shows it"
     return GenericCaseResult(case.conditions(), classes, case.path, law, acceptance, in_drafts,
                              total, diffs, {str(a): str(b) for a, b in solution.items()},
-                             verdict, checked, note, case)
+                             verdict, checked, note, case, dict(target), want)
 
 
 def _witnesses(case, count):
