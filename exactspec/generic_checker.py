@@ -1,6 +1,7 @@
 """A second, small checker for the certificates of proofs for every vocabulary size.
 
-It uses sympy and the path checker (:mod:`exactspec.checker`) only, never the engine.  A
+It uses sympy, the exact rational simplex (:mod:`exactspec.core.lp`) and the path checker
+(:mod:`exactspec.checker`) only, never the engine.  A
 certificate (``kind: exactspec-generic-certificate``) lists every case of the proof as the
 sequence of splits that leads to it, the case's conditions, its closed-form law at the
 distinguished token, its target, and witness points with path certificates.  The checker
@@ -27,9 +28,9 @@ import sys
 from fractions import Fraction
 
 import sympy
-from sympy.solvers.simplex import lpmax
 
 from .checker import check_certificate
+from .core.lp import Infeasible, linprog_max
 
 __all__ = ["check_generic_certificate"]
 
@@ -46,22 +47,33 @@ def _symbols(cert, case):
 
 def _strictly_feasible(variables, equalities, facts, nonnegative=()) -> bool:
     """Is there a point, all variables >= 0, equalities = 0, each fact ``(expr, s)`` with
-    ``sign(expr) = s`` strictly?  Only linear facts are used (so False is a proof)."""
-    slack = sympy.Symbol("slack_")
-    constraints = [slack <= 1] + [v >= 0 for v in variables]
-    constraints += [sympy.Eq(e, 0) for e in equalities]
-    constraints += [e >= 0 for e in nonnegative
-                    if sympy.Poly(e, *variables).total_degree() <= 1]
+    ``sign(expr) = s`` strictly, each ``nonnegative`` expression >= 0?  Only linear
+    conditions are used (so False is a proof).  The LP is the project's exact rational
+    simplex (``core.lp``; sympy 1.14's ``lpmax`` returned points violating constraints)."""
+    n = len(variables)
+
+    def row(expr, slack_coeff=0):
+        poly = sympy.Poly(sympy.expand(expr), *variables)
+        coeffs = [Fraction(str(poly.coeff_monomial(v))) for v in variables]
+        return coeffs + [Fraction(slack_coeff)], -Fraction(str(poly.coeff_monomial(1)))
+
+    def linear(expr):
+        return sympy.Poly(sympy.expand(expr), *variables).total_degree() <= 1
+
+    eq = [row(e) for e in equalities if linear(e)]
+    lb = [row(e) for e in nonnegative if linear(e)]
     for expr, s in facts:
-        if sympy.Poly(expr, *variables).total_degree() > 1:
+        if not linear(expr):
             continue
-        constraints.append(sympy.Eq(expr, 0) if s == 0 else s * expr >= slack)
+        if s == 0:
+            eq.append(row(expr))
+        else:
+            lb.append(row(s * expr, -1))
+    ub = [([Fraction(0)] * n + [Fraction(1)], Fraction(1))]
     try:
-        best, _ = lpmax(slack, constraints)
-    except Exception as err:          # sympy raises InfeasibleLPError
-        if type(err).__name__ == "InfeasibleLPError":
-            return False
-        raise
+        best, _ = linprog_max([Fraction(0)] * n + [Fraction(1)], eq=eq, ub=ub, lb=lb)
+    except Infeasible:
+        return False
     return best > 0
 
 
