@@ -191,6 +191,19 @@ def _is_zero_constant(value) -> bool:
     return isinstance(expr, sympy.Basic) and expr.is_Number and expr == 0
 
 
+def _known_nonneg(entry, sign) -> bool:
+    """Whether ``sign * entry`` is already known to be >= 0 in the current case (no split)."""
+    if sign < 0:
+        return False
+    case = _case()
+    try:
+        if isinstance(entry, ClassEntry):
+            return case.class_sign(entry.owner, entry.expr) >= 0
+        return case.sign(entry.expr) >= 0
+    except (NeedCase, NeedClassSplit):
+        return False
+
+
 def _draw_index() -> dict:
     return {sym: i for i, pair in _DRAW_SYMBOLS.items() for sym in pair}
 
@@ -431,16 +444,17 @@ class PartialSum(SymbolicValue):
     """A sum of entries of several tokens; usable as a number once it covers every class of
     the rest (or none)."""
 
-    __slots__ = ("owners",)
+    __slots__ = ("owners", "nonneg")
 
-    def __init__(self, owners: frozenset, expr):
+    def __init__(self, owners: frozenset, expr, nonneg: bool = False):
         self.owners = owners
         self.expr = expr
+        self.nonneg = nonneg
 
     @classmethod
     def of(cls, entry, sign):
         value = _aggregate(entry) if isinstance(entry, ClassEntry) else entry.expr
-        return cls(frozenset([entry.owner]), sign * value)
+        return cls(frozenset([entry.owner]), sign * value, _known_nonneg(entry, sign))
 
     def combine(self, other, sign):
         if isinstance(other, PartialSum):
@@ -454,13 +468,17 @@ class PartialSum(SymbolicValue):
             return self.scalar() + sign * _plain(other)
         if owners & self.owners:
             raise NotGeneric("adds a token's entry to a sum that already holds it")
-        return PartialSum(self.owners | owners, self.expr + sign * value)
+        nonneg = self.nonneg and (other.nonneg if isinstance(other, PartialSum) else
+                                  _known_nonneg(other, sign))
+        return PartialSum(self.owners | owners, self.expr + sign * value, nonneg)
 
     def scalar(self) -> SymbolicValue:
         # A sum that skips some classes is either one whose skipped entries were the number 0
         # (max(., 0) returns the method's own 0) or a sum over part of the rest (a prefix in
         # token order).  The second kind is caught by the order check of each case: the case
         # is run again with its classes in reverse order and must give the same closed forms.
+        if self.nonneg:
+            _case().note_nonnegative(self.expr)
         return SymbolicValue(self.expr)
 
     def __add__(self, o): return self.combine(o, 1)
@@ -522,9 +540,26 @@ _FEASIBLE: dict = {}
 
 class _CachedCase(Case):
     """A :class:`~.symbolic.Case` with non-strict facts ``expr >= 0`` (``nonstrict``) and
-    exact LP answers remembered across reruns."""
+    exact LP answers remembered across reruns.  ``known`` maps atoms to a sign they cannot
+    have the opposite of: sums of terms each known >= 0 (a residual's normaliser)."""
 
     nonstrict: tuple = ()
+    known: dict = None
+
+    def _atom_sign(self, atom) -> int:
+        try:
+            return super()._atom_sign(atom)
+        except NeedCase as need:
+            bound = (self.known or {}).get(atom)
+            if bound is None:
+                raise
+            signs = [x for x in need.signs if x * bound >= 0]
+            if not signs:
+                raise _Infeasible() from None
+            if len(signs) == 1:
+                self.deduced[atom] = signs[0]
+                return signs[0]
+            raise NeedCase(atom, signs) from None
 
     def _key(self, extra):
         linear = tuple(sorted((str(a), s) for a, s in self.facts.items() if self._is_linear(a)))
@@ -583,6 +618,7 @@ class GenericCase:
         for atom, s in derived.items():
             self.inner.facts[atom] = s
         self.inner.nonstrict = tuple(nonstrict)
+        self.inner.known = {}
         for atom, s in self.agg_facts.items():
             self.inner.facts[atom] = s
         self.draw_class: dict = {}
@@ -711,6 +747,22 @@ class GenericCase:
         return GenericCase(self.names, tuple(classes), facts,
                            self.path + (("class", name, atom, tuple(signs)),),
                            self.nonempty - {name})
+
+    def note_nonnegative(self, expr):
+        """Record that ``expr`` (a sum of terms each known >= 0) is >= 0."""
+        num, den = sympy.fraction(sympy.together(_sym(expr)))
+        num = sympy.expand(num)
+        if num.is_Number or num.free_symbols & _TOKEN:
+            return
+        try:
+            den_sign = self.sign(den)
+        except (NeedCase, NeedClassSplit):
+            return
+        coeff, factors = _factor_list(num)
+        if len(factors) != 1 or factors[0][1] != 1 or den_sign == 0:
+            return
+        atom, s = _canonical(factors[0][0])
+        self.inner.known[atom] = s * _num_sign(coeff) * den_sign
 
     # -- sign decisions --------------------------------------------------------------------
     def sign(self, expr) -> int:
