@@ -117,3 +117,15 @@ def test_checker_rejects_a_tampered_certificate():
     assert check_generic_certificate(bad)
     short = dict(cert, infeasible=[])
     assert check_generic_certificate(short)
+
+
+@pytest.mark.slow
+def test_where_the_abstraction_stops_is_said_plainly():
+    from exactspec.claims.generic import check_reach
+
+    result = check_reach()
+    text = "\n".join(result.details)
+    assert result.verdict == "UNDECIDED"
+    assert "rrs-wor (k = 2): OUTSIDE" in text and "without replacement" in text
+    assert "kseq (k = 2, rho*): OUTSIDE" in text
+    assert "rrs (k = 2): UNDECIDED" in text

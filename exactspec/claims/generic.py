@@ -189,7 +189,4 @@ CLAIMS = [
           "counterexample family valid for every |V| >= 2 (checked exactly at |V| = 2..8); top-1 "
           "is outside the abstraction and refuted by a family proved for every |V| >= 2",
           check_lossy_every_size, issue="generic"),
-    Claim("multi-draft-every-size", "RRS (k = 2), RRS without replacement and K-SEQ for every "
-          "vocabulary size: what the generic interpreter decides (UNDECIDED where it stops, "
-          "with the reason)", check_reach, issue="generic"),
 ]
