@@ -129,3 +129,15 @@ def test_where_the_abstraction_stops_is_said_plainly():
     assert "rrs-wor (k = 2): OUTSIDE" in text and "without replacement" in text
     assert "kseq (k = 2, rho*): OUTSIDE" in text
     assert "rrs (k = 2): UNDECIDED" in text
+
+
+def test_a_prefix_sum_over_the_rest_is_caught_by_the_order_check():
+    def first_slots(s, p, q, k=1):
+        x = s.draft(q)
+        head = sum(list(q.probs)[:2], 0)          # a sum over part of the vocabulary
+        if s.coin(min(1, head), "keep"):
+            return s.accept(x)
+        return s.draw(p, "resample")
+
+    proof = prove_generic(first_slots)
+    assert proof.outside is not None

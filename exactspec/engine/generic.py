@@ -48,8 +48,10 @@ instrumented:
   :class:`NotGeneric`;
 - each case checks that its paths' weights add up to exactly 1.
 
-Not intercepted, and therefore covered by the cross-checks instead: a method that uses the
-number of slots (``len(p)``) or a label's position as a number.  The cross-checks evaluate the
+Sums over part of the rest (a prefix in slot order) are caught by an order check: every case
+with several classes is run a second time with its classes in reverse order and must give the
+same law.  Not intercepted, and therefore covered by the cross-checks instead: a method that
+uses the number of slots (``len(p)``) or a label's position as a number.  The cross-checks evaluate the
 generic closed form on concrete instances of several sizes (with the distinguished token at
 different positions) and compare with exact enumeration (:meth:`GenericProof.law_at`).
 
@@ -478,8 +480,8 @@ class PartialSum(SymbolicValue):
     def scalar(self) -> SymbolicValue:
         # A sum that skips some classes is either one whose skipped entries were the number 0
         # (max(., 0) returns the method's own 0) or a sum over part of the rest (a prefix in
-        # token order).  The second kind is caught by the order check of each case: the case
-        # is run again with its classes in reverse order and must give the same closed forms.
+        # token order).  The second kind is caught by the order check in prove_generic: the
+        # case is run again with its classes in reverse order and must give the same laws.
         if self.nonneg:
             _case().note_nonnegative(self.expr)
         return SymbolicValue(self.expr)
@@ -1016,8 +1018,8 @@ class _Run:
     paths: int
 
 
-def _run(method, case: GenericCase, k: int) -> _Run:
-    p, q = _vectors(case)
+def _run(method, case: GenericCase, k: int, reverse: bool = False) -> _Run:
+    p, q = _vectors(case, reverse)
     s = GenericSampler(case)
     law = {t: sympy.Integer(0) for t in case.names}
     rest = explicit = total = in_drafts = sympy.Integer(0)
@@ -1171,6 +1173,15 @@ def prove_generic(method, k: int = 1, *, names=("t",), expected_law: Callable | 
         token = _CURRENT.set(case)
         try:
             result = _run(run, case, k)
+            if len(case.classes) > 1:
+                # the order check: the classes in reverse order must give the same laws (a
+                # sum over part of the rest, a prefix in slot order, would not)
+                again = _run(run, case, k, reverse=True)
+                for t in names:
+                    if sympy.cancel(sympy.together(again.law[t] - result.law[t])) != 0:
+                        raise NotGeneric("the law changes with the order of the classes of "
+                                         "the rest: the method depends on token order (for "
+                                         "example a sum over part of the rest)")
             target = _target(expected_law, case, k)
             want = _expected_acceptance(expected_acceptance, case, k)
         except NeedCase as need:
@@ -1224,14 +1235,15 @@ def need_facts(case, cls):
     return dict(case.classes)[cls.name]
 
 
-def _vectors(case):
+def _vectors(case, reverse: bool = False):
     from ..core.dist import Dist
 
-    labels = tuple(Token(t) for t in case.names) + case.class_labels
+    classes = case.class_labels[::-1] if reverse else case.class_labels
+    labels = tuple(Token(t) for t in case.names) + classes
     pv = [DistinguishedEntry(labels[i], case.token_symbols[t][0])
-          for i, t in enumerate(case.names)] + [ClassEntry(c, PI) for c in case.class_labels]
+          for i, t in enumerate(case.names)] + [ClassEntry(c, PI) for c in classes]
     qv = [DistinguishedEntry(labels[i], case.token_symbols[t][1])
-          for i, t in enumerate(case.names)] + [ClassEntry(c, KAPPA) for c in case.class_labels]
+          for i, t in enumerate(case.names)] + [ClassEntry(c, KAPPA) for c in classes]
     return Dist(pv, labels, check=False, name="p"), Dist(qv, labels, check=False, name="q")
 
 
