@@ -70,7 +70,6 @@ allowed): any token of any vocabulary can play ``t``.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
@@ -85,13 +84,11 @@ from .symbolic import (_CURRENT, Case, NeedCase, SymbolicValue, _Infeasible, _ca
 
 __all__ = ["NotGeneric", "Token", "ClassLabel", "DrawnToken", "ClassEntry", "DistinguishedEntry",
            "PartialSum", "GenericCase", "GenericCaseResult", "GenericProof", "prove_generic",
-           "PI", "KAPPA", "SIGN_SETS"]
+           "PI", "KAPPA"]
 
 #: The per-token symbols of a class's entries: ``p_x`` and ``q_x`` of a generic token ``x``.
 PI, KAPPA = sympy.symbols("pi_x kappa_x", nonnegative=True)
 _TOKEN = {PI, KAPPA}
-#: The seven non-empty sets of signs a class can take on a form (each sub-class non-empty).
-SIGN_SETS = [s for r in (1, 2, 3) for s in itertools.combinations((-1, 0, 1), r)]
 _MARK = {-1: "m", 0: "z", 1: "p"}
 
 
@@ -1431,9 +1428,3 @@ def _replay(path, rest, p, q, pt_value, qt_value, pt, qt):
             for s in signs:
                 groups[f"{cname}{_MARK[s]}"] = by_sign.get(s, [])
     return groups
-
-
-def _locals(values):
-    table = {str(s): s for s in values}
-    table.update({"pi_x": PI, "kappa_x": KAPPA})
-    return table
