@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "exactspec"
 
 #: Lowest first.  A module may import its own layer and those below it, never one above.
 LAYERS = [
-    ("core", "checker"),
+    ("core", "checker", "generic_checker"),
     ("engine",),
     ("optimum",),
     ("numpy_backend",),

@@ -14,10 +14,11 @@ __all__ = ["Claim", "ClaimResult", "all_claims", "get_claim", "PROVED", "REFUTED
 
 def all_claims() -> list[Claim]:
     """Every registered claim, in a stable order."""
-    from . import bounds, key, lossy_rules, multi_draft, one_draft, races, traversal, trees
+    from . import (bounds, generic, key, lossy_rules, multi_draft, one_draft, races, traversal,
+                   trees)
 
     return [claim for module in (one_draft, multi_draft, trees, bounds, key, traversal, lossy_rules,
-                                 races)
+                                 races, generic)
             for claim in module.CLAIMS]
 
 

@@ -235,6 +235,10 @@ class Dist(Mapping):
 
     # -- mapping protocol ---------------------------------------------------------------
     def __getitem__(self, label):
+        # a token of the vocabulary-generic engine reads its own entry (engine/generic.py)
+        value_at = getattr(label, "value_at", None)
+        if value_at is not None:
+            return value_at(self)
         try:
             return self.probs[self._index[label]]
         except KeyError:

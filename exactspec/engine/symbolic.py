@@ -19,6 +19,7 @@ as refuted.
 from __future__ import annotations
 
 import contextvars
+import functools
 import itertools
 import random
 from dataclasses import dataclass, field
@@ -127,13 +128,21 @@ class NeedCase(Exception):
         self.signs = signs
 
 
+@functools.lru_cache(maxsize=100_000)
 def _linear_row(expr, variables):
     """Coefficients (Fractions, one per variable) and constant term of a linear ``expr``."""
     poly = sympy.Poly(expr, *variables)
     coeffs = [Fraction(str(poly.coeff_monomial(v))) for v in variables]
-    return coeffs, Fraction(str(poly.coeff_monomial(1)))
+    return tuple(coeffs), Fraction(str(poly.coeff_monomial(1)))
 
 
+@functools.lru_cache(maxsize=100_000)
+def _factor_list(poly):
+    """``sympy.factor_list``, remembered (the same polynomials recur in every rerun)."""
+    return sympy.factor_list(poly)
+
+
+@functools.lru_cache(maxsize=100_000)
 def _canonical(factor):
     """``(atom, s)`` with ``factor = s * atom`` and the atom's leading coefficient positive."""
     expanded = sympy.expand(factor)
@@ -178,7 +187,7 @@ class Case:
         poly = sympy.expand(poly)
         if poly.is_Number:
             return _num_sign(poly)
-        coeff, factors = sympy.factor_list(poly)
+        coeff, factors = _factor_list(poly)
         result = _num_sign(coeff)
         for factor, mult in factors:
             atom, s = _canonical(factor)
@@ -217,7 +226,7 @@ class Case:
         eq, lb = [], []
         def row(expr, t_coeff):
             coeffs, const = _linear_row(expr, self.variables)
-            return coeffs + [Fraction(t_coeff)], -const
+            return list(coeffs) + [Fraction(t_coeff)], -const
         for e in self.base_equalities:
             eq.append(row(e, 0))
         for v in self.variables:

@@ -1,0 +1,1430 @@
+"""The vocabulary-generic interpreter: one run of a method decides ``law(t) = p(t)`` for every
+vocabulary size at once.
+
+The vocabulary is a few *distinguished* tokens ``t`` (symbols ``p_t``, ``q_t``) and *the
+rest*, an unknown number of further tokens.  The rest is never listed: it is cut into
+*classes*, and a class is seen only through its aggregates ``P_c = sum_{x in c} p_x`` and
+``Q_c = sum_{x in c} q_x``.  A class is defined by *class facts*: signs of forms
+``a p_x + b q_x`` that hold for every token ``x`` of the class, where ``a``, ``b`` may involve
+the aggregates (for example ``p_x - q_x > 0``, or ``p_x - q_x - S q_x < 0`` with ``S`` the
+residual normaliser).  A case of the proof fixes the classes (each non-empty), their facts, and
+the signs of the aggregate quantities the method compared.  When the method needs the sign of a
+new form on a class, the class is split into the sub-classes where it is ``<``, ``=``, ``>``
+(each of the seven non-empty combinations is a case) and the method is run again from the
+start, as in :mod:`.symbolic`.
+
+**Why the aggregates suffice (the soundness argument).**  Inside a class every per-token
+comparison has the same outcome for every token, so the method takes the same branches for all
+of them.  A path's weight is a product of branch probabilities; for each token ``x`` drawn from
+the rest on that path, the engine requires the weight to be *linear and homogeneous* in
+``(p_x, q_x)`` (``a p_x + b q_x``, with ``a``, ``b`` free of ``x``).  Then the sum of the weight
+over all tokens of the class is the same expression at ``(P_c, Q_c)``, and over several draws
+the sums factor because the weight is multilinear.  A class fact ``a p_x + b q_x > 0`` for every
+token gives ``a P_c + b Q_c > 0`` for the class, and conversely any aggregates satisfying the
+facts are realised by a single token (or by any number of proportional tokens), so every point
+of a case is a real vocabulary: a refutation at a case's witness is a real counterexample, and
+a case's closed form is exact for every vocabulary that falls in it.  Tokens with
+``p_x = q_x = 0`` contribute nothing to any homogeneous quantity and are ignored.
+
+**What the method may do, and what the engine checks.**  The method runs unchanged, against
+the sampler ``s`` and :class:`~exactspec.core.dist.Dist` objects, but the values it sees are
+instrumented:
+
+- a distinguished token's entry is a symbol; any arithmetic and comparison on it is allowed;
+- a class's entry in a vector (``p.probs``) is a :class:`ClassEntry`: the per-token expression
+  of that class.  Entries of the same class combine elementwise; multiplying or dividing by a
+  number is elementwise; adding entries of *different* tokens is a sum over tokens
+  (:class:`PartialSum`), which needs the per-token expression to be linear and homogeneous;
+  a partial sum is usable as a number only once it covers every class of the rest (sums over
+  a subset of the rest, such as prefix sums in token order, are refused); comparing a class
+  entry with another token's value, with a number when the entry is not scale-free, or using
+  it as a number is refused;
+- ``x[d]`` for a token ``d`` drawn from the rest (a :class:`DrawnToken`) is that token's own
+  value, a symbol pair per draw; a comparison that mixes two drawn tokens, a comparison whose
+  sign is not decided by linear homogeneous forms in the token's ``(p_x, q_x)``, a path weight
+  that is not multilinear in the drawn tokens, testing two drawn tokens for equality, hashing a
+  drawn token, drafting without replacement, explicit uniforms and inverse-CDF picks (which
+  depend on the token order), and a method that returns a whole class are all refused with
+  :class:`NotGeneric`;
+- each case checks that its paths' weights add up to exactly 1.
+
+Sums over part of the rest (a prefix in slot order) are caught by an order check: every case
+with several classes is run a second time with its classes in reverse order and must give the
+same law.  Not intercepted, and therefore covered by the cross-checks instead: a method that
+uses the number of slots (``len(p)``) or a label's position as a number.  The cross-checks evaluate the
+generic closed form on concrete instances of several sizes (with the distinguished token at
+different positions) and compare with exact enumeration (:meth:`GenericProof.law_at`).
+
+With one distinguished token ``t`` and the rest being every other token, ``law(t) = p(t)`` in
+every case proves the method lossless for every vocabulary size and every ``p``, ``q`` (zeros
+allowed): any token of any vocabulary can play ``t``.
+
+>>> from exactspec.methods.naive import naive
+>>> proof = prove_generic(naive)        # keeps the draft: law q_t at every token
+>>> proof.verdict, proof.outside
+('refuted', None)
+
+(The one-draft rule's proof, ``prove_generic(sps)``, takes about ten seconds; it runs in
+``exactspec prove lossless-rule`` and ``tests/test_generic.py``.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+import sympy
+
+from ..core.errors import InvalidInput, NotExact
+from .exact import ExactSampler, enumerate_paths
+from .symbolic import (_CURRENT, Case, NeedCase, SymbolicValue, _Infeasible, _canonical,
+                       _factor_list,
+                       _equality_solution, _num_sign, _reduce, _sym)
+
+__all__ = ["NotGeneric", "Token", "ClassLabel", "DrawnToken", "ClassEntry", "DistinguishedEntry",
+           "PartialSum", "GenericCase", "GenericCaseResult", "GenericProof", "prove_generic",
+           "PI", "KAPPA"]
+
+#: The per-token symbols of a class's entries: ``p_x`` and ``q_x`` of a generic token ``x``.
+PI, KAPPA = sympy.symbols("pi_x kappa_x", nonnegative=True)
+_TOKEN = {PI, KAPPA}
+_MARK = {-1: "m", 0: "z", 1: "p"}
+
+
+class NotGeneric(InvalidInput):
+    """The method did something the vocabulary-generic abstraction cannot follow soundly."""
+
+
+# -- tokens ---------------------------------------------------------------------------------
+class Token(str):
+    """A distinguished token's label; ``d[t]`` is its value as a plain symbolic number."""
+
+    def value_at(self, dist):
+        value = dist.probs[dist.index(self)]
+        if isinstance(value, ClassEntry):
+            raise NotGeneric(f"the entry of token {self} is a class entry")
+        return SymbolicValue(_sym(value)) if not isinstance(value, (int, Fraction)) else value
+
+
+class ClassLabel:
+    """The slot of one class of the rest in a vector; ``d[c]`` is the class's entry."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def value_at(self, dist):
+        return dist.probs[dist.index(self)]
+
+    def __eq__(self, other):
+        if isinstance(other, DrawnToken):
+            raise NotGeneric(f"compares a token drawn from the rest with the whole class "
+                             f"{self.name}")
+        return isinstance(other, ClassLabel) and other.name == self.name
+
+    def __hash__(self):
+        return hash(("class", self.name))
+
+    def __repr__(self):
+        return f"rest[{self.name}]"
+
+    __str__ = __repr__
+
+
+class DrawnToken:
+    """A token drawn from a class of the rest, with its own symbols ``p_x_i``, ``q_x_i``."""
+
+    __slots__ = ("cls", "ident", "p_sym", "q_sym", "excluded")
+
+    def __init__(self, cls: ClassLabel, ident: int):
+        self.cls = cls
+        self.ident = ident
+        self.p_sym, self.q_sym = _draw_symbols(ident)
+        self.excluded: set = set()
+
+    def value_at(self, dist):
+        value = dist.probs[dist.index(self.cls)]
+        if _is_zero_constant(value):
+            return Fraction(0)
+        if not isinstance(value, ClassEntry) or value.owner != self.cls:
+            raise NotGeneric(f"the entry of class {self.cls.name} is not a per-token expression "
+                             f"({value!r}): the vector was not built elementwise")
+        return SymbolicValue(value.expr.xreplace({PI: self.p_sym, KAPPA: self.q_sym}))
+
+    def __eq__(self, other):
+        if other is self:
+            return True
+        if isinstance(other, (DrawnToken, ClassLabel)):
+            raise NotGeneric("tests whether two tokens drawn from the rest are the same token: "
+                             "no aggregate of the rest decides that")
+        return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        raise NotGeneric("uses a token drawn from the rest as a key (a set or a dict): "
+                         "multiplicities of rest tokens are not determined by aggregates")
+
+    def __repr__(self):
+        return f"x{self.ident}[{self.cls.name}]"
+
+    __str__ = __repr__
+
+
+_DRAW_SYMBOLS: dict = {}
+
+
+def _draw_symbols(i: int):
+    if i not in _DRAW_SYMBOLS:
+        _DRAW_SYMBOLS[i] = sympy.symbols(f"p_x{i} q_x{i}", nonnegative=True)
+    return _DRAW_SYMBOLS[i]
+
+
+def _is_zero_constant(value) -> bool:
+    """Whether a class slot holds the constant 0 (every token of the class has value 0)."""
+    if isinstance(value, (ClassEntry, PartialSum)):
+        return False
+    if isinstance(value, (int, Fraction)):
+        return value == 0
+    expr = getattr(value, "expr", value)
+    return isinstance(expr, sympy.Basic) and expr.is_Number and expr == 0
+
+
+def _known_nonneg(entry, sign) -> bool:
+    """Whether ``sign * entry`` is already known to be >= 0 in the current case (no split)."""
+    if sign < 0:
+        return False
+    case = _case()
+    try:
+        if isinstance(entry, ClassEntry):
+            return case.class_sign(entry.owner, entry.expr) >= 0
+        return case.sign(entry.expr) >= 0
+    except (NeedCase, NeedClassSplit):
+        return False
+
+
+def _draw_index() -> dict:
+    return {sym: i for i, pair in _DRAW_SYMBOLS.items() for sym in pair}
+
+
+# -- values -----------------------------------------------------------------------------------
+def _case() -> "GenericCase":
+    case = _CURRENT.get()
+    if not isinstance(case, GenericCase):
+        raise NotGeneric("a class entry was used outside a vocabulary-generic run")
+    return case
+
+
+def _plain(value):
+    """A value used as a number: class entries refused, partial sums checked complete."""
+    if isinstance(value, ClassEntry):
+        raise NotGeneric(f"uses the entry of class {value.owner.name} (a vector of per-token "
+                         "values) as a single number")
+    if isinstance(value, PartialSum):
+        return value.scalar()
+    if isinstance(value, SymbolicValue):
+        return SymbolicValue(value.expr)
+    return value
+
+
+def _homogeneous_degree(expr):
+    """The degree of ``expr`` in ``(pi_x, kappa_x)`` if it is homogeneous, else ``None``."""
+    num, den = sympy.fraction(sympy.cancel(sympy.together(expr)))
+    if num == 0:
+        return None
+    degrees = []
+    for part in (num, den):
+        poly = sympy.Poly(part, PI, KAPPA)
+        total = {sum(m) for m in poly.monoms()}
+        if len(total) != 1:
+            return None
+        degrees.append(total.pop())
+    return degrees[0] - degrees[1]
+
+
+def _aggregate(entry: "ClassEntry"):
+    """``sum_{x in c} f(p_x, q_x)`` for a linear homogeneous ``f``: ``f(P_c, Q_c)``."""
+    expr = sympy.cancel(sympy.together(entry.expr))
+    num, den = sympy.fraction(expr)
+    if den.free_symbols & _TOKEN:
+        raise NotGeneric(f"sums {entry.expr} over the rest: not linear in the token's p and q, "
+                         "so no aggregate of the rest determines the sum")
+    if num != 0:
+        poly = sympy.Poly(num, PI, KAPPA)
+        if any(sum(m) != 1 for m in poly.monoms()):
+            raise NotGeneric(f"sums {entry.expr} over the rest: not linear in the token's p "
+                             "and q, so no aggregate of the rest determines the sum")
+    P, Q = _case().aggregates(entry.owner)
+    return expr.xreplace({PI: P, KAPPA: Q})
+
+
+class ClassEntry(SymbolicValue):
+    """The entry of a class in a vector: a per-token expression in ``pi_x``, ``kappa_x``."""
+
+    __slots__ = ("owner",)
+    is_generic_entry = True
+
+    def __init__(self, owner: ClassLabel, expr):
+        self.owner = owner
+        self.expr = sympy.sympify(expr)
+
+    def _same(self, other):
+        return isinstance(other, ClassEntry) and other.owner == self.owner
+
+    def _entry(self, expr):
+        return ClassEntry(self.owner, expr)
+
+    def _add(self, other, sign):
+        if self._same(other):
+            return self._entry(self.expr + sign * other.expr)
+        if isinstance(other, (ClassEntry, DistinguishedEntry, PartialSum)):
+            return PartialSum.of(self, 1).combine(other, sign)
+        value = _sym(other)
+        if value == 0:
+            # ``0 + entry`` starts a sum (``sum()`` starts from 0, and ``max(., 0)`` leaves
+            # plain zeros in vectors): read as a sum over tokens, never as an entry
+            return PartialSum.of(self, 1)
+        if _homogeneous_degree(self.expr) == 0:
+            return self._entry(self.expr + sign * value)
+        raise NotGeneric(f"adds the number {value} to the per-token value {self.expr} of the "
+                         "rest: neither a sum over tokens nor a scale-free per-token rule")
+
+    def __add__(self, o): return self._add(o, 1)
+    def __radd__(self, o): return self._add(o, 1)
+    def __sub__(self, o): return self._add(o, -1)
+    def __rsub__(self, o): return (-self)._add(o, 1)
+    def __neg__(self): return self._entry(-self.expr)
+    def __pos__(self): return self
+
+    def _factor(self, other, what):
+        if self._same(other):
+            return other.expr
+        if isinstance(other, (ClassEntry, DistinguishedEntry)):
+            raise NotGeneric(f"{what} the per-token values of two different tokens")
+        return _sym(_plain(other))
+
+    def __mul__(self, o): return self._entry(self.expr * self._factor(o, "multiplies"))
+    def __rmul__(self, o): return self.__mul__(o)
+
+    def __truediv__(self, o):
+        d = self._factor(o, "divides")
+        if (_case().class_sign(self.owner, d) if d.free_symbols & _TOKEN else
+                _case().sign(d)) == 0:
+            raise ZeroDivisionError(f"division by {d}, which is 0 in this case")
+        return self._entry(self.expr / d)
+
+    def __rtruediv__(self, o):
+        if _case().class_sign(self.owner, self.expr) == 0:
+            raise ZeroDivisionError(f"division by {self.expr}, which is 0 in this case")
+        return self._entry(self._factor(o, "divides") / self.expr)
+
+    def __pow__(self, n): return self._entry(self.expr ** _sym(n))
+
+    def __abs__(self):
+        return self if self._cmp(0) >= 0 else -self
+
+    def _cmp(self, other) -> int:
+        if self._same(other):
+            diff = self.expr - other.expr
+        elif isinstance(other, (ClassEntry, DistinguishedEntry, PartialSum)):
+            raise NotGeneric(f"compares the per-token value {self.expr} of the rest with "
+                             "another token's value")
+        else:
+            diff = self.expr - _sym(_plain(other))
+        return _case().class_sign(self.owner, diff)
+
+    def __lt__(self, o): return self._cmp(o) < 0
+    def __le__(self, o): return self._cmp(o) <= 0
+    def __gt__(self, o): return self._cmp(o) > 0
+    def __ge__(self, o): return self._cmp(o) >= 0
+
+    def __eq__(self, o):
+        if not isinstance(o, (SymbolicValue, int, Fraction, sympy.Basic)):
+            return NotImplemented
+        return self._cmp(o) == 0
+
+    def __ne__(self, o):
+        result = self.__eq__(o)
+        return result if result is NotImplemented else not result
+
+    def __bool__(self):
+        return self._cmp(0) != 0
+
+    def __hash__(self):
+        return hash(("entry", self.owner, self.expr))
+
+    def __float__(self):
+        raise NotGeneric("converts a class entry of the rest to a float")
+
+    def __repr__(self):
+        return f"ClassEntry({self.owner.name}: {self.expr})"
+
+
+class DistinguishedEntry(SymbolicValue):
+    """A distinguished token's entry in a vector: a number, tagged with its token so that
+    adding it to other tokens' entries is recognised as a sum over tokens."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner: Token, expr):
+        self.owner = owner
+        self.expr = _sym(expr)
+
+    def _add(self, other, sign):
+        if isinstance(other, DistinguishedEntry) and other.owner == self.owner:
+            return DistinguishedEntry(self.owner, self.expr + sign * other.expr)
+        if isinstance(other, (ClassEntry, DistinguishedEntry, PartialSum)):
+            return PartialSum.of(self, 1).combine(other, sign)
+        value = _sym(_plain(other))
+        if value == 0:
+            return PartialSum.of(self, 1)          # the start of a sum (see ClassEntry)
+        return DistinguishedEntry(self.owner, self.expr + sign * value)
+
+    def __add__(self, o): return self._add(o, 1)
+    def __radd__(self, o): return self._add(o, 1)
+    def __sub__(self, o): return self._add(o, -1)
+    def __rsub__(self, o): return (-self)._add(o, 1)
+    def __neg__(self): return DistinguishedEntry(self.owner, -self.expr)
+
+    def __abs__(self):
+        return self if SymbolicValue(self.expr) >= 0 else -self
+
+    def _factor(self, other):
+        if isinstance(other, ClassEntry):
+            raise NotGeneric("multiplies a distinguished token's value by a class entry")
+        if isinstance(other, DistinguishedEntry) and other.owner != self.owner:
+            return None
+        return _sym(_plain(other)) if not isinstance(other, DistinguishedEntry) else other.expr
+
+    def __mul__(self, o):
+        f = self._factor(o)
+        return SymbolicValue(self.expr * o.expr) if f is None else \
+            DistinguishedEntry(self.owner, self.expr * f)
+
+    def __rmul__(self, o): return self.__mul__(o)
+
+    def __truediv__(self, o):
+        f = self._factor(o)
+        if f is None:
+            return SymbolicValue(self.expr) / SymbolicValue(o.expr)
+        if _case().sign(f) == 0:
+            raise ZeroDivisionError(f"division by {f}, which is 0 in this case")
+        return DistinguishedEntry(self.owner, self.expr / f)
+
+    def __rtruediv__(self, o):
+        if isinstance(o, ClassEntry):
+            return o.__truediv__(self)
+        return _plain(o) / SymbolicValue(self.expr)
+
+    def _check(self, o):
+        if isinstance(o, ClassEntry):
+            raise NotGeneric("compares a distinguished token's value with a class entry")
+        return _plain(o)
+
+    def __lt__(self, o): return SymbolicValue(self.expr) < self._check(o)
+    def __le__(self, o): return SymbolicValue(self.expr) <= self._check(o)
+    def __gt__(self, o): return SymbolicValue(self.expr) > self._check(o)
+    def __ge__(self, o): return SymbolicValue(self.expr) >= self._check(o)
+
+    def __eq__(self, o):
+        if not isinstance(o, (SymbolicValue, int, Fraction, sympy.Basic)):
+            return NotImplemented
+        return SymbolicValue(self.expr) == self._check(o)
+
+    def __ne__(self, o):
+        result = self.__eq__(o)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self):
+        return hash(self.expr)
+
+
+class PartialSum(SymbolicValue):
+    """A sum of entries of several tokens; usable as a number once it covers every class of
+    the rest (or none)."""
+
+    __slots__ = ("owners", "nonneg")
+
+    def __init__(self, owners: frozenset, expr, nonneg: bool = False):
+        self.owners = owners
+        self.expr = expr
+        self.nonneg = nonneg
+
+    @classmethod
+    def of(cls, entry, sign):
+        value = _aggregate(entry) if isinstance(entry, ClassEntry) else entry.expr
+        return cls(frozenset([entry.owner]), sign * value, _known_nonneg(entry, sign))
+
+    def combine(self, other, sign):
+        if isinstance(other, PartialSum):
+            owners, value = other.owners, other.expr
+        elif isinstance(other, (ClassEntry, DistinguishedEntry)):
+            owners = frozenset([other.owner])
+            value = _aggregate(other) if isinstance(other, ClassEntry) else other.expr
+        elif isinstance(other, (int, Fraction)) and other == 0:
+            return self          # a zero entry (max(., 0) gave the number 0): nothing to add
+        else:
+            return self.scalar() + sign * _plain(other)
+        if owners & self.owners:
+            raise NotGeneric("adds a token's entry to a sum that already holds it")
+        nonneg = self.nonneg and (other.nonneg if isinstance(other, PartialSum) else
+                                  _known_nonneg(other, sign))
+        return PartialSum(self.owners | owners, self.expr + sign * value, nonneg)
+
+    def scalar(self) -> SymbolicValue:
+        # A sum that skips some classes is either one whose skipped entries were the number 0
+        # (max(., 0) returns the method's own 0) or a sum over part of the rest (a prefix in
+        # token order).  The second kind is caught by the order check in prove_generic: the
+        # case is run again with its classes in reverse order and must give the same laws.
+        if self.nonneg:
+            _case().note_nonnegative(self.expr)
+        return SymbolicValue(self.expr)
+
+    def __add__(self, o): return self.combine(o, 1)
+    def __radd__(self, o): return self.combine(o, 1)
+    def __sub__(self, o): return self.combine(o, -1)
+
+    def __rsub__(self, o):
+        return PartialSum(self.owners, -self.expr).combine(o, 1)
+
+    def __neg__(self): return PartialSum(self.owners, -self.expr)
+    def __mul__(self, o): return self.scalar() * _plain(o) if not isinstance(o, ClassEntry) \
+        else o * self.scalar()
+    def __rmul__(self, o): return self.__mul__(o)
+    def __truediv__(self, o): return self.scalar() / _plain(o)
+
+    def __rtruediv__(self, o):
+        if isinstance(o, (ClassEntry, DistinguishedEntry)):
+            return o / self.scalar()
+        return _plain(o) / self.scalar()
+
+    def __pow__(self, n): return self.scalar() ** n
+    def __lt__(self, o): return self.scalar() < _plain(o)
+    def __le__(self, o): return self.scalar() <= _plain(o)
+    def __gt__(self, o): return self.scalar() > _plain(o)
+    def __ge__(self, o): return self.scalar() >= _plain(o)
+
+    def __eq__(self, o):
+        if not isinstance(o, (SymbolicValue, int, Fraction, sympy.Basic)):
+            return NotImplemented
+        return self.scalar() == _plain(o)
+
+    def __ne__(self, o):
+        result = self.__eq__(o)
+        return result if result is NotImplemented else not result
+
+    def __bool__(self):
+        return bool(self.scalar())
+
+    def __hash__(self):
+        return hash(self.expr)
+
+
+# -- cases ------------------------------------------------------------------------------------
+class NeedClassSplit(Exception):
+    """Raised inside a run when a class must be split on the sign of a per-token form."""
+
+    def __init__(self, cls: ClassLabel, atom):
+        super().__init__(f"need the sign of {atom} on class {cls.name}")
+        self.cls = cls
+        self.atom = atom
+
+
+def _agg_symbols(name: str):
+    return sympy.symbols(f"P_{name} Q_{name}", nonnegative=True)
+
+
+_FEASIBLE: dict = {}
+
+
+class _CachedCase(Case):
+    """A :class:`~.symbolic.Case` with non-strict facts ``expr >= 0`` (``nonstrict``) and
+    exact LP answers remembered across reruns.  ``known`` maps atoms to a sign they cannot
+    have the opposite of: sums of terms each known >= 0 (a residual's normaliser)."""
+
+    nonstrict: tuple = ()
+    known: dict = None
+
+    def _atom_sign(self, atom) -> int:
+        try:
+            return super()._atom_sign(atom)
+        except NeedCase as need:
+            bound = (self.known or {}).get(atom)
+            if bound is None:
+                raise
+            signs = [x for x in need.signs if x * bound >= 0]
+            if not signs:
+                raise _Infeasible() from None
+            if len(signs) == 1:
+                self.deduced[atom] = signs[0]
+                return signs[0]
+            raise NeedCase(atom, signs) from None
+
+    def _key(self, extra):
+        linear = tuple(sorted((str(a), s) for a, s in self.facts.items() if self._is_linear(a)))
+        return (self.variables, self.base_equalities, linear, tuple(map(str, self.nonstrict)),
+                extra)
+
+    def _rows(self, extra=()):
+        eq, lb = super()._rows(extra)
+        from .symbolic import _linear_row
+        for expr in self.nonstrict:
+            if self._is_linear(expr):
+                coeffs, const = _linear_row(expr, self.variables)
+                lb.append((list(coeffs) + [Fraction(0)], -const))
+        return eq, lb
+
+    def _holds_at(self, values) -> bool:
+        return super()._holds_at(values) and all(
+            e.xreplace(values) >= 0 for e in self.nonstrict)
+
+    def feasible_with(self, atom=None, s=None) -> bool:
+        key = self._key(None if atom is None else (str(atom), s))
+        if key not in _FEASIBLE:
+            _FEASIBLE[key] = super().feasible_with(atom, s)
+        return _FEASIBLE[key]
+
+
+@dataclass
+class GenericCase:
+    """Distinguished tokens, classes of the rest with their facts, and aggregate facts.
+
+    ``classes`` is a tuple of ``(name, ((atom, sign), ...))``: every token of the class has
+    ``sign(atom(p_x, q_x)) = sign``.  ``agg_facts`` maps aggregate atoms to signs.  ``path``
+    records the splits that led here (for the certificate and :meth:`GenericProof.law_at`).
+    """
+
+    names: tuple
+    classes: tuple
+    agg_facts: dict = field(default_factory=dict)
+    path: tuple = ()
+    nonempty: frozenset = frozenset()
+
+    def __post_init__(self):
+        self.class_labels = tuple(ClassLabel(name) for name, _ in self.classes)
+        self._facts = {name: dict(facts) for name, facts in self.classes}
+        ps = [sympy.Symbol(f"p_{t}", nonnegative=True) for t in self.names]
+        qs = [sympy.Symbol(f"q_{t}", nonnegative=True) for t in self.names]
+        self.token_symbols = {t: (a, b) for t, a, b in zip(self.names, ps, qs)}
+        self.class_symbols = {name: _agg_symbols(name) for name, _ in self.classes}
+        variables = tuple(ps + qs) + tuple(s for name, _ in self.classes
+                                           for s in self.class_symbols[name])
+        all_p = ps + [self.class_symbols[n][0] for n, _ in self.classes]
+        all_q = qs + [self.class_symbols[n][1] for n, _ in self.classes]
+        equalities = (sum(all_p) - 1, sum(all_q) - 1)
+        self.inner = _CachedCase(variables, equalities, frozenset())
+        derived, nonstrict = self.derived_facts()
+        for atom, s in derived.items():
+            self.inner.facts[atom] = s
+        self.inner.nonstrict = tuple(nonstrict)
+        self.inner.known = {}
+        for atom, s in self.agg_facts.items():
+            self.inner.facts[atom] = s
+        self.draw_class: dict = {}
+
+    # -- facts -----------------------------------------------------------------------------
+    def aggregates(self, cls: ClassLabel):
+        return self.class_symbols[cls.name]
+
+    def derived_facts(self):
+        """Each class fact summed over the class (which may be empty): an equality stays an
+        equality, a strict sign becomes a non-strict one (``s * form(P_c, Q_c) >= 0``)."""
+        facts, nonstrict = {}, []
+        for name, class_facts in self.classes:
+            P, Q = self.class_symbols[name]
+            strict = name in self.nonempty
+            if strict:
+                facts[_canonical(P + Q)[0]] = 1
+            for form, sign in class_facts:
+                value = sympy.expand(form.xreplace({PI: P, KAPPA: Q}))
+                if value.is_Number:
+                    continue
+                if sign == 0 or strict:
+                    atom, t = _canonical(value)
+                    facts[atom] = t * sign
+                elif sign == 0:
+                    atom, _ = _canonical(value)
+                    facts[atom] = 0
+                else:
+                    nonstrict.append(sympy.expand(sign * value))
+        return facts, nonstrict
+
+    def realised(self, point) -> bool:
+        """Whether a point of the aggregates is a real vocabulary: each class empty
+        (``P_c = Q_c = 0``) or holding every class fact strictly at ``(P_c, Q_c)``."""
+        for name, class_facts in self.classes:
+            P, Q = self.class_symbols[name]
+            values = (point[P], point[Q])
+            if values == (0, 0):
+                if name in self.nonempty:
+                    return False
+                continue
+            for form, sign in class_facts:
+                v = form.xreplace({PI: values[0], KAPPA: values[1]}).xreplace(point)
+                if _num_sign(v) != sign:
+                    return False
+        return True
+
+    def conditions(self) -> list[str]:
+        rel = {-1: "<", 0: "=", 1: ">"}
+        lines = [f"{a} {rel[s]} 0" for a, s in sorted(self.agg_facts.items(),
+                                                      key=lambda t: str(t[0]))]
+        for name, facts in self.classes:
+            body = ", ".join(f"{f} {rel[s]} 0" for f, s in facts) or "no condition"
+            lines.append(f"class {name}: every x has {body} (x = (pi_x, kappa_x))")
+        return lines
+
+    def with_fact(self, atom, s) -> "GenericCase":
+        facts = dict(self.agg_facts)
+        facts[atom] = s
+        return GenericCase(self.names, self.classes, facts,
+                           self.path + (("aggregate", atom, s),), self.nonempty)
+
+    def with_emptiness(self, name: str, empty: bool) -> "GenericCase":
+        """Class ``name`` declared empty (and dropped) or non-empty."""
+        step = self.path + (("empty", name, empty),)
+        if not empty:
+            return GenericCase(self.names, self.classes, dict(self.agg_facts), step,
+                               self.nonempty | {name})
+        P, Q = self.class_symbols[name]
+        facts = {}
+        for a, s in self.agg_facts.items():
+            value = sympy.expand(a.xreplace({P: 0, Q: 0}))
+            if value.is_Number:
+                if _num_sign(value) != s:
+                    raise _Infeasible()
+                continue
+            b, t = _canonical(value)
+            facts[b] = s * t
+        classes = self._rewrite_classes(tuple(c for c in self.classes if c[0] != name),
+                                        {P: 0, Q: 0})
+        return GenericCase(self.names, classes, facts, step, self.nonempty)
+
+    def _rewrite_classes(self, classes, substitution):
+        """Class facts with the aggregates of a replaced class substituted."""
+        out = []
+        for cname, facts in classes:
+            new = []
+            for form, s in facts:
+                value = sympy.expand(form.xreplace(substitution))
+                if not value.free_symbols & _TOKEN:
+                    if value.is_Number and _num_sign(value) != s:
+                        raise _Infeasible()
+                    if not value.is_Number:
+                        raise NotGeneric(f"a class fact lost its token: {value}")
+                    continue
+                b, t = _canonical(value)
+                new.append((b, s * t))
+            out.append((cname, tuple(new)))
+        return tuple(out)
+
+    def split(self, name: str, atom, signs) -> "GenericCase":
+        """Class ``name`` replaced by one sub-class per sign in ``signs`` (each possibly
+        empty; ``signs`` are all the signs a token of the class can give ``atom``)."""
+        classes = []
+        new = []
+        for cname, facts in self.classes:
+            if cname != name:
+                classes.append((cname, facts))
+                continue
+            for s in signs:
+                sub = f"{name}{_MARK[s]}"
+                classes.append((sub, facts + ((atom, s),)))
+                new.append(sub)
+        P, Q = self.class_symbols[name]
+        sums = {P: sum(_agg_symbols(n)[0] for n in new), Q: sum(_agg_symbols(n)[1] for n in new)}
+        classes = self._rewrite_classes(classes, sums)
+        facts = {}
+        for a, s in self.agg_facts.items():
+            value = sympy.expand(a.xreplace(sums))
+            if value.is_Number:
+                if _num_sign(value) != s:
+                    raise _Infeasible()
+                continue
+            b, t = _canonical(value)
+            facts[b] = s * t
+        return GenericCase(self.names, tuple(classes), facts,
+                           self.path + (("class", name, atom, tuple(signs)),),
+                           self.nonempty - {name})
+
+    def note_nonnegative(self, expr):
+        """Record that ``expr`` (a sum of terms each known >= 0) is >= 0."""
+        num, den = sympy.fraction(sympy.together(_sym(expr)))
+        num = sympy.expand(num)
+        if num.is_Number or num.free_symbols & _TOKEN:
+            return
+        try:
+            den_sign = self.sign(den)
+        except (NeedCase, NeedClassSplit):
+            return
+        coeff, factors = _factor_list(num)
+        if len(factors) != 1 or factors[0][1] != 1 or den_sign == 0:
+            return
+        atom, s = _canonical(factors[0][0])
+        self.inner.known[atom] = s * _num_sign(coeff) * den_sign
+
+    # -- sign decisions --------------------------------------------------------------------
+    def sign(self, expr) -> int:
+        expr = _sym(expr)
+        if expr.is_Number:
+            return _num_sign(expr)
+        if expr.free_symbols & _TOKEN:
+            raise NotGeneric(f"a class entry's per-token expression {expr} leaked into a number")
+        num, den = sympy.fraction(sympy.together(expr))
+        return self._poly_sign(num) * self._poly_sign(den)
+
+    def _poly_sign(self, poly) -> int:
+        poly = sympy.expand(poly)
+        if poly.is_Number:
+            return _num_sign(poly)
+        index = _draw_index()
+        coeff, factors = _factor_list(poly)
+        result = _num_sign(coeff)
+        for factor, mult in factors:
+            draws = {index[s] for s in factor.free_symbols if s in index}
+            if not draws:
+                s_atom = self.inner._poly_sign(factor)
+            elif len(draws) > 1:
+                raise NotGeneric(f"compares the values of two tokens drawn from the rest "
+                                 f"({factor})")
+            else:
+                i = draws.pop()
+                if i not in self.draw_class:
+                    raise NotGeneric(f"uses the value of a rest token from another path: {factor}")
+                p_sym, q_sym = _draw_symbols(i)
+                form = factor.xreplace({p_sym: PI, q_sym: KAPPA})
+                s_atom = self.class_sign(self.draw_class[i], form)
+            if s_atom == 0:
+                return 0
+            result *= s_atom ** mult
+        return result
+
+    def class_sign(self, cls: ClassLabel, expr) -> int:
+        """The sign of a per-token expression, the same for every token of ``cls``."""
+        num, den = sympy.fraction(sympy.together(_sym(expr)))
+        return self._class_poly_sign(cls, num) * self._class_poly_sign(cls, den)
+
+    def _class_poly_sign(self, cls, poly) -> int:
+        poly = sympy.expand(poly)
+        if poly.is_Number:
+            return _num_sign(poly)
+        if not poly.free_symbols & _TOKEN:
+            return self.sign(poly)
+        coeff, factors = _factor_list(poly)
+        result = _num_sign(coeff)
+        for factor, mult in factors:
+            if not factor.free_symbols & _TOKEN:
+                s_atom = self.sign(factor)
+            else:
+                monoms = sympy.Poly(factor, PI, KAPPA).monoms()
+                if any(sum(m) != 1 for m in monoms):
+                    raise NotGeneric(
+                        f"needs the sign of {factor} for a token x of the rest: not a linear "
+                        "homogeneous form in (p_x, q_x), so tokens of one class may disagree")
+                atom, s = _canonical(factor)
+                facts = self._facts[cls.name]
+                if atom not in facts:
+                    ray = _ray(facts)
+                    if ray is not None:
+                        # every token of the class is lam * ray with lam > 0
+                        s_atom = s * self.sign(atom.xreplace({PI: ray[0], KAPPA: ray[1]}))
+                        if s_atom == 0:
+                            return 0
+                        result *= s_atom ** mult
+                        continue
+                    feasible = _cone_signs(facts, atom)
+                    if feasible is not None and len(feasible) == 1:
+                        facts[atom] = feasible[0]      # implied by the class's facts
+                    else:
+                        raise NeedClassSplit(cls, atom)
+                s_atom = s * facts[atom]
+            if s_atom == 0:
+                return 0
+            result *= s_atom ** mult
+        return result
+
+
+def _numeric_form(form):
+    """``(a, b)`` as Fractions for ``form = a pi_x + b kappa_x``, or None if symbolic."""
+    poly = sympy.Poly(form, PI, KAPPA)
+    a, b = poly.coeff_monomial(PI), poly.coeff_monomial(KAPPA)
+    if not (a.is_Number and b.is_Number):
+        return None
+    return Fraction(str(a)), Fraction(str(b))
+
+
+def _ray(facts: dict):
+    """``(pi, kappa)`` spanning the ray of a class pinned by a numeric equality fact."""
+    for form, sign in facts.items():
+        if sign != 0:
+            continue
+        numeric = _numeric_form(form)
+        if numeric is None:
+            continue
+        a, b = numeric              # a pi + b kappa = 0: the ray (-b, a) or (b, -a)
+        ray = (-b, a) if (-b >= 0 and a >= 0) else (b, -a)
+        if ray[0] >= 0 and ray[1] >= 0 and ray != (0, 0):
+            return sympy.Rational(ray[0].numerator, ray[0].denominator), \
+                sympy.Rational(ray[1].numerator, ray[1].denominator)
+    return None
+
+
+def _cone_signs(facts: dict, form):
+    """The signs ``form`` can take on a token ``(pi_x, kappa_x) >= 0``, not both 0, that
+    satisfies ``facts``; None when a coefficient is symbolic.
+
+    On the segment ``pi_x = l``, ``kappa_x = 1 - l`` (``0 <= l <= 1``, enough by homogeneity)
+    each form is affine in ``l``, so each fact keeps an interval and the question is exact.
+    """
+    numeric = [(_numeric_form(f), s) for f, s in facts.items()]
+    target = _numeric_form(form)
+    if target is None or any(n is None for n, _ in numeric):
+        return None
+    # interval [lo, hi] with open flags
+    lo, lo_open, hi, hi_open = Fraction(0), False, Fraction(1), False
+
+    def restrict(coeffs, sign, lo, lo_open, hi, hi_open):
+        a, b = coeffs              # f(l) = a l + b (1 - l) = b + (a - b) l
+        slope, const = a - b, b
+        if slope == 0:
+            value = _num_sign(const)
+            return (lo, lo_open, hi, hi_open) if value == sign else None
+        root = -const / slope
+        if sign == 0:
+            if lo < root < hi or (root == lo and not lo_open) or (root == hi and not hi_open):
+                return root, False, root, False
+            return None
+        if (slope > 0) == (sign > 0):          # f has the sign above the root
+            if root > lo or (root == lo and not lo_open):
+                lo, lo_open = root, True
+        else:
+            if root < hi or (root == hi and not hi_open):
+                hi, hi_open = root, True
+        if lo > hi or (lo == hi and (lo_open or hi_open)):
+            return None
+        return lo, lo_open, hi, hi_open
+
+    box = (lo, lo_open, hi, hi_open)
+    for coeffs, sign in numeric:
+        box = restrict(coeffs, sign, *box)
+        if box is None:
+            return []
+    return [sign for sign in (-1, 0, 1) if restrict(target, sign, *box) is not None]
+
+
+# -- the sampler ------------------------------------------------------------------------------
+class GenericSampler(ExactSampler):
+    """The exact sampler over a generic vocabulary: a draw from the rest is one branch per
+    class, whose token is a :class:`DrawnToken` with its own symbols."""
+
+    def __init__(self, case: GenericCase):
+        super().__init__()
+        self.case = case
+
+    def _reset(self):
+        super()._reset()
+        self._draws = 0
+        if hasattr(self, "case"):
+            self.case.draw_class = {}
+
+    def draw(self, dist, what: str = "draw"):
+        case = self.case
+        options = []
+        for lab, pr in zip(dist.labels, dist.probs):
+            if isinstance(lab, ClassLabel):
+                if _is_zero_constant(pr):
+                    continue
+                if not isinstance(pr, ClassEntry) or pr.owner != lab:
+                    raise NotGeneric(f"{what}: the entry of class {lab.name} is not a per-token "
+                                     "expression")
+                s = case.class_sign(lab, pr.expr)
+                if s < 0:
+                    raise InvalidInput(f"{what}: negative probability {pr.expr} on class "
+                                       f"{lab.name}")
+                if s == 0:
+                    continue
+                token = DrawnToken(lab, self._draws)
+                weight = SymbolicValue(pr.expr.xreplace({PI: token.p_sym, KAPPA: token.q_sym}))
+                options.append((token, weight, f"{what} {token}"))
+            elif isinstance(lab, DrawnToken):
+                raise NotGeneric("a vector indexed by a drawn rest token")
+            else:
+                value = _plain(pr)
+                if value < 0:
+                    raise InvalidInput(f"{what}: negative probability {value} on token {lab}")
+                if value != 0:
+                    options.append((lab, value, f"{what} {lab}"))
+        token = self._choose(what, options)
+        if isinstance(token, DrawnToken):
+            case.draw_class[self._draws] = token.cls
+            for z in self.drafted:
+                if isinstance(z, DrawnToken) and z.cls == token.cls and dist[z] == 0:
+                    token.excluded.add(z.ident)
+        self._draws += 1
+        return token
+
+    def drafts(self, q, k: int, replace: bool = True) -> tuple:
+        if not replace:
+            raise NotGeneric("drafts without replacement: the law of a later draft depends on "
+                             "which rest token was drawn before (q(x) / (1 - q(x_1))), which no "
+                             "aggregate of the rest determines")
+        return tuple(self.draft(q, f"draft{i + 1}") for i in range(k))
+
+    def coin(self, prob, what: str = "coin") -> bool:
+        return super().coin(_plain(prob), what)
+
+    def uniform(self):
+        raise NotGeneric("explicit uniforms and inverse-CDF picks depend on the order of the "
+                         "tokens of the rest")
+
+    def pick(self, dist, u, what: str = "pick"):
+        raise NotGeneric("inverse-CDF picks depend on the order of the tokens of the rest")
+
+
+def _aggregate_weight(weight, draw_class: dict, case: GenericCase):
+    """The path weight summed over the rest tokens drawn on the path (multilinear check)."""
+    expr = sympy.cancel(sympy.together(_sym(weight)))
+    num, den = sympy.fraction(expr)
+    substitution = {}
+    for i, cls in draw_class.items():
+        p_sym, q_sym = _draw_symbols(i)
+        if den.free_symbols & {p_sym, q_sym}:
+            raise NotGeneric(f"a path weight {expr} is not linear in the drawn rest token "
+                             f"x{i}: the sum over the rest is not an aggregate")
+        monoms = sympy.Poly(num, p_sym, q_sym).monoms()
+        if any(sum(m) != 1 for m in monoms):
+            raise NotGeneric(f"a path weight {expr} is not linear in the drawn rest token "
+                             f"x{i}: the sum over the rest is not an aggregate")
+        P, Q = case.aggregates(cls)
+        substitution.update({p_sym: P, q_sym: Q})
+    if expr.free_symbols & _TOKEN:
+        raise NotGeneric(f"a class entry's expression reached a path weight: {expr}")
+    return expr.xreplace(substitution)
+
+
+@dataclass
+class _Run:
+    law: dict
+    rest: Any
+    explicit: Any
+    total: Any
+    in_drafts: Any        # P(Y in X), or None when the engine cannot tell
+    paths: int
+
+
+def _run(method, case: GenericCase, k: int, reverse: bool = False) -> _Run:
+    p, q = _vectors(case, reverse)
+    s = GenericSampler(case)
+    law = {t: sympy.Integer(0) for t in case.names}
+    rest = explicit = total = in_drafts = sympy.Integer(0)
+    count = 0
+    while True:
+        s._reset()
+        y = method(s, p, q, k)
+        if s._depth != len(s._prefix):
+            raise InvalidInput("the method made different random choices on a replay")
+        w = _aggregate_weight(s.weight, s.case.draw_class, case)
+        total += w
+        if isinstance(y, DrawnToken):
+            rest += w
+        elif isinstance(y, str) and y in case.names:
+            law[str(y)] += w
+        else:
+            raise NotGeneric(f"the method returned {y!r}, which is neither a distinguished "
+                             "token nor a token drawn from the rest")
+        if s.did_accept and s.accepted_token is y:
+            explicit += w
+        if in_drafts is not None:
+            hit = _in_drafts(y, s.drafted)
+            if hit is None:
+                in_drafts = None
+            elif hit:
+                in_drafts += w
+        count += 1
+        if not s._advance():
+            break
+    return _Run(law, rest, explicit, total, in_drafts, count)
+
+
+def _in_drafts(y, drafted):
+    """Whether ``y`` is one of the drafts: True, False, or None (undetermined)."""
+    for z in drafted:
+        if z is y:
+            return True
+    for z in drafted:
+        if isinstance(y, DrawnToken) and isinstance(z, DrawnToken) and z.cls == y.cls \
+                and z.ident not in y.excluded:
+            return None
+        if not isinstance(y, DrawnToken) and not isinstance(z, DrawnToken) and str(z) == str(y):
+            return True
+    return False
+
+
+# -- the driver -------------------------------------------------------------------------------
+@dataclass
+class _Stub:
+    """A combination of sub-classes contradicted outright by an earlier numeric fact."""
+
+    path: tuple
+    parent: Any
+
+    def conditions(self):
+        return self.parent.conditions() + ["a sub-class combination contradicting a fact"]
+
+
+@dataclass
+class GenericCaseResult:
+    """One case: its classes and conditions, the closed forms, the verdict, the witnesses."""
+
+    conditions: list
+    classes: list
+    path: tuple
+    law: dict
+    acceptance: Any
+    in_drafts: Any
+    total: Any
+    differences: dict
+    solution: dict
+    verdict: str
+    witnesses: list
+    note: str = ""
+    case: Any = None
+    targets: dict = field(default_factory=dict)
+    expected_acceptance: Any = None
+
+
+@dataclass
+class GenericProof:
+    """The verdict for every vocabulary size.
+
+    ``outside`` is the reason the method left the abstraction (:class:`NotGeneric`), or None.
+    ``proved`` means ``law(t) = target(t)`` (and the acceptance, when asked) in every case.
+    """
+
+    method: str
+    k: int
+    names: tuple
+    cases: list
+    infeasible: list
+    outside: str | None = None
+    runs: int = 0
+    seconds: float = 0.0
+    stuck: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        if self.outside is not None:
+            return "outside"
+        if self.stuck is not None:
+            return "undecided"
+        verdicts = {c.verdict for c in self.cases}
+        if "refuted" in verdicts:
+            return "refuted"
+        if "undecided" in verdicts:
+            return "undecided"
+        return "proved"
+
+    def law_at(self, p, q, t, positions=None):
+        """The generic closed form of ``law(t)`` evaluated on a concrete instance.
+
+        The rest (every token but ``t``) is classified by replaying the splits of the proof;
+        returns ``(case_result, law_value, acceptance_value)`` with exact ``Fraction``s.
+        """
+        return _evaluate(self, p, q, t)
+
+
+def prove_generic(method, k: int = 1, *, names=("t",), expected_law: Callable | None = None,
+                  expected_acceptance: Callable | None = None, witnesses: int = 2,
+                  max_cases: int = 4000, name: str | None = None) -> GenericProof:
+    """Prove ``law(t) = p(t)`` for every vocabulary size, or refute it, case by case.
+
+    ``expected_law(p, q, k)`` (default ``p``) and ``expected_acceptance(p, q, k)`` run inside
+    each case over the same instrumented vectors.  A method that leaves the abstraction gives
+    a proof with ``verdict == "outside"`` and the reason in ``outside``.
+
+    >>> from exactspec.methods.naive import naive
+    >>> proof = prove_generic(naive)
+    >>> proof.verdict, sorted({str(c.law["t"]) for c in proof.cases})
+    ('refuted', ['0', 'q_t'])
+    """
+    import time
+
+    run = getattr(method, "run", method)
+    label = name or getattr(method, "name", None) or getattr(method, "__name__", "method")
+    names = tuple(str(t) for t in names)
+    start = time.perf_counter()
+    pending = [GenericCase(names, (("R", ()),), {}, ())]
+    done, infeasible = [], []
+    runs = 0
+    while pending:
+        case = pending.pop()
+        runs += 1
+        if runs > max_cases:
+            raise InvalidInput(f"more than {max_cases} generic cases: too large to prove")
+        if not case.inner.feasible_with():
+            infeasible.append(case)
+            continue
+        token = _CURRENT.set(case)
+        try:
+            result = _run(run, case, k)
+            if len(case.classes) > 1:
+                # the order check: the classes in reverse order must give the same laws (a
+                # sum over part of the rest, a prefix in slot order, would not)
+                again = _run(run, case, k, reverse=True)
+                for t in names:
+                    if sympy.cancel(sympy.together(again.law[t] - result.law[t])) != 0:
+                        raise NotGeneric("the law changes with the order of the classes of "
+                                         "the rest: the method depends on token order (for "
+                                         "example a sum over part of the rest)")
+            target = _target(expected_law, case, k)
+            want = _expected_acceptance(expected_acceptance, case, k)
+        except NeedCase as need:
+            for s in (-1, 0, 1):
+                child = case.with_fact(need.atom, s)
+                if s in need.signs:
+                    pending.append(child)
+                else:
+                    infeasible.append(child)
+            continue
+        except NeedClassSplit as need:
+            feasible = _cone_signs(dict(need_facts(case, need.cls)), need.atom)
+            signs = (-1, 0, 1) if feasible is None else tuple(feasible)
+            pending.append(case.split(need.cls.name, need.atom, signs))
+            continue
+        except _Infeasible:
+            infeasible.append(case)
+            continue
+        except (NotGeneric, NotExact) as err:
+            return GenericProof(label, k, names, [], [], outside=str(err), runs=runs,
+                                seconds=time.perf_counter() - start)
+        except (InvalidInput, ZeroDivisionError):
+            # The path may exist only for tokens of a class that is empty here: split on
+            # the emptiness of the classes drawn on it; a real error recurs when all are
+            # non-empty.
+            maybe_empty = [c.name for c in case.draw_class.values()
+                           if c.name not in case.nonempty]
+            if not maybe_empty:
+                import sys as _sys
+                err = _sys.exc_info()[1]
+                return GenericProof(label, k, names, done, infeasible, runs=runs,
+                                    seconds=time.perf_counter() - start,
+                                    stuck=f"a case the linear pruning cannot rule out ends in "
+                                          f"an error of the method ({err}); conditions: "
+                                          f"{case.conditions()}")
+            for empty in (True, False):
+                try:
+                    pending.append(case.with_emptiness(maybe_empty[0], empty))
+                except _Infeasible:
+                    infeasible.append(_Stub(case.path + (("empty", maybe_empty[0], empty),),
+                                            case))
+            continue
+        finally:
+            _CURRENT.reset(token)
+        done.append(_judge(case, result, target, want, run, k, witnesses))
+    return GenericProof(label, k, names, done, infeasible, runs=runs,
+                        seconds=time.perf_counter() - start)
+
+
+def need_facts(case, cls):
+    return dict(case.classes)[cls.name]
+
+
+def _vectors(case, reverse: bool = False):
+    from ..core.dist import Dist
+
+    classes = case.class_labels[::-1] if reverse else case.class_labels
+    labels = tuple(Token(t) for t in case.names) + classes
+    pv = [DistinguishedEntry(labels[i], case.token_symbols[t][0])
+          for i, t in enumerate(case.names)] + [ClassEntry(c, PI) for c in classes]
+    qv = [DistinguishedEntry(labels[i], case.token_symbols[t][1])
+          for i, t in enumerate(case.names)] + [ClassEntry(c, KAPPA) for c in classes]
+    return Dist(pv, labels, check=False, name="p"), Dist(qv, labels, check=False, name="q")
+
+
+def _target(expected_law, case, k):
+    p, q = _vectors(case)
+    dist = expected_law(p, q, k) if expected_law else p
+    return {t: _sym(_plain(dist[Token(t)])) for t in case.names}
+
+
+def _expected_acceptance(expected_acceptance, case, k):
+    if expected_acceptance is None:
+        return None
+    p, q = _vectors(case)
+    return _sym(_plain(expected_acceptance(p, q, k)))
+
+
+def _explicit_solution(inner):
+    eqs = list(inner.base_equalities) + [a for a, s in inner.facts.items()
+                                         if s == 0 and inner._is_linear(a)]
+    solved = sympy.solve(eqs, list(reversed(inner.variables)), dict=True)
+    return solved[0] if solved else {}
+
+
+def _judge(case, result, target, want, run, k, count) -> GenericCaseResult:
+    solution = _explicit_solution(case.inner)
+    if any(_reduce(result.law[t] - target[t], solution) != 0 for t in case.names) or \
+            (want is not None and _reduce(result.explicit - want, solution) != 0):
+        solution = _equality_solution(case.inner)     # adds zeros implied by non-negativity
+    law = {t: _reduce(v, solution) for t, v in result.law.items()}
+    acceptance = _reduce(result.explicit, solution)
+    in_drafts = None if result.in_drafts is None else _reduce(result.in_drafts, solution)
+    total = _reduce(result.total, solution)
+    diffs = {t: _reduce(law[t] - target[t], solution) for t in case.names}
+    if want is not None:
+        diffs["acceptance"] = _reduce(acceptance - want, solution)
+    points = _witnesses(case, count)
+    checked, agree_all, differs_any = [], True, False
+    for point in points:
+        w = _check_witness(case, point, law, acceptance, run, k)
+        checked.append(w)
+        agree_all = agree_all and w["agrees"]
+        differs_any = differs_any or w["differs"]
+    if not differs_any and any(d != 0 for d in diffs.values()):
+        # look further for a point where the law differs from the target
+        for point in case.inner.witnesses(6, seed=1):
+            if not case.realised(point) or point in points:
+                continue
+            if all(d.xreplace(point) == 0 for d in diffs.values()):
+                continue
+            w = _check_witness(case, point, law, acceptance, run, k)
+            checked.append(w)
+            agree_all = agree_all and w["agrees"]
+            differs_any = differs_any or w["differs"]
+            if differs_any:
+                break
+    classes = [{"name": name, "facts": [[str(f), s] for f, s in facts]}
+               for name, facts in case.classes]
+    if total != 1:
+        verdict, note = "undecided", f"the paths add up to {total}, not 1"
+    elif not agree_all:
+        verdict, note = "undecided", "the closed form disagrees with exact enumeration"
+    elif all(d == 0 for d in diffs.values()):
+        verdict, note = "proved", ""
+    elif differs_any:
+        verdict, note = "refuted", "the law differs from the target at a witness"
+    else:
+        verdict, note = "undecided", "law - target did not cancel and no witness shows it"
+    return GenericCaseResult(case.conditions(), classes, case.path, law, acceptance, in_drafts,
+                             total, diffs, {str(a): str(b) for a, b in solution.items()},
+                             verdict, checked, note, case, dict(target), want)
+
+
+def _witnesses(case, count):
+    """Rational points of the case: the LP centre first, then a few more if asked."""
+    inner = case.inner
+    best, centre = inner._max_slack()
+    if best is None or best <= 0 or centre is None:
+        return []
+    point = {v: sympy.Rational(centre[v].numerator, centre[v].denominator)
+             for v in inner.variables}
+    if inner._holds_at(point) and case.realised(point) and count <= 1:
+        return [point]
+    return [w for w in inner.witnesses(max(count, 2)) if case.realised(w)][:count]
+
+
+def _concrete(case, point, split: int = 1):
+    """A concrete vocabulary for a witness point: one token per class (``split`` proportional
+    tokens per class), distinguished tokens first."""
+    from ..core.dist import Dist
+
+    labels, pv, qv = [], [], []
+    for t in case.names:
+        a, b = case.token_symbols[t]
+        labels.append(t)
+        pv.append(Fraction(str(point[a])))
+        qv.append(Fraction(str(point[b])))
+    for name, _ in case.classes:
+        P, Q = case.class_symbols[name]
+        if point[P] == 0 and point[Q] == 0:
+            continue                       # an empty class: no token
+        for j in range(split):
+            share = Fraction(j + 1, split * (split + 1) // 2)
+            labels.append(f"{name}.{j}" if split > 1 else name)
+            pv.append(Fraction(str(point[P])) * share)
+            qv.append(Fraction(str(point[Q])) * share)
+    return Dist(pv, labels), Dist(qv, labels)
+
+
+def _check_witness(case, point, law, acceptance, run, k):
+    from ..core.dist import exact_str
+
+    record = {"point": {str(v): str(val) for v, val in point.items()}, "sizes": []}
+    agrees, differs = True, False
+    for split in (1, 2):
+        p, q = _concrete(case, point, split)
+        exact = enumerate_paths(run, p, q, k, keep_paths=(split == 1), max_paths=None)
+        for t in case.names:
+            generic = law[t].xreplace(point)
+            if sympy.Rational(str(exact.law[t])) != generic:
+                agrees = False
+            if exact.law[t] != p[t]:
+                differs = True
+        if sympy.Rational(str(exact.explicit_acceptance)) != acceptance.xreplace(point):
+            agrees = False
+        record["sizes"].append({"n": len(p), "p": p, "q": q, "enumeration": exact})
+    record["agrees"], record["differs"] = agrees, differs
+    return record
+
+
+def _evaluate(proof: GenericProof, p, q, t):
+    """Find the case of ``proof`` holding the instance ``(p, q)`` with ``t`` distinguished and
+    evaluate its closed forms there."""
+    rest = [lab for lab in p.labels if lab != t]
+    rest = [x for x in rest if p[x] != 0 or q[x] != 0]
+    names = proof.names
+    if len(names) != 1:
+        raise InvalidInput("law_at needs a proof with one distinguished token")
+    name = names[0]
+    pt, qt = sympy.Symbol(f"p_{name}", nonnegative=True), sympy.Symbol(f"q_{name}",
+                                                                       nonnegative=True)
+    for result in proof.cases:
+        groups = _replay(result.path, rest, p, q, p[t], q[t], pt, qt)
+        if groups is None:
+            continue
+        values = {pt: sympy.Rational(str(p[t])), qt: sympy.Rational(str(q[t]))}
+        for cname, tokens in groups.items():
+            P, Q = _agg_symbols(cname)
+            values[P] = sympy.Rational(str(sum((p[x] for x in tokens), Fraction(0))))
+            values[Q] = sympy.Rational(str(sum((q[x] for x in tokens), Fraction(0))))
+        law = result.law[name].xreplace(values)
+        acc = result.acceptance.xreplace(values)
+        return result, Fraction(str(law)), Fraction(str(acc))
+    raise InvalidInput("no case of the generic proof holds this instance (infeasible case?)")
+
+
+def _replay(path, rest, p, q, pt_value, qt_value, pt, qt):
+    groups = {"R": list(rest)}
+    for step in path:
+        kind = step[0]
+        values = {pt: sympy.Rational(str(pt_value)), qt: sympy.Rational(str(qt_value))}
+        for cname, tokens in groups.items():
+            P, Q = _agg_symbols(cname)
+            values[P] = sympy.Rational(str(sum((p[x] for x in tokens), Fraction(0))))
+            values[Q] = sympy.Rational(str(sum((q[x] for x in tokens), Fraction(0))))
+        if kind == "aggregate":
+            atom = step[1]
+            if _num_sign(atom.xreplace(values)) != step[2]:
+                return None
+        elif kind == "empty":
+            _, cname, empty = step
+            if empty != (not groups[cname]):
+                return None
+            if empty:
+                del groups[cname]
+        else:
+            _, cname, atom, signs = step
+            by_sign = {}
+            for x in groups[cname]:
+                v = atom.xreplace(values).xreplace({PI: sympy.Rational(str(p[x])),
+                                                    KAPPA: sympy.Rational(str(q[x]))})
+                by_sign.setdefault(_num_sign(v), []).append(x)
+            if not set(by_sign) <= set(signs):
+                return None
+            del groups[cname]
+            for s in signs:
+                groups[f"{cname}{_MARK[s]}"] = by_sign.get(s, [])
+    return groups

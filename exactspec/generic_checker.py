@@ -1,0 +1,228 @@
+"""A second, small checker for the certificates of proofs for every vocabulary size.
+
+It uses sympy, the exact rational simplex (:mod:`exactspec.core.lp`) and the path checker
+(:mod:`exactspec.checker`) only, never the engine.  A
+certificate (``kind: exactspec-generic-certificate``) lists every case of the proof as the
+sequence of splits that leads to it, the case's conditions, its closed-form law at the
+distinguished token, its target, and witness points with path certificates.  The checker
+verifies, independently of how the engine found them:
+
+1. the case tree is complete: at every split every outcome is present (the three signs of an
+   aggregate quantity; a class empty or not), as a judged case or as an infeasible leaf, and a
+   class split into sub-classes leaves out only signs no token of the class can have;
+2. every infeasible leaf is infeasible: its linear conditions (with the sums of ``p`` and of
+   ``q`` equal to 1, every variable non-negative, and the class facts summed over each class,
+   ``s * form(P_c, Q_c) >= 0``) have no point where the strict ones hold strictly (sympy's
+   exact simplex);
+3. every proved case's ``law - target`` (and acceptance, when stated) is 0 after substituting
+   the case's equalities, solved here by sympy;
+4. every witness's path certificate checks, and the path law at the distinguished token equals
+   the case's closed form at the witness point (which ties the formula to exact enumeration);
+   in a refuted case, a witness's path law differs from the target.
+
+``python -m exactspec.generic_checker CERT.json`` prints ``CERTIFICATE OK`` or the problems.
+"""
+
+import json
+import sys
+from fractions import Fraction
+
+import sympy
+
+from .checker import check_certificate
+from .core.lp import Infeasible, linprog_max
+
+__all__ = ["check_generic_certificate"]
+
+
+def _parse(text, symbols):
+    return sympy.sympify(text, locals=symbols)
+
+
+def _symbols(cert, case):
+    names = list(case["variables"]) + ["pi_x", "kappa_x"]
+    return {name: sympy.Symbol(name) for name in names}   # no assumptions: lpmax needs
+    # its constraints x >= 0 kept, which a nonnegative symbol would turn into True
+
+
+def _strictly_feasible(variables, equalities, facts, nonnegative=()) -> bool:
+    """Is there a point, all variables >= 0, equalities = 0, each fact ``(expr, s)`` with
+    ``sign(expr) = s`` strictly, each ``nonnegative`` expression >= 0?  Only linear
+    conditions are used (so False is a proof).  The LP is the project's exact rational
+    simplex (``core.lp``; sympy 1.14's ``lpmax`` returned points violating constraints)."""
+    n = len(variables)
+
+    def row(expr, slack_coeff=0):
+        poly = sympy.Poly(sympy.expand(expr), *variables)
+        coeffs = [Fraction(str(poly.coeff_monomial(v))) for v in variables]
+        return coeffs + [Fraction(slack_coeff)], -Fraction(str(poly.coeff_monomial(1)))
+
+    def linear(expr):
+        return sympy.Poly(sympy.expand(expr), *variables).total_degree() <= 1
+
+    eq = [row(e) for e in equalities if linear(e)]
+    lb = [row(e) for e in nonnegative if linear(e)]
+    for expr, s in facts:
+        if not linear(expr):
+            continue
+        if s == 0:
+            eq.append(row(expr))
+        else:
+            lb.append(row(s * expr, -1))
+    ub = [([Fraction(0)] * n + [Fraction(1)], Fraction(1))]
+    try:
+        best, _ = linprog_max([Fraction(0)] * n + [Fraction(1)], eq=eq, ub=ub, lb=lb)
+    except Infeasible:
+        return False
+    return best > 0
+
+
+_MARKS = {"m": -1, "z": 0, "p": 1}
+
+
+def _class_facts(path, name):
+    """The facts of class ``name`` at the end of ``path``: a sub-class's name is its parent's
+    name followed by one mark per split (``m``, ``z``, ``p`` for ``<``, ``=``, ``>``)."""
+    facts = []
+    for step in path:
+        if step[0] == "class" and name.startswith(step[1]) and len(name) > len(step[1]):
+            facts.append((step[2], _MARKS[name[len(step[1])]]))
+    return facts
+
+
+def _token_can(facts, atom, sign) -> bool:
+    """Can a token (pi_x, kappa_x) >= 0, not both 0, meet the numeric facts and
+    ``sign(atom) = sign``?  Facts with symbolic coefficients are left out (so False is a
+    proof)."""
+    pi, kappa = sympy.Symbol("pi_x"), sympy.Symbol("kappa_x")
+    table = {"pi_x": pi, "kappa_x": kappa}
+    usable = []
+    for text, s in list(facts) + [(atom, sign)]:
+        expr = sympy.sympify(text, locals=table)
+        if expr.free_symbols <= {pi, kappa}:
+            usable.append((expr, s))
+        elif (text, s) == (atom, sign):
+            return True           # a symbolic form: every sign is possible as far as we know
+    return _strictly_feasible([pi, kappa], [pi + kappa - 1], usable)
+
+
+def _tree_problems(cert):
+    leaves = [c["path"] for c in cert["cases"]] + [c["path"] for c in cert["infeasible"]]
+    children = {}
+    for path in leaves:
+        for i in range(len(path)):
+            children.setdefault(json.dumps(path[:i]), set()).add(json.dumps(path[i]))
+    problems = []
+    for prefix, steps in children.items():
+        steps = [json.loads(s) for s in steps]
+        kinds = {s[0] for s in steps}
+        if len(kinds) != 1:
+            problems.append(f"mixed splits after {prefix}")
+            continue
+        kind = kinds.pop()
+        if kind == "aggregate":
+            atoms = {s[1] for s in steps}
+            if len(atoms) != 1 or sorted(s[2] for s in steps) != [-1, 0, 1]:
+                problems.append(f"an aggregate split after {prefix} misses a sign")
+        elif kind == "empty":
+            if len({s[1] for s in steps}) != 1 or sorted(s[2] for s in steps) != [False, True]:
+                problems.append(f"an emptiness split after {prefix} misses an outcome")
+        elif kind == "class":
+            if len(steps) != 1:
+                problems.append(f"a class split after {prefix} has several children")
+                continue
+            _, name, atom, signs = steps[0]
+            facts = _class_facts(json.loads(prefix), name)
+            for sign in {-1, 0, 1} - set(signs):
+                if _token_can(facts, atom, sign):
+                    problems.append(f"a class split after {prefix} leaves out sign {sign} of "
+                                    f"{atom}, which a token of {name} can have")
+        else:
+            problems.append(f"unknown split {kind!r} after {prefix}")
+    return problems
+
+
+def _equality_substitution(equalities, variables, symbols):
+    solved = sympy.solve(equalities, list(reversed(variables)), dict=True)
+    return solved[0] if solved else {}
+
+
+def check_generic_certificate(cert):
+    """Re-check a generic certificate (a dict or a JSON file); returns a list of problems."""
+    if isinstance(cert, str):
+        with open(cert) as handle:
+            cert = json.load(handle)
+    if cert.get("kind") != "exactspec-generic-certificate":
+        return [f"unknown certificate kind {cert.get('kind')!r}"]
+    if cert.get("outside"):
+        return []                 # nothing was claimed for every vocabulary size
+    problems = _tree_problems(cert)
+    for leaf in cert["infeasible"]:
+        symbols = _symbols(cert, leaf)
+        variables = [symbols[v] for v in leaf["variables"]]
+        equalities = [_parse(e, symbols) for e in leaf["equalities"]]
+        facts = [(_parse(e, symbols), s) for e, s in leaf["facts"]]
+        if leaf.get("token_facts") is not None:
+            pi, kappa = symbols["pi_x"], symbols["kappa_x"]
+            token = [(_parse(e, symbols), s) for e, s in leaf["token_facts"]]
+            if _strictly_feasible([pi, kappa], [pi + kappa - 1], token):
+                problems.append(f"leaf {leaf['path']}: a token can satisfy {leaf['token_facts']}")
+            continue
+        nonnegative = [_parse(e, symbols) for e in leaf.get("nonnegative", [])]
+        if _strictly_feasible(variables, equalities, facts, nonnegative):
+            problems.append(f"leaf {leaf['path']}: marked infeasible but its linear conditions "
+                            "hold at some point")
+    for case in cert["cases"]:
+        symbols = _symbols(cert, case)
+        variables = [symbols[v] for v in case["variables"]]
+        equalities = [_parse(e, symbols) for e in case["equalities"]]
+        solution = _equality_substitution(equalities, variables, symbols)
+        for t, law_text in case["law"].items():
+            law = _parse(law_text, symbols)
+            target = _parse(case["target"][t], symbols)
+            diff = sympy.cancel(sympy.together((law - target).xreplace(solution)))
+            if case["verdict"] == "proved" and diff != 0:
+                problems.append(f"case {case['path']}: law - target = {diff}, not 0")
+            for w in case["witnesses"]:
+                point = {symbols[k]: sympy.Rational(v) for k, v in w["point"].items()
+                         if k in symbols}
+                path_cert = w["certificate"]
+                problems += [f"case {case['path']} witness: {m}"
+                             for m in check_certificate(path_cert)]
+                at_t = sum((Fraction(path["probability"]) for path in path_cert["paths"]
+                            if path["output"] == t), Fraction(0))
+                if sympy.Rational(str(at_t)) != law.xreplace(point):
+                    problems.append(f"case {case['path']}: the closed form gives "
+                                    f"{law.xreplace(point)} at a witness, the paths {at_t}")
+            if case["verdict"] == "refuted":
+                if not any(Fraction(w["certificate"]["law"][t]) !=
+                           Fraction(w["certificate"]["target"][t])
+                           for w in case["witnesses"]):
+                    problems.append(f"case {case['path']}: refuted without a witness")
+        if case["verdict"] == "proved" and case.get("expected_acceptance") is not None:
+            diff = sympy.cancel(sympy.together(
+                (_parse(case["acceptance"], symbols) -
+                 _parse(case["expected_acceptance"], symbols)).xreplace(solution)))
+            if diff != 0:
+                problems.append(f"case {case['path']}: acceptance - expected = {diff}")
+    return problems
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m exactspec.generic_checker CERTIFICATE.json", file=sys.stderr)
+        return 2
+    try:
+        problems = check_generic_certificate(argv[0])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        print(f"error: cannot read certificate {argv[0]}: {err}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(problem)
+    print("CERTIFICATE OK" if not problems else "CERTIFICATE REJECTED")
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""The vocabulary-generic interpreter: proofs for every vocabulary size, its refusals, its
+closed forms against exact enumeration, and its certificates under the sympy checker."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import pytest
+import sympy
+
+from exactspec.claims.generic import abs_residual_rule, cross_check, family, generic_certificate
+from exactspec.core.dist import Dist, overlap
+from exactspec.core.random_dists import random_pair
+from exactspec.engine.exact import enumerate_paths
+from exactspec.engine.generic import NotGeneric, prove_generic
+from exactspec.engine.symbolic import prove_symbolic
+from exactspec.generic_checker import check_generic_certificate
+from exactspec.methods.naive import naive
+from exactspec.methods.rrs_wor import rrs_wor
+from exactspec.methods.sps import sps
+from exactspec.methods.top1 import top1
+
+
+@pytest.fixture(scope="module")
+def sps_proof():
+    return prove_generic(sps, expected_acceptance=lambda p, q, k: overlap(p, q))
+
+
+def test_naive_refuted_for_every_size_with_law_q():
+    proof = prove_generic(naive)
+    assert proof.verdict == "refuted"
+    assert {str(c.law["t"]) for c in proof.cases} <= {"q_t", "0"}
+    for n in range(2, 7):
+        p, q = family(n)
+        case, law, _ = proof.law_at(p, q, 0)
+        assert law == Fraction(1, 4) == enumerate_paths(naive, p, q).law[0] != p[0]
+
+
+def test_refusals_name_the_reason():
+    assert "two tokens" in prove_generic(top1).outside or \
+        "linear homogeneous" in prove_generic(top1).outside
+    assert "without replacement" in prove_generic(rrs_wor, 2).outside
+
+    def uses_a_constant(s, p, q, k=1):
+        masses = [a + Fraction(1, 10) for a in p.probs]   # not a sum, not scale-free
+        return s.draw(Dist(masses, p.labels, check=False))
+
+    assert prove_generic(uses_a_constant).outside
+
+    def flips_twice(s, p, q, k=1):        # weight q_x (p_x/q_x)^2: not linear in the token
+        x = s.draft(q)
+        r = min(1, p[x] / q[x])
+        if s.coin(r) and s.coin(r):
+            return s.accept(x)
+        return x
+
+    assert "not linear" in prove_generic(flips_twice).outside
+
+
+def test_not_generic_is_invalid_input():
+    assert issubclass(NotGeneric, ValueError)
+
+
+@pytest.mark.slow
+def test_one_draft_rule_proved_for_every_size(sps_proof):
+    assert sps_proof.verdict == "proved"
+    assert all(c.law["t"] == sympy.Symbol("p_t", nonnegative=True) or c.law["t"] == 0
+               for c in sps_proof.cases)
+    assert all(c.total == 1 for c in sps_proof.cases)
+    cert = generic_certificate(sps_proof, "sps lossless for every size")
+    assert check_generic_certificate(cert) == []
+
+
+@pytest.mark.slow
+def test_one_draft_closed_form_matches_enumeration_up_to_8_tokens(sps_proof):
+    count, bad = cross_check(sps_proof, sps, sizes=range(2, 9), per_size=3, seed=5)
+    assert count == 21 and bad == []
+
+
+@pytest.mark.slow
+def test_one_draft_matches_per_size_symbolic_proofs(sps_proof):
+    # the per-size symbolic proof's witnesses on 2 and 3 tokens, every token distinguished
+    for n in (2, 3):
+        proof = prove_symbolic(sps, n)
+        assert proof.verdict == "proved"
+        for case in proof.cases:
+            for w in case.witnesses:
+                for t in w["p"].labels:
+                    _, law, acc = sps_proof.law_at(w["p"], w["q"], t)
+                    assert law == w["enumeration"].law[t] == w["p"][t]
+                    assert acc == overlap(w["p"], w["q"])
+
+
+@pytest.mark.slow
+def test_wrong_residual_refuted_with_family():
+    proof = prove_generic(abs_residual_rule)
+    assert proof.verdict == "refuted"
+    cert = generic_certificate(proof, "abs residual")
+    assert check_generic_certificate(cert) == []
+    for n in range(2, 6):
+        p, q = family(n)
+        _, law, _ = proof.law_at(p, q, 0)
+        assert law == enumerate_paths(abs_residual_rule, p, q).law[0] == Fraction(3, 8)
+    rng = random.Random(3)
+    for n in (2, 4, 6):
+        p, q = random_pair(rng, n)
+        _, law, _ = proof.law_at(p, q, p.labels[-1])
+        assert law == enumerate_paths(abs_residual_rule, p, q).law[p.labels[-1]]
+
+
+def test_checker_rejects_a_tampered_certificate():
+    proof = prove_generic(naive)
+    cert = generic_certificate(proof, "naive")
+    assert check_generic_certificate(cert) == []
+    bad = dict(cert, cases=[dict(c, verdict="proved") for c in cert["cases"]])
+    assert check_generic_certificate(bad)
+    short = dict(cert, infeasible=[])
+    assert check_generic_certificate(short)
+
+
+@pytest.mark.slow
+def test_where_the_abstraction_stops_is_said_plainly():
+    from exactspec.claims.generic import check_reach
+
+    result = check_reach()
+    text = "\n".join(result.details)
+    assert result.verdict == "UNDECIDED"
+    assert "rrs-wor (k = 2): OUTSIDE" in text and "without replacement" in text
+    assert "kseq (k = 2, rho*): OUTSIDE" in text
+    assert "rrs (k = 2): UNDECIDED" in text
+
+
+def test_a_prefix_sum_over_the_rest_is_caught_by_the_order_check():
+    def first_slots(s, p, q, k=1):
+        x = s.draft(q)
+        head = sum(list(q.probs)[:2], 0)          # a sum over part of the vocabulary
+        if s.coin(min(1, head), "keep"):
+            return s.accept(x)
+        return s.draw(p, "resample")
+
+    proof = prove_generic(first_slots)
+    assert proof.outside is not None
