@@ -155,11 +155,15 @@ def _read_float_pair(args):
     return p, q
 
 
+_STDOUT = [None]  # the real stdout while user code's prints go to stderr (--json)
+
+
 def _emit(obj, as_json: bool, text: str) -> None:
+    out = _STDOUT[0] or sys.stdout
     if as_json:
-        sys.stdout.write(json.dumps(obj) + "\n")
+        out.write(json.dumps(obj) + "\n")
     else:
-        sys.stdout.write(text.rstrip("\n") + "\n")
+        out.write(text.rstrip("\n") + "\n")
 
 
 def _table(rows, header) -> str:
@@ -213,6 +217,9 @@ def _verify_text(result) -> str:
     rows = [[t, exact_str(p[t]), exact_str(result.q[t]), exact_str(result.law[t]),
              "" if result.law[t] == p[t] else "differs"] for t in p.labels]
     lines = [f"method {result.method.name}, k = {result.k}: {result.paths} paths enumerated",
+             *([f"note: {result.enumeration.floats} float values met in the method were taken at "
+                "their exact binary value (the verdict is about the float program)"]
+               if getattr(result.enumeration, "floats", 0) else []),
              _table(rows, ["token", "target p", "draft q", "output", ""]),
              f"acceptance P(Y in X) = {exact_str(result.acceptance)} "
              f"({float(result.acceptance):.6g})"]
@@ -444,9 +451,11 @@ def main(argv=None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            parser.print_help()
+            parser.print_usage(sys.stderr)
+            print("error: exactspec: name a command (exactspec --help lists them)",
+                  file=sys.stderr)
             return EXIT_USAGE
-        return COMMANDS[args.command](args)
+        return _run_command(args)
     except _UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -457,6 +466,22 @@ def main(argv=None) -> int:
         return _report(err)
 
 
+def _run_command(args) -> int:
+    """Run one command; under ``--json`` whatever user code prints goes to stderr."""
+    if getattr(args, "json", False):
+        _STDOUT[0], sys.stdout = sys.stdout, sys.stderr
+    try:
+        return COMMANDS[args.command](args)
+    except SystemExit as exiting:  # user code called sys.exit: its exit, not ours
+        where = _user_frame(exiting, only_user=True)
+        print(f"error: user code called sys.exit({exiting.code!r}){where}: a verifier must "
+              "return a token", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        if _STDOUT[0] is not None:
+            sys.stdout, _STDOUT[0] = _STDOUT[0], None
+
+
 def _report(err: Exception) -> int:
     from .core.errors import ExactspecError, TooLarge, Undecided
 
@@ -464,24 +489,33 @@ def _report(err: Exception) -> int:
         print(f"undecided: {err}", file=sys.stderr)
         return EXIT_UNDECIDED
     if isinstance(err, (ExactspecError, TooLarge)):
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {_one_line(err)}{_user_frame(err, only_user=True)}", file=sys.stderr)
         return EXIT_USAGE
     where = _user_frame(err)
-    print(f"error: {type(err).__name__}: {err}{where}", file=sys.stderr)
+    if where.startswith(" (in "):
+        where = " (raised by user code " + where[len(" ("):]
+    print(f"error: {type(err).__name__}: {_one_line(err)}{where}", file=sys.stderr)
     return EXIT_USAGE
 
 
-def _user_frame(err) -> str:
+def _one_line(err) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= 2000 else text[:2000] + " ..."
+
+
+def _user_frame(err, only_user: bool = False) -> str:
     """`` (in file.py line N)`` for the innermost frame outside exactspec, if any."""
     import os
     import traceback
 
     package = os.path.dirname(os.path.abspath(__file__))
     frames = [f for f in traceback.extract_tb(err.__traceback__)
-              if not os.path.abspath(f.filename).startswith(package)]
+              if not os.path.abspath(f.filename).startswith(package)
+              and not f.filename.startswith("<frozen ")
+              and f"{os.sep}lib{os.sep}python" not in f.filename]
     if frames:
         return f" (in {frames[-1].filename} line {frames[-1].lineno})"
-    return " (inside exactspec: please report this as a bug)"
+    return "" if only_user else " (inside exactspec: please report this as a bug)"
 
 
 if __name__ == "__main__":

@@ -84,6 +84,8 @@ class Verification:
         if self.enumeration.used_accept and self.explicit_acceptance != self.acceptance:
             out["explicit_acceptance"] = exact_str(self.explicit_acceptance)
         out["paths"] = self.paths
+        if getattr(self.enumeration, "floats", 0):
+            out["floats_converted"] = self.enumeration.floats
         if not self.lossless:
             out["differs"] = [str(lab) for lab in self.differs]
             out["bias"] = exact_str(self.bias)
@@ -150,7 +152,7 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
     """
     m, p, q = _checked(method, p, q, k)
     enumeration = enumerate_paths(m.run, p, q, k, grid=grid, keep_paths=keep_paths,
-                                  max_paths=max_paths, progress=progress)
+                                  max_paths=max_paths, progress=progress, watch=m.user)
     if enumeration.total != 1:
         raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
     return Verification(m, p, q, k, enumeration)

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from .errors import InvalidInput, NotExact
@@ -179,9 +180,20 @@ class Dist(Mapping):
         elif normalize:
             total = sum(values[1:], values[0])
             values = [v / total for v in values]
-        self.labels = given_labels
-        self.probs = tuple(values)
-        self._index = {lab: i for i, lab in enumerate(given_labels)}
+        object.__setattr__(self, "labels", given_labels)
+        object.__setattr__(self, "probs", tuple(values))
+        object.__setattr__(self, "_index", MappingProxyType(
+            {lab: i for i, lab in enumerate(given_labels)}))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a Dist is read-only: cannot set {name!r} (build a new Dist, or "
+                             "copy it with dict(p))")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"a Dist is read-only: cannot delete {name!r}")
+
+    def __reduce__(self):
+        return (_rebuild, (self.labels, self.probs))
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -276,6 +288,10 @@ class Dist(Mapping):
     def to_floats(self) -> list[float]:
         """The probabilities as Python floats (for plots and sampling only)."""
         return [float(getattr(v, "expr", v)) for v in self.probs]
+
+
+def _rebuild(labels, probs) -> Dist:
+    return Dist(list(probs), labels, check=False)
 
 
 def _reject_constant(name: str):

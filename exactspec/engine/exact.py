@@ -14,7 +14,6 @@ work above the budget is refused with the estimate.
 
 from __future__ import annotations
 
-import random
 import sys
 import time
 from dataclasses import dataclass, field
@@ -23,6 +22,9 @@ from typing import Any, Callable
 
 from ..core.errors import InvalidInput, TooLarge
 from .uniform import Uniform, grid_count
+from .watch import Fingerprint, watched
+
+_clock = time.perf_counter  # taken before any watch replaces the clock
 
 __all__ = ["ExactSampler", "Path", "Enumeration", "enumerate_paths", "estimate_paths",
            "DEFAULT_MAX_PATHS"]
@@ -40,6 +42,7 @@ class Path:
     output: Any
     drafts: tuple
     accepted: bool
+    choices: tuple = ()
 
 
 @dataclass
@@ -61,6 +64,7 @@ class Enumeration:
     used_accept: bool
     path_list: list | None = None
     seconds: float = 0.0
+    floats: int = 0
     _tree: Any = field(default=None, repr=False)
 
     def path_tree(self):
@@ -97,6 +101,64 @@ class _Restart(Exception):
     """Internal: a probe reached its end."""
 
 
+class _ProbeRandom:
+    """A small seeded generator for the size probes (SplitMix64), kept apart from Python's
+    ``random`` so that a watch on user code can refuse ``random`` without stopping the probes."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, seed: int = 0):
+        self._state = (seed * 0x9E3779B97F4A7C15 + 1) & 0xFFFFFFFFFFFFFFFF
+
+    def _next(self) -> int:
+        self._state = (self._state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        z = self._state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+        return z ^ (z >> 31)
+
+    def randrange(self, n: int) -> int:
+        return self._next() % n
+
+
+def exact_probability(value, what: str, sampler=None):
+    """A branch probability as an exact number.
+
+    Fractions and integers pass; a float (Python or NumPy, any width) becomes its exact binary
+    value, counted on ``sampler.floats`` so that the output can say so; symbolic values pass.
+
+    >>> exact_probability(0.5, "coin")
+    Fraction(1, 2)
+    >>> exact_probability(0.1, "coin") == Fraction(3602879701896397, 36028797018963968)
+    True
+    """
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool):
+        raise InvalidInput(f"{what}: probability {value!r} is a bool, not a number")
+    if isinstance(value, int):
+        return Fraction(value)
+    ratio = getattr(value, "as_integer_ratio", None)
+    if ratio is not None and not hasattr(value, "free_symbols"):
+        try:
+            num, den = ratio()
+        except (OverflowError, ValueError):
+            raise InvalidInput(f"{what}: probability {value!r} is not a finite number") from None
+        if sampler is not None:
+            sampler.floats += 1
+        return Fraction(num, den)
+    if getattr(value, "is_Float", False):
+        if sampler is not None:
+            sampler.floats += 1
+        import sympy
+
+        if not value.is_finite:
+            raise InvalidInput(f"{what}: probability {value} is not a finite number")
+        rational = sympy.Rational(value)  # the Float's exact binary value
+        return Fraction(int(rational.p), int(rational.q))
+    return value
+
+
 class ExactSampler:
     """The sampling interface, interpreted by exhaustive enumeration.
 
@@ -115,8 +177,9 @@ class ExactSampler:
         self.grid = grid
         self._prefix: list[int] = []
         self._arity: list[int] = []
-        self._probe: random.Random | None = None
+        self._probe: _ProbeRandom | None = None
         self._probe_size = 1
+        self.floats = 0
         self._reset()
 
     # -- bookkeeping ---------------------------------------------------------------------
@@ -124,6 +187,7 @@ class ExactSampler:
         self._depth = 0
         self.weight = Fraction(1)
         self.branches: list = []
+        self.choices: list = []
         self.drafted: list = []
         self.accepted_token = None
         self.did_accept = False
@@ -159,6 +223,7 @@ class ExactSampler:
         value, prob, what = options[i]
         self.weight = self.weight * prob
         self.branches.append((kind, what, prob))
+        self.choices.append((i, tuple(option[1] for option in options)))
         return value
 
     def _advance(self) -> bool:
@@ -174,12 +239,28 @@ class ExactSampler:
     # -- the sampling interface ----------------------------------------------------------
     def draw(self, dist, what: str = "draw"):
         """A token drawn from ``dist``."""
-        options = [(lab, pr, f"{what} {lab}") for lab, pr in zip(dist.labels, dist.probs)
+        probs = self._law(dist, what)
+        options = [(lab, pr, f"{what} {lab}") for lab, pr in zip(dist.labels, probs)
                    if pr != 0]
         return self._choose(what, options)
 
+    def _law(self, dist, what: str) -> list:
+        """``dist``'s probabilities, exact; refused unless they are in [0, 1] and sum to 1."""
+        probs = [exact_probability(pr, what, self) for pr in dist.probs]
+        if all(isinstance(pr, Fraction) for pr in probs):
+            if any(pr < 0 for pr in probs) or sum(probs) != 1:
+                from ..core.dist import exact_str
+
+                raise InvalidInput(
+                    f"{what}: the method drew from a law whose entries "
+                    f"{'are negative' if any(pr < 0 for pr in probs) else 'sum to ' + exact_str(sum(probs))}"
+                    ", not a probability law summing to 1 exactly (floats rounded? build it "
+                    "from Fractions)")
+        return probs
+
     def coin(self, prob, what: str = "coin") -> bool:
         """True with probability ``prob``."""
+        prob = exact_probability(prob, what, self)
         if prob < 0 or prob > 1:
             raise InvalidInput(f"{what}: probability {prob} is outside [0, 1]")
         options = []
@@ -234,7 +315,7 @@ class ExactSampler:
             raise InvalidInput("pick needs an explicit uniform from s.uniform()")
         options = []
         cum = 0
-        for lab, pr in zip(dist.labels, dist.probs):
+        for lab, pr in zip(dist.labels, self._law(dist, what)):
             a, b = cum, cum + pr
             cum = b
             if pr == 0:
@@ -260,6 +341,7 @@ class ExactSampler:
         return Fraction(grid_count(lo, hi, self.grid), total)
 
     def _split_uniform(self, u: Uniform, c, strict: bool) -> bool:
+        c = exact_probability(c, "uniform", self)
         if self.grid is not None:
             scaled = Fraction(c) * self.grid
             import math
@@ -291,25 +373,52 @@ def _call(method: Callable, sampler, p, q, k):
     return method(sampler, p, q, k)
 
 
+def _snapshot(dist) -> tuple:
+    """What a method must not change in its input: labels and exact values."""
+    values = tuple((v.numerator, v.denominator) if isinstance(v, Fraction) else repr(v)
+                   for v in getattr(dist, "probs", ()))
+    return tuple(getattr(dist, "labels", ())), values
+
+
+def _check_unchanged(before, p, q) -> None:
+    for name, dist, old in (("p", p, before[0]), ("q", q, before[1])):
+        if _snapshot(dist) != old:
+            raise InvalidInput(f"the method changed its input {name}: p and q are read-only "
+                               "(copy them, e.g. dict(p), before changing anything)")
+
+
 def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, probes: int = 40,
-                   seed: int = 0) -> int:
+                   seed: int = 0, watch: bool = False) -> int:
     """Knuth's estimate of the number of paths: the mean over random probes of the product
     of the branching factors met along the probe (unbiased for the size of the tree)."""
-    rng = random.Random(seed)
+    rng = _ProbeRandom(seed)
     total = 0
-    for _ in range(probes):
-        s = sampler_factory()
-        s._probe = rng
-        s._probe_size = 1
-        s._reset()
-        _call(method, s, p, q, k)
-        total += s._probe_size
+    before = _snapshot(p), _snapshot(q)
+    with watched() if watch else _nothing():
+        for _ in range(probes):
+            s = sampler_factory()
+            s._probe = rng
+            s._probe_size = 1
+            s._reset()
+            _call(method, s, p, q, k)
+            total += s._probe_size
+    if watch:
+        _check_unchanged(before, p, q)
     return max(1, round(total / probes))
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = None,
                     keep_paths: bool = False, max_paths: int | None = DEFAULT_MAX_PATHS,
-                    progress: bool | None = None, sampler_factory=None) -> Enumeration:
+                    progress: bool | None = None, sampler_factory=None,
+                    on_path: Callable | None = None, watch: bool = False) -> Enumeration:
     """Run ``method(s, p, q, k)`` on every path and return the exact :class:`Enumeration`.
 
     Parameters
@@ -320,11 +429,18 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     progress : bool, optional
         Print a progress line on stderr (default: when the estimate is large and stderr is a
         terminal).
+    on_path : callable, optional
+        Called with each :class:`Path` as it is enumerated (a certificate streams this way,
+        without holding the paths in memory).
+    watch : bool
+        The method is user code: refuse hidden randomness while it runs
+        (:func:`~exactspec.engine.watch.watched`), run every path a second time and compare,
+        and check that ``p`` and ``q`` come back unchanged.
     """
     factory = sampler_factory or (lambda: ExactSampler(grid=grid))
     estimate = None
     if max_paths is not None or progress:
-        estimate = estimate_paths(method, p, q, k, sampler_factory=factory)
+        estimate = estimate_paths(method, p, q, k, sampler_factory=factory, watch=watch)
         if max_paths is not None and estimate > max_paths:
             raise TooLarge(
                 f"about {estimate:,} paths to enumerate, over the budget of {max_paths:,}: "
@@ -332,7 +448,24 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
                 estimate=estimate, budget=max_paths)
     if progress is None:
         progress = bool(estimate and estimate > 200_000 and sys.stderr.isatty())
-    start = time.perf_counter()
+    before = _snapshot(p), _snapshot(q)
+    with watched() if watch else _nothing():
+        result, digest = _walk(method, p, q, k, factory, keep_paths, progress, estimate,
+                               on_path, watch)
+        if watch:
+            _, again = _walk(method, p, q, k, factory, False, False, None, None, True)
+            if again != digest:
+                raise InvalidInput(
+                    "the method gave different results when the same paths were run twice: "
+                    "it reads hidden randomness or state (a generator made at import, a "
+                    "counter, the clock); make every random choice through the sampler s")
+    if watch:
+        _check_unchanged(before, p, q)
+    return result
+
+
+def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fingerprint):
+    start = _clock()
     s = factory()
     labels = p.labels
     law = {lab: 0 for lab in labels}
@@ -342,6 +475,7 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     count = 0
     used_drafts = used_accept = False
     path_list = [] if keep_paths else None
+    digest = Fingerprint() if fingerprint else None
     last_report = start
     while True:
         s._reset()
@@ -365,12 +499,18 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
             used_accept = True
             if s.accepted_token == y:
                 explicit = explicit + w
-        if keep_paths:
-            path_list.append(Path(tuple(s.branches), w, y, tuple(s.drafted),
-                                  bool(s.did_accept and s.accepted_token == y)))
+        if digest is not None:
+            digest.add(s.choices, y, s.drafted, s.did_accept, s.accepted_token, w)
+        if keep_paths or on_path is not None:
+            path = Path(tuple(s.branches), w, y, tuple(s.drafted),
+                        bool(s.did_accept and s.accepted_token == y), tuple(s.choices))
+            if keep_paths:
+                path_list.append(path)
+            if on_path is not None:
+                on_path(path)
         count += 1
         if progress and count % 20000 == 0:
-            now = time.perf_counter()
+            now = _clock()
             if now - last_report > 0.5:
                 last_report = now
                 shown = f"{count:,}" + (f" / ~{estimate:,}" if estimate else "")
@@ -381,7 +521,8 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
         print(f"\r  enumerated {count:,} paths" + " " * 20, file=sys.stderr)
     if not used_drafts:
         acceptance = explicit
-    return Enumeration(labels=labels, law=law, acceptance=acceptance,
-                       explicit_acceptance=explicit, paths=count, total=total,
-                       used_drafts=used_drafts, used_accept=used_accept, path_list=path_list,
-                       seconds=time.perf_counter() - start)
+    result = Enumeration(labels=labels, law=law, acceptance=acceptance,
+                         explicit_acceptance=explicit, paths=count, total=total,
+                         used_drafts=used_drafts, used_accept=used_accept, path_list=path_list,
+                         seconds=_clock() - start, floats=s.floats)
+    return result, (digest.digest() if digest is not None else None)
