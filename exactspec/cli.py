@@ -390,6 +390,11 @@ def cmd_compare(args) -> int:
 def cmd_rho(args) -> int:
     from .bounds.rho.report import rho_report, rho_text
 
+    if args.k > 64:  # large K: the closed form, not a derivation per K
+        from .bounds.rho.large import rho_large_report, rho_large_text
+
+        _emit(rho_large_report(args.k), args.json, rho_large_text(args.k))
+        return EXIT_OK
     obj = rho_report(args.k)
     _emit(obj, args.json, rho_text(args.k))
     return EXIT_OK
@@ -445,8 +450,45 @@ COMMANDS = {"example": cmd_example, "verify": cmd_verify, "simulate": cmd_simula
             "prove": cmd_prove}
 
 
+_VALUE_OPTIONS = {"--p", "--q", "--labels"}
+
+
+def _join_negative_values(argv: list) -> list:
+    """``--p -0,1`` as ``--p=-0,1``: argparse would read ``-0,1`` as an option."""
+    out = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if (token in _VALUE_OPTIONS and i + 1 < len(argv) and isinstance(argv[i + 1], str)
+                and argv[i + 1].startswith("-") and not argv[i + 1].startswith("--")):
+            out.append(f"{token}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
+def _check_counts(args) -> None:
+    """Counts that must be positive, and paths that must name a file."""
+    for name in ("grid", "max_paths", "n"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            raise _UsageError(f"--{name.replace('_', '-')}={value}: must be a positive integer")
+    seed = getattr(args, "seed", None)
+    if seed is not None and seed < 0:
+        raise _UsageError(f"--seed={seed}: must be a non-negative integer")
+    if getattr(args, "certificate", None) is not None and not args.certificate.strip():
+        raise _UsageError("--certificate '': give a file name to write the certificate to")
+    if getattr(args, "certificate_dir", None) is not None and not args.certificate_dir.strip():
+        raise _UsageError("--certificate-dir '': give a folder to write the certificates to")
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    argv = _join_negative_values(argv)
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)   # exact values may have any number of digits
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -455,6 +497,7 @@ def main(argv=None) -> int:
             print("error: exactspec: name a command (exactspec --help lists them)",
                   file=sys.stderr)
             return EXIT_USAGE
+        _check_counts(args)
         return _run_command(args)
     except _UsageError as err:
         print(f"error: {err}", file=sys.stderr)

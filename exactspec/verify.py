@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -150,6 +151,7 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
     >>> verify("sps", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3")).acceptance
     Fraction(5, 6)
     """
+    k = as_k(k)
     m, p, q = _checked(method, p, q, k)
     enumeration = enumerate_paths(m.run, p, q, k, grid=grid, keep_paths=keep_paths,
                                   max_paths=max_paths, progress=progress, watch=m.user)
@@ -158,6 +160,13 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
     return Verification(m, p, q, k, enumeration)
 
 
+
+
+def as_k(k):
+    """``k`` as a Python int when it is any integer type (a NumPy ``int64`` too)."""
+    if isinstance(k, numbers.Integral) and not isinstance(k, bool):
+        return int(k)
+    return k
 
 
 def _checked(method, p, q, k):
@@ -183,5 +192,6 @@ def simulate(method, p, q, k: int = 1, n: int = 10_000, *, seed: int | None = 0,
     """
     from .engine.sampling import simulate_method
 
+    k = as_k(k)
     m, p, q = _checked(method, p, q, k)
     return simulate_method(m.run, p, q, k, n, seed=seed, grid=grid, rng=rng, callback=callback)

@@ -52,8 +52,9 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
     (True, True, 'MergedEnumeration')
     """
     from ..engine.merged import enumerate_merged
-    from ..verify import Verification, _checked, verify
+    from ..verify import Verification, _checked, as_k, verify
 
+    k = as_k(k)
     m, p, q = _checked(method, p, q, k)
     steps = getattr(m.run, "steps", None)
     if steps is None:

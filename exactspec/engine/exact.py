@@ -31,6 +31,8 @@ __all__ = ["ExactSampler", "Path", "Enumeration", "enumerate_paths", "estimate_p
 
 DEFAULT_MAX_PATHS = 10**7
 MAX_DEPTH = 1_000
+MAX_CALLS = 10**6          # sampler calls on one path, branching or not
+MAX_SECONDS = 60.0         # estimated time of an enumeration run without --max-paths
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,7 @@ class ExactSampler:
     # -- bookkeeping ---------------------------------------------------------------------
     def _reset(self):
         self._depth = 0
+        self._calls = 0
         self.weight = Fraction(1)
         self.branches: list = []
         self.choices: list = []
@@ -197,6 +200,10 @@ class ExactSampler:
         """Take one of ``options`` = ``[(value, prob, what), ...]`` (non-zero probs)."""
         if not options:
             raise InvalidInput(f"{kind}: nothing to choose from (all probabilities are 0)")
+        self._calls += 1
+        if self._calls > MAX_CALLS:
+            raise TooLarge(f"a path made more than {MAX_CALLS:,} sampler calls: too much work "
+                           "for exact enumeration (a smaller k, or --backend numpy)")
         if len(options) == 1:
             value, prob, what = options[0]
             self.weight = self.weight * prob
@@ -388,12 +395,17 @@ def _check_unchanged(before, p, q) -> None:
 
 
 def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, probes: int = 40,
-                   seed: int = 0, watch: bool = False) -> int:
+                   seed: int = 0, watch: bool = False, timing: list | None = None) -> int:
     """Knuth's estimate of the number of paths: the mean over random probes of the product
-    of the branching factors met along the probe (unbiased for the size of the tree)."""
+    of the branching factors met along the probe (unbiased for the size of the tree).
+
+    ``timing``, when given, receives the mean seconds of one probe (one path's work); probing
+    stops early when the probes alone pass :data:`MAX_SECONDS` / 10."""
     rng = _ProbeRandom(seed)
     total = 0
+    done = 0
     before = _snapshot(p), _snapshot(q)
+    start = _clock()
     with watched() if watch else _nothing():
         for _ in range(probes):
             s = sampler_factory()
@@ -402,9 +414,14 @@ def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, p
             s._reset()
             _call(method, s, p, q, k)
             total += s._probe_size
+            done += 1
+            if _clock() - start > MAX_SECONDS / 10:
+                break
     if watch:
         _check_unchanged(before, p, q)
-    return max(1, round(total / probes))
+    if timing is not None:
+        timing.append((_clock() - start) / done)
+    return max(1, round(total / done))
 
 
 class _nothing:
@@ -440,11 +457,20 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     factory = sampler_factory or (lambda: ExactSampler(grid=grid))
     estimate = None
     if max_paths is not None or progress:
-        estimate = estimate_paths(method, p, q, k, sampler_factory=factory, watch=watch)
+        timing: list = []
+        estimate = estimate_paths(method, p, q, k, sampler_factory=factory, watch=watch,
+                                  timing=timing)
         if max_paths is not None and estimate > max_paths:
             raise TooLarge(
                 f"about {estimate:,} paths to enumerate, over the budget of {max_paths:,}: "
                 "use --backend numpy, or --max-paths N to insist",
+                estimate=estimate, budget=max_paths)
+        seconds = estimate * timing[0] * (2 if watch else 1)
+        if max_paths == DEFAULT_MAX_PATHS and seconds > MAX_SECONDS:
+            raise TooLarge(
+                f"about {estimate:,} paths at about {timing[0]:.2g} s each: about "
+                f"{seconds:,.0f} s of exact work, over the budget of {MAX_SECONDS:.0f} s: use "
+                "--backend numpy, a smaller instance, or --max-paths N to insist",
                 estimate=estimate, budget=max_paths)
     if progress is None:
         progress = bool(estimate and estimate > 200_000 and sys.stderr.isatty())

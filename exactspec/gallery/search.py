@@ -53,6 +53,7 @@ def search_counterexample(method, k: int = 1, *, max_tokens: int = 3,
     """Try every small rational ``(p, q)`` in order of size; stop at the first lossy one."""
     m = get_method(method)
     tried = 0
+    refusal = None
     seen = set()
     for n in range(1, max_tokens + 1):
         for d in range(1, max_denominator + 1):
@@ -64,10 +65,15 @@ def search_counterexample(method, k: int = 1, *, max_tokens: int = 3,
                 seen.add(key)
                 try:
                     m.check(p, q, k)
-                except InvalidInput:
+                except InvalidInput as err:
+                    refusal = err
                     continue
                 tried += 1
                 result = verify(m, p, q, k)
                 if not result.lossless:
                     return SearchResult(result, tried)
+    if tried == 0:
+        raise InvalidInput(f"--search: {m.name} runs on none of the small instances at k = {k}"
+                           + (f" ({refusal})" if refusal is not None else "")
+                           + "; nothing was searched")
     return SearchResult(None, tried)
