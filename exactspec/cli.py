@@ -242,9 +242,14 @@ def cmd_verify(args) -> int:
         return _float_command("verify", args)
     p, q = _read_pair(args)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
-    if args.certificate or args.grid:
-        result = verify(args.method, p, q, args.k, grid=args.grid,
-                        keep_paths=bool(args.certificate), max_paths=max_paths,
+    if args.certificate:   # streamed to the file as the paths are enumerated
+        from .verify import verify_to_certificate
+
+        result = verify_to_certificate(args.method, p, q, args.k, args.certificate,
+                                       grid=args.grid, max_paths=max_paths,
+                                       progress=None if args.max_paths is None else True)
+    elif args.grid:
+        result = verify(args.method, p, q, args.k, grid=args.grid, max_paths=max_paths,
                         progress=None if args.max_paths is None else True)
     else:
         from .bounds.compare import exact_verification
@@ -252,8 +257,6 @@ def cmd_verify(args) -> int:
         # the plain enumeration when it is small; merged states for methods with a stepped
         # form (rrs, rrs-wor, kseq, spechub) when the paths are too many to list
         result = exact_verification(args.method, p, q, args.k, max_paths=max_paths)
-    if args.certificate:
-        _write_json(args.certificate, result.certificate())
     _emit(result.to_json(), args.json, _verify_text(result))
     return EXIT_OK if result.lossless else EXIT_REFUTED
 
@@ -554,7 +557,7 @@ def _user_frame(err, only_user: bool = False) -> str:
     package = os.path.dirname(os.path.abspath(__file__))
     frames = [f for f in traceback.extract_tb(err.__traceback__)
               if not os.path.abspath(f.filename).startswith(package)
-              and not f.filename.startswith("<frozen ")
+              and not f.filename.startswith("<frozen ") and f.filename.endswith(".py")
               and f"{os.sep}lib{os.sep}python" not in f.filename]
     if frames:
         return f" (in {frames[-1].filename} line {frames[-1].lineno})"

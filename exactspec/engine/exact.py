@@ -221,7 +221,8 @@ class ExactSampler:
                 raise InvalidInput(
                     f"the method made different random choices on a replay ({kind} had "
                     f"{self._arity[d]} options, now {len(options)}): every random choice must "
-                    "go through the sampler s, not random or numpy.random")
+                    "go through the sampler s: the method reads hidden randomness or state "
+                "(random, numpy.random, a counter)")
         else:
             i = 0
             self._prefix.append(0)
@@ -510,7 +511,8 @@ def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fin
             raise InvalidInput(
                 "the method made different random choices on a replay (it stopped after "
                 f"{s._depth} choices, not {len(s._prefix)}): every random choice must go "
-                "through the sampler s, not random or numpy.random")
+                "through the sampler s: the method reads hidden randomness or state "
+                    "(random, numpy.random, a counter)")
         if y not in law:
             raise InvalidInput(f"the method returned {y!r}, which is not a token of p "
                                f"(labels {list(labels)})")

@@ -66,20 +66,24 @@ def _targets():
            if hasattr(random, name)]
     out += [(cls, name, f"random.{cls.__name__}.{name}") for cls in
             (random.Random, random.SystemRandom) for name in _CLASS_METHODS
-            if name in vars(cls)]
-    out += [(random.SystemRandom, name, f"random.SystemRandom.{name}")
-            for name in ("getrandbits", "randbytes", "random")
-            if name not in vars(random.SystemRandom)]
+            if name != "__init__" or name in vars(cls)]
     out += [(os, "urandom", "os.urandom")]
     if hasattr(os, "getrandom"):
         out.append((os, "getrandom", "os.getrandom"))
     out += [(secrets, name, f"secrets.{name}") for name in _SECRETS_FUNCTIONS
             if hasattr(secrets, name)]
     out += [(time, name, f"time.{name}") for name in _TIME_FUNCTIONS if hasattr(time, name)]
+    if "numpy" in sys.modules and "numpy.random" not in sys.modules:
+        import importlib
+
+        importlib.import_module("numpy.random")    # NumPy loads it lazily: patch it first
     nprandom = sys.modules.get("numpy.random")
     if nprandom is not None:
-        for name in getattr(nprandom, "__all__", ()):
-            if callable(getattr(nprandom, name, None)):
+        names = set(getattr(nprandom, "__all__", ())) | {
+            name for name in dir(nprandom) if not name.startswith("_")}
+        for name in sorted(names):
+            value = getattr(nprandom, name, None)
+            if callable(value) and not isinstance(value, type(sys)):
                 out.append((nprandom, name, f"numpy.random.{name}"))
     return out
 

@@ -206,7 +206,9 @@ def draw_drafts(s, q: Dist, k: int) -> tuple:
     from ..optimum.draft_laws import draft_law, is_exact_dist
     from ..engine.exact import ExactSampler
 
-    if not (isinstance(s, ExactSampler) and is_exact_dist(q)):
+    exact_walk = isinstance(s, ExactSampler) or (getattr(s, "exact", False)
+                                                 and not getattr(s, "symbolic", False))
+    if not (exact_walk and is_exact_dist(q)):
         return draft_law("iid").draw_multiset(s, q, k)
     chain = _count_laws(q, k)
     drafted: list = []

@@ -580,7 +580,7 @@ def transport_flow(labels: tuple, caps, multisets, flow_func=None):
     for drafts, weight in multisets:
         node = ("drafts", drafts)
         graph.add_edge(source, node, capacity=weight)
-        for t in set(drafts):
+        for t in dict.fromkeys(drafts):   # first-seen order: the same flow in every process
             # never binding: at most P(X) enters the multiset's node
             graph.add_edge(node, ("token", t), capacity=weight)
     for t, cap in zip(labels, caps):

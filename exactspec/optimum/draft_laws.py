@@ -121,7 +121,9 @@ class DraftLaw:
         """
         from ..engine.exact import ExactSampler
 
-        if isinstance(s, ExactSampler) and is_exact_dist(q):
+        exact_walk = isinstance(s, ExactSampler) or (getattr(s, "exact", False)
+                                                     and not getattr(s, "symbolic", False))
+        if exact_walk and is_exact_dist(q):
             multiset = self._choose_multiset(s, q, k)
             s.drafted.extend(multiset)
             return multiset
