@@ -183,6 +183,23 @@ def verify_to_certificate(method, p: Dist, q: Dist, k: int, path, *, grid: int |
         handle = open(path, "w")
     except OSError as err:
         raise InvalidInput(f"cannot write {path}: {err.strerror}") from None
+    import os
+
+    try:
+        enumeration = _stream_certificate(handle, header, m, p, q, k, grid, max_paths, progress)
+    except BaseException:
+        handle.close()
+        if os.path.isfile(path):
+            os.remove(path)      # never leave half a certificate behind
+        raise
+    if enumeration.total != 1:
+        raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
+    return Verification(m, p, q, k, enumeration, grid)
+
+
+def _stream_certificate(handle, header, m, p, q, k, grid, max_paths, progress):
+    import json
+
     with handle:
         handle.write(json.dumps(header)[:-1] + ', "paths": [\n')
         first = [True]
@@ -194,9 +211,7 @@ def verify_to_certificate(method, p: Dist, q: Dist, k: int, path, *, grid: int |
         enumeration = enumerate_paths(m.run, p, q, k, grid=grid, max_paths=max_paths,
                                       progress=progress, watch=m.user, on_path=write)
         handle.write("\n], " + json.dumps(_summary_json(enumeration, p))[1:] + "\n")
-    if enumeration.total != 1:
-        raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
-    return Verification(m, p, q, k, enumeration, grid)
+    return enumeration
 
 
 def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,

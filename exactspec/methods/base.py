@@ -91,4 +91,5 @@ def as_method(function: Callable, name: str | None = None) -> Method:
             "(s, p, q, k)")
     label = name or getattr(function, "__name__", "user")
     return Method(name=label, run=run, summary=(function.__doc__ or "").strip().split("\n")[0],
-                  k_values=None if takes_k else (1,), user=True)
+                  k_values=None if takes_k else (1,),
+                  user=not str(getattr(function, "__module__", "")).startswith("exactspec."))
