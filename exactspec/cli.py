@@ -126,11 +126,12 @@ def _read_float_pair(args):
         text = text.strip()
         if text.startswith("@"):
             path = text[1:]
+            from .core.dist import read_text_capped
+
             try:
-                with open(path) as handle:
-                    data = json.load(handle)
-            except OSError as err:
-                raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
+                data = json.loads(read_text_capped(path, name))
+            except RecursionError:
+                raise InvalidInput(f"{name}: {path} nests JSON too deeply") from None
             except ValueError as err:
                 raise InvalidInput(f"{name}: {path} is not valid JSON ({err})") from None
             if not isinstance(data, (list, dict)) or not data:

@@ -154,6 +154,7 @@ def test_a_clean_user_verifier_still_proves(capsys):
     (["optimal", *PQ, "--k", "1000000000"], ["digits", "--backend numpy"]),
     (["compare", *PQ, "--k", "1000000000"], ["digits"]),
     (["verify", "kseq", *PQ, "--k", "50"], ["degree-50", "k <= 32"]),
+    (["verify", "rrs", *PQ, "--k", "1000000000"], ["k = 1000000000", "--backend numpy"]),
     (["verify", "key", *PQ, "--k", "1000"], ["k = 1000", "binomial terms"]),
     (["verify", "sps", "--p", "1e-100000000,1", "--q", "1/2,1/2"], ["exponent"]),
     (["verify", "sps", "--p", "@/dev/zero", "--q", "1/2,1/2"], ["/dev/zero", "MiB"]),
