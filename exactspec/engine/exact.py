@@ -182,6 +182,8 @@ class ExactSampler:
         self._probe: _ProbeRandom | None = None
         self._probe_size = 1
         self.floats = 0
+        self.record_choices = False
+        self._laws: dict = {}
         self._reset()
 
     # -- bookkeeping ---------------------------------------------------------------------
@@ -231,7 +233,8 @@ class ExactSampler:
         value, prob, what = options[i]
         self.weight = self.weight * prob
         self.branches.append((kind, what, prob))
-        self.choices.append((i, tuple(option[1] for option in options)))
+        if self.record_choices:
+            self.choices.append((i, tuple(option[1] for option in options)))
         return value
 
     def _advance(self) -> bool:
@@ -253,7 +256,14 @@ class ExactSampler:
         return self._choose(what, options)
 
     def _law(self, dist, what: str) -> list:
-        """``dist``'s probabilities, exact; refused unless they are in [0, 1] and sum to 1."""
+        """``dist``'s probabilities, exact; refused unless they are in [0, 1] and sum to 1.
+
+        Checked once per law object (a ``Dist`` is read-only) and remembered."""
+        seen = self._laws.get(id(dist))
+        if seen is not None and seen[0] is dist:
+            self.floats += seen[2]
+            return seen[1]
+        floats = self.floats
         probs = [exact_probability(pr, what, self) for pr in dist.probs]
         if all(isinstance(pr, Fraction) for pr in probs):
             if any(pr < 0 for pr in probs) or sum(probs) != 1:
@@ -264,6 +274,9 @@ class ExactSampler:
                     f"{'are negative' if any(pr < 0 for pr in probs) else 'sum to ' + exact_str(sum(probs))}"
                     ", not a probability law summing to 1 exactly (floats rounded? build it "
                     "from Fractions)")
+        if len(self._laws) > 4096:
+            self._laws.clear()
+        self._laws[id(dist)] = (dist, probs, self.floats - floats)
         return probs
 
     def coin(self, prob, what: str = "coin") -> bool:
@@ -506,6 +519,7 @@ def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fin
     used_drafts = used_accept = False
     path_list = [] if keep_paths else None
     digest = Fingerprint() if fingerprint else None
+    s.record_choices = bool(keep_paths or on_path is not None or fingerprint)
     last_report = start
     while True:
         s._reset()
