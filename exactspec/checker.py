@@ -205,6 +205,7 @@ class _ReplaySampler:
 
     exact = True
     symbolic = False
+    replays_exact_engine = True   # methods that draw differently on the exact engine do so here
 
     def __init__(self, choices, grid):
         self._choices = list(choices)

@@ -206,8 +206,7 @@ def draw_drafts(s, q: Dist, k: int) -> tuple:
     from ..optimum.draft_laws import draft_law, is_exact_dist
     from ..engine.exact import ExactSampler
 
-    exact_walk = isinstance(s, ExactSampler) or (getattr(s, "exact", False)
-                                                 and not getattr(s, "symbolic", False))
+    exact_walk = isinstance(s, ExactSampler) or getattr(s, "replays_exact_engine", False)
     if not (exact_walk and is_exact_dist(q)):
         return draft_law("iid").draw_multiset(s, q, k)
     chain = _count_laws(q, k)

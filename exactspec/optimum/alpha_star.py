@@ -577,10 +577,11 @@ def transport_flow(labels: tuple, caps, multisets, flow_func=None):
     source, sink = ("source",), ("sink",)
     graph.add_node(source)
     graph.add_node(sink)
+    position = {t: i for i, t in enumerate(labels)}
     for drafts, weight in multisets:
         node = ("drafts", drafts)
         graph.add_edge(source, node, capacity=weight)
-        for t in dict.fromkeys(drafts):   # first-seen order: the same flow in every process
+        for t in sorted(set(drafts), key=position.__getitem__):   # token order, every process
             # never binding: at most P(X) enters the multiset's node
             graph.add_edge(node, ("token", t), capacity=weight)
     for t, cap in zip(labels, caps):

@@ -121,8 +121,7 @@ class DraftLaw:
         """
         from ..engine.exact import ExactSampler
 
-        exact_walk = isinstance(s, ExactSampler) or (getattr(s, "exact", False)
-                                                     and not getattr(s, "symbolic", False))
+        exact_walk = isinstance(s, ExactSampler) or getattr(s, "replays_exact_engine", False)
         if exact_walk and is_exact_dist(q):
             multiset = self._choose_multiset(s, q, k)
             s.drafted.extend(multiset)
