@@ -190,11 +190,12 @@ def _read_float_pair(args):
         text = text.strip()
         if text.startswith("@"):
             path = text[1:]
+            from .core.dist import read_text_capped
+
             try:
-                with open(path) as handle:
-                    data = json.load(handle)
-            except OSError as err:
-                raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
+                data = json.loads(read_text_capped(path, name))
+            except RecursionError:
+                raise InvalidInput(f"{name}: {path} nests JSON too deeply") from None
             except ValueError as err:
                 raise InvalidInput(f"{name}: {path} is not valid JSON ({err})") from None
             if not isinstance(data, (list, dict)) or not data:
@@ -219,11 +220,15 @@ def _read_float_pair(args):
     return p, q
 
 
+_STDOUT = [None]  # the real stdout while user code's prints go to stderr (--json)
+
+
 def _emit(obj, as_json: bool, text: str) -> None:
+    out = _STDOUT[0] or sys.stdout
     if as_json:
-        sys.stdout.write(json.dumps(obj) + "\n")
+        out.write(json.dumps(obj) + "\n")
     else:
-        sys.stdout.write(text.rstrip("\n") + "\n")
+        out.write(text.rstrip("\n") + "\n")
 
 
 def _table(rows, header) -> str:
@@ -277,6 +282,9 @@ def _verify_text(result) -> str:
     rows = [[t, exact_str(p[t]), exact_str(result.q[t]), exact_str(result.law[t]),
              "" if result.law[t] == p[t] else "differs"] for t in p.labels]
     lines = [f"method {result.method.name}, k = {result.k}: {result.paths} paths enumerated",
+             *([f"note: {result.enumeration.floats} float values met in the method were taken at "
+                "their exact binary value (the verdict is about the float program)"]
+               if getattr(result.enumeration, "floats", 0) else []),
              _table(rows, ["token", "target p", "draft q", "output", ""]),
              f"acceptance P(Y in X) = {exact_str(result.acceptance)} "
              f"({float(result.acceptance):.6g})"]
@@ -303,9 +311,14 @@ def cmd_verify(args) -> int:
         return _verify_arith(args)
     p, q = _read_pair(args)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
-    if args.certificate or args.grid:
-        result = verify(args.method, p, q, args.k, grid=args.grid,
-                        keep_paths=bool(args.certificate), max_paths=max_paths,
+    if args.certificate:   # streamed to the file as the paths are enumerated
+        from .verify import verify_to_certificate
+
+        result = verify_to_certificate(args.method, p, q, args.k, args.certificate,
+                                       grid=args.grid, max_paths=max_paths,
+                                       progress=None if args.max_paths is None else True)
+    elif args.grid:
+        result = verify(args.method, p, q, args.k, grid=args.grid, max_paths=max_paths,
                         progress=None if args.max_paths is None else True)
     else:
         from .bounds.compare import exact_verification
@@ -313,8 +326,6 @@ def cmd_verify(args) -> int:
         # the plain enumeration when it is small; merged states for methods with a stepped
         # form (rrs, rrs-wor, kseq, spechub) when the paths are too many to list
         result = exact_verification(args.method, p, q, args.k, max_paths=max_paths)
-    if args.certificate:
-        _write_json(args.certificate, result.certificate())
     _emit(result.to_json(), args.json, _verify_text(result))
     return EXIT_OK if result.lossless else EXIT_REFUTED
 
@@ -577,6 +588,11 @@ def cmd_compare(args) -> int:
 def cmd_rho(args) -> int:
     from .bounds.rho.report import rho_report, rho_text
 
+    if args.k > 64:  # large K: the closed form, not a derivation per K
+        from .bounds.rho.large import rho_large_report, rho_large_text
+
+        _emit(rho_large_report(args.k), args.json, rho_large_text(args.k))
+        return EXIT_OK
     obj = rho_report(args.k)
     _emit(obj, args.json, rho_text(args.k))
     return EXIT_OK
@@ -741,15 +757,55 @@ COMMANDS = {"example": cmd_example, "verify": cmd_verify, "simulate": cmd_simula
             "prove": cmd_prove, "sweep": cmd_sweep}
 
 
+_VALUE_OPTIONS = {"--p", "--q", "--labels"}
+
+
+def _join_negative_values(argv: list) -> list:
+    """``--p -0,1`` as ``--p=-0,1``: argparse would read ``-0,1`` as an option."""
+    out = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if (token in _VALUE_OPTIONS and i + 1 < len(argv) and isinstance(argv[i + 1], str)
+                and argv[i + 1].startswith("-") and not argv[i + 1].startswith("--")):
+            out.append(f"{token}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
+def _check_counts(args) -> None:
+    """Counts that must be positive, and paths that must name a file."""
+    for name in ("grid", "max_paths", "n"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            raise _UsageError(f"--{name.replace('_', '-')}={value}: must be a positive integer")
+    seed = getattr(args, "seed", None)
+    if seed is not None and seed < 0:
+        raise _UsageError(f"--seed={seed}: must be a non-negative integer")
+    if getattr(args, "certificate", None) is not None and not args.certificate.strip():
+        raise _UsageError("--certificate '': give a file name to write the certificate to")
+    if getattr(args, "certificate_dir", None) is not None and not args.certificate_dir.strip():
+        raise _UsageError("--certificate-dir '': give a folder to write the certificates to")
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    argv = _join_negative_values(argv)
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)   # exact values may have any number of digits
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            parser.print_help()
+            parser.print_usage(sys.stderr)
+            print("error: exactspec: name a command (exactspec --help lists them)",
+                  file=sys.stderr)
             return EXIT_USAGE
-        return COMMANDS[args.command](args)
+        _check_counts(args)
+        return _run_command(args)
     except _UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -760,6 +816,22 @@ def main(argv=None) -> int:
         return _report(err)
 
 
+def _run_command(args) -> int:
+    """Run one command; under ``--json`` whatever user code prints goes to stderr."""
+    if getattr(args, "json", False):
+        _STDOUT[0], sys.stdout = sys.stdout, sys.stderr
+    try:
+        return COMMANDS[args.command](args)
+    except SystemExit as exiting:  # user code called sys.exit: its exit, not ours
+        where = _user_frame(exiting, only_user=True)
+        print(f"error: user code called sys.exit({exiting.code!r}){where}: a verifier must "
+              "return a token", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        if _STDOUT[0] is not None:
+            sys.stdout, _STDOUT[0] = _STDOUT[0], None
+
+
 def _report(err: Exception) -> int:
     from .core.errors import ExactspecError, TooLarge, Undecided
 
@@ -767,24 +839,33 @@ def _report(err: Exception) -> int:
         print(f"undecided: {err}", file=sys.stderr)
         return EXIT_UNDECIDED
     if isinstance(err, (ExactspecError, TooLarge)):
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {_one_line(err)}{_user_frame(err, only_user=True)}", file=sys.stderr)
         return EXIT_USAGE
     where = _user_frame(err)
-    print(f"error: {type(err).__name__}: {err}{where}", file=sys.stderr)
+    if where.startswith(" (in "):
+        where = " (raised by user code " + where[len(" ("):]
+    print(f"error: {type(err).__name__}: {_one_line(err)}{where}", file=sys.stderr)
     return EXIT_USAGE
 
 
-def _user_frame(err) -> str:
+def _one_line(err) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= 2000 else text[:2000] + " ..."
+
+
+def _user_frame(err, only_user: bool = False) -> str:
     """`` (in file.py line N)`` for the innermost frame outside exactspec, if any."""
     import os
     import traceback
 
     package = os.path.dirname(os.path.abspath(__file__))
     frames = [f for f in traceback.extract_tb(err.__traceback__)
-              if not os.path.abspath(f.filename).startswith(package)]
+              if not os.path.abspath(f.filename).startswith(package)
+              and not f.filename.startswith("<frozen ") and f.filename.endswith(".py")
+              and f"{os.sep}lib{os.sep}python" not in f.filename]
     if frames:
         return f" (in {frames[-1].filename} line {frames[-1].lineno})"
-    return " (inside exactspec: please report this as a bug)"
+    return "" if only_user else " (inside exactspec: please report this as a bug)"
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -18,7 +19,8 @@ from .engine.exact import DEFAULT_MAX_PATHS, Enumeration, enumerate_paths
 from .core.errors import InvalidInput
 from .methods import Method, get_method
 
-__all__ = ["Verification", "verify", "simulate", "certificate_of", "certificate_paths"]
+__all__ = ["Verification", "verify", "simulate", "certificate_of", "certificate_paths",
+           "verify_to_certificate"]
 
 
 @dataclass
@@ -35,6 +37,7 @@ class Verification:
     q: Dist
     k: int
     enumeration: Enumeration
+    grid: int | None = None
 
     @property
     def law(self) -> dict:
@@ -85,6 +88,8 @@ class Verification:
         if self.enumeration.used_accept and self.explicit_acceptance != self.acceptance:
             out["explicit_acceptance"] = exact_str(self.explicit_acceptance)
         out["paths"] = self.paths
+        if getattr(self.enumeration, "floats", 0):
+            out["floats_converted"] = self.enumeration.floats
         if not self.lossless:
             out["differs"] = [str(lab) for lab in self.differs]
             out["bias"] = exact_str(self.bias)
@@ -98,34 +103,116 @@ class Verification:
 def certificate_of(result: Verification) -> dict:
     """The certificate of a :class:`Verification` made with ``keep_paths=True``."""
     return certificate_paths(result.enumeration, result.p, result.q,
-                             method=result.method.name, k=result.k)
+                             method=method_reference(result.method), k=result.k,
+                             grid=result.grid)
+
+
+def method_reference(method: Method) -> str:
+    """A name the independent checker can import the method by, to replay the paths: the
+    registry name, ``file.py:function`` / ``module:function``, or the module-level function's
+    ``module:qualname``; the bare name when none of these exists."""
+    from .methods import METHODS
+
+    if METHODS.get(method.name) is method or ":" in method.name:
+        return method.name
+    run = method.run
+    target = getattr(run, "__defaults__", None) and run.__defaults__[-1]
+    function = target if callable(target) and getattr(run, "__name__", "") == "run" else run
+    module, qualname = getattr(function, "__module__", None), getattr(function, "__qualname__", "")
+    if module and qualname and "<" not in qualname and module != "__main__":
+        return f"{module}:{qualname}"
+    return method.name
+
+
+def _path_json(path) -> dict:
+    return {"branches": [[kind, what, exact_str(prob)] for kind, what, prob in path.branches],
+            "probability": exact_str(path.weight),
+            "output": str(path.output),
+            "drafts": [str(x) for x in path.drafts],
+            "accepted": bool(path.accepted),
+            "choices": [[i, [exact_str(a) for a in alts]] for i, alts in path.choices]}
+
+
+def _summary_json(enumeration, p: Dist) -> dict:
+    lossless = all(enumeration.law[lab] == p[lab] for lab in p.labels)
+    return {"claim": "lossless" if lossless else "law",
+            "law": {str(lab): exact_str(v) for lab, v in enumeration.law.items()},
+            "acceptance": exact_str(enumeration.acceptance)}
+
+
+def _header_json(p: Dist, q: Dist, method: str, k: int, grid) -> dict:
+    labels = [lab if isinstance(lab, (int, str)) and not isinstance(lab, bool) else str(lab)
+              for lab in p.labels]
+    return {"kind": "exactspec-certificate", "version": 2, "method": method, "k": k,
+            "grid": grid, "labels": labels, "target": p.to_json(), "draft": q.to_json()}
 
 
 def certificate_paths(enumeration: Enumeration, p: Dist, q: Dist, *, method: str = "",
-                      k: int = 1) -> dict:
-    """Every path of an exact enumeration, with its branch probabilities and output."""
+                      k: int = 1, grid: int | None = None) -> dict:
+    """Every path of an exact enumeration, with its branch probabilities and output, and at
+    each branching point the index taken among the alternatives (version 2: enough for the
+    checker to replay the path through the method)."""
     paths = enumeration.path_list
     if paths is None:
         raise InvalidInput("a certificate needs the paths: verify(..., keep_paths=True)")
-    lossless = all(enumeration.law[lab] == p[lab] for lab in p.labels)
-    return {
-        "kind": "exactspec-certificate",
-        "version": 1,
-        "method": method,
-        "k": k,
-        "claim": "lossless" if lossless else "law",
-        "target": p.to_json(),
-        "draft": q.to_json(),
-        "law": {str(lab): exact_str(v) for lab, v in enumeration.law.items()},
-        "acceptance": exact_str(enumeration.acceptance),
-        "paths": [
-            {"branches": [[kind, what, exact_str(prob)] for kind, what, prob in path.branches],
-             "probability": exact_str(path.weight),
-             "output": str(path.output),
-             "drafts": [str(x) for x in path.drafts]}
-            for path in paths
-        ],
-    }
+    cert = _header_json(p, q, method, k, grid)
+    cert.update(_summary_json(enumeration, p))
+    cert["paths"] = [_path_json(path) for path in paths]
+    return cert
+
+
+def verify_to_certificate(method, p: Dist, q: Dist, k: int, path, *, grid: int | None = None,
+                          max_paths: int | None = DEFAULT_MAX_PATHS,
+                          progress: bool | None = None) -> Verification:
+    """:func:`verify`, writing the certificate to the file ``path`` path by path as the paths
+    are enumerated (memory stays flat however many paths there are).
+
+    >>> import json, os, tempfile
+    >>> from exactspec import Dist
+    >>> name = os.path.join(tempfile.mkdtemp(), "c.json")
+    >>> r = verify_to_certificate("sps", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3"), 1, name)
+    >>> cert = json.load(open(name))
+    >>> cert["claim"], cert["acceptance"], len(cert["paths"]) == r.paths
+    ('lossless', '5/6', True)
+    """
+    import json
+
+    k = as_k(k)
+    m, p, q = _checked(method, p, q, k)
+    header = _header_json(p, q, method_reference(m), k, grid)
+    try:
+        handle = open(path, "w")
+    except OSError as err:
+        raise InvalidInput(f"cannot write {path}: {err.strerror}") from None
+    import os
+
+    try:
+        enumeration = _stream_certificate(handle, header, m, p, q, k, grid, max_paths, progress)
+    except BaseException:
+        handle.close()
+        if os.path.isfile(path):
+            os.remove(path)      # never leave half a certificate behind
+        raise
+    if enumeration.total != 1:
+        raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
+    return Verification(m, p, q, k, enumeration, grid)
+
+
+def _stream_certificate(handle, header, m, p, q, k, grid, max_paths, progress):
+    import json
+
+    with handle:
+        handle.write(json.dumps(header)[:-1] + ', "paths": [\n')
+        first = [True]
+
+        def write(one):
+            handle.write(("" if first[0] else ",\n") + json.dumps(_path_json(one)))
+            first[0] = False
+
+        enumeration = enumerate_paths(m.run, p, q, k, grid=grid, max_paths=max_paths,
+                                      progress=progress, watch=m.user, on_path=write)
+        handle.write("\n], " + json.dumps(_summary_json(enumeration, p))[1:] + "\n")
+    return enumeration
 
 
 def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
@@ -159,6 +246,7 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
     >>> r.bias
     Fraction(37748737, 1407374883553280)
     """
+    k = as_k(k)
     m, p, q = _checked(method, p, q, k)
     run_p, run_q, factory = p, q, None
     if arith is not None:
@@ -174,14 +262,14 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
     enumeration = enumerate_paths(_user_errors(m.run, m.name) if user else m.run, run_p,
                                   run_q, k, grid=grid, keep_paths=keep_paths,
                                   max_paths=max_paths, progress=progress,
-                                  sampler_factory=factory)
+                                  sampler_factory=factory, watch=user)
     if user:
         from .engine.hidden_state import check_unchanged
 
         check_unchanged(m.run, before, m.name)
     if not _equal(enumeration.total, 1):
         raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
-    return Verification(m, p, q, k, enumeration)
+    return Verification(m, p, q, k, enumeration, grid)
 
 
 
@@ -231,12 +319,14 @@ def _is_user_method(m: Method) -> bool:
     module-level caches, such as KEY's count laws, are memos of pure functions, not state)."""
     from .methods import METHODS
 
-    if METHODS.get(m.name) is m:
-        return False
-    import inspect
+    return m.user and METHODS.get(m.name) is not m
 
-    module = getattr(inspect.unwrap(m.run), "__module__", None) or ""
-    return not (module == "exactspec" or module.startswith("exactspec."))
+
+def as_k(k):
+    """``k`` as a Python int when it is any integer type (a NumPy ``int64`` too)."""
+    if isinstance(k, numbers.Integral) and not isinstance(k, bool):
+        return int(k)
+    return k
 
 
 def _checked(method, p, q, k):
@@ -262,5 +352,6 @@ def simulate(method, p, q, k: int = 1, n: int = 10_000, *, seed: int | None = 0,
     """
     from .engine.sampling import simulate_method
 
+    k = as_k(k)
     m, p, q = _checked(method, p, q, k)
     return simulate_method(m.run, p, q, k, n, seed=seed, grid=grid, rng=rng, callback=callback)

@@ -35,6 +35,9 @@ PLAIN_PATHS = 100_000
 COMPARE_MAX_PATHS = 2_000_000
 
 
+MERGED_MAX_K = 2_000
+
+
 def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**7,
                        plain_paths: int = PLAIN_PATHS):
     """Prove ``method`` on ``(p, q, k)``: a :class:`~exactspec.verify.Verification`.
@@ -52,14 +55,22 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
     (True, True, 'MergedEnumeration')
     """
     from ..engine.merged import enumerate_merged
-    from ..verify import Verification, _checked, verify
+    from ..verify import Verification, _checked, as_k, verify
 
+    k = as_k(k)
     m, p, q = _checked(method, p, q, k)
     steps = getattr(m.run, "steps", None)
     if steps is None:
         return verify(m, p, q, k, max_paths=max_paths)
-    estimate = estimate_paths(m.run, p, q, k)
-    if estimate <= plain_paths:
+    if k > MERGED_MAX_K:
+        raise TooLarge(f"{m.name} at k = {k}: exact enumeration (merged states) takes about one "
+                       f"step per draft, over the budget of {MERGED_MAX_K:,} drafts: use "
+                       "--backend numpy (float64 estimates)", estimate=k, budget=MERGED_MAX_K)
+    try:
+        estimate = estimate_paths(m.run, p, q, k)
+    except TooLarge:          # paths too deep to probe (large k): the merged states may still do
+        estimate = None
+    if estimate is not None and estimate <= plain_paths:
         return verify(m, p, q, k, max_paths=max_paths)
     enumeration = enumerate_merged(steps, p, q, k, max_states=max_paths)
     if enumeration.total != 1:

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import sys
 import numbers
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from .errors import InvalidInput, NotExact
+from .budget import MAX_EXPONENT, MAX_FILE_BYTES
+from .errors import InvalidInput, NotExact, TooLarge
 
 __all__ = [
     "Dist",
@@ -53,10 +57,24 @@ def exact(value: Any, name: str = "value") -> Any:
         return value
     if isinstance(value, numbers.Integral):
         return Fraction(int(value))
+    if getattr(value, "is_Float", False):      # a sympy Float: its exact binary value
+        if not value.is_finite:
+            raise NotExact(f"{name}={value}: not a finite number")
+        import sympy
+
+        rational = sympy.Rational(value)
+        return Fraction(int(rational.p), int(rational.q))
+    ratio = getattr(value, "as_integer_ratio", None)
+    if ratio is not None and not isinstance(value, Decimal) and not hasattr(value, "free_symbols"):
+        try:      # Python and NumPy floats of every width: their exact binary value
+            num, den = ratio()
+            return Fraction(int(num), int(den))
+        except (OverflowError, ValueError, TypeError):
+            raise NotExact(f"{name}={value!r}: not a finite number") from None
     if isinstance(value, numbers.Real) and not isinstance(value, Decimal):
         try:
             return Fraction(value)
-        except (OverflowError, ValueError):
+        except (OverflowError, ValueError, TypeError):
             raise NotExact(f"{name}={value!r}: not a finite number") from None
     if isinstance(value, Decimal):
         if not value.is_finite():
@@ -66,9 +84,16 @@ def exact(value: Any, name: str = "value") -> Any:
         return _parse_number(value, name)
     if hasattr(value, "is_Rational") and getattr(value, "is_Rational", False):
         return Fraction(int(value.p), int(value.q))
+    if getattr(value, "is_number", False) and hasattr(value, "free_symbols"):
+        if value.is_finite is not True or value.is_real is False:   # oo, nan, zoo, I
+            raise NotExact(f"{name}={value}: not a finite real number")
+        return value
     if getattr(value, "is_symbolic_value", False) or hasattr(value, "free_symbols"):
         return value
     raise NotExact(f"{name}={value!r}: cannot be read as an exact number")
+
+
+_EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)\s*$")
 
 
 def _parse_number(text: str, name: str) -> Fraction:
@@ -77,6 +102,11 @@ def _parse_number(text: str, name: str) -> Fraction:
         raise InvalidInput(f"{name}: empty entry")
     if s.lower().lstrip("+-") in {"nan", "inf", "infinity"}:
         raise NotExact(f"{name}={s}: not a finite number")
+    exponent = _EXPONENT.search(s)
+    if exponent and abs(int(exponent.group(1))) > MAX_EXPONENT:
+        raise TooLarge(f"{name}={s[:40]!r}: the exponent {int(exponent.group(1)):,} is over the "
+                       f"budget of +-{MAX_EXPONENT:,} (its exact value would have that many "
+                       "digits)", estimate=abs(int(exponent.group(1))), budget=MAX_EXPONENT)
     try:
         return Fraction(s)
     except (ValueError, ZeroDivisionError):
@@ -91,11 +121,26 @@ def exact_str(value: Any) -> str:
     """
     if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
         f = Fraction(value)
-        return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+        if f.denominator == 1:
+            return _int_text(f.numerator)
+        return f"{_int_text(f.numerator)}/{_int_text(f.denominator)}"
     expr = getattr(value, "expr", value)
     if getattr(expr, "is_Rational", False):
         return exact_str(Fraction(int(expr.p), int(expr.q)))
     return str(expr)
+
+
+def _int_text(n: int) -> str:
+    """Decimal text of any integer, past Python's default 4,300-digit limit on ``str(int)``."""
+    try:
+        return str(n)
+    except ValueError:
+        limit = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(0)
+        try:
+            return str(n)
+        finally:
+            sys.set_int_max_str_digits(limit)
 
 
 def parse_labels(labels: Any, n: int | None = None, name: str = "labels") -> tuple:
@@ -109,6 +154,13 @@ def parse_labels(labels: Any, n: int | None = None, name: str = "labels") -> tup
         raise InvalidInput(f"{name}={labels!r}: empty label")
     seen = set()
     for s in items:
+        try:
+            hash(s)
+        except TypeError:
+            raise InvalidInput(f"{name}: label {s!r} is a {type(s).__name__}; a label must be a "
+                               "string or a number") from None
+        if isinstance(s, float) and s != s:
+            raise InvalidInput(f"{name}: label {s!r} is not a usable label")
         if s in seen:
             raise InvalidInput(f"{name}: duplicate label {s!r}")
         seen.add(s)
@@ -167,6 +219,7 @@ class Dist(Mapping):
             for lab, v in zip(given_labels, values):
                 if isinstance(v, Fraction) and v < 0:
                     raise InvalidInput(f"{name}[{lab}] = {exact_str(v)} is negative")
+            _check_symbolic_numbers(values, given_labels, name, normalize)
             if all(isinstance(v, Fraction) for v in values):
                 total = sum(values, Fraction(0))
                 if normalize:
@@ -179,9 +232,20 @@ class Dist(Mapping):
         elif normalize:
             total = sum(values[1:], values[0])
             values = [v / total for v in values]
-        self.labels = given_labels
-        self.probs = tuple(values)
-        self._index = {lab: i for i, lab in enumerate(given_labels)}
+        object.__setattr__(self, "labels", given_labels)
+        object.__setattr__(self, "probs", tuple(values))
+        object.__setattr__(self, "_index", MappingProxyType(
+            {lab: i for i, lab in enumerate(given_labels)}))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a Dist is read-only: cannot set {name!r} (build a new Dist, or "
+                             "copy it with dict(p))")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"a Dist is read-only: cannot delete {name!r}")
+
+    def __reduce__(self):
+        return (_rebuild, (self.labels, self.probs))
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -205,18 +269,22 @@ class Dist(Mapping):
     @classmethod
     def from_json(cls, path, labels=None, *, normalize: bool = False, name: str = "p") -> Dist:
         """Read a JSON list or ``{label: prob}`` object; numbers are decimal rationals."""
+        text = read_text_capped(path, name)
         try:
-            text = Path(path).read_text()
-        except OSError as err:
-            raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
-        try:
-            data = json.loads(text, parse_float=Fraction, parse_int=Fraction,
-                              parse_constant=_reject_constant)
+            data = json.loads(text, parse_float=lambda t: _parse_number(t, name),
+                              parse_int=lambda t: _parse_number(t, name),
+                              parse_constant=_reject_constant,
+                              object_pairs_hook=_no_duplicates)
         except json.JSONDecodeError as err:
             raise InvalidInput(f"{name}: {path} is not valid JSON ({err.msg}, line {err.lineno})"
                                ) from None
+        except RecursionError:
+            raise InvalidInput(f"{name}: {path} nests JSON too deeply: expected a flat list or "
+                               "object of probabilities") from None
         except NotExact as err:
             raise NotExact(f"{name}: {path}: {err}") from None
+        except InvalidInput as err:
+            raise InvalidInput(f"{name}: {path}: {err}") from None
         if isinstance(data, Mapping):
             if labels is not None:
                 raise InvalidInput(f"{name}: {path} is an object, whose keys are the labels; "
@@ -280,6 +348,54 @@ class Dist(Mapping):
     def to_floats(self) -> list[float]:
         """The probabilities as Python floats (for plots and sampling only)."""
         return [float(getattr(v, "expr", v)) for v in self.probs]
+
+
+def _check_symbolic_numbers(values, labels, name: str, normalize: bool) -> None:
+    """Exact irrational entries (``sqrt(2)/2``): each non-negative and, together, summing to 1
+    (sympy must prove it).  Entries with free symbols are left to the symbolic engine."""
+    numeric = [v for v in values if getattr(v, "is_number", False) and hasattr(v, "free_symbols")]
+    if not numeric or any(getattr(v, "free_symbols", None) for v in values) or normalize:
+        return
+    import sympy
+
+    for lab, v in zip(labels, values):
+        if getattr(v, "is_negative", False):
+            raise InvalidInput(f"{name}[{lab}] = {v} is negative")
+    total = sympy.simplify(
+        sum((sympy.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else v
+             for v in values), sympy.Integer(0)))
+    if total != 1:
+        raise InvalidInput(f"{name} sums to {total}, not 1 (or sympy cannot prove it): entries "
+                           "must sum to 1 exactly")
+
+
+def _rebuild(labels, probs) -> Dist:
+    return Dist(list(probs), labels, check=False)
+
+
+def read_text_capped(path, name: str = "file") -> str:
+    """The text of ``path`` as UTF-8, refused past :data:`~exactspec.core.budget.MAX_FILE_BYTES`
+    (``/dev/zero`` stops there) or when it is not UTF-8."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise TooLarge(f"{name}: {path} is larger than {MAX_FILE_BYTES // 2**20} MiB, the budget "
+                       "for a distribution file", budget=MAX_FILE_BYTES)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InvalidInput(f"{name}: {path} is not UTF-8 text (byte {err.start})") from None
+
+
+def _no_duplicates(pairs):
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        dup = next(key for key in keys if keys.count(key) > 1)
+        raise InvalidInput(f"duplicate key {dup!r} in a JSON object")
+    return dict(pairs)
 
 
 def _reject_constant(name: str):

@@ -14,7 +14,6 @@ work above the budget is refused with the estimate.
 
 from __future__ import annotations
 
-import random
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,12 +23,17 @@ from typing import Any, Callable
 from ..core.errors import InvalidInput, TooLarge
 from .races import Noise, exact_race_options, race_weights
 from .uniform import Uniform, grid_count
+from .watch import Fingerprint, watched
+
+_clock = time.perf_counter  # taken before any watch replaces the clock
 
 __all__ = ["ExactSampler", "Path", "Enumeration", "enumerate_paths", "estimate_paths",
            "DEFAULT_MAX_PATHS"]
 
 DEFAULT_MAX_PATHS = 10**7
 MAX_DEPTH = 1_000
+MAX_CALLS = 10**6          # sampler calls on one path, branching or not
+MAX_SECONDS = 60.0         # estimated time of an enumeration run without --max-paths
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,7 @@ class Path:
     output: Any
     drafts: tuple
     accepted: bool
+    choices: tuple = ()
 
 
 @dataclass
@@ -62,6 +67,7 @@ class Enumeration:
     used_accept: bool
     path_list: list | None = None
     seconds: float = 0.0
+    floats: int = 0
     _tree: Any = field(default=None, repr=False)
 
     def path_tree(self):
@@ -98,6 +104,64 @@ class _Restart(Exception):
     """Internal: a probe reached its end."""
 
 
+class _ProbeRandom:
+    """A small seeded generator for the size probes (SplitMix64), kept apart from Python's
+    ``random`` so that a watch on user code can refuse ``random`` without stopping the probes."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, seed: int = 0):
+        self._state = (seed * 0x9E3779B97F4A7C15 + 1) & 0xFFFFFFFFFFFFFFFF
+
+    def _next(self) -> int:
+        self._state = (self._state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        z = self._state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+        return z ^ (z >> 31)
+
+    def randrange(self, n: int) -> int:
+        return self._next() % n
+
+
+def exact_probability(value, what: str, sampler=None):
+    """A branch probability as an exact number.
+
+    Fractions and integers pass; a float (Python or NumPy, any width) becomes its exact binary
+    value, counted on ``sampler.floats`` so that the output can say so; symbolic values pass.
+
+    >>> exact_probability(0.5, "coin")
+    Fraction(1, 2)
+    >>> exact_probability(0.1, "coin") == Fraction(3602879701896397, 36028797018963968)
+    True
+    """
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool):
+        raise InvalidInput(f"{what}: probability {value!r} is a bool, not a number")
+    if isinstance(value, int):
+        return Fraction(value)
+    ratio = getattr(value, "as_integer_ratio", None)
+    if ratio is not None and not hasattr(value, "free_symbols"):
+        try:
+            num, den = ratio()
+        except (OverflowError, ValueError):
+            raise InvalidInput(f"{what}: probability {value!r} is not a finite number") from None
+        if sampler is not None:
+            sampler.floats += 1
+        return Fraction(num, den)
+    if getattr(value, "is_Float", False):
+        if sampler is not None:
+            sampler.floats += 1
+        import sympy
+
+        if not value.is_finite:
+            raise InvalidInput(f"{what}: probability {value} is not a finite number")
+        rational = sympy.Rational(value)  # the Float's exact binary value
+        return Fraction(int(rational.p), int(rational.q))
+    return value
+
+
 class ExactSampler:
     """The sampling interface, interpreted by exhaustive enumeration.
 
@@ -116,15 +180,20 @@ class ExactSampler:
         self.grid = grid
         self._prefix: list[int] = []
         self._arity: list[int] = []
-        self._probe: random.Random | None = None
+        self._probe: _ProbeRandom | None = None
         self._probe_size = 1
+        self.floats = 0
+        self.record_choices = False
+        self._laws: dict = {}
         self._reset()
 
     # -- bookkeeping ---------------------------------------------------------------------
     def _reset(self):
         self._depth = 0
+        self._calls = 0
         self.weight = Fraction(1)
         self.branches: list = []
+        self.choices: list = []
         self.drafted: list = []
         self.accepted_token = None
         self.did_accept = False
@@ -137,6 +206,10 @@ class ExactSampler:
         """Take one of ``options`` = ``[(value, prob, what), ...]`` (non-zero probs)."""
         if not options:
             raise InvalidInput(f"{kind}: nothing to choose from (all probabilities are 0)")
+        self._calls += 1
+        if self._calls > MAX_CALLS:
+            raise TooLarge(f"a path made more than {MAX_CALLS:,} sampler calls: too much work "
+                           "for exact enumeration (a smaller k, or --backend numpy)")
         if len(options) == 1:
             value, prob, what = options[0]
             self.weight = self.weight * prob
@@ -154,7 +227,8 @@ class ExactSampler:
                 raise InvalidInput(
                     f"the method made different random choices on a replay ({kind} had "
                     f"{self._arity[d]} options, now {len(options)}): every random choice must "
-                    "go through the sampler s, not random or numpy.random")
+                    "go through the sampler s: the method reads hidden randomness or state "
+                "(random, numpy.random, a counter)")
         else:
             i = 0
             self._prefix.append(0)
@@ -163,6 +237,8 @@ class ExactSampler:
         value, prob, what = options[i]
         self.weight = self.weight * prob
         self.branches.append((kind, what, prob))
+        if self.record_choices:
+            self.choices.append((i, tuple(option[1] for option in options)))
         return value
 
     def _advance(self) -> bool:
@@ -178,12 +254,38 @@ class ExactSampler:
     # -- the sampling interface ----------------------------------------------------------
     def draw(self, dist, what: str = "draw"):
         """A token drawn from ``dist``."""
-        options = [(lab, pr, f"{what} {lab}") for lab, pr in zip(dist.labels, dist.probs)
+        probs = self._law(dist, what)
+        options = [(lab, pr, f"{what} {lab}") for lab, pr in zip(dist.labels, probs)
                    if pr != 0]
         return self._choose(what, options)
 
+    def _law(self, dist, what: str) -> list:
+        """``dist``'s probabilities, exact; refused unless they are in [0, 1] and sum to 1.
+
+        Checked once per law object (a ``Dist`` is read-only) and remembered."""
+        seen = self._laws.get(id(dist))
+        if seen is not None and seen[0] is dist:
+            self.floats += seen[2]
+            return seen[1]
+        floats = self.floats
+        probs = [exact_probability(pr, what, self) for pr in dist.probs]
+        if all(isinstance(pr, Fraction) for pr in probs):
+            if any(pr < 0 for pr in probs) or sum(probs) != 1:
+                from ..core.dist import exact_str
+
+                raise InvalidInput(
+                    f"{what}: the method drew from a law whose entries "
+                    f"{'are negative' if any(pr < 0 for pr in probs) else 'sum to ' + exact_str(sum(probs))}"
+                    ", not a probability law summing to 1 exactly (floats rounded? build it "
+                    "from Fractions)")
+        if len(self._laws) > 4096:
+            self._laws.clear()
+        self._laws[id(dist)] = (dist, probs, self.floats - floats)
+        return probs
+
     def coin(self, prob, what: str = "coin") -> bool:
         """True with probability ``prob``."""
+        prob = exact_probability(prob, what, self)
         if prob < 0 or prob > 1:
             raise InvalidInput(f"{what}: probability {prob} is outside [0, 1]")
         options = []
@@ -276,7 +378,7 @@ class ExactSampler:
             return self._pick_by_comparisons(dist, u, what)
         options = []
         cum = 0
-        for lab, pr in zip(dist.labels, dist.probs):
+        for lab, pr in zip(dist.labels, self._law(dist, what)):
             a, b = cum, cum + pr
             if getattr(b, "is_Rational", None) is False:  # an irrational sum: settle it
                 b = _settled(b)                          # (softmax weights add up to 1)
@@ -349,6 +451,7 @@ class ExactSampler:
         return Fraction(grid_count(lo, hi, self.grid), total)
 
     def _split_uniform(self, u: Uniform, c, strict: bool) -> bool:
+        c = exact_probability(c, "uniform", self)
         if self.grid is not None:
             scaled = Fraction(c) * self.grid
             import math
@@ -407,25 +510,65 @@ def _call(method: Callable, sampler, p, q, k):
     return method(sampler, p, q, k)
 
 
+def _snapshot(dist) -> tuple:
+    """What a method must not change in its input: labels and exact values."""
+    values = tuple((v.numerator, v.denominator) if isinstance(v, Fraction) else repr(v)
+                   for v in getattr(dist, "probs", ()))
+    return tuple(getattr(dist, "labels", ())), values
+
+
+def _check_unchanged(before, p, q) -> None:
+    for name, dist, old in (("p", p, before[0]), ("q", q, before[1])):
+        if _snapshot(dist) != old:
+            raise InvalidInput(f"the method changed its input {name}: p and q are read-only "
+                               "(copy them, e.g. dict(p), before changing anything)")
+
+
 def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, probes: int = 40,
-                   seed: int = 0) -> int:
+                   seed: int = 0, watch: bool = False, timing: list | None = None) -> int:
     """Knuth's estimate of the number of paths: the mean over random probes of the product
-    of the branching factors met along the probe (unbiased for the size of the tree)."""
-    rng = random.Random(seed)
+    of the branching factors met along the probe (unbiased for the size of the tree).
+
+    ``timing``, when given, receives the mean seconds of one probe (one path's work); probing
+    stops early when the probes alone pass :data:`MAX_SECONDS` / 10."""
+    rng = _ProbeRandom(seed)
     total = 0
-    for _ in range(probes):
-        s = sampler_factory()
-        s._probe = rng
-        s._probe_size = 1
-        s._reset()
-        _call(method, s, p, q, k)
-        total += s._probe_size
-    return max(1, round(total / probes))
+    done = 0
+    before = _snapshot(p), _snapshot(q)
+    start = _clock()
+    times = []
+    with watched() if watch else _nothing():
+        for _ in range(probes):
+            s = sampler_factory()
+            s._probe = rng
+            s._probe_size = 1
+            s._reset()
+            began = _clock()
+            _call(method, s, p, q, k)
+            times.append(_clock() - began)
+            total += s._probe_size
+            done += 1
+            if _clock() - start > MAX_SECONDS / 10:
+                break
+    if watch:
+        _check_unchanged(before, p, q)
+    if timing is not None:   # the median probe: one-time work (plans, caches) is not per path
+        timing.append(sorted(times)[len(times) // 2])
+    return max(1, round(total / done))
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = None,
                     keep_paths: bool = False, max_paths: int | None = DEFAULT_MAX_PATHS,
-                    progress: bool | None = None, sampler_factory=None) -> Enumeration:
+                    progress: bool | None = None, sampler_factory=None,
+                    on_path: Callable | None = None, watch: bool = False) -> Enumeration:
     """Run ``method(s, p, q, k)`` on every path and return the exact :class:`Enumeration`.
 
     Parameters
@@ -436,19 +579,52 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     progress : bool, optional
         Print a progress line on stderr (default: when the estimate is large and stderr is a
         terminal).
+    on_path : callable, optional
+        Called with each :class:`Path` as it is enumerated (a certificate streams this way,
+        without holding the paths in memory).
+    watch : bool
+        The method is user code: refuse hidden randomness while it runs
+        (:func:`~exactspec.engine.watch.watched`), run every path a second time and compare,
+        and check that ``p`` and ``q`` come back unchanged.
     """
     factory = sampler_factory or (lambda: ExactSampler(grid=grid))
     estimate = None
     if max_paths is not None or progress:
-        estimate = estimate_paths(method, p, q, k, sampler_factory=factory)
+        timing: list = []
+        estimate = estimate_paths(method, p, q, k, sampler_factory=factory, watch=watch,
+                                  timing=timing)
         if max_paths is not None and estimate > max_paths:
             raise TooLarge(
                 f"about {estimate:,} paths to enumerate, over the budget of {max_paths:,}: "
                 "use --backend numpy, or --max-paths N to insist",
                 estimate=estimate, budget=max_paths)
+        seconds = estimate * timing[0] * (2 if watch else 1)
+        if max_paths == DEFAULT_MAX_PATHS and seconds > MAX_SECONDS:
+            raise TooLarge(
+                f"about {estimate:,} paths at about {timing[0]:.2g} s each: about "
+                f"{seconds:,.0f} s of exact work, over the budget of {MAX_SECONDS:.0f} s: use "
+                "--backend numpy, a smaller instance, or --max-paths N to insist",
+                estimate=estimate, budget=max_paths)
     if progress is None:
         progress = bool(estimate and estimate > 200_000 and sys.stderr.isatty())
-    start = time.perf_counter()
+    before = _snapshot(p), _snapshot(q)
+    with watched() if watch else _nothing():
+        result, digest = _walk(method, p, q, k, factory, keep_paths, progress, estimate,
+                               on_path, watch)
+        if watch:
+            _, again = _walk(method, p, q, k, factory, False, False, None, None, True)
+            if again != digest:
+                raise InvalidInput(
+                    "the method gave different results when the same paths were run twice: "
+                    "it reads hidden randomness or state (a generator made at import, a "
+                    "counter, the clock); make every random choice through the sampler s")
+    if watch:
+        _check_unchanged(before, p, q)
+    return result
+
+
+def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fingerprint):
+    start = _clock()
     s = factory()
     labels = p.labels
     law = {lab: 0 for lab in labels}
@@ -458,6 +634,8 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     count = 0
     used_drafts = used_accept = False
     path_list = [] if keep_paths else None
+    digest = Fingerprint() if fingerprint else None
+    s.record_choices = bool(keep_paths or on_path is not None or fingerprint)
     last_report = start
     while True:
         s._reset()
@@ -466,7 +644,8 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
             raise InvalidInput(
                 "the method made different random choices on a replay (it stopped after "
                 f"{s._depth} choices, not {len(s._prefix)}): every random choice must go "
-                "through the sampler s, not random or numpy.random")
+                "through the sampler s: the method reads hidden randomness or state "
+                    "(random, numpy.random, a counter)")
         if y not in law:
             raise InvalidInput(f"the method returned {y!r}, which is not a token of p "
                                f"(labels {list(labels)})")
@@ -481,12 +660,18 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
             used_accept = True
             if s.accepted_token == y:
                 explicit = explicit + w
-        if keep_paths:
-            path_list.append(Path(tuple(s.branches), w, y, tuple(s.drafted),
-                                  bool(s.did_accept and s.accepted_token == y)))
+        if digest is not None:
+            digest.add(s.choices, y, s.drafted, s.did_accept, s.accepted_token, w)
+        if keep_paths or on_path is not None:
+            path = Path(tuple(s.branches), w, y, tuple(s.drafted),
+                        bool(s.did_accept and s.accepted_token == y), tuple(s.choices))
+            if keep_paths:
+                path_list.append(path)
+            if on_path is not None:
+                on_path(path)
         count += 1
         if progress and count % 20000 == 0:
-            now = time.perf_counter()
+            now = _clock()
             if now - last_report > 0.5:
                 last_report = now
                 shown = f"{count:,}" + (f" / ~{estimate:,}" if estimate else "")
@@ -497,7 +682,8 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
         print(f"\r  enumerated {count:,} paths" + " " * 20, file=sys.stderr)
     if not used_drafts:
         acceptance = explicit
-    return Enumeration(labels=labels, law=law, acceptance=acceptance,
-                       explicit_acceptance=explicit, paths=count, total=total,
-                       used_drafts=used_drafts, used_accept=used_accept, path_list=path_list,
-                       seconds=time.perf_counter() - start)
+    result = Enumeration(labels=labels, law=law, acceptance=acceptance,
+                         explicit_acceptance=explicit, paths=count, total=total,
+                         used_drafts=used_drafts, used_accept=used_accept, path_list=path_list,
+                         seconds=_clock() - start, floats=s.floats)
+    return result, (digest.digest() if digest is not None else None)

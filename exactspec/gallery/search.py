@@ -64,6 +64,7 @@ def search_counterexample(method, k: int = 1, *, max_tokens: int = 3,
     """
     m = get_method(method)
     tried = 0
+    refusal = None
     seen = set()
     for n in range(1, max_tokens + 1):
         for d in range(1, max_denominator + 1):
@@ -75,7 +76,8 @@ def search_counterexample(method, k: int = 1, *, max_tokens: int = 3,
                 seen.add(key)
                 try:
                     m.check(p, q, k)
-                except InvalidInput:
+                except InvalidInput as err:
+                    refusal = err
                     continue
                 tried += 1
                 if arith is None:
@@ -92,4 +94,8 @@ def search_counterexample(method, k: int = 1, *, max_tokens: int = 3,
                                    max_paths=max_paths)
                 if split.verdict == "lossy-logic" or (tolerance is not None and not split.ok):
                     return SearchResult(split.run, tried, split)
+    if tried == 0:
+        raise InvalidInput(f"--search: {m.name} runs on none of the small instances at k = {k}"
+                           + (f" ({refusal})" if refusal is not None else "")
+                           + "; nothing was searched")
     return SearchResult(None, tried)

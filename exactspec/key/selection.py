@@ -206,7 +206,8 @@ def draw_drafts(s, q: Dist, k: int) -> tuple:
     from ..optimum.draft_laws import draft_law, is_exact_dist
     from ..engine.exact import ExactSampler
 
-    if not (isinstance(s, ExactSampler) and is_exact_dist(q)):
+    exact_walk = isinstance(s, ExactSampler) or getattr(s, "replays_exact_engine", False)
+    if not (exact_walk and is_exact_dist(q)):
         return draft_law("iid").draw_multiset(s, q, k)
     chain = _count_laws(q, k)
     drafted: list = []
@@ -223,6 +224,7 @@ def draw_drafts(s, q: Dist, k: int) -> tuple:
 
 
 _COUNT_LAWS: list = [None, None, None]
+MAX_COUNT_TERMS = 200_000
 
 
 def _count_laws(q: Dist, k: int) -> dict:
@@ -230,6 +232,14 @@ def _count_laws(q: Dist, k: int) -> dict:
     if _COUNT_LAWS[0] is q and _COUNT_LAWS[1] == k:
         return _COUNT_LAWS[2]
     support = [t for t in q.labels if q[t] != 0]
+    terms = (len(support) - 1) * k * (k + 3) // 2
+    if terms > MAX_COUNT_TERMS:
+        from ..core.errors import TooLarge
+
+        raise TooLarge(f"KEY at k = {k}: the draft-count laws hold about {terms:,} exact "
+                       f"binomial terms, over the budget of {MAX_COUNT_TERMS:,}: use a smaller "
+                       "k, or --backend numpy (float64 estimates)", estimate=terms,
+                       budget=MAX_COUNT_TERMS)
     chain: dict = {"support": support}
     mass = Fraction(1)
     for i, t in enumerate(support[:-1]):

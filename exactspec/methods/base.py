@@ -37,6 +37,9 @@ class Method:
         The only ``k`` it takes (``(1,)`` for one-draft rules), or ``None`` for any ``k >= 1``.
     summary : str
         One line for listings.
+    user : bool
+        A user's function (not a registered method): the exact engine runs it under watch
+        (hidden randomness refused, every path run twice and compared, inputs read-only).
     """
 
     name: str
@@ -46,6 +49,7 @@ class Method:
     k_values: tuple | None = None
     summary: str = ""
     requires: Callable | None = field(default=None, compare=False)
+    user: bool = field(default=False, compare=False)
 
     def check(self, p, q, k: int) -> None:
         """Raise :class:`InvalidInput` when the method cannot run on ``(p, q, k)``."""
@@ -89,4 +93,5 @@ def as_method(function: Callable, name: str | None = None) -> Method:
             "(s, p, q, k)")
     label = name or getattr(function, "__name__", "user")
     return Method(name=label, run=run, summary=(function.__doc__ or "").strip().split("\n")[0],
-                  k_values=None if takes_k else (1,))
+                  k_values=None if takes_k else (1,),
+                  user=not str(getattr(function, "__module__", "")).startswith("exactspec."))

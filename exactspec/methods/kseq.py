@@ -38,6 +38,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from ..core.budget import check_power
 from ..core.dist import Dist, exact_str
 from ..engine.merged import Done, Stepped
 from ..core.errors import InvalidInput, NotExact
@@ -62,6 +63,7 @@ def kseq_beta(p: Dist, q: Dist, rho) -> Any:
 def _gap(p, q, k, rho):
     """``p_acc(rho) - rho beta(rho)``: positive below ``rho*``, at most 0 from ``rho*`` on."""
     b = kseq_beta(p, q, rho)
+    check_power(1 - b, k, f"K-SEQ's acceptance 1 - (1 - beta)^k at k = {k}")
     return 1 - (1 - b) ** k - rho * b
 
 
@@ -159,10 +161,21 @@ def rho_star(p: Dist, q: Dist, k: int, tolerance: Fraction = DEFAULT_TOLERANCE) 
     return _rho_star(p, q, k, tolerance)
 
 
+MAX_ROOT_DEGREE = 32
+
+
 @lru_cache(maxsize=256)
 def _rho_star(p: Dist, q: Dist, k: int, tolerance: Fraction) -> RhoStar:
     import sympy
 
+    if k > MAX_ROOT_DEGREE:
+        from ..core.errors import TooLarge
+
+        raise TooLarge(f"K-SEQ at k = {k}: rho* is a root of a degree-{k} polynomial, and exact "
+                       f"root isolation is refused above degree {MAX_ROOT_DEGREE} (its cost "
+                       "grows steeply with the degree): use k <= "
+                       f"{MAX_ROOT_DEGREE}, or rrs (merged recursion) for large k",
+                       estimate=k, budget=MAX_ROOT_DEGREE)
     x = sympy.Symbol("x")
     one = Fraction(1)
     if _gap(p, q, k, one) <= 0:

@@ -117,7 +117,7 @@ def _plan(p: Dist, q: Dist, k: int, law: str) -> TransportPlan:
     for drafts, weight in multisets:
         node = ("drafts", drafts)
         sent = {}
-        for t in set(drafts):
+        for t in sorted(set(drafts), key=p.index):
             f = flow[node][("token", t)]["flow"]
             if f > 0:
                 sent[t] = Fraction(f)

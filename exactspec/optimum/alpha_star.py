@@ -36,6 +36,7 @@ from fractions import Fraction
 from itertools import combinations_with_replacement
 from typing import Any
 
+from ..core.budget import check_power, digits_of_bits
 from ..core.dist import Dist, exact, exact_str
 from ..core.errors import InvalidInput, NotExact, TooLarge
 
@@ -154,6 +155,7 @@ def g(k: int, x: Any) -> Any:
     (Fraction(9, 25), Fraction(98, 125), Fraction(1, 3))
     """
     x = exact(x, "x")
+    check_power(1 - x, k, f"g_k(Q) = 1 - (1 - Q)^k at k = {k}")
     return 1 - (1 - x) ** k
 
 
@@ -509,6 +511,13 @@ def draft_multisets(q: Any, k: int, law: str = "iid", *,
             f"draft_law={law!r} with k={k} over the {m} tokens q can draft: about {estimate} "
             f"draft multisets to enumerate exactly, over the budget of {budget}",
             estimate=estimate, budget=budget)
+    weight_bits = max(k * max(q.probs[i].denominator.bit_length() for i in support), 1)
+    digits = estimate * digits_of_bits(weight_bits)
+    if digits > 10**7:
+        raise TooLarge(
+            f"draft_law={law!r} with k={k}: {estimate} draft multisets whose exact weights hold "
+            f"about {digits:,} digits together, over the budget of 10,000,000 digits",
+            estimate=digits, budget=10**7)
     if law == "iid":
         return _iid_multisets(q, k, support)
     if law == "wor":
@@ -568,10 +577,11 @@ def transport_flow(labels: tuple, caps, multisets, flow_func=None):
     source, sink = ("source",), ("sink",)
     graph.add_node(source)
     graph.add_node(sink)
+    position = {t: i for i, t in enumerate(labels)}
     for drafts, weight in multisets:
         node = ("drafts", drafts)
         graph.add_edge(source, node, capacity=weight)
-        for t in set(drafts):
+        for t in sorted(set(drafts), key=position.__getitem__):   # token order, every process
             # never binding: at most P(X) enters the multiset's node
             graph.add_edge(node, ("token", t), capacity=weight)
     for t, cap in zip(labels, caps):

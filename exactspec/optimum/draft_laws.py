@@ -121,7 +121,8 @@ class DraftLaw:
         """
         from ..engine.exact import ExactSampler
 
-        if isinstance(s, ExactSampler) and is_exact_dist(q):
+        exact_walk = isinstance(s, ExactSampler) or getattr(s, "replays_exact_engine", False)
+        if exact_walk and is_exact_dist(q):
             multiset = self._choose_multiset(s, q, k)
             s.drafted.extend(multiset)
             return multiset

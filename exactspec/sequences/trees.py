@@ -702,6 +702,42 @@ def _int(value, name: str, low: int):
     return value
 
 
+MAX_TREE_NODES = 10_000
+
+
+def check_tree_size(pair, verifier, m: int, ctx, max_paths: int | None) -> None:
+    """Refuse, before any work, a spec whose law cannot fit the budget.
+
+    The first ``m`` tokens take about ``s^m`` values, ``s`` the target's support at the
+    starting context (exactly that many when the support is the same everywhere), and every
+    one of them is a path of the enumeration; a tree also drafts ``drafted`` tokens per call.
+
+    >>> from exactspec.sequences.context import ContextPair
+    >>> from exactspec.sequences.chains import Chain
+    >>> pair = ContextPair.from_table({"target": {"": "1/2,1/2"}, "draft": {"": "1/2,1/2"}})
+    >>> check_tree_size(pair, Chain(50), 51, (), 10**6)
+    Traceback (most recent call last):
+    ...
+    exactspec.core.errors.TooLarge: tree spec: about 2,251,799,813,685,248 token sequences of length 51 (2 tokens of support, m = 51), over the budget of 1,000,000 paths: use a smaller gamma, m or vocabulary, or --max-paths N to insist
+    """
+    from ..core.errors import TooLarge
+
+    drafted = getattr(verifier, "drafted", 0) or 0
+    if drafted > MAX_TREE_NODES:
+        raise TooLarge(f"tree spec: {drafted:,} drafted tokens per call, over the budget of "
+                       f"{MAX_TREE_NODES:,} nodes: use a smaller branching", estimate=drafted,
+                       budget=MAX_TREE_NODES)
+    if max_paths is None:
+        return
+    support = len(pair.target(ctx).support)
+    estimate = support ** m
+    if estimate > max_paths:
+        raise TooLarge(f"tree spec: about {estimate:,} token sequences of length {m} ({support} "
+                       f"tokens of support, m = {m}), over the budget of {max_paths:,} paths: use "
+                       "a smaller gamma, m or vocabulary, or --max-paths N to insist",
+                       estimate=estimate, budget=max_paths)
+
+
 def tree_report(spec, *, max_paths: int | None = 10**6) -> dict:
     """Prove a chain, tree or block spec (docs/tree_format.md) and report, JSON-ready: exact
     values as strings, floats only under keys ending ``_float``.
@@ -715,6 +751,7 @@ def tree_report(spec, *, max_paths: int | None = 10**6) -> dict:
 
     loaded = load_tree_spec(spec)
     pair, verifier, m, ctx = loaded["pair"], loaded["verifier"], loaded["m"], loaded["context"]
+    check_tree_size(pair, verifier, m, ctx, max_paths)
     proof = prove_sequence(verifier, pair, m, ctx, max_paths=max_paths)
     one = call_law(verifier, pair, ctx, max_paths=max_paths)
     tpc = proof.tokens_per_call

@@ -1,0 +1,396 @@
+"""Hostile input: user code that cheats, work without bounds, inputs refused or accepted
+correctly, and certificates bound to their method.
+
+Every case asserts the exit code, a one-line message on stderr that names the user's input or
+code, and that no verdict was printed for input that was refused.
+"""
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from exactspec import Dist, verify
+from exactspec.checker import check_certificate, main as checker_main
+from exactspec.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PQ = ["--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5"]
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def refused(capsys, argv, *words, code=2):
+    """Exit ``code``, nothing on stdout, one line on stderr holding every word."""
+    got, out, err = run(capsys, *argv)
+    lines = err.strip().splitlines()
+    assert got == code, (got, out, err)
+    assert out == "", out
+    assert len(lines) == 1 and "Traceback" not in err, err
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+def user_file(tmp_path, name, body):
+    path = tmp_path / f"{name}.py"
+    path.write_text(body)
+    return f"{path}:rule"
+
+
+# -- 1. user code under watch ---------------------------------------------------------------
+HIDDEN = {
+    "python_random": ("import random\n", "random.random() < 0.5", "random.random"),
+    "random_instance": ("import random\nR = random.Random(1)\n", "R.random() < 0.5",
+                        "random.Random.random"),
+    "numpy_module": ("import numpy as np\n", "np.random.rand() < 0.5", "numpy.random.rand"),
+    "numpy_default_rng": ("import numpy as np\n", "np.random.default_rng().random() < 0.5",
+                          "numpy.random.default_rng"),
+    "numpy_generator_made_at_import": ("import numpy as np\nG = np.random.default_rng(0)\n",
+                                       "G.random() < 0.5", "hidden"),
+    "os_urandom": ("import os\n", "os.urandom(1)[0] < 128", "os.urandom"),
+    "secrets": ("import secrets\n", "secrets.randbelow(2) == 0", "secrets.randbelow"),
+    "clock": ("import time\n", "int(time.time() * 1e6) % 2 == 0", "time.time"),
+    "counter": ("N = [0]\n", "N.__setitem__(0, N[0] + 1) or N[0] % 2 == 0", "hidden"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HIDDEN))
+def test_hidden_randomness_is_refused_naming_the_file(capsys, tmp_path, case):
+    header, test, word = HIDDEN[case]
+    spec = user_file(tmp_path, case, header + f"""
+def rule(s, p, q):
+    x = s.draft(q)
+    if {test}:
+        return x
+    return s.draw(p)
+""")
+    line = refused(capsys, ["verify", spec, *PQ, "--json"], word)
+    if word != "hidden":
+        assert f"{case}.py line" in line
+
+
+def test_a_verifier_that_mutates_p_is_refused(capsys, tmp_path):
+    spec = user_file(tmp_path, "mutate", "def rule(s, p, q):\n    p.probs = q.probs\n"
+                     "    return s.draw(p)\n")
+    refused(capsys, ["verify", spec, *PQ], "read-only", "mutate.py line 2")
+    deep = user_file(tmp_path, "mutate_value", "def rule(s, p, q):\n"
+                     "    p.probs[0]._numerator = 7\n    return s.draw(q)\n")
+    refused(capsys, ["verify", deep, *PQ], "changed its input p")
+
+
+def test_float_arithmetic_is_taken_exactly_and_said(capsys, tmp_path):
+    spec = user_file(tmp_path, "floats", """
+def rule(s, p, q):
+    x = s.draft(q)
+    if s.coin(float(min(1, p[x] / q[x]))):
+        return x
+    return s.draw(p)
+""")
+    code, out, err = run(capsys, "verify", spec, *PQ, "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["floats_converted"] > 0 and err == ""
+    output = {t: Fraction(v) for t, v in obj["output"].items()}
+    assert sum(output.values()) == 1                      # exact: sums to 1
+    assert all("." not in v and "e" not in v for v in obj["output"].values())
+    # only token 2 has p/q < 1: it is kept with f = float(1/3) taken at its exact binary value
+    # 6004799503160661/18014398509481984, and a rejection resamples from p
+    f = Fraction(6004799503160661, 18014398509481984)
+    assert f == Fraction(1 / 3)
+    reject = Fraction(3, 5) * (1 - f)
+    assert output["2"] == Fraction(3, 5) * f + reject * Fraction(1, 5) != Fraction(1, 5)
+    assert output["0"] == Fraction(1, 5) + reject * Fraction(1, 2)
+    code, out, _ = run(capsys, "verify", spec, *PQ)
+    assert "exact binary value" in out
+
+
+def test_a_float_law_that_does_not_sum_to_1_is_refused(capsys, tmp_path):
+    spec = user_file(tmp_path, "floatlaw", """
+from exactspec import Dist
+def rule(s, p, q):
+    return s.draw(Dist([0.1, 0.2, 0.7], p.labels, check=False))
+""")
+    refused(capsys, ["verify", spec, *PQ], "sum to", "floatlaw.py line 4")
+
+
+def test_user_print_goes_to_stderr_under_json(capsys, tmp_path):
+    spec = user_file(tmp_path, "chatty", 'print("at import")\n'
+                     'def rule(s, p, q):\n    print("inside")\n    return s.draw(p)\n')
+    code, out, err = run(capsys, "verify", spec, *PQ, "--json")
+    assert code == 0 and json.loads(out)["lossless"] is True
+    assert "at import" in err and "inside" in err
+
+
+@pytest.mark.parametrize("body, words", [
+    ("import sys\ndef rule(s, p, q):\n    sys.exit(0)\n", ["sys.exit(0)", "exiting.py line 3"]),
+    ("import sys\ndef rule(s, p, q):\n    sys.exit(3)\n", ["sys.exit(3)", "exiting.py line 3"]),
+    ("def rule(s, p, q):\n    return 1 / 0\n", ["ZeroDivisionError", "exiting.py line 2"]),
+    ("import sys\nsys.exit(0)\ndef rule(s, p, q):\n    return s.draw(p)\n", ["sys.exit(0)"]),
+])
+def test_exits_and_exceptions_in_user_code_are_the_users(capsys, tmp_path, body, words):
+    spec = user_file(tmp_path, "exiting", body)
+    refused(capsys, ["verify", spec, *PQ, "--json"], *words)
+
+
+def test_a_clean_user_verifier_still_proves(capsys):
+    code, out, _ = run(capsys, "verify", f"{ROOT / 'examples' / 'my_rule.py'}:my_rule", *PQ,
+                       "--json")
+    assert code == 0 and json.loads(out)["lossless"] is True
+
+
+# -- 2. work estimated before it is done ----------------------------------------------------
+@pytest.mark.parametrize("argv, words", [
+    (["verify", "kseq", *PQ, "--k", "1000000000"], ["k = 1000000000"]),
+    (["verify", "key", *PQ, "--k", "1000000000"], ["k = 1000000000", "digits"]),
+    (["verify", "key-lazy", *PQ, "--k", "1000000000"], ["digits"]),
+    (["verify", "optimal", *PQ, "--k", "1000000000"], ["over the budget"]),
+    (["optimal", *PQ, "--k", "1000000000"], ["digits", "--backend numpy"]),
+    (["compare", *PQ, "--k", "1000000000"], ["digits"]),
+    (["verify", "kseq", *PQ, "--k", "50"], ["degree-50", "k <= 32"]),
+    (["verify", "rrs", *PQ, "--k", "1000000000"], ["k = 1000000000", "--backend numpy"]),
+    (["verify", "key", *PQ, "--k", "1000"], ["k = 1000", "binomial terms"]),
+    (["verify", "sps", "--p", "1e-100000000,1", "--q", "1/2,1/2"], ["exponent"]),
+    (["verify", "sps", "--p", "@/dev/zero", "--q", "1/2,1/2"], ["/dev/zero", "MiB"]),
+])
+def test_too_much_work_is_refused_up_front(capsys, argv, words):
+    refused(capsys, argv, *words)
+
+
+def test_trees_too_large_are_refused(capsys, tmp_path):
+    specs = {
+        "gamma50": {"target": {"": "1/2,1/2"}, "draft": {"": "1/3,2/3"}, "gamma": 50},
+        "vocab300": {"target": {"": ",".join(["1/300"] * 300)},
+                     "draft": {"": ",".join(["1/300"] * 300)}, "gamma": 2},
+        "wide": {"target": {"": "1/2,1/2"}, "draft": {"": "1/3,2/3"}, "branching": [300, 300]},
+    }
+    for name, spec in specs.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(spec))
+        refused(capsys, ["tree", path], "tree spec", "budget")
+
+
+def test_rho_large_k_from_the_closed_form(capsys):
+    import sympy as sp
+
+    from exactspec.bounds.rho.closed_form import rho
+    from exactspec.bounds.rho.large import rho_large_report
+
+    code, out, _ = run(capsys, "rho", "1000", "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["source"] == "closed form" and obj["k"] == 1000
+    assert 0.75 < obj["rho_float"] < 0.7502
+    # two ways: the closed form at K = 24 equals the per-K derivation
+    derived, closed = rho(24).rho, sp.sympify(rho_large_report(24)["rho"])
+    assert sp.N(derived - closed, 60) == 0 or abs(sp.N(derived - closed, 60)) < 1e-55
+
+
+def test_large_exact_values_print(capsys):
+    code, out, _ = run(capsys, "optimal", "--k", "5000", "--p", "1/2,1/2",
+                       "--q", "1/100000,99999/100000", "--json")
+    obj = json.loads(out)
+    value = Fraction(obj["alpha_star"])
+    assert code == 0 and len(obj["alpha_star"]) > 4300
+    # token 0 (q/p smallest) is tight at g_k(1/100000); token 1 adds its whole p
+    assert value == Fraction(1, 2) + 1 - Fraction(99999, 100000) ** 5000
+
+
+def test_certificate_streams_and_matches_the_in_memory_one(tmp_path):
+    from exactspec.verify import verify_to_certificate
+
+    p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+    name = tmp_path / "c.json"
+    streamed = verify_to_certificate("rrs", p, q, 3, str(name))
+    in_memory = verify("rrs", p, q, 3, keep_paths=True).certificate()
+    written = json.loads(name.read_text())
+    assert streamed.enumeration.path_list is None
+    assert written == in_memory and check_certificate(written) == []
+
+
+# -- 3. inputs refused or accepted correctly ------------------------------------------------
+def test_minus_zero_is_accepted(capsys):
+    code, out, _ = run(capsys, "verify", "sps", "--p", "-0,1", "--q", "1/2,1/2", "--json")
+    assert code == 0 and json.loads(out)["target"] == {"0": "0", "1": "1"}
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["verify", "sps", *PQ, "--grid", "0"], ["--grid=0"]),
+    (["verify", "sps", *PQ, "--max-paths", "0"], ["--max-paths=0"]),
+    (["simulate", "sps", *PQ, "--seed", "-1"], ["--seed=-1"]),
+    (["verify", "sps", *PQ, "--certificate", ""], ["--certificate ''"]),
+    (["verify", "sps", "--search", "--k", "2"], ["--search", "k = 2"]),
+    (["verify", "sps", "--p", "@{deep}", "--q", "1/2,1/2"], ["nests JSON too deeply"]),
+    (["verify", "sps", "--p", "@{dup}", "--q", "1/2,1/2"], ["duplicate key 'a'"]),
+    (["verify", "sps", "--p", "@{binary}", "--q", "1/2,1/2"], ["not UTF-8"]),
+])
+def test_bad_cli_input(capsys, tmp_path, argv, words):
+    files = {"deep": "[" * 100_000, "dup": '{"a": 0.5, "a": 0.5}'}
+    for name, text in files.items():
+        (tmp_path / f"{name}.json").write_text(text)
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe[0.5, 0.5]")
+    argv = [a.format(**{n: tmp_path / f"{n}.json" for n in ("deep", "dup", "binary")})
+            for a in argv]
+    refused(capsys, argv, *words)
+
+
+def test_bare_exactspec_says_usage_on_stderr(capsys):
+    code, out, err = run(capsys)
+    assert code == 2 and out == "" and "usage" in err and "name a command" in err
+
+
+def test_numpy_and_sympy_scalars():
+    import numpy as np
+    import sympy as sp
+
+    for half in (np.float32(0.5), np.float16(0.5), np.longdouble(0.5), sp.Float(0.5)):
+        assert Dist([half, half]).probs == (Fraction(1, 2), Fraction(1, 2))
+    r = verify("rrs", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3"), np.int64(2))
+    assert r.k == 2 and r.acceptance == Fraction(8, 9)
+    from exactspec.core.errors import InvalidInput, NotExact
+
+    for bad in ([sp.oo, 0], [sp.nan, 1], [sp.zoo, 1], [sp.I, 1]):
+        with pytest.raises(NotExact):
+            Dist(bad)
+    with pytest.raises(InvalidInput, match="sums to sqrt"):
+        Dist([sp.sqrt(2) / 2, sp.sqrt(2) / 2])
+    assert Dist([sp.sqrt(2) / 2, 1 - sp.sqrt(2) / 2]).probs[0] == sp.sqrt(2) / 2
+    with pytest.raises(InvalidInput, match="is a list"):
+        Dist([Fraction(1, 2)] * 2, labels=[[1], [2]])
+
+
+# -- 4. certificates bound to the method ----------------------------------------------------
+def _certificate(method="rrs", k=2, p="1/2,3/10,1/5", q="1/5,1/5,3/5"):
+    return verify(method, Dist.parse(p), Dist.parse(q), k, keep_paths=True).certificate()
+
+
+def _equal_probability_paths(cert, same_output):
+    paths = cert["paths"]
+    for i, a in enumerate(paths):
+        for j in range(i + 1, len(paths)):
+            b = paths[j]
+            if (a["probability"] == b["probability"]
+                    and (a["output"] == b["output"]) == same_output):
+                return i, j
+    raise AssertionError("no such pair")
+
+
+def _tamperings():
+    def law_removed(c):
+        del c["law"]
+
+    def target_changed(c):
+        c["target"] = {"0": "1/5", "1": "1/2", "2": "3/10"}
+
+    def swap_outputs(c):
+        i, j = _equal_probability_paths(c, same_output=False)
+        c["paths"][i]["output"], c["paths"][j]["output"] = \
+            c["paths"][j]["output"], c["paths"][i]["output"]
+
+    def move_mass(c):
+        outputs = {}
+        for i, path in enumerate(c["paths"]):
+            outputs.setdefault(path["output"], []).append(i)
+        i, j = next(v for v in outputs.values() if len(v) >= 2)[:2]
+        a, b = c["paths"][i], c["paths"][j]
+        delta = min(Fraction(a["probability"]), Fraction(b["probability"])) / 2
+        for path, sign in ((a, 1), (b, -1)):
+            new = Fraction(path["probability"]) + sign * delta
+            path["branches"][-1][2] = str(Fraction(path["branches"][-1][2]) * new
+                                          / Fraction(path["probability"]))
+            path["probability"] = str(new)
+
+    def method_changed(c):
+        c["method"] = "rrs-wor"
+
+    def draft_changed(c):
+        c["draft"] = {"0": "1/5", "1": "3/5", "2": "1/5"}
+
+    def acceptance_changed(c):
+        c["acceptance"] = "1"
+
+    def claim_flipped(c):
+        c["claim"] = "law"
+
+    def k_changed(c):
+        c["k"] = 3
+
+    return [law_removed, target_changed, swap_outputs, move_mass, method_changed,
+            draft_changed, acceptance_changed, claim_flipped, k_changed]
+
+
+def test_an_honest_certificate_checks_with_and_without_replay():
+    for method, k in (("sps", 1), ("naive", 1), ("rrs", 2), ("rrs-wor", 2), ("kseq", 2),
+                      ("optimal", 2), ("key", 2), ("spechub", 2)):
+        cert = _certificate(method, k)
+        assert check_certificate(cert) == [], method
+        assert check_certificate(cert, replay=False) == [], method
+
+
+@pytest.mark.parametrize("tamper", _tamperings(), ids=lambda f: f.__name__)
+def test_tampered_certificates_are_rejected(tamper):
+    cert = _certificate()
+    tamper(cert)
+    assert check_certificate(cert), tamper.__name__
+
+
+def test_a_tampered_lossy_certificate_is_rejected():
+    cert = _certificate("naive", 1, "1/2,1/2", "3/4,1/4")
+    assert cert["claim"] == "law" and check_certificate(cert) == []
+    for field, value in (("target", {"0": "3/4", "1": "1/4"}), ("acceptance", "0")):
+        bad = json.loads(json.dumps(cert))
+        bad[field] = value
+        assert check_certificate(bad), field
+    bad = json.loads(json.dumps(cert))
+    del bad["law"]
+    assert check_certificate(bad) and check_certificate(bad, replay=False)
+
+
+def test_replay_catches_what_the_method_free_check_cannot():
+    """Outputs swapped between two paths of equal probability leave every sum unchanged when
+    the two outputs' laws allow it; only the replay sees that the method outputs otherwise."""
+    cert = _certificate("sps", 1, "1/3,1/3,1/3", "1/3,1/3,1/3")
+    i, j = _equal_probability_paths(cert, same_output=False)
+    paths = cert["paths"]
+    paths[i]["output"], paths[j]["output"] = paths[j]["output"], paths[i]["output"]
+    for path in (paths[i], paths[j]):
+        path["drafts"] = [path["output"]]
+    assert check_certificate(cert, replay=False) == []
+    assert any("replay" in msg for msg in check_certificate(cert))
+
+
+def test_checker_cli_no_replay_and_unknown_method(tmp_path, capsys):
+    cert = _certificate()
+    cert["method"] = "no_such_module:rule"
+    name = tmp_path / "c.json"
+    name.write_text(json.dumps(cert))
+    assert checker_main([str(name)]) == 1
+    assert "cannot be imported" in capsys.readouterr().out
+    assert checker_main(["--no-replay", str(name)]) == 0
+
+
+@pytest.mark.slow
+def test_the_cli_end_to_end_in_a_subprocess(tmp_path):
+    """A handful through a real process: stdout stays one JSON object, exit codes hold."""
+    chatty = tmp_path / "chatty.py"
+    chatty.write_text('print("noise")\ndef rule(s, p, q):\n    print("more")\n'
+                      "    return s.draw(p)\n")
+    exe = [sys.executable, "-m", "exactspec"]
+    done = subprocess.run(exe + ["verify", f"{chatty}:rule", *PQ, "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and json.loads(done.stdout)["lossless"] is True
+    assert "noise" in done.stderr
+    done = subprocess.run(exe, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "usage" in done.stderr
+    cert = tmp_path / "c.json"
+    done = subprocess.run(exe + ["verify", "rrs", *PQ, "--k", "2", "--certificate", str(cert)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0
+    done = subprocess.run([sys.executable, "-m", "exactspec.checker", str(cert)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "CERTIFICATE OK" in done.stdout
