@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("name", nargs="?", help="one claim (default: all)")
     pr.add_argument("--list", action="store_true", help="list the claims")
     pr.add_argument("--certificate-dir", metavar="DIR", help="write certificates here")
+    pr.add_argument("--jobs", type=int, metavar="N",
+                    help="claims run N at a time in worker processes (default: every core)")
+    pr.add_argument("--full", action="store_true",
+                    help="the full corpora (what proofs/*.py run); default: the fast ones")
     pr.add_argument("--json", action="store_true")
     return parser
 
@@ -400,29 +404,43 @@ def cmd_prove(args) -> int:
     from pathlib import Path
 
     from .claims import PROVED, REFUTED, all_claims, get_claim
+    from .claims.runner import ProgressLine, run_claims
+    from .core.errors import InvalidInput
 
     if args.list:
         claims = all_claims()
-        obj = {"claims": [{"name": c.name, "statement": c.statement} for c in claims]}
-        _emit(obj, args.json, "\n".join(f"{c.name}: {c.statement}" for c in claims))
+        obj = {"claims": [{"name": c.name, "statement": c.statement_for(args.full)}
+                          for c in claims]}
+        _emit(obj, args.json, "\n".join(f"{c['name']}: {c['statement']}"
+                                        for c in obj["claims"]))
         return EXIT_OK
+
+    if args.jobs is not None and args.jobs < 1:
+        raise InvalidInput(f"--jobs={args.jobs}: need at least one worker")
     claims = [get_claim(args.name)] if args.name else all_claims()
+    by_name = {c.name: c for c in claims}
+    progress = ProgressLine(len(claims)) if not args.json else None
     results = []
-    for claim in claims:
-        if not args.json:
-            print(f"{claim.name}: {claim.statement}", flush=True)
-        result = claim.run()
+    for name, result in run_claims(list(by_name), jobs=args.jobs, full=args.full,
+                                   on_event=progress):
+        claim = by_name[name]
+        statement = claim.statement_for(args.full)
         if args.certificate_dir:
             folder = Path(args.certificate_dir)
             folder.mkdir(parents=True, exist_ok=True)
             _write_json(folder / f"{claim.name}.json", result.certificate)
         if not args.json:
+            progress.clear()
+            print(f"{claim.name}: {statement}")
             for line in result.details:
                 print(f"    {line}")
             print(f"  {result.verdict} ({result.seconds:.1f} s)", flush=True)
-        results.append({"name": claim.name, "statement": claim.statement,
+            progress.show()
+        results.append({"name": claim.name, "statement": statement,
                         "verdict": result.verdict, "details": result.details,
                         "seconds_float": result.seconds})
+    if progress is not None:
+        progress.clear()
     verdicts = {r["verdict"] for r in results}
     if args.json:
         _emit({"claims": results}, True, "")
