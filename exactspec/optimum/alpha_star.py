@@ -36,8 +36,9 @@ from fractions import Fraction
 from itertools import combinations_with_replacement
 from typing import Any
 
-from ..core.dist import Dist, exact, exact_str
+from ..core.dist import Dist, exact, exact_str, integer_row_of
 from ..core.errors import InvalidInput, NotExact, TooLarge
+from ..core.integer_rows import fraction_of
 
 __all__ = [
     "DRAFT_LAWS",
@@ -95,6 +96,12 @@ def _masses(d: Any, name: str, labels=None) -> Dist:
         dist = Dist(d, name=name, check=False)
     else:
         dist = Dist(d, labels, name=name, check=False)
+    if all(type(v) is Fraction for v in dist.probs):
+        if any(v.numerator < 0 for v in dist.probs):
+            i = next(i for i, v in enumerate(dist.probs) if v.numerator < 0)
+            raise InvalidInput(f"{name}[{dist.labels[i]}] = {exact_str(dist.probs[i])} is "
+                               "negative")
+        return dist                               # already exact: keep it (and its rows)
     values = []
     for lab, v in zip(dist.labels, dist.probs):
         if not isinstance(v, Fraction):
@@ -111,7 +118,8 @@ def _masses(d: Any, name: str, labels=None) -> Dist:
 def _law(d: Any, name: str, labels=None) -> Dist:
     """``d`` as an exact probability law: ``Fraction`` entries summing to exactly 1."""
     dist = _masses(d, name, labels)
-    total = sum(dist.probs, Fraction(0))
+    row = integer_row_of(dist)
+    total = Fraction(sum(row[0]), row[1]) if row else sum(dist.probs, Fraction(0))
     if total != 1:
         raise InvalidInput(f"{name} sums to {exact_str(total)}, not 1")
     return dist
@@ -286,6 +294,9 @@ def optimum(p: Any, q: Any, k: int) -> Optimum:
     """
     p, q = _pair(p, q)
     k = _check_k(k)
+    rows = integer_row_of(p), integer_row_of(q)
+    if rows[0] is not None and rows[1] is not None:
+        return _optimum_on_integers(p, q, k, *rows)
     order = _order_indices(p, q)
     a = [Fraction(0)] * len(p)
     tight = []
@@ -303,6 +314,77 @@ def optimum(p: Any, q: Any, k: int) -> Optimum:
     assert q_prefix == 1 and 0 <= f <= 1
     return Optimum(
         alpha_star=f,
+        a_star=Dist(a, p.labels, check=False),
+        order=tuple(p.labels[i] for i in order),
+        tight=tuple(tight),
+        k=k,
+    )
+
+
+def _order_of_integers(pp: list[int], qq: list[int]) -> list[int]:
+    """:func:`_order_indices` on integer rows (``p = P / D_p``, ``q = Q / D_q``): the ratios
+    ``q/p`` are ``Q/P`` times one positive constant, so they sort the same way."""
+    def rounded(i: int) -> float:
+        try:   # int / int is correctly rounded
+            return qq[i] / pp[i]
+        except OverflowError:
+            return math.inf
+
+    positive = [i for i, v in enumerate(pp) if v != 0]
+    if len(positive) < 4096:
+        floats = {i: rounded(i) for i in positive}
+        keyed = sorted(positive, key=lambda i: (floats[i], i))
+        equal_to_next = [floats[a] == floats[b] for a, b in zip(keyed, keyed[1:])]
+    else:                                        # long rows: one stable sort in NumPy
+        import numpy as np
+
+        ratios = np.array([rounded(i) for i in positive], dtype=np.float64)
+        by_ratio = np.argsort(ratios, kind="stable")       # ties stay in index order
+        keyed = np.asarray(positive, dtype=np.int64)[by_ratio].tolist()
+        sorted_ratios = ratios[by_ratio]
+        equal_to_next = (sorted_ratios[1:] == sorted_ratios[:-1]).tolist()
+    order: list[int] = []
+    start = 0
+    while start < len(keyed):
+        end = start + 1
+        while end < len(keyed) and equal_to_next[end - 1]:
+            end += 1
+        if end - start > 1:                      # equal floats: the exact ratios decide
+            run = keyed[start:end]
+            run.sort(key=lambda i: (Fraction(qq[i], pp[i]), i))
+            order += run
+        else:
+            order.append(keyed[start])
+        start = end
+    return order + [i for i, v in enumerate(pp) if v == 0]
+
+
+def _optimum_on_integers(p: Dist, q: Dist, k: int, p_row, q_row) -> Optimum:
+    """:func:`optimum` by integer arithmetic: ``p = P / D_p``, ``q = Q / D_q`` and every
+    ``F_j`` an integer over ``D = D_p D_q^k``, with ``g_k(S / D_q) D = (D_q^k - (D_q - S)^k)
+    D_p``.  The same order, the same comparisons, the same values as the ``Fraction`` loop."""
+    pp, d_p = p_row
+    qq, d_q = q_row
+    order = _order_of_integers(pp, qq)
+    d_qk = d_q ** k
+    d = d_p * d_qk
+    a = list(p.probs)                  # a*_j = p_j wherever F_j = F_(j-1) + p_j
+    tight = []
+    f = 0
+    s = 0
+    for i in order:
+        s += qq[i]
+        cap = (d_qk - (d_q - s) ** k) * d_p
+        free = f + pp[i] * d_qk
+        if cap <= free:
+            tight.append(p.labels[i])
+            a[i] = fraction_of(cap - f, d)
+            f = cap
+        else:
+            f = free
+    assert s == d_q and 0 <= f <= d
+    return Optimum(
+        alpha_star=Fraction(f, d),
         a_star=Dist(a, p.labels, check=False),
         order=tuple(p.labels[i] for i in order),
         tight=tuple(tight),
