@@ -9,6 +9,7 @@ those tests are moved to the end of the run, where they wait for it.  Deselect t
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,7 @@ class _Background:
         for handle in (self.stdout, self.stderr):
             if not handle.closed:
                 handle.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(session, config, items):
