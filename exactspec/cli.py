@@ -356,7 +356,9 @@ def cmd_optimal(args) -> int:
     verdicts = {True: "agrees", False: "DISAGREES", None: "skipped (too large)"}
     text = (f"optimal acceptance for k = {args.k} i.i.d. drafts: alpha* = {obj['alpha_star']}\n"
             + _table(rows, ["token (q/p order)", "a*", "p", "q", "prefix"]) + "\nchecks: "
-            + ", ".join(f"{name} {verdicts[ok]}" for name, ok in checks.items()))
+            + ", ".join(f"{name} {verdicts[ok]}" for name, ok in checks.items())
+            + "".join(f"\n  {name} skipped: {why}"
+                      for name, why in obj.get("checks_skipped", {}).items()))
     _emit(obj, args.json, text)
     bad = any(ok is False for ok in checks.values())
     return EXIT_REFUTED if bad else EXIT_OK

@@ -474,3 +474,22 @@ def test_order_is_exact_beyond_float_resolution_and_matches_cross_multiplication
             return (s > t) - (s < t)
 
         assert _order_indices(p, q) == sorted(range(n), key=cmp_to_key(compare))
+
+
+def test_the_max_flow_cross_check_is_sized_to_its_budget():
+    """Above CHECK_FLOW_MULTISETS draft multisets the flow is skipped with its reason; the
+    closed form and the brute force still run and alpha* is the same."""
+    from exactspec.bounds.compare import optimal_report
+    from exactspec.optimum.alpha_star import (CHECK_FLOW_MULTISETS, draft_multiset_count,
+                                              optimum_check_skips)
+
+    p = Dist([F(w, 66) for w in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)])
+    q = Dist([F(w, 66) for w in (11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)])
+    assert draft_multiset_count(q, 8) > CHECK_FLOW_MULTISETS
+    report = optimal_report(p, q, 8)
+    assert report["checks"] == {"closed_form": True, "brute_force": True, "max_flow": None}
+    assert "43758 draft multisets" in report["checks_skipped"]["max_flow"]
+    assert report["alpha_star"] == str(alpha_star_brute_force(p, q, 8))
+    small = optimal_report(p, q, 2)
+    assert small["checks"]["max_flow"] is True and small["checks_skipped"] == {}
+    assert optimum_check_skips(p, q, 2) == {}
