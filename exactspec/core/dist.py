@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidInput, NotExact
+from . import integer_rows
 from .integer_rows import float_fraction, fraction_of, integer_row
 
 __all__ = [
@@ -164,7 +165,8 @@ class Dist(Mapping):
         if not values:
             raise InvalidInput(f"{name} is empty: a distribution needs at least one token")
         row = None
-        if check and normalize and all(type(v) is float for v in values):
+        if (check and normalize and len(values) >= integer_rows.INTEGER_ROW_MIN
+                and all(type(v) is float for v in values)):
             values, row = _normalized_floats(values, given_labels, name)
         elif check:
             values = [_exact_entry(v, name, lab) for lab, v in zip(given_labels, values)]
@@ -173,7 +175,8 @@ class Dist(Mapping):
                         isinstance(v, Fraction) and v < 0):
                     raise InvalidInput(f"{name}[{lab}] = {exact_str(v)} is negative")
             if all(isinstance(v, Fraction) for v in values):
-                row = integer_row(values)
+                row = integer_row(values) if len(values) >= integer_rows.INTEGER_ROW_MIN \
+                    else None
                 total = Fraction(sum(row[0]), row[1]) if row else sum(values, Fraction(0))
                 if normalize:
                     if total == 0:
@@ -322,11 +325,18 @@ def integer_row_of(d: Dist) -> tuple[list[int], int] | None:
     or ``None`` when they are not all rational or ``D`` would be huge
     (:func:`~exactspec.core.integer_rows.integer_row`); kept with ``d`` once computed.
 
-    >>> integer_row_of(Dist.parse("1/2,3/10,1/5"))
-    ([5, 3, 2], 10)
+    Rows shorter than :data:`~exactspec.core.integer_rows.INTEGER_ROW_MIN` give ``None``
+    (``Fraction`` arithmetic is faster there).
+
+    >>> integer_row_of(Dist.parse(",".join(["1/128"] * 128)))[1]
+    128
+    >>> integer_row_of(Dist.parse("1/2,3/10,1/5")) is None
+    True
     """
     row = d._integer_row
     if row is None:
+        if len(d.probs) < integer_rows.INTEGER_ROW_MIN:
+            return None
         row = integer_row(d.probs)
         if row is not None:
             d._integer_row = row

@@ -19,8 +19,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-__all__ = ["MAX_DENOMINATOR_BITS", "common_denominator", "integer_row", "exact_sum",
+__all__ = ["INTEGER_ROW_MIN", "MAX_DENOMINATOR_BITS", "common_denominator", "integer_row", "exact_sum",
            "fraction_of", "float_fraction", "fractions_over"]
+
+#: Rows shorter than this stay with ``Fraction``s (there the integer bookkeeping costs more
+#: than it saves); :func:`exactspec.core.dist.integer_row_of` returns ``None`` for them.
+INTEGER_ROW_MIN = 64
 
 #: The largest common denominator (in bits) worth computing with; a float row needs at most
 #: about 1,100 bits (the smallest subnormal is 2^-1074).
