@@ -363,7 +363,9 @@ def pairs(draw, max_tokens=5):
     return p, q
 
 
-FAST = settings(max_examples=300, deadline=None)
+# The claims alpha-star-three-ways (1,200 instances) and a-star-feasible-optimal (800) run
+# the same comparisons on corpora in the suite, so these stay small.
+FAST = settings(max_examples=100, deadline=None)
 
 
 @FAST
@@ -411,7 +413,7 @@ def test_acceptance_one_iff_every_set_gets_enough_target_mass(pq, k):
     assert (optimal_acceptance(p, q, k) == 1) == condition
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(pairs(), st.integers(1, 4), st.sampled_from(["iid", "wor", "hub"]))
 def test_draft_laws(pq, k, draft_law):
     p, q = pq
