@@ -54,7 +54,7 @@ def test_claim_proved_on_its_full_corpus(name, full_results):
     assert results[name]["verdict"] == "PROVED", results[name]["details"]
     data = json.loads((folder / f"{name}.json").read_text())
     assert data["verdict"] == "PROVED" and data["claim"] == name
-    assert data["corpus"] == "full"
+    assert data["corpus_run"] == "full"
     assert data["statement"] == results[name]["statement"]
     assert check_certificate(data) == []
 
@@ -75,7 +75,7 @@ def test_a_proof_script_runs_and_writes_its_certificate(tmp_path):
     assert out.stdout.splitlines()[0].startswith("Claim top1-lossy:")
     assert "PROVED" in out.stdout.splitlines()[-1]
     data = json.loads(cert.read_text())
-    assert data["verdict"] == "PROVED" and data["corpus"] == "full"
+    assert data["verdict"] == "PROVED" and data["corpus_run"] == "full"
     assert check_certificate(data) == []
 
 

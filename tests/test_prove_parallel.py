@@ -58,8 +58,8 @@ def test_the_fast_corpus_is_the_default_of_prove_and_says_so(capsys):
     claim = get_claim("top1-lossy")
     full = claim.run(full=True)
     assert "on 300 instances" in full.details[-1]
-    assert full.certificate["corpus"] == "full"
-    assert claim.run(full=False).certificate["corpus"] == "fast"
+    assert full.certificate["corpus_run"] == "full"
+    assert claim.run(full=False).certificate["corpus_run"] == "fast"
 
 
 def test_progress_line_only_on_a_terminal():

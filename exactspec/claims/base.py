@@ -69,7 +69,7 @@ class Claim:
         result.certificate.setdefault("parts", [])
         result.certificate.setdefault("claim", self.name)
         result.certificate.setdefault("statement", self.statement_for(not fast))
-        result.certificate.setdefault("corpus", "fast" if fast else "full")
+        result.certificate["corpus_run"] = "fast" if fast else "full"
         result.certificate.setdefault("verdict", result.verdict)
         return result
 
