@@ -3,6 +3,7 @@
     python benchmarks/exact_engine.py            # headline cases and growth tables
     python benchmarks/exact_engine.py --quick    # headline cases only, no reference optimum
     python benchmarks/exact_engine.py --largest  # also the largest cases within a minute
+    python benchmarks/exact_engine.py --row      # the 152,064-token float row, old vs new
 
 Headline cases (targets from the issue):
 
@@ -244,13 +245,76 @@ def largest() -> None:
           ["method", "engine", "vocab", "k", "size", "seconds"], rows)
 
 
+class fraction_paths:
+    """Within this block the exact routines take their ``Fraction`` paths (the integer rows
+    switched off): the code that ran before rows went to integers, for old-vs-new figures."""
+
+    def __enter__(self):
+        import exactspec.bounds.closed_forms as closed_forms
+        import exactspec.core.dist as dist_module
+        import exactspec.optimum.alpha_star as alpha_star
+
+        self.saved = [(m, m.integer_row_of) for m in (alpha_star, closed_forms, dist_module)]
+        for module, _ in self.saved:
+            module.integer_row_of = lambda d: None
+        return self
+
+    def __exit__(self, *exc):
+        for module, function in self.saved:
+            module.integer_row_of = function
+
+
+def fraction_normalized(row: np.ndarray) -> Dist:
+    """The conversion as it was: one ``Fraction`` per float, summed and divided one by one."""
+    values = [Fraction(x) for x in row.tolist()]
+    total = sum(values, Fraction(0))
+    return Dist([v / total for v in values], check=False)
+
+
+def full_vocabulary_row(n: int = 152_064, k: int = 4, seed: int = 0) -> None:
+    """Old and new seconds for one realistic float row pair (softmax of Gaussian logits, the
+    draft's logits the target's plus noise), every value checked equal."""
+    from exactspec.core.dist import overlap
+
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n) * 2
+    pf = np.exp(z - z.max())
+    pf /= pf.sum()
+    zq = z + rng.normal(size=n) * 0.5
+    qf = np.exp(zq - zq.max())
+    qf /= qf.sum()
+    t_new_conv, (p, q) = timed(lambda: (Dist(pf, normalize=True), Dist(qf, normalize=True)))
+    t_old_conv, (p_old, q_old) = timed(lambda: (fraction_normalized(pf),
+                                                fraction_normalized(qf)))
+    assert p_old.probs == p.probs and q_old.probs == q.probs
+    rows = [["conversion of p and q from NumPy (normalised exactly)",
+             secs(t_old_conv), secs(t_new_conv), "same Fractions"]]
+    for name, function in [(f"alpha*, a*, order, tight (optimum, k = {k})",
+                            lambda a, b: optimum(a, b, k)),
+                           (f"RRS acceptance 1 - prod TV (k = {k})",
+                            lambda a, b: rrs_acceptance(a, b, k)),
+                           ("one-draft acceptance sum min(p, q)", overlap)]:
+        t_new, new = timed(function, p, q)
+        with fraction_paths():
+            t_old, old = timed(function, p_old, q_old)
+        assert new == old, name
+        rows.append([name, secs(t_old), secs(t_new), "equal"])
+    table(f"One float row pair at |V| = {n:,}: Fraction path (old) vs integer rows (new), CPU "
+          "seconds", ["exact routine", "old", "new", "values"], rows)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="headline cases only, without the reference optimum")
     parser.add_argument("--largest", action="store_true",
                         help="also the largest cases proved within about a minute (slow)")
+    parser.add_argument("--row", action="store_true",
+                        help="only the full-vocabulary float row, old path vs new")
     args = parser.parse_args(argv)
+    full_vocabulary_row()
+    if args.row:
+        return 0
     headline(reference=not args.quick)
     if not args.quick:
         growth()

@@ -126,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("name", nargs="?", help="one claim (default: all)")
     pr.add_argument("--list", action="store_true", help="list the claims")
     pr.add_argument("--certificate-dir", metavar="DIR", help="write certificates here")
+    pr.add_argument("--jobs", type=int, metavar="N",
+                    help="claims run N at a time in worker processes (default: every core)")
+    pr.add_argument("--full", action="store_true",
+                    help="the full corpora (what proofs/*.py run); default: the fast ones")
     pr.add_argument("--json", action="store_true")
     pr.add_argument("--scheduler", metavar="ADDRESS",
                     help="run the claims as tasks on a Dask scheduler, tcp://host:port")
@@ -535,7 +539,9 @@ def cmd_optimal(args) -> int:
     verdicts = {True: "agrees", False: "DISAGREES", None: "skipped (too large)"}
     text = (f"optimal acceptance for k = {args.k} i.i.d. drafts: alpha* = {obj['alpha_star']}\n"
             + _table(rows, ["token (q/p order)", "a*", "p", "q", "prefix"]) + "\nchecks: "
-            + ", ".join(f"{name} {verdicts[ok]}" for name, ok in checks.items()))
+            + ", ".join(f"{name} {verdicts[ok]}" for name, ok in checks.items())
+            + "".join(f"\n  {name} skipped: {why}"
+                      for name, why in obj.get("checks_skipped", {}).items()))
     _emit(obj, args.json, text)
     bad = any(ok is False for ok in checks.values())
     return EXIT_REFUTED if bad else EXIT_OK
@@ -686,36 +692,50 @@ def cmd_prove(args) -> int:
     from pathlib import Path
 
     from .claims import PROVED, REFUTED, all_claims, get_claim
+    from .claims.runner import ProgressLine, run_claims
+    from .core.errors import InvalidInput
 
     if args.list:
         claims = all_claims()
-        obj = {"claims": [{"name": c.name, "statement": c.statement} for c in claims]}
-        _emit(obj, args.json, "\n".join(f"{c.name}: {c.statement}" for c in claims))
+        obj = {"claims": [{"name": c.name, "statement": c.statement_for(args.full)}
+                          for c in claims]}
+        _emit(obj, args.json, "\n".join(f"{c['name']}: {c['statement']}"
+                                        for c in obj["claims"]))
         return EXIT_OK
-    claims = [get_claim(args.name)] if args.name else all_claims()
-    results = []
-    on_cluster = {}
-    if getattr(args, "scheduler", None):
-        from .sweep.prove import run_claims
 
-        on_cluster = {c.name: r for c, r in run_claims([c.name for c in claims],
-                                                       scheduler=args.scheduler,
-                                                       scheduler_timeout=args.scheduler_timeout)}
-    for claim in claims:
-        if not args.json:
-            print(f"{claim.name}: {claim.statement}", flush=True)
-        result = on_cluster[claim.name] if on_cluster else claim.run()
+    if args.jobs is not None and args.jobs < 1:
+        raise InvalidInput(f"--jobs={args.jobs}: need at least one worker")
+    claims = [get_claim(args.name)] if args.name else all_claims()
+    by_name = {c.name: c for c in claims}
+    progress = ProgressLine(len(claims)) if not args.json else None
+    results = []
+    if getattr(args, "scheduler", None):
+        from .sweep.prove import run_claims as run_on_dask
+
+        stream = ((c.name, r) for c, r in run_on_dask(
+            [c.name for c in claims], scheduler=args.scheduler,
+            scheduler_timeout=args.scheduler_timeout, full=args.full))
+    else:
+        stream = run_claims(list(by_name), jobs=args.jobs, full=args.full, on_event=progress)
+    for name, result in stream:
+        claim = by_name[name]
+        statement = claim.statement_for(args.full)
         if args.certificate_dir:
             folder = Path(args.certificate_dir)
             folder.mkdir(parents=True, exist_ok=True)
             _write_json(folder / f"{claim.name}.json", result.certificate)
         if not args.json:
+            progress.clear()
+            print(f"{claim.name}: {statement}")
             for line in result.details:
                 print(f"    {line}")
             print(f"  {result.verdict} ({result.seconds:.1f} s)", flush=True)
-        results.append({"name": claim.name, "statement": claim.statement,
+            progress.show()
+        results.append({"name": claim.name, "statement": statement,
                         "verdict": result.verdict, "details": result.details,
                         "seconds_float": result.seconds})
+    if progress is not None:
+        progress.clear()
     verdicts = {r["verdict"] for r in results}
     if args.json:
         _emit({"claims": results}, True, "")

@@ -383,12 +383,12 @@ def test_numpy_batch_of_rows():
         sample_key(P, Q, 4, "not a generator")
 
 
-# -- the full corpus (exhaustive, slow) ------------------------------------------------------
+# -- a slice of the corpus (the claims key-lossless-optimal and key-selection-law run the
+# -- full one in the suite, through exactspec prove --full in tests/test_claims.py) ----------
 
-@pytest.mark.slow
 def test_corpus_lossless_optimal_and_selection_law():
-    """A third of the claims' corpus: vocabularies up to 6, k up to 5."""
-    for number, (p, q, k) in enumerate(corpus(seed=77, size=90)):
+    """Vocabularies 1 to 6, k = 1..5 on a dozen instances (different seed from the claims)."""
+    for number, (p, q, k) in enumerate(corpus(seed=77, size=12)):
         if number == 1:
             continue                                        # the 49k-path case: in the claim
         alpha = optimum(p, q, k).alpha_star

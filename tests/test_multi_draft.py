@@ -375,7 +375,9 @@ def pairs(draw, max_tokens=4):
             Dist(draw(weights), normalize=True, name="q"))
 
 
-PROPS = settings(max_examples=150, deadline=None)
+# Random pairs of up to a few tokens: the claims rrs-lossless and multi-draft-lossless run
+# 400-instance corpora of the same kind in the suite, so these stay small.
+PROPS = settings(max_examples=60, deadline=None)
 
 
 def _runnable(name, p, q, k):

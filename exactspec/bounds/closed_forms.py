@@ -25,7 +25,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Callable, Iterable
 
-from ..core.dist import Dist
+from ..core.dist import Dist, integer_row_of
 from ..methods.kseq import kseq_beta
 
 __all__ = ["same", "acceptance_of", "explicit_acceptance_of", "rrs_acceptance",
@@ -96,6 +96,9 @@ def rrs_acceptance(p: Dist, q: Dist, k: int) -> Fraction:
     >>> rrs_acceptance(Dist.parse("5/9,4/9"), Dist.parse("1/3,2/3"), 2)
     Fraction(23, 27)
     """
+    rows = integer_row_of(p), integer_row_of(q)
+    if rows[0] is not None and rows[1] is not None:
+        return _rrs_acceptance_on_integers(*rows, k)
     qs = list(q.probs)
     chain = rrs_residuals(p, q, k)
     product = F(1)
@@ -105,6 +108,24 @@ def rrs_acceptance(p: Dist, q: Dist, k: int) -> Fraction:
         product *= _tv(chain[i], qs)
         if product == 0:
             return F(1)
+    return 1 - product
+
+
+def _rrs_acceptance_on_integers(p_row, q_row, k: int) -> Fraction:
+    """:func:`rrs_acceptance` by integers: ``r_(i-1) = R / D_r``, ``q = Q / D_q``, the excess
+    ``max(0, R D_q - Q D_r)`` over ``D_r D_q`` is ``TV(r_(i-1), q)`` and, renormalised, the
+    next residual (same values as the ``Fraction`` chain)."""
+    r, d_r = p_row
+    qq, d_q = q_row
+    product = F(1)
+    for _ in range(k):
+        excess = [x for x in (a * d_q - b * d_r for a, b in zip(r, qq))]
+        excess = [x if x > 0 else 0 for x in excess]
+        total = sum(excess)
+        if total == 0:                 # r_(i-1) = q: that step accepted surely
+            return F(1)
+        product *= F(total, d_r * d_q)
+        r, d_r = excess, total
     return 1 - product
 
 

@@ -23,7 +23,7 @@ from ..core.dist import exact_str
 from ..engine.exact import estimate_paths
 from ..core.errors import InvalidInput, NotExact, TooLarge, Undecided
 from ..methods import METHODS, get_method
-from ..optimum.alpha_star import _pair, check_optimum, optimum
+from ..optimum.alpha_star import _pair, check_optimum, optimum, optimum_check_skips
 
 __all__ = ["compare", "optimal_report", "exact_verification", "draft_law_optimum",
            "PLAIN_PATHS", "COMPARE_MAX_PATHS"]
@@ -188,7 +188,7 @@ def compare(p, q, k: int = 1, methods=None, *, max_paths: int = COMPARE_MAX_PATH
 def optimal_report(p, q, k: int) -> dict:
     """The ``exactspec optimal --json`` object: ``alpha*``, ``a*``, the sorted order, the tight
     prefixes and the cross-checks (``checks``: closed form, brute force, max flow; ``None``
-    where skipped as too large).
+    where skipped as too large, with the reason in ``checks_skipped``).
 
     >>> from exactspec.core.dist import Dist
     >>> r = optimal_report(Dist.parse("1/2,3/10,1/5", labels="abc"),
@@ -203,4 +203,5 @@ def optimal_report(p, q, k: int) -> dict:
     out["alpha_star_float"] = float(opt.alpha_star)
     out["labels"] = [str(lab) for lab in p.labels]
     out["checks"] = check_optimum(p, q, k)
+    out["checks_skipped"] = optimum_check_skips(p, q, k)
     return out

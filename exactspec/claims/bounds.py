@@ -420,31 +420,53 @@ def check_kseq_guarantee(size: int = KSEQ_CORPUS, seed: int = 606) -> ClaimResul
     return ClaimResult(_verdict(ok, undecided), details, {"smallest_per_k": smallest})
 
 
+def _lumping_statement(size: int) -> str:
+    return ("merging the tokens into two groups by the support of RRS's final residual never "
+            "increases RRS's acceptance and never decreases alpha* (exact, on a corpus of "
+            f"{size} random rational instances)")
+
+
+def _ratio_statement(size: int) -> str:
+    return (f"alpha_RRS >= rho_k alpha* (exact, on a corpus of {size} random rational "
+            "instances, 2-6 tokens, k = 2..5; and symbolically on two tokens); the smallest "
+            "ratio found is reported")
+
+
+def _wor_statement(size: int) -> str:
+    return ("RRS without replacement never accepts less than RRS (exact, on a corpus of "
+            f"{size} random rational instances)")
+
+
+def _kseq_statement(size: int) -> str:
+    return ("K-SEQ at its exact rho* accepts at least (1 - (1-1/k)^k) alpha*, hence "
+            f"(1 - 1/e) alpha* (SpecTr; exact, on a corpus of {size} random rational "
+            "instances)")
+
+
+#: The fast corpora of ``exactspec prove`` (a tenth of each full one).
+FAST = {"lumping": LUMPING_CORPUS // 10, "ratio": RATIO_CORPUS // 10, "wor": WOR_CORPUS // 10,
+        "kseq": KSEQ_CORPUS // 10, "khisti": KHISTI_CORPUS // 10}
+
 CLAIMS = [
     Claim("rho-closed-form", "rho_k = 1 - max_[0,1] (a^k - a^(2k-1)) has the closed form "
           "1 - ((k-1)/(2k-1)) (k/(2k-1))^(k/(k-1)) (derived by sympy), rho_1 = 1, "
           "rho_2 = 23/27, rho_3 = 1 - 6 sqrt(15)/125, rho_k decreases in k and tends to 3/4",
-          check_rho_closed_form, issue="4"),
+          check_rho_closed_form, issue="4", fast={"k_max": 5}),
     Claim("rrs-tight-instance", "on q = (1-a, a), p = (1-a^k, a^k) RRS (run by the engine for "
           "symbolic 0 < a < 1) is lossless with acceptance 1 - (a^k - a^(2k-1)) and alpha* = 1, "
           "so RRS reaches exactly rho_k alpha* at a = a_k: 23/27 at p = (5/9, 4/9), "
           "q = (1/3, 2/3) for k = 2; rational instances approach rho_k from above",
-          check_rrs_tight_instance, issue="4"),
-    Claim("lumping-step", "merging the tokens into two groups by the support of RRS's final "
-          "residual never increases RRS's acceptance and never decreases alpha* (exact, on a "
-          f"corpus of {LUMPING_CORPUS} random rational instances)", check_lumping_step,
-          issue="4"),
-    Claim("rrs-ratio-bound", "alpha_RRS >= rho_k alpha* (exact, on a corpus of "
-          f"{RATIO_CORPUS} random rational instances, 2-6 tokens, k = 2..5; and symbolically "
-          "on two tokens); the smallest ratio found is reported", check_rrs_ratio_bound,
-          issue="4"),
+          check_rrs_tight_instance, issue="4", fast={"family_k": 4, "instance_k": 5}),
+    Claim("lumping-step", _lumping_statement(LUMPING_CORPUS), check_lumping_step, issue="4",
+          fast={"size": FAST["lumping"]}, fast_statement=_lumping_statement(FAST["lumping"])),
+    Claim("rrs-ratio-bound", _ratio_statement(RATIO_CORPUS), check_rrs_ratio_bound, issue="4",
+          fast={"size": FAST["ratio"]}, fast_statement=_ratio_statement(FAST["ratio"])),
     Claim("khisti-two-drafts", "for two i.i.d. drafts alpha* = min_S p(S) + 1 - q(S)^2 "
           "(Khisti et al.), reached by their canonical architecture; the Fig. 2 family "
-          "reproduced symbolically in x", check_khisti_two_drafts, issue="4"),
-    Claim("rrs-wor-not-worse", "RRS without replacement never accepts less than RRS (exact, "
-          f"on a corpus of {WOR_CORPUS} random rational instances)", check_rrs_wor_not_worse,
-          issue="4"),
-    Claim("kseq-guarantee", "K-SEQ at its exact rho* accepts at least (1 - (1-1/k)^k) alpha*, "
-          "hence (1 - 1/e) alpha* (SpecTr; exact, on a corpus of "
-          f"{KSEQ_CORPUS} random rational instances)", check_kseq_guarantee, issue="4"),
+          "reproduced symbolically in x", check_khisti_two_drafts, issue="4",
+          fast={"size": FAST["khisti"]}),
+    Claim("rrs-wor-not-worse", _wor_statement(WOR_CORPUS), check_rrs_wor_not_worse, issue="4",
+          fast={"size": FAST["wor"]}, fast_statement=_wor_statement(FAST["wor"])),
+    Claim("kseq-guarantee", _kseq_statement(KSEQ_CORPUS), check_kseq_guarantee, issue="4",
+          fast={"size": FAST["kseq"]}, fast_statement=_kseq_statement(FAST["kseq"])),
 ]

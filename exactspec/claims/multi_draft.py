@@ -32,11 +32,11 @@ def _corpus(seed: int, size: int, max_tokens: int, max_k: int):
         yield p, q, 1 + (i // max_tokens) % max_k
 
 
-def check_rrs_lossless() -> ClaimResult:
+def check_rrs_lossless(size: int = 400) -> ClaimResult:
     details, parts = [], []
     failures = []
     instances = paths = 0
-    for p, q, k in _corpus(seed=31, size=400, max_tokens=4, max_k=3):
+    for p, q, k in _corpus(seed=31, size=size, max_tokens=4, max_k=3):
         r = verify(rrs, p, q, k, keep_paths=True, max_paths=None)
         cert = r.certificate()
         problems = check_certificate(cert)
@@ -80,10 +80,10 @@ def check_rrs_lossless() -> ClaimResult:
     return ClaimResult(verdict, details, {"parts": parts})
 
 
-def check_alpha_star_three_ways() -> ClaimResult:
+def check_alpha_star_three_ways(size: int = 1200) -> ClaimResult:
     rows, failures = [], []
     count = 0
-    for p, q, k in _corpus(seed=47, size=1200, max_tokens=7, max_k=5):
+    for p, q, k in _corpus(seed=47, size=size, max_tokens=7, max_k=5):
         closed = optimum(p, q, k).alpha_star
         brute = alpha_star_brute_force(p, q, k)
         flow = alpha_star_max_flow(p, q, k)
@@ -106,10 +106,10 @@ def _subsets(labels):
         yield [t for i, t in enumerate(labels) if mask >> i & 1]
 
 
-def check_a_star_feasible_optimal() -> ClaimResult:
+def check_a_star_feasible_optimal(size: int = 800) -> ClaimResult:
     failures = []
     count = tight_count = 0
-    for p, q, k in _corpus(seed=53, size=800, max_tokens=7, max_k=5):
+    for p, q, k in _corpus(seed=53, size=size, max_tokens=7, max_k=5):
         opt = optimum(p, q, k)
         a = opt.a_star
         count += 1
@@ -143,10 +143,10 @@ def check_a_star_feasible_optimal() -> ClaimResult:
     return ClaimResult(REFUTED if failures else PROVED, details, {})
 
 
-def check_multi_draft_lossless() -> ClaimResult:
+def check_multi_draft_lossless(size: int = 400) -> ClaimResult:
     details, failures = [], []
     runs = {name: 0 for name in ("rrs", "rrs-wor", "kseq", "spechub", "optimal")}
-    for p, q, k in _corpus(seed=61, size=400, max_tokens=4, max_k=3):
+    for p, q, k in _corpus(seed=61, size=size, max_tokens=4, max_k=3):
         for name in runs:
             m = METHODS[name]
             try:
@@ -172,14 +172,15 @@ def check_multi_draft_lossless() -> ClaimResult:
 
 CLAIMS = [
     Claim("rrs-lossless", "recursive rejection sampling with k i.i.d. drafts outputs exactly p, "
-          "with acceptance 1 - prod TV(r_{i-1}, q)", check_rrs_lossless, issue="3"),
+          "with acceptance 1 - prod TV(r_{i-1}, q)", check_rrs_lossless, issue="3",
+          fast={"size": 40}),
     Claim("alpha-star-three-ways", "alpha*(p, q, k) from the sorted cumulative minimum equals "
           "the brute-force minimum cut over all subsets and the exact max flow over draft "
-          "multisets", check_alpha_star_three_ways, issue="3"),
+          "multisets", check_alpha_star_three_ways, issue="3", fast={"size": 120}),
     Claim("a-star-feasible-optimal", "the cumulative-minimum law a* is feasible "
           "(a*(A) <= g_k(q(A)) for every A, a* <= p) and optimal (it sums to alpha*)",
-          check_a_star_feasible_optimal, issue="3"),
+          check_a_star_feasible_optimal, issue="3", fast={"size": 80}),
     Claim("multi-draft-lossless", "rrs, rrs-wor, kseq, spechub and optimal output exactly p, "
           "never beat the optimum of their draft law, and optimal and spechub reach it",
-          check_multi_draft_lossless, issue="3"),
+          check_multi_draft_lossless, issue="3", fast={"size": 40}),
 ]

@@ -16,6 +16,8 @@ from .base import PROVED, REFUTED, UNDECIDED, Claim, ClaimResult, random_pair, \
     symbolic_certificate
 
 CORPUS_SIZE = 300
+#: The fast corpus of ``exactspec prove`` (the full one is what ``proofs/*.py`` run).
+FAST_SIZE = 60
 SEED_P = Dist.parse("1/2,3/10,1/5", labels="abc")
 SEED_Q = Dist.parse("1/5,1/5,3/5", labels="abc")
 
@@ -54,21 +56,21 @@ def _verdict(verdicts) -> str:
     return PROVED
 
 
-def check_lossless_rule() -> ClaimResult:
+def check_lossless_rule(size: int = CORPUS_SIZE, symbolic_sizes=(1, 2, 3, 4)) -> ClaimResult:
     details = []
     exact_ok = True
     paths = 0
-    for p, q in _corpus():
+    for p, q in _corpus(size=size):
         for method in (sps, sps_uniforms):
             r = verify(method, p, q, keep_paths=True)
             paths += r.paths
             if not r.lossless or check_certificate(r.certificate()):
                 exact_ok = False
                 details.append(f"exact failure at p={p}, q={q} ({method.__name__})")
-    details.append(f"exact: {CORPUS_SIZE} random rational instances (1-5 tokens, zeros "
+    details.append(f"exact: {size} random rational instances (1-5 tokens, zeros "
                    f"allowed), two formulations, {paths} paths, certificates re-checked")
     verdicts, sym_details, certs = _symbolic(
-        sps, (1, 2, 3), (2,), "the one-draft rule's output law is p",
+        sps, symbolic_sizes, (2,), "the one-draft rule's output law is p",
         expected_acceptance=lambda p, q, k: overlap(p, q))
     details += ["symbolic (law = p and acceptance = sum min(p, q) in every case):"] + \
         ["  " + d for d in sym_details]
@@ -89,14 +91,14 @@ def check_lossless_rule() -> ClaimResult:
     return ClaimResult(verdict, details, {"parts": certs})
 
 
-def check_acceptance() -> ClaimResult:
+def check_acceptance(size: int = CORPUS_SIZE) -> ClaimResult:
     details = []
     bad = []
-    for p, q in _corpus(seed=7):
+    for p, q in _corpus(seed=7, size=size):
         r = verify(sps, p, q)
         if r.acceptance != 1 - total_variation(p, q) or r.acceptance != overlap(p, q):
             bad.append((p, q, r.acceptance))
-    details.append(f"exact: P(accept) = 1 - TV(p, q) = sum min(p, q) on {CORPUS_SIZE} "
+    details.append(f"exact: P(accept) = 1 - TV(p, q) = sum min(p, q) on {size} "
                    f"instances; failures: {len(bad)}")
     verdicts, sym_details, certs = _symbolic(
         sps, (2, 3), (2,), "P(accept) of the one-draft rule is 1 - TV(p, q)",
@@ -107,17 +109,17 @@ def check_acceptance() -> ClaimResult:
     return ClaimResult(verdict, details, {"parts": certs})
 
 
-def check_naive_bias() -> ClaimResult:
+def check_naive_bias(size: int = CORPUS_SIZE, symbolic_sizes=(2, 3, 4)) -> ClaimResult:
     details = []
     bad = 0
-    for p, q in _corpus(seed=11):
+    for p, q in _corpus(seed=11, size=size):
         r = verify(naive, p, q)
         if r.law_dist() != q or r.bias != total_variation(q, p):
             bad += 1
     details.append(f"exact: the naive law is q and its bias TV(law, p) = TV(q, p) on "
-                   f"{CORPUS_SIZE} instances; failures: {bad}")
+                   f"{size} instances; failures: {bad}")
     verdicts, sym_details, certs = _symbolic(
-        naive, (2, 3, 4), (2, 3), "the naive rule's output law is q",
+        naive, symbolic_sizes, (2, 3), "the naive rule's output law is q",
         expected_law=lambda p, q, k: q)
     details += ["symbolic: the naive law equals q in every case:"] + \
         ["  " + d for d in sym_details]
@@ -125,7 +127,7 @@ def check_naive_bias() -> ClaimResult:
     return ClaimResult(verdict, details, {"parts": certs})
 
 
-def check_top1_lossy() -> ClaimResult:
+def check_top1_lossy(size: int = CORPUS_SIZE) -> ClaimResult:
     """Top-1 matching puts all mass on argmax p: lossy for every p that is not a point mass."""
     from ..methods.top1 import argmax
 
@@ -134,12 +136,12 @@ def check_top1_lossy() -> ClaimResult:
     details = [f"counterexample p={p}, q={q}: law {r.law_dist()}, TV to p {exact_str(r.bias)}"]
     counter_ok = (not r.lossless) and not check_certificate(r.certificate())
     bad = 0
-    for p, q in _corpus(seed=13):
+    for p, q in _corpus(seed=13, size=size):
         law = verify(top1, p, q).law_dist()
         point = Dist([1 if lab == argmax(p) else 0 for lab in p.labels], p.labels)
         if law != point:
             bad += 1
-    details.append(f"exact: the top-1 law is the point mass on argmax p on {CORPUS_SIZE} "
+    details.append(f"exact: the top-1 law is the point mass on argmax p on {size} "
                    f"instances; failures: {bad}")
     verdict = PROVED if counter_ok and not bad else REFUTED
     return ClaimResult(verdict, details, {"parts": [r.certificate()]})
@@ -149,11 +151,14 @@ CLAIMS = [
     Claim("lossless-rule", "the one-draft rule (accept with min(1, p/q), else resample "
           "norm(max(0, p - q))) outputs exactly p and accepts with sum min(p, q), for every "
           "vocabulary size and every p and q (zeros allowed)", check_lossless_rule,
-          issue="foundation"),
+          issue="foundation", fast={"size": FAST_SIZE, "symbolic_sizes": (1, 2, 3)}),
     Claim("acceptance-1-tv", "the one-draft rule accepts with probability "
-          "sum min(p, q) = 1 - TV(p, q)", check_acceptance, issue="foundation"),
+          "sum min(p, q) = 1 - TV(p, q)", check_acceptance, issue="foundation",
+          fast={"size": FAST_SIZE}),
     Claim("naive-bias", "keeping every draft outputs q, so its bias is TV(q, p)",
-          check_naive_bias, issue="foundation"),
+          check_naive_bias, issue="foundation", fast={"size": FAST_SIZE,
+                                                      "symbolic_sizes": (2, 3)}),
     Claim("top1-lossy", "accepting only the target's argmax is lossy: its law is the point "
-          "mass on argmax p", check_top1_lossy, issue="foundation"),
+          "mass on argmax p", check_top1_lossy, issue="foundation",
+          fast={"size": FAST_SIZE}),
 ]

@@ -26,8 +26,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from . import integer_rows
 from .budget import MAX_EXPONENT, MAX_FILE_BYTES
 from .errors import InvalidInput, NotExact, TooLarge
+from .integer_rows import float_fraction, fraction_of, integer_row
 
 __all__ = [
     "Dist",
@@ -192,7 +194,7 @@ class Dist(Mapping):
     Fraction(3, 4)
     """
 
-    __slots__ = ("labels", "probs", "_index")
+    __slots__ = ("labels", "probs", "_index", "_integer_row")
 
     def __init__(self, probs, labels=None, *, normalize: bool = False, name: str = "p",
                  check: bool = True):
@@ -214,18 +216,30 @@ class Dist(Mapping):
             given_labels = parse_labels(given_labels, len(values), name=f"labels of {name}")
         if not values:
             raise InvalidInput(f"{name} is empty: a distribution needs at least one token")
-        if check:
-            values = [exact(v, f"{name}[{lab}]") for lab, v in zip(given_labels, values)]
+        row = None
+        if (check and normalize and len(values) >= integer_rows.INTEGER_ROW_MIN
+                and all(type(v) is float for v in values)):
+            values, row = _normalized_floats(values, given_labels, name)
+        elif check:
+            values = [_exact_entry(v, name, lab) for lab, v in zip(given_labels, values)]
             for lab, v in zip(given_labels, values):
-                if isinstance(v, Fraction) and v < 0:
+                if (v.numerator < 0 if type(v) is Fraction else
+                        isinstance(v, Fraction) and v < 0):
                     raise InvalidInput(f"{name}[{lab}] = {exact_str(v)} is negative")
             _check_symbolic_numbers(values, given_labels, name, normalize)
             if all(isinstance(v, Fraction) for v in values):
-                total = sum(values, Fraction(0))
+                row = integer_row(values) if len(values) >= integer_rows.INTEGER_ROW_MIN \
+                    else None
+                total = Fraction(sum(row[0]), row[1]) if row else sum(values, Fraction(0))
                 if normalize:
                     if total == 0:
                         raise InvalidInput(f"{name} sums to 0: nothing to normalize")
-                    values = [v / total for v in values]
+                    if row is None:
+                        values = [v / total for v in values]
+                    else:       # v / total = V / sum(V) with V = v D
+                        whole = sum(row[0])
+                        row = (row[0], whole)
+                        values = [fraction_of(i, whole) for i in row[0]]
                 elif total != 1:
                     raise InvalidInput(
                         f"{name} sums to {exact_str(total)}, not 1 (use --normalize to rescale)")
@@ -236,6 +250,7 @@ class Dist(Mapping):
         object.__setattr__(self, "probs", tuple(values))
         object.__setattr__(self, "_index", MappingProxyType(
             {lab: i for i, lab in enumerate(given_labels)}))
+        object.__setattr__(self, "_integer_row", row)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"a Dist is read-only: cannot set {name!r} (build a new Dist, or "
@@ -398,6 +413,56 @@ def _no_duplicates(pairs):
     return dict(pairs)
 
 
+def _exact_entry(v, name: str, lab) -> Any:
+    """:func:`exact` of one entry; floats (the bulk of a NumPy row) take the short way."""
+    if type(v) is Fraction:
+        return v
+    if type(v) is float and math.isfinite(v):
+        return float_fraction(v)
+    return exact(v, f"{name}[{lab}]")
+
+
+def _normalized_floats(values: list, labels: tuple, name: str):
+    """Floats rescaled to sum exactly 1, by integers: ``v_i = V_i / 2^e`` exactly, so
+    ``v_i / sum(v) = V_i / sum(V)``.  Returns the ``Fraction``s and their integer row."""
+    for lab, v in zip(labels, values):                     # the checks of the general path,
+        if not math.isfinite(v):                            # in its order
+            raise NotExact(f"{name}[{lab}]={v!r}: not a finite number")
+    for lab, v in zip(labels, values):
+        if v < 0:
+            raise InvalidInput(f"{name}[{lab}] = {exact_str(float_fraction(v))} is negative")
+    ratios = [v.as_integer_ratio() for v in values]
+    bits = max(d for _, d in ratios).bit_length() - 1       # every d is a power of two
+    ints = [n << (bits - d.bit_length() + 1) for n, d in ratios]
+    whole = sum(ints)
+    if whole == 0:
+        raise InvalidInput(f"{name} sums to 0: nothing to normalize")
+    return [fraction_of(i, whole) for i in ints], (ints, whole)
+
+
+def integer_row_of(d: Dist) -> tuple[list[int], int] | None:
+    """``d``'s probabilities as integers over one common denominator ``D`` (``p_i = P_i / D``),
+    or ``None`` when they are not all rational or ``D`` would be huge
+    (:func:`~exactspec.core.integer_rows.integer_row`); kept with ``d`` once computed.
+
+    Rows shorter than :data:`~exactspec.core.integer_rows.INTEGER_ROW_MIN` give ``None``
+    (``Fraction`` arithmetic is faster there).
+
+    >>> integer_row_of(Dist.parse(",".join(["1/128"] * 128)))[1]
+    128
+    >>> integer_row_of(Dist.parse("1/2,3/10,1/5")) is None
+    True
+    """
+    row = d._integer_row
+    if row is None:
+        if len(d.probs) < integer_rows.INTEGER_ROW_MIN:
+            return None
+        row = integer_row(d.probs)
+        if row is not None:
+            object.__setattr__(d, "_integer_row", row)       # a cache of d's own values
+    return row
+
+
 def _reject_constant(name: str):
     raise NotExact(f"{name} is not a finite number")
 
@@ -434,6 +499,11 @@ def overlap(p: Dist, q: Dist):
     Fraction(5, 6)
     """
     _same_labels(p, q)
+    rows = integer_row_of(p), integer_row_of(q)
+    if rows[0] is not None and rows[1] is not None:
+        (pp, d_p), (qq, d_q) = rows
+        return fraction_of(sum(map(min, (a * d_q for a in pp), (b * d_p for b in qq))),
+                           d_p * d_q)
     terms = [min(a, b) for a, b in zip(p.probs, q.probs)]
     return sum(terms[1:], terms[0])
 
@@ -447,6 +517,11 @@ def total_variation(p: Dist, q: Dist):
     Fraction(1, 6)
     """
     _same_labels(p, q)
+    rows = integer_row_of(p), integer_row_of(q)
+    if rows[0] is not None and rows[1] is not None:
+        (pp, d_p), (qq, d_q) = rows
+        excess = (a * d_q - b * d_p for a, b in zip(pp, qq))
+        return fraction_of(sum(x for x in excess if x > 0), d_p * d_q)
     terms = [max(a - b, 0) for a, b in zip(p.probs, q.probs)]
     return sum(terms[1:], terms[0])
 

@@ -88,11 +88,14 @@ def _pivot(tableau, basis, r, col):
     pivot_row = tableau[r]
     pv = pivot_row[col]
     if pv != 1:
-        tableau[r] = pivot_row = [v / pv for v in pivot_row]
+        tableau[r] = pivot_row = [v / pv if v else v for v in pivot_row]
+    nonzero = [(j, v) for j, v in enumerate(pivot_row) if v]   # rows are mostly zeros
     for i, row in enumerate(tableau):
-        if i != r and row[col] != 0:
+        if i != r:
             f = row[col]
-            tableau[i] = [a - f * b for a, b in zip(row, pivot_row)]
+            if f:
+                for j, v in nonzero:
+                    row[j] -= f * v
     basis[r] = col
 
 
@@ -100,13 +103,17 @@ def _simplex(tableau, basis, objective, usable):
     """Maximise ``objective`` (length ``width``) in place; columns ``>= usable`` may leave
     the basis but never enter."""
     while True:
-        # reduced costs: c_j - c_B B^-1 A_j
+        # reduced costs: c_j - c_B B^-1 A_j (only the basic columns with c_j != 0 count)
+        costs = [(tableau[i], objective[j]) for i, j in enumerate(basis) if objective[j]]
+        in_basis = set(basis)
         entering = None
         for col in range(usable):
-            if col in basis:
+            if col in in_basis:
                 continue
-            reduced = objective[col] - sum(objective[basis[i]] * tableau[i][col]
-                                           for i in range(len(basis)))
+            reduced = objective[col]
+            for row, cost in costs:
+                if row[col]:
+                    reduced -= cost * row[col]
             if reduced > 0:
                 entering = col  # Bland: the smallest improving index
                 break

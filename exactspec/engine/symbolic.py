@@ -36,6 +36,9 @@ __all__ = ["SymbolicValue", "Case", "NeedCase", "CaseResult", "SymbolicProof",
 
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("exactspec_case", default=None)
 
+#: Linear feasibility answers, by (variables, base, positive, linear facts, atom, sign).
+_FEASIBLE: dict = {}
+
 
 def _sym(x) -> sympy.Expr:
     if isinstance(x, SymbolicValue):
@@ -128,12 +131,50 @@ class NeedCase(Exception):
         self.signs = signs
 
 
-@functools.lru_cache(maxsize=100_000)
+@functools.lru_cache(maxsize=65536)
 def _linear_row(expr, variables):
-    """Coefficients (Fractions, one per variable) and constant term of a linear ``expr``."""
-    poly = sympy.Poly(expr, *variables)
-    coeffs = [Fraction(str(poly.coeff_monomial(v))) for v in variables]
-    return tuple(coeffs), Fraction(str(poly.coeff_monomial(1)))
+    """Coefficients (Fractions, one per variable) and constant term of a linear ``expr``.
+
+    Cached: a run asks for the same atoms' rows in every case.
+    """
+    terms = sympy.Poly(expr, *variables).as_dict()
+    n = len(variables)
+    coeffs = [Fraction(0)] * n
+    const = Fraction(0)
+    for monomial, c in terms.items():
+        value = Fraction(int(c.p), int(c.q))
+        if sum(monomial) == 0:
+            const = value
+        else:
+            coeffs[monomial.index(1)] = value
+    return tuple(coeffs), const
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_linear_in(expr, variables) -> bool:
+    try:
+        return sympy.Poly(expr, *variables).total_degree() <= 1
+    except sympy.PolynomialError:
+        return False
+
+
+@functools.lru_cache(maxsize=65536)
+def _sign_atoms(expr):
+    """The numerator and denominator of ``expr``, each as ``(sign of its constant factor,
+    [(atom, s, m)])`` with ``poly = c * prod((s * atom) ** m)`` and every atom canonical.
+
+    Cached: the factorisation does not depend on the case, only the atoms' signs do.
+    """
+    parts = []
+    for poly in sympy.fraction(sympy.together(expr)):
+        poly = sympy.expand(poly)
+        if poly.is_Number:
+            parts.append((_num_sign(poly), ()))
+            continue
+        coeff, factors = sympy.factor_list(poly)
+        parts.append((_num_sign(coeff),
+                      tuple((*_canonical(factor), mult) for factor, mult in factors)))
+    return tuple(parts)
 
 
 @functools.lru_cache(maxsize=100_000)
@@ -180,8 +221,16 @@ class Case:
 
     # -- sign decisions ------------------------------------------------------------------
     def sign(self, expr) -> int:
-        num, den = sympy.fraction(sympy.together(expr))
-        return self._poly_sign(num) * self._poly_sign(den)
+        num, den = _sign_atoms(expr)
+        return self._factored_sign(*num) * self._factored_sign(*den)
+
+    def _factored_sign(self, result, atoms) -> int:
+        for atom, s, mult in atoms:
+            s_atom = self._atom_sign(atom)
+            if s_atom == 0:
+                return 0
+            result *= (s * s_atom) ** mult
+        return result
 
     def _poly_sign(self, poly) -> int:
         poly = sympy.expand(poly)
@@ -215,17 +264,15 @@ class Case:
         raise NeedCase(atom, signs)
 
     def _is_linear(self, expr) -> bool:
-        try:
-            return sympy.Poly(expr, *self.variables).total_degree() <= 1
-        except sympy.PolynomialError:
-            return False
+        return _is_linear_in(expr, tuple(self.variables))
 
     # -- linear feasibility (exact LP) ---------------------------------------------------
     def _rows(self, extra=()):
         """LP rows over ``(variables..., t)``: equalities and ``expr >= t`` for strict facts."""
         eq, lb = [], []
+        variables = tuple(self.variables)
         def row(expr, t_coeff):
-            coeffs, const = _linear_row(expr, self.variables)
+            coeffs, const = _linear_row(expr, variables)
             return list(coeffs) + [Fraction(t_coeff)], -const
         for e in self.base_equalities:
             eq.append(row(e, 0))
@@ -257,10 +304,22 @@ class Case:
         return x[-1], dict(zip(self.variables, x[:-1]))
 
     def feasible_with(self, atom=None, s=None) -> bool:
-        """Is there a point where every linear fact (and ``sign(atom) = s``) holds strictly?"""
-        extra = [] if atom is None else [(atom, s)]
-        best, _ = self._max_slack(extra)
-        return best is not None and best > 0
+        """Is there a point where every linear fact (and ``sign(atom) = s``) holds strictly?
+
+        Answers are cached by the linear facts: a run asks the same questions in every case
+        that shares them.
+        """
+        key = (tuple(self.variables), self.base_equalities, self.positive,
+               frozenset((a, v) for a, v in self.facts.items() if self._is_linear(a)),
+               atom, s)
+        known = _FEASIBLE.get(key)
+        if known is None:
+            extra = [] if atom is None else [(atom, s)]
+            best, _ = self._max_slack(extra)
+            known = _FEASIBLE[key] = best is not None and best > 0
+            if len(_FEASIBLE) > 200_000:
+                _FEASIBLE.clear()
+        return known
 
     def witnesses(self, count: int = 2, seed: int = 0) -> list[dict]:
         """Rational points satisfying every fact of the case strictly (may be fewer)."""

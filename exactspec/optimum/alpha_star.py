@@ -37,8 +37,9 @@ from itertools import combinations_with_replacement
 from typing import Any
 
 from ..core.budget import check_power, digits_of_bits
-from ..core.dist import Dist, exact, exact_str
+from ..core.dist import Dist, exact, exact_str, integer_row_of
 from ..core.errors import InvalidInput, NotExact, TooLarge
+from ..core.integer_rows import fraction_of
 
 __all__ = [
     "DRAFT_LAWS",
@@ -60,6 +61,8 @@ __all__ = [
     "is_feasible",
     "infeasible_set",
     "check_optimum",
+    "optimum_check_skips",
+    "CHECK_FLOW_MULTISETS",
 ]
 
 #: The draft laws with finitely many draft multisets that this module enumerates.
@@ -96,6 +99,12 @@ def _masses(d: Any, name: str, labels=None) -> Dist:
         dist = Dist(d, name=name, check=False)
     else:
         dist = Dist(d, labels, name=name, check=False)
+    if all(type(v) is Fraction for v in dist.probs):
+        if any(v.numerator < 0 for v in dist.probs):
+            i = next(i for i, v in enumerate(dist.probs) if v.numerator < 0)
+            raise InvalidInput(f"{name}[{dist.labels[i]}] = {exact_str(dist.probs[i])} is "
+                               "negative")
+        return dist                               # already exact: keep it (and its rows)
     values = []
     for lab, v in zip(dist.labels, dist.probs):
         if not isinstance(v, Fraction):
@@ -112,7 +121,8 @@ def _masses(d: Any, name: str, labels=None) -> Dist:
 def _law(d: Any, name: str, labels=None) -> Dist:
     """``d`` as an exact probability law: ``Fraction`` entries summing to exactly 1."""
     dist = _masses(d, name, labels)
-    total = sum(dist.probs, Fraction(0))
+    row = integer_row_of(dist)
+    total = Fraction(sum(row[0]), row[1]) if row else sum(dist.probs, Fraction(0))
     if total != 1:
         raise InvalidInput(f"{name} sums to {exact_str(total)}, not 1")
     return dist
@@ -288,6 +298,9 @@ def optimum(p: Any, q: Any, k: int) -> Optimum:
     """
     p, q = _pair(p, q)
     k = _check_k(k)
+    rows = integer_row_of(p), integer_row_of(q)
+    if rows[0] is not None and rows[1] is not None:
+        return _optimum_on_integers(p, q, k, *rows)
     order = _order_indices(p, q)
     a = [Fraction(0)] * len(p)
     tight = []
@@ -305,6 +318,77 @@ def optimum(p: Any, q: Any, k: int) -> Optimum:
     assert q_prefix == 1 and 0 <= f <= 1
     return Optimum(
         alpha_star=f,
+        a_star=Dist(a, p.labels, check=False),
+        order=tuple(p.labels[i] for i in order),
+        tight=tuple(tight),
+        k=k,
+    )
+
+
+def _order_of_integers(pp: list[int], qq: list[int]) -> list[int]:
+    """:func:`_order_indices` on integer rows (``p = P / D_p``, ``q = Q / D_q``): the ratios
+    ``q/p`` are ``Q/P`` times one positive constant, so they sort the same way."""
+    def rounded(i: int) -> float:
+        try:   # int / int is correctly rounded
+            return qq[i] / pp[i]
+        except OverflowError:
+            return math.inf
+
+    positive = [i for i, v in enumerate(pp) if v != 0]
+    if len(positive) < 4096:
+        floats = {i: rounded(i) for i in positive}
+        keyed = sorted(positive, key=lambda i: (floats[i], i))
+        equal_to_next = [floats[a] == floats[b] for a, b in zip(keyed, keyed[1:])]
+    else:                                        # long rows: one stable sort in NumPy
+        import numpy as np
+
+        ratios = np.array([rounded(i) for i in positive], dtype=np.float64)
+        by_ratio = np.argsort(ratios, kind="stable")       # ties stay in index order
+        keyed = np.asarray(positive, dtype=np.int64)[by_ratio].tolist()
+        sorted_ratios = ratios[by_ratio]
+        equal_to_next = (sorted_ratios[1:] == sorted_ratios[:-1]).tolist()
+    order: list[int] = []
+    start = 0
+    while start < len(keyed):
+        end = start + 1
+        while end < len(keyed) and equal_to_next[end - 1]:
+            end += 1
+        if end - start > 1:                      # equal floats: the exact ratios decide
+            run = keyed[start:end]
+            run.sort(key=lambda i: (Fraction(qq[i], pp[i]), i))
+            order += run
+        else:
+            order.append(keyed[start])
+        start = end
+    return order + [i for i, v in enumerate(pp) if v == 0]
+
+
+def _optimum_on_integers(p: Dist, q: Dist, k: int, p_row, q_row) -> Optimum:
+    """:func:`optimum` by integer arithmetic: ``p = P / D_p``, ``q = Q / D_q`` and every
+    ``F_j`` an integer over ``D = D_p D_q^k``, with ``g_k(S / D_q) D = (D_q^k - (D_q - S)^k)
+    D_p``.  The same order, the same comparisons, the same values as the ``Fraction`` loop."""
+    pp, d_p = p_row
+    qq, d_q = q_row
+    order = _order_of_integers(pp, qq)
+    d_qk = d_q ** k
+    d = d_p * d_qk
+    a = list(p.probs)                  # a*_j = p_j wherever F_j = F_(j-1) + p_j
+    tight = []
+    f = 0
+    s = 0
+    for i in order:
+        s += qq[i]
+        cap = (d_qk - (d_q - s) ** k) * d_p
+        free = f + pp[i] * d_qk
+        if cap <= free:
+            tight.append(p.labels[i])
+            a[i] = fraction_of(cap - f, d)
+            f = cap
+        else:
+            f = free
+    assert s == d_q and 0 <= f <= d
+    return Optimum(
+        alpha_star=Fraction(f, d),
         a_star=Dist(a, p.labels, check=False),
         order=tuple(p.labels[i] for i in order),
         tight=tuple(tight),
@@ -704,6 +788,11 @@ def hub_optimum(p: Any, q: Any) -> Fraction:
 
 # -- all checks --------------------------------------------------------------------------
 
+#: Largest number of i.i.d. draft multisets for the max-flow cross-check of
+#: :func:`check_optimum` (two exact max flows; about 1 s at 2,000 multisets on one core).
+CHECK_FLOW_MULTISETS = 5_000
+
+
 def check_optimum(p: Any, q: Any, k: int) -> dict:
     """Cross-check the closed-form optimum every independent way that fits its budget.
 
@@ -715,11 +804,36 @@ def check_optimum(p: Any, q: Any, k: int) -> dict:
     - ``"max_flow"``: ``alpha*`` equals the exact max flow over i.i.d. draft multisets, and the
       flow with sink capacities ``a*`` saturates them (``a*`` is realisable).
 
-    A value is ``None`` when that check was skipped as too large (:class:`TooLarge`).
+    A value is ``None`` when that check was skipped as too large (:class:`TooLarge`): the
+    brute force above :data:`MAX_SUBSET_TOKENS` tokens, the max flow above
+    :data:`CHECK_FLOW_MULTISETS` draft multisets (:func:`optimum_check_skips` says why).
 
     >>> check_optimum(Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), 3)
     {'closed_form': True, 'brute_force': True, 'max_flow': True}
     """
+    return _checks_and_skips(p, q, k)[0]
+
+
+def optimum_check_skips(p: Any, q: Any, k: int) -> dict:
+    """Why each skipped check of :func:`check_optimum` was skipped: ``{name: reason}``.
+
+    >>> optimum_check_skips(Dist.parse("1/2,1/2"), Dist.parse("1/2,1/2"), 2)
+    {}
+    """
+    p, q = _pair(p, q)
+    k = _check_k(k)
+    skips = {}
+    if len(p) > MAX_SUBSET_TOKENS:
+        skips["brute_force"] = (f"2^{len(p)} subsets of {len(p)} tokens, over the budget of "
+                                f"{MAX_SUBSET_TOKENS} tokens")
+    count = draft_multiset_count(q, k)
+    if count > CHECK_FLOW_MULTISETS:
+        skips["max_flow"] = (f"{count} draft multisets, over the budget of "
+                             f"{CHECK_FLOW_MULTISETS} for the max-flow cross-check")
+    return skips
+
+
+def _checks_and_skips(p: Any, q: Any, k: int) -> tuple[dict, dict]:
     p, q = _pair(p, q)
     k = _check_k(k)
     opt = optimum(p, q, k)
@@ -737,8 +851,10 @@ def check_optimum(p: Any, q: Any, k: int) -> dict:
     except TooLarge:
         pass
     try:
+        budget = CHECK_FLOW_MULTISETS
         checks["max_flow"] = bool(
-            alpha_star_max_flow(p, q, k) == opt.alpha_star and _realisable_by_flow(a, q, k))
+            alpha_star_max_flow(p, q, k, budget=budget) == opt.alpha_star
+            and _realisable_by_flow(a, q, k, budget=budget))
     except TooLarge:
         pass
-    return checks
+    return checks, optimum_check_skips(p, q, k)

@@ -15,18 +15,19 @@ from .engine import _compute_local, _compute_on, _require_dask, connect
 __all__ = ["run_claims"]
 
 
-def _run(name: str) -> ClaimResult:
-    return get_claim(name).run()
+def _run(name: str, full: bool = True) -> ClaimResult:
+    return get_claim(name).run(full)
 
 
 def run_claims(names=None, *, client=None, scheduler: str | None = None,
-               scheduler_timeout: float = 10.0, progress: bool = False) -> list:
+               scheduler_timeout: float = 10.0, progress: bool = False,
+               full: bool = True) -> list:
     """``[(claim, result)]`` for the named claims (default all), computed as Dask tasks."""
     _require_dask()
     import dask
 
     claims = [get_claim(n) for n in names] if names else all_claims()
-    tasks = [dask.delayed(_run, pure=False)(c.name) for c in claims]
+    tasks = [dask.delayed(_run, pure=False)(c.name, full) for c in claims]
     own = None
     if client is None and scheduler is not None:
         client = own = connect(scheduler, scheduler_timeout)

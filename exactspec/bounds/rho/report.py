@@ -16,6 +16,7 @@ check.
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 from typing import Any
 
@@ -34,8 +35,10 @@ def _text(x: Any) -> str:
     return exact_str(x)
 
 
+@functools.lru_cache(maxsize=16)
 def _checked(k: int):
-    """The engine's run of the tight instance; raises if it does not check."""
+    """The engine's run of the tight instance; raises if it does not check.  Kept per ``k``:
+    ``exactspec rho K`` builds the JSON object and the text from one run."""
     from .engine_checks import engine_tight_instance
 
     inst = engine_tight_instance(k)

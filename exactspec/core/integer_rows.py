@@ -1,0 +1,129 @@
+"""Exact rows as integers over one common denominator.
+
+A row of ``Fraction``s ``x_i = n_i / d_i`` is the integer row ``X_i = x_i D`` over
+``D = lcm(d_i)``.  Sums, prefix sums and comparisons of the row are then integer operations,
+which are far cheaper than adding ``Fraction``s one at a time (each addition reduces by a
+gcd).  Float rows are the main case: every float is a dyadic rational, so ``D`` is one power
+of two and a row of 152,064 floats has only a few hundred distinct denominators.  Rows whose
+common denominator would be huge (many unrelated denominators) are left to ``Fraction``s:
+:func:`integer_row` returns ``None`` above :data:`MAX_DENOMINATOR_BITS`.
+
+>>> integer_row([Fraction(1, 2), Fraction(3, 8), Fraction(1, 8)])
+([4, 3, 1], 8)
+>>> exact_sum([Fraction(1, 3), Fraction(1, 6), Fraction(1, 4)])
+Fraction(3, 4)
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+__all__ = ["INTEGER_ROW_MIN", "MAX_DENOMINATOR_BITS", "common_denominator", "integer_row", "exact_sum",
+           "fraction_of", "float_fraction", "fractions_over"]
+
+#: Rows shorter than this stay with ``Fraction``s (there the integer bookkeeping costs more
+#: than it saves); :func:`exactspec.core.dist.integer_row_of` returns ``None`` for them.
+INTEGER_ROW_MIN = 64
+
+#: The largest common denominator (in bits) worth computing with; a float row needs at most
+#: about 1,100 bits (the smallest subnormal is 2^-1074).
+MAX_DENOMINATOR_BITS = 8192
+
+
+def common_denominator(values) -> int | None:
+    """``lcm`` of the denominators of ``Fraction`` values, or ``None`` when a value is not a
+    ``Fraction`` or ``int`` or the lcm would exceed :data:`MAX_DENOMINATOR_BITS` bits.
+
+    >>> common_denominator([Fraction(1, 4), Fraction(1, 6), 2])
+    12
+    """
+    denominators = set()
+    for v in values:
+        if type(v) is Fraction or type(v) is int:
+            denominators.add(v.denominator)
+        else:
+            return None
+    d = 1
+    for x in denominators:
+        d = math.lcm(d, x)
+        if d.bit_length() > MAX_DENOMINATOR_BITS:
+            return None
+    return d
+
+
+def integer_row(values) -> tuple[list[int], int] | None:
+    """``([x_i * D], D)`` with ``D`` the common denominator, or ``None`` (see
+    :func:`common_denominator`).
+
+    Equivalent to ``[x * D for x in values]`` with every product an integer.
+    """
+    values = list(values)
+    d = common_denominator(values)
+    if d is None:
+        return None
+    factor: dict[int, int] = {}
+    out = []
+    for v in values:
+        den = v.denominator
+        f = factor.get(den)
+        if f is None:
+            f = factor[den] = d // den
+        out.append(v.numerator * f)
+    return out, d
+
+
+def exact_sum(values, start=Fraction(0)):
+    """The exact sum of ``values``: by integers over the common denominator when the values
+    are ``Fraction``s, otherwise (symbolic values) one term at a time.
+
+    Equivalent to ``sum(values, start)``.
+
+    >>> exact_sum([Fraction(1, 2), Fraction(1, 4)], Fraction(1, 4))
+    Fraction(1, 1)
+    """
+    values = list(values)
+    row = integer_row(values) if type(start) in (Fraction, int) else None
+    if row is None:
+        return sum(values, start)
+    ints, d = row
+    return start + Fraction(sum(ints), d)
+
+
+def fraction_of(numerator: int, denominator: int) -> Fraction:
+    """``Fraction(numerator, denominator)`` (``denominator > 0``), reduced by one gcd without
+    the general constructor's type dispatch (the bulk of the time on long rows).
+
+    >>> fraction_of(6, 8), fraction_of(-3, 9), fraction_of(0, 5)
+    (Fraction(3, 4), Fraction(-1, 3), Fraction(0, 1))
+    """
+    g = math.gcd(numerator, denominator)
+    if g != 1:
+        numerator //= g
+        denominator //= g
+    f = object.__new__(Fraction)
+    f._numerator = numerator
+    f._denominator = denominator
+    return f
+
+
+def float_fraction(x: float) -> Fraction:
+    """The exact value of a finite float, ``Fraction(x)``, without the constructor's dispatch.
+
+    >>> float_fraction(0.1) == Fraction(0.1), float_fraction(-0.5)
+    (True, Fraction(-1, 2))
+    """
+    n, d = x.as_integer_ratio()        # already in lowest terms
+    f = object.__new__(Fraction)
+    f._numerator = n
+    f._denominator = d
+    return f
+
+
+def fractions_over(numerators, denominator: int) -> list[Fraction]:
+    """``[Fraction(n, denominator) for n in numerators]``, each in lowest terms.
+
+    >>> fractions_over([2, 3, 0], 4)
+    [Fraction(1, 2), Fraction(3, 4), Fraction(0, 1)]
+    """
+    return [fraction_of(n, denominator) for n in numerators]
