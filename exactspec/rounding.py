@@ -126,8 +126,8 @@ def _float_softmax_dist(logits, labels, fmt, exact_dist: Dist):
     values = softmax([FloatValue.of(Fraction(x), fmt) for x in logits])
     out = FloatDist.__new__(FloatDist)
     Dist.__init__(out, values, exact_dist.labels, check=False)
-    out.exact_dist = exact_dist
-    out.fmt = fmt
+    object.__setattr__(out, "exact_dist", exact_dist)  # Dist is read-only
+    object.__setattr__(out, "fmt", fmt)
     return out
 
 

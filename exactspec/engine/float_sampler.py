@@ -66,8 +66,8 @@ def float_dist(d: Dist, fmt) -> FloatDist:
     out = FloatDist.__new__(FloatDist)
     Dist.__init__(out, [FloatValue.of(_exact_number(v), fmt) for v in d.probs], d.labels,
                   check=False)
-    out.exact_dist = getattr(d, "exact_dist", d)
-    out.fmt = fmt
+    object.__setattr__(out, "exact_dist", getattr(d, "exact_dist", d))  # Dist is read-only
+    object.__setattr__(out, "fmt", fmt)
     return out
 
 
