@@ -287,7 +287,7 @@ def _float(x) -> float:
     return float(x.evalf(30)) if _is_symbolic(x) else float(x)
 
 
-def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False
+def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, arith=None
                ) -> Verification:
     from .engine.hidden_state import check_unchanged, state_fingerprint
 
@@ -305,7 +305,7 @@ def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False
 
         enumeration.law = {t: sympy.simplify(v) for t, v in enumeration.law.items()}
     return Verification(m, getattr(p, "exact_dist", p), getattr(q, "exact_dist", q), k,
-                        enumeration)
+                        enumeration, grid=grid, arith=arith)
 
 
 def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
@@ -369,7 +369,8 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         else:
             fp, fq = float_dist(p, fmt), float_dist(q, fmt)
         rounded = _enumerate(m, fp, fq, k, grid=grid, max_paths=max_paths,
-                             factory=lambda: FloatSampler(fmt, grid), keep_paths=keep_paths)
+                             factory=lambda: FloatSampler(fmt, grid), keep_paths=keep_paths,
+                             arith=fmt.name)
         if not use_logits:
             on_grid = grid if grid is not None else fmt.grid
             try:

@@ -38,6 +38,7 @@ class Verification:
     k: int
     enumeration: Enumeration
     grid: int | None = None
+    arith: str | None = None        # the float format the method's arithmetic ran in
 
     @property
     def law(self) -> dict:
@@ -104,7 +105,7 @@ def certificate_of(result: Verification) -> dict:
     """The certificate of a :class:`Verification` made with ``keep_paths=True``."""
     return certificate_paths(result.enumeration, result.p, result.q,
                              method=method_reference(result.method), k=result.k,
-                             grid=result.grid)
+                             grid=result.grid, arith=result.arith)
 
 
 def method_reference(method: Method) -> str:
@@ -140,22 +141,25 @@ def _summary_json(enumeration, p: Dist) -> dict:
             "acceptance": exact_str(enumeration.acceptance)}
 
 
-def _header_json(p: Dist, q: Dist, method: str, k: int, grid) -> dict:
+def _header_json(p: Dist, q: Dist, method: str, k: int, grid, arith=None) -> dict:
     labels = [lab if isinstance(lab, (int, str)) and not isinstance(lab, bool) else str(lab)
               for lab in p.labels]
-    return {"kind": "exactspec-certificate", "version": 2, "method": method, "k": k,
-            "grid": grid, "labels": labels, "target": p.to_json(), "draft": q.to_json()}
+    header = {"kind": "exactspec-certificate", "version": 2, "method": method, "k": k,
+              "grid": grid, "labels": labels, "target": p.to_json(), "draft": q.to_json()}
+    if arith is not None:
+        header["arith"] = arith
+    return header
 
 
 def certificate_paths(enumeration: Enumeration, p: Dist, q: Dist, *, method: str = "",
-                      k: int = 1, grid: int | None = None) -> dict:
+                      k: int = 1, grid: int | None = None, arith: str | None = None) -> dict:
     """Every path of an exact enumeration, with its branch probabilities and output, and at
     each branching point the index taken among the alternatives (version 2: enough for the
     checker to replay the path through the method)."""
     paths = enumeration.path_list
     if paths is None:
         raise InvalidInput("a certificate needs the paths: verify(..., keep_paths=True)")
-    cert = _header_json(p, q, method, k, grid)
+    cert = _header_json(p, q, method, k, grid, arith)
     cert.update(_summary_json(enumeration, p))
     cert["paths"] = [_path_json(path) for path in paths]
     return cert

@@ -48,8 +48,36 @@ class HiddenRandomness(InvalidInput):
     """The method drew randomness (or read the clock) outside the sampler ``s``."""
 
 
-def _refuse(name: str):
+def _library_call() -> bool:
+    """Whether the hidden source is called by a library rather than by the user's code: the
+    first caller outside the standard library is in an installed package (sympy seeds and
+    uses a generator of its own in some exact algorithms) or in exactspec, or the call comes
+    from a module being imported.  A user's file calling ``random``, ``numpy.random`` or the
+    clock, directly or through the standard library, is refused; randomness a library draws
+    on the user's behalf is left to the run-twice comparison."""
+    import sysconfig
+
+    stdlib = sysconfig.get_paths()["stdlib"]
+    libraries = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    libraries.add(_PACKAGE)
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen importlib"):
+            return True
+        if not name.startswith(stdlib) or any(name.startswith(lib) for lib in libraries):
+            return any(name.startswith(lib) for lib in libraries)
+        frame = frame.f_back
+    return False
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _refuse(name: str, original=None):
     def refused(*args, **kwargs):
+        if original is not None and _library_call():
+            return original(*args, **kwargs)
         raise HiddenRandomness(
             f"the method called {name}: hidden randomness (or the clock) makes the exact law "
             "meaningless; make every random choice through the sampler s (s.coin, s.draw, "
@@ -106,7 +134,7 @@ def watched():
     for owner, name, dotted in _targets():
         had = name in vars(owner) if isinstance(owner, type) else True
         saved.append((owner, name, had, getattr(owner, name, None)))
-        setattr(owner, name, _refuse(dotted))
+        setattr(owner, name, _refuse(dotted, getattr(owner, name, None)))
     _DEPTH = 1
     try:
         yield
