@@ -51,7 +51,8 @@ def generic_certificate(proof, statement: str, method=None, k: int = 1) -> dict:
         for w in c.witnesses:
             first = w["sizes"][0]
             witnesses.append({"point": w["point"], "certificate": certificate_paths(
-                first["enumeration"], first["p"], first["q"], method=proof.method, k=k)})
+                first["enumeration"], first["p"], first["q"],
+                method=proof.reference or proof.method, k=k)})
         cases.append({
             "path": [step(s) for s in c.path], "conditions": c.conditions,
             "variables": [str(v) for v in inner.variables], "equalities": equalities,

@@ -1113,6 +1113,7 @@ class GenericProof:
     runs: int = 0
     seconds: float = 0.0
     stuck: str | None = None
+    reference: str | None = None    # ``module:function``, for the checker's replay
 
     @property
     def verdict(self) -> str:
@@ -1225,7 +1226,18 @@ def prove_generic(method, k: int = 1, *, names=("t",), expected_law: Callable | 
             _CURRENT.reset(token)
         done.append(_judge(case, result, target, want, run, k, witnesses))
     return GenericProof(label, k, names, done, infeasible, runs=runs,
-                        seconds=time.perf_counter() - start)
+                        seconds=time.perf_counter() - start, reference=_reference(method))
+
+
+def _reference(method) -> str | None:
+    """``module:qualname`` of a module-level function (a registered method is named by its
+    registry name instead), so that the checker can import it to replay the witnesses."""
+    if hasattr(method, "name") or not callable(method):
+        return None
+    module, qualname = getattr(method, "__module__", None), getattr(method, "__qualname__", "")
+    if module and qualname and "<" not in qualname and module != "__main__":
+        return f"{module}:{qualname}"
+    return None
 
 
 def need_facts(case, cls):
