@@ -174,9 +174,28 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
     ``g_k`` and ``P <= min(P0 + (Q - Q0)/lo, P1 - (Q1 - Q)/hi)``, so ``h`` is at least a convex
     piecewise-linear bound whose minimum is at an end or the kink.  A bucket whose bound stays
     at or above the running minimum of the bucket end points so far cannot hold a new
-    minimum: there ``a* = p`` whatever the order inside.  Only the other buckets are sorted
-    (tokens with ``q = 0`` get ``a* = 0`` and tokens with ``p = 0`` get 0, unsorted; so do
-    ratios ``q/p`` below ``2^-1022`` or above the largest float, off by under ``k 2^-1022``).
+    minimum: there ``a* = p`` whatever the order inside.  Only the tokens from the first
+    bucket that can hold a new minimum to the last are sorted, as one run (the buckets
+    between are sorted too, which only costs time); tokens with ``q = 0`` get ``a* = 0`` and
+    tokens with ``p = 0`` get 0, unsorted; so do ratios ``q/p`` below ``2^-1022`` or above the
+    largest float, off by under ``k 2^-1022``.
+
+    Why nothing else can change the answer (MATH.md section 3: ``alpha* = 1 + min_j h_j``
+    over the prefixes of the ``q/p`` order, and ``a*_j = p_j`` wherever ``h_j`` is at or
+    above the running minimum ``M_{j-1}``): a token after the run has ``h_j >= M_{j-1}``
+    because its bucket's lower bound is at or above the running minimum of the bucket end
+    points, which is ``>= M_{j-1}``; so ``a*_j = p_j`` and ``M_j = M_{j-1}``.  Before the run
+    the same holds, and the run starts from the exact masses of the tokens before it (one
+    pairwise sum) with ``M`` at ``min(0, -p(q = 0))``.  Inside the run the order is exact:
+    the ratios are sorted as values (:func:`._arrays._packed_order`: the float bits with the
+    token index in the low bits), and runs of equal truncated keys are re-sorted by the
+    double-double ratio and the index.
+
+    For ``k <= 8``, ``a*_j = F_j - F_{j-1}`` with ``F_j = P_j + M_j`` (the cumulative
+    minimum characterisation): ``P_j`` is within one rounding, ``g_k(Q_j)`` within
+    ``(k + 2) 2^-53``, so each ``F_j`` is within about ``(2k + 6) 2^-53`` and the difference
+    within ``2 (2k + 6) 2^-53 < 1e-14`` absolute, inside the stated tolerance; larger ``k``
+    uses the cancellation-free increments of :func:`optimum_sorted`.
 
     Same result as :func:`optimum_sorted` within its tolerance (and the same tolerance
     against the exact twin); ``order`` and ``tight`` are not computed.  ``sorted_tokens``
