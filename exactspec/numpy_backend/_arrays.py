@@ -120,9 +120,46 @@ def prefix_sum(x, xp: Any = None):
     True
     """
     xp = namespace(xp)
+    if xp is np and x.size and x.shape[-1] <= _INT_PREFIX_MAX:
+        shifted = x + _SPLIT
+        if shifted.min() >= _SPLIT and shifted.max() < 2 * _SPLIT:
+            return _integer_prefix_sum(x, shifted)
     hi = (x + _SPLIT) - _SPLIT
     lo = x - hi
     return _cumsum(hi, xp) + _cumsum(lo, xp)
+
+
+#: Integer prefix sums up to this many terms per row (the remainders' sums fit in an int64).
+_INT_PREFIX_MAX = 1 << 20
+_SPLIT_BITS = np.float64(_SPLIT).view(np.int64)
+_ROUNDER = 1.5 * 2.0 ** 52                               # adding it rounds |y| < 2^51 to an int
+_ROUNDER_BITS = np.float64(_ROUNDER).view(np.int64)
+
+
+def _integer_prefix_sum(x, shifted):
+    """:func:`prefix_sum` on integers (NumPy): running integer sums are several times faster
+    than running float sums here, and exact.
+
+    ``shifted = x + 2`` lies in ``[2, 4)``, where floats are spaced ``2^-51``, so its bits
+    minus those of 2 are ``hi / 2^-51`` exactly, with ``hi = shifted - 2`` the split of
+    :func:`prefix_sum`.  The remainder ``lo = x - hi`` (exact, ``|lo| <= 2^-52``) is rounded to
+    a multiple of ``2^-94`` (``|lo| 2^94 <= 2^42``, so ``2^20`` of them sum within int64).  Both
+    running sums are exact integers; the result is ``H 2^-51 + L 2^-94`` with one rounding
+    each for the conversion of ``L`` and the final addition, and at most ``|V| 2^-95`` from
+    rounding the remainders: within one rounding of the exact prefix sums, as before.
+    """
+    high = shifted.view(np.int64) - _SPLIT_BITS
+    low = x - (shifted - _SPLIT)
+    low *= 2.0 ** 94
+    low += _ROUNDER
+    low_int = low.view(np.int64)
+    low_int -= _ROUNDER_BITS
+    np.cumsum(high, axis=-1, out=high)
+    np.cumsum(low_int, axis=-1, out=low_int)
+    total = high.astype(np.float64)
+    total *= 2.0 ** -51
+    total += low_int.astype(np.float64) * 2.0 ** -94
+    return total
 
 
 def _cumsum(x, xp):
