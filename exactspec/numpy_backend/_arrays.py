@@ -120,7 +120,7 @@ def prefix_sum(x, xp: Any = None):
     True
     """
     xp = namespace(xp)
-    if xp is np and x.size and x.shape[-1] <= _INT_PREFIX_MAX:
+    if xp is np and x.dtype == np.float64 and x.size and x.shape[-1] <= _INT_PREFIX_MAX:
         shifted = x + _SPLIT
         if shifted.min() >= _SPLIT and shifted.max() < 2 * _SPLIT:
             return _integer_prefix_sum(x, shifted)
