@@ -1,13 +1,18 @@
 """Benchmark of the NumPy backend against one ``numpy.argsort`` of the same rows.
 
-    .venv/bin/python benchmarks/numpy_backend.py            # the table (a few minutes)
+    .venv/bin/python benchmarks/numpy_backend.py            # the tables (a few minutes)
     .venv/bin/python benchmarks/numpy_backend.py --quick    # smaller, for a smoke run
+    .venv/bin/python benchmarks/numpy_backend.py --float    # the float tables only
 
-Rows are next-token pairs from :func:`exactspec.numpy_backend.models.model_pair` (``code``: a trigram target
-and a bigram draft over the standard library's sources, vocabulary padded to the size asked),
-temperature 1, ``k = 4``.  For ``|V|`` = 32,000 and 152,064 and batches of 1 and 64, each
+Realistic rows first, every token with its own ratio ``q/p``: softmax of Gaussian logits with
+a heavy head (the draft: the target's logits plus Gaussian noise) at temperatures 0.5, 1 and 2,
+and next-token pairs from :func:`exactspec.numpy_backend.models.model_pair` (``code``: a trigram
+target and a bigram draft over the standard library's sources) at vocabulary sizes the corpus
+fills without padding.  For ``|V|`` = 32,000 and 152,064 and batches of 1 and 16, each
 routine's time per position is set against one ``numpy.argsort`` of the same row, measured
-side by side in the same run (interleaved rounds, best round kept).  Then the exact
+side by side in the same loop (interleaved rounds, the best round of each kept; a ratio is of
+two best rounds).  Then, separately, the padded n-gram rows (a vocabulary padded with
+never-seen tokens that share one ratio, so most of a row is one tie block).  Then the exact
 ``Fraction`` implementations and exact LP / max-flow solves, at the sizes where they finish,
 and one full-size row recomputed exactly to check the float results.
 """
@@ -39,8 +44,35 @@ K = 4
 
 
 def rows(vocab_size: int, batch: int, seed: int = 1):
+    """Padded n-gram rows (the vocabulary padded to ``vocab_size`` with never-seen tokens)."""
     pair = model_pair("code", vocab_size, max_chars=12_000_000)
     return pair.rows(batch, seed=seed)
+
+
+def gaussian_rows(vocab_size: int, batch: int, temperature: float, seed: int = 1):
+    """Softmax rows of Gaussian logits (standard deviation 2, 64 head tokens lifted by up to
+    8); the draft's logits are the target's plus standard Gaussian noise."""
+    rng = np.random.default_rng(seed)
+    logits = 2.0 * rng.standard_normal((batch, vocab_size))
+    logits[:, :64] += 8.0 * rng.random((batch, 64))
+    draft = logits + rng.standard_normal((batch, vocab_size))
+
+    def softmax(z):
+        z = z / temperature
+        z -= z.max(axis=-1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=-1, keepdims=True)
+    return softmax(logits), softmax(draft)
+
+
+#: The ``code`` corpus at 12 million characters has 44,420 distinct training tokens: its
+#: n-gram pair fills a vocabulary up to this size without padding.
+NGRAM_UNPADDED = 44_000
+
+
+def ngram_rows(vocab_size: int, batch: int, temperature: float, seed: int = 1):
+    pair = model_pair("code", vocab_size, max_chars=12_000_000)
+    return pair.rows(batch, seed=seed, temperature=temperature)
 
 
 def best_of(functions, rounds: int) -> list[float]:
@@ -80,39 +112,64 @@ def argsort_rows(p):
         np.argsort(row)
 
 
-def float_table(sizes, batches, rounds, singles):
+ROUTINES = ["argsort (baseline)", "alpha*, a*: plain sort+cumsum+cummin",
+            "alpha*, a*: sorted (reference)", "alpha*, a*: bucketed"]
+
+
+def timed_rows(P, Q, batches, rounds, singles):
+    """Per batch size: each routine's best time per position and the fraction of tokens the
+    bucketed version sorted, all routines interleaved in one loop; batch 1 sums ``singles``
+    separate rows."""
     out = []
-    for V in sizes:
-        P, Q = rows(V, max(batches))
-        for batch in batches:
-            if batch == 1:                                   # several single rows, summed
-                picks = range(singles)
-                groups = [(P[i:i + 1], Q[i:i + 1]) for i in picks]
-            else:
-                groups = [(P[:batch], Q[:batch])]
-            totals = np.zeros(5)
-            sorted_tokens = 0
-            for p, q in groups:
-                times = best_of([lambda: argsort_rows(p), lambda: plain_sorted(p, q, K),
-                                 lambda: optimum_sorted(p, q, K),
-                                 lambda: optimum_bucketed(p, q, K),
-                                 lambda: rrs_acceptance(p, q, K)], rounds)
-                totals += times
-                sorted_tokens += int(optimum_bucketed(p, q, K).sorted_tokens.sum())
-            positions = sum(p.shape[0] for p, _ in groups)
-            per = totals / positions
-            names = ["argsort (baseline)", "alpha*, a*: plain sort+cumsum+cummin",
-                     "alpha*, a*: sorted (reference)", "alpha*, a*: bucketed",
-                     f"RRS acceptance (k={K})"]
-            for name, t in zip(names, per):
+    for batch in batches:
+        if batch == 1:
+            groups = [(P[i:i + 1], Q[i:i + 1]) for i in range(singles)]
+        else:
+            groups = [(P[:batch], Q[:batch])]
+        totals = np.zeros(len(ROUTINES))
+        sorted_tokens = 0
+        for p, q in groups:
+            times = best_of([lambda: argsort_rows(p), lambda: plain_sorted(p, q, K),
+                             lambda: optimum_sorted(p, q, K),
+                             lambda: optimum_bucketed(p, q, K)], rounds)
+            totals += times
+            sorted_tokens += int(optimum_bucketed(p, q, K).sorted_tokens.sum())
+        positions = sum(p.shape[0] for p, _ in groups)
+        out.append((batch, totals / positions, sorted_tokens / (positions * P.shape[1])))
+    return out
+
+
+def float_table(cases, batches, rounds, singles):
+    """``cases``: (row kind, |V|, make(batch) -> (p, q))."""
+    out = []
+    for kind, V, make in cases:
+        P, Q = make(max(max(batches), singles))
+        for batch, per, fraction in timed_rows(P, Q, batches, rounds, singles):
+            for name, t in zip(ROUTINES, per):
                 extra = ""
                 if "bucketed" in name:
-                    extra = f"{100 * sorted_tokens / (positions * V):.1f}% of tokens sorted"
+                    extra = f"{100 * fraction:.1f}% of tokens sorted"
                 elif "plain" in name:
                     extra = "for scale: no compensation, not cross-checked"
-                out.append((str(V), str(batch), name, f"{t * 1e6:,.0f}", f"{t / per[0]:.2f}",
-                            extra))
+                out.append((kind, str(V), str(batch), name, f"{t * 1e6:,.0f}",
+                            f"{t / per[0]:.2f}", extra))
     return out
+
+
+def realistic_cases(sizes, temperatures):
+    cases = []
+    for V in sizes:
+        for T in temperatures:
+            cases.append((f"gaussian T={T:g}", V,
+                          lambda b, V=V, T=T: gaussian_rows(V, b, T)))
+    for V in sorted({min(V, NGRAM_UNPADDED) for V in sizes}):
+        for T in (0.7, 1.0):
+            cases.append((f"n-gram T={T:g}", V, lambda b, V=V, T=T: ngram_rows(V, b, T)))
+    return cases
+
+
+def padded_cases(sizes):
+    return [("n-gram padded T=1", V, lambda b, V=V: rows(V, b)) for V in sizes]
 
 
 def exact_table(sizes):
@@ -203,7 +260,8 @@ def full_size_check(V: int):
 
 def render(rows_, header):
     widths = [max(len(r[i]) for r in [header] + rows_) for i in range(len(header))]
-    fmt = lambda r: "  ".join(c.ljust(w) if i in (2,) or i == len(r) - 1 else c.rjust(w)  # noqa
+    left = {7: (0, 3), 4: (1,)}.get(len(header), ())
+    fmt = lambda r: "  ".join(c.ljust(w) if i in left or i == len(r) - 1 else c.rjust(w)  # noqa
                               for i, (c, w) in enumerate(zip(r, widths)))
     return "\n".join([fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows_])
 
@@ -212,6 +270,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer rounds")
     parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--float", action="store_true", help="the float tables only")
     args = parser.parse_args(argv)
     quick = args.quick
     sizes = (32_000,) if quick else (32_000, 152_064)
@@ -220,12 +279,22 @@ def main(argv=None) -> int:
     simd = "AVX512" if features.get("AVX512F") else ("AVX2" if features.get("AVX2") else "none")
     print(f"exactspec NumPy backend benchmark: numpy {np.__version__}, Python "
           f"{platform.python_version()}, {platform.machine()}, widest SIMD {simd}")
-    print(f"rows: 'code' model pair, temperature 1, k = {K}; time per position, best of "
-          f"{rounds} interleaved rounds; 'x argsort' = time / one numpy.argsort of the same row")
+    print(f"k = {K}; time per position, best of {rounds} interleaved rounds; "
+          f"'x argsort' = best time / best time of one numpy.argsort of the same row, "
+          f"measured in the same loop")
+    header = ["rows", "|V|", "batch", "routine", "us/position", "x argsort", "note"]
+    batches = (1, 16)
+    singles = 4 if quick else 8
     print()
-    print(render(float_table(sizes, (1, 64), rounds, 4 if quick else 8),
-                 ["|V|", "batch", "routine", "us/position", "x argsort", "note"]))
+    print("realistic rows (every ratio distinct; n-gram pairs without padding):")
+    print(render(float_table(realistic_cases(sizes, (0.5, 1.0, 2.0)), batches, rounds,
+                             singles), header))
     print()
+    print("padded rows (never-seen tokens sharing one ratio: one large tie block):")
+    print(render(float_table(padded_cases((152_064,)), batches, rounds, singles), header))
+    print()
+    if args.float:
+        return 0
     print(render(exact_table((1_000, 10_000) if quick else (1_000, 10_000, 32_000)),
                  ["|V|", "exact routine (one row)", "time", "x argsort"]))
     print()

@@ -424,3 +424,54 @@ def test_key_sampler_through_the_common_sampler_contract(method):
     counts = np.bincount(tokens, minlength=4) / n
     assert np.max(np.abs(counts - [float(v) for v in p.probs])) < 0.005
     assert abs(np.mean(s.accepted) - float(exact.acceptance)) < 0.005
+
+
+# -- realistic rows: softmax of Gaussian logits, the draft's logits with noise ---------------
+
+def gaussian_pair(n, temperature, seed, noise=1.0):
+    """Softmax rows of Gaussian logits with a lifted head; the draft is the target's logits
+    plus Gaussian noise (every value distinct)."""
+    rng = np.random.default_rng(seed)
+    logits = 2.0 * rng.standard_normal(n)
+    logits[:16] += 8.0 * rng.random(16)
+    draft = logits + noise * rng.standard_normal(n)
+
+    def softmax(z):
+        e = np.exp((z - z.max()) / temperature)
+        return e / e.sum()
+    return softmax(logits), softmax(draft)
+
+
+@pytest.mark.parametrize("temperature,k", [(0.5, 4), (1.0, 1), (1.0, 4), (2.0, 4),
+                                           (0.7, 8), (1.0, 12)])
+def test_realistic_rows_agree_with_exact_twins(temperature, k):
+    p, q = gaussian_pair(3000, temperature, seed=int(temperature * 10) + k)
+    assert np.unique(p).size == p.size and np.unique(q / p).size == p.size
+    P, Q = exact_pair(p, q)
+    for fl in (optimum_sorted(p, q, k), optimum_bucketed(p, q, k)):
+        assert_optimum_matches(fl, 0, P, Q, k)
+
+
+def test_realistic_rows_with_ties_and_zeros_agree_with_exact_twins():
+    p, q = gaussian_pair(2500, 0.8, seed=3)
+    p[100:130] = 0.0                                      # p = 0: last, a* = 0
+    q[200:260] = 0.0                                      # q = 0: a* = 0
+    p[300:400], q[300:400] = p[300], q[300]               # one exact tie block
+    q[400:500] = p[400:500] * 0.25                        # a tie block at ratio 1/4
+    q[500:520] = p[500:520] * 0.25 * (1 + 2.0 ** -40)     # same truncated key, larger ratio
+    q[520:540] = p[520:540] * 0.25 * (1 - 2.0 ** -52)     # one ulp below
+    for k in (2, 4, 10):
+        P, Q = exact_pair(p, q)
+        for fl in (optimum_sorted(p, q, k), optimum_bucketed(p, q, k)):
+            assert_optimum_matches(fl, 0, P, Q, k)
+        assert tuple(optimum_sorted(p, q, k).order[0].tolist()) == optimum_exact(P, Q, k).order
+
+
+def test_packed_order_is_the_exact_ratio_order_on_realistic_rows():
+    rows_p, rows_q = zip(*(gaussian_pair(5000, t, seed=s) for s, t in enumerate((0.5, 1, 2))))
+    p, q = np.stack(rows_p), np.stack(rows_q)
+    q[1, :50] = p[1, :50]                                 # ties at ratio 1 in one row
+    order = ratio_order(p, q)
+    for b in range(3):
+        P, Q = exact_pair(p[b], q[b])
+        assert tuple(order[b].tolist()) == optimum_exact(P, Q, 1).order

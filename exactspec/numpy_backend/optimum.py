@@ -33,7 +33,8 @@ import numpy as np
 
 from ..core.errors import InvalidInput
 from ._arrays import (EPS, as_rows, cumulative_min, g_float, g_increment, namespace,
-                      normalized, prefix_sum, ratio_order)
+                      normalized, prefix_sum, ratio_order,
+                      _fix_ties, _packed_order)
 
 __all__ = ["FloatOptimum", "optimum_sorted", "optimum_bucketed", "alpha_star", "a_star",
            "ALPHA_STAR_ATOL", "A_STAR_ATOL", "A_STAR_RTOL"]
@@ -173,9 +174,28 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
     ``g_k`` and ``P <= min(P0 + (Q - Q0)/lo, P1 - (Q1 - Q)/hi)``, so ``h`` is at least a convex
     piecewise-linear bound whose minimum is at an end or the kink.  A bucket whose bound stays
     at or above the running minimum of the bucket end points so far cannot hold a new
-    minimum: there ``a* = p`` whatever the order inside.  Only the other buckets are sorted
-    (tokens with ``q = 0`` get ``a* = 0`` and tokens with ``p = 0`` get 0, unsorted; so do
-    ratios ``q/p`` below ``2^-1022`` or above the largest float, off by under ``k 2^-1022``).
+    minimum: there ``a* = p`` whatever the order inside.  Only the tokens from the first
+    bucket that can hold a new minimum to the last are sorted, as one run (the buckets
+    between are sorted too, which only costs time); tokens with ``q = 0`` get ``a* = 0`` and
+    tokens with ``p = 0`` get 0, unsorted; so do ratios ``q/p`` below ``2^-1022`` or above the
+    largest float, off by under ``k 2^-1022``.
+
+    Why nothing else can change the answer (MATH.md section 3: ``alpha* = 1 + min_j h_j``
+    over the prefixes of the ``q/p`` order, and ``a*_j = p_j`` wherever ``h_j`` is at or
+    above the running minimum ``M_{j-1}``): a token after the run has ``h_j >= M_{j-1}``
+    because its bucket's lower bound is at or above the running minimum of the bucket end
+    points, which is ``>= M_{j-1}``; so ``a*_j = p_j`` and ``M_j = M_{j-1}``.  Before the run
+    the same holds, and the run starts from the exact masses of the tokens before it (one
+    pairwise sum) with ``M`` at ``min(0, -p(q = 0))``.  Inside the run the order is exact:
+    the ratios are sorted as values (:func:`._arrays._packed_order`: the float bits with the
+    token index in the low bits), and runs of equal truncated keys are re-sorted by the
+    double-double ratio and the index.
+
+    For ``k <= 8``, ``a*_j = F_j - F_{j-1}`` with ``F_j = P_j + M_j`` (the cumulative
+    minimum characterisation): ``P_j`` is within one rounding, ``g_k(Q_j)`` within
+    ``(k + 2) 2^-53``, so each ``F_j`` is within about ``(2k + 6) 2^-53`` and the difference
+    within ``2 (2k + 6) 2^-53 < 1e-14`` absolute, inside the stated tolerance; larger ``k``
+    uses the cancellation-free increments of :func:`optimum_sorted`.
 
     Same result as :func:`optimum_sorted` within its tolerance (and the same tolerance
     against the exact twin); ``order`` and ``tight`` are not computed.  ``sorted_tokens``
@@ -202,6 +222,8 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
 
 
 _INF_BITS = 0x7FF0000000000000
+#: Up to this many drafts the bucketed ``a*`` is a difference of ``F_j = P_j + M_j``.
+_DIFF_K = 8
 
 
 def _bucketed_row(p, q, k, bits, out):
@@ -214,15 +236,14 @@ def _bucketed_row(p, q, k, bits, out):
     inf_key = _INF_BITS >> shift
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = q / p
-    ids = ratio.view(np.int64)                           # non-negative floats sort as integers
-    ids >>= shift                                        # exponent and `bits` mantissa bits
+    ids = ratio.view(np.int64) >> shift                  # non-negative floats sort as integers:
+    #                                                      exponent and `bits` mantissa bits
     kmin, kmax = int(ids.min()), int(ids.max())
     if kmin < 0 or kmax > inf_key:                       # 0/0 somewhere: p = q = 0 goes last
         ratio = np.full(n, np.inf)
         with np.errstate(over="ignore"):
             np.divide(q, p, out=ratio, where=p > 0)
-        ids = ratio.view(np.int64)
-        ids >>= shift
+        ids = ratio.view(np.int64) >> shift
         kmin, kmax = int(ids.min()), int(ids.max())
     has_zero = kmin == 0                                 # q/p = 0 (or below 2^-1022): a* = 0
     has_inf = kmax == inf_key                            # p = 0: last, a* = 0 = p
@@ -279,54 +300,50 @@ def _bucketed_row(p, q, k, bits, out):
     if not active.any():
         return 1.0 + min(0.0, -p_zero), 0
 
-    starts = active.copy()
-    starts[1:] &= ~active[:-1]
-    start_buckets = np.flatnonzero(starts)
-    if start_buckets.size == 1:
-        last = int(np.flatnonzero(active)[-1])
-        first_b = int(start_buckets[0])
-        if first_b == 1:
-            tokens = np.flatnonzero(ids <= last) if not has_zero else \
-                np.flatnonzero((ids <= last) & (ids > 0))
-        else:
-            tokens = np.flatnonzero((ids >= first_b) & (ids <= last))
+    # one run from the first active bucket to the last: the buckets in between are sorted
+    # too (a value sort of a few more tokens costs less than a pass per run), so the masses
+    # before the run are one pairwise sum over the earlier tokens
+    active_buckets = np.flatnonzero(active)
+    first_b, last = int(active_buckets[0]), int(active_buckets[-1])
+    if first_b == 1:
+        tokens = np.flatnonzero((ids <= last) & (ids > 0)) if has_zero else \
+            np.flatnonzero(ids <= last)
+        P_start, Q_start = p_zero, 0.0
     else:
-        tokens = np.flatnonzero(active[ids])
-    pt, qt = p[tokens], q[tokens]
-    sub = ratio_order(pt[None, :], qt[None, :])[0]
-    tokens, pt, qt = tokens[sub], pt[sub], qt[sub]       # q/p order, grouped by bucket
-    # masses before each run of active buckets: pairwise sums over the earlier tokens
-    P_start = np.empty(start_buckets.size)
-    Q_start = np.empty(start_buckets.size)
-    for r, sb in enumerate(start_buckets):               # a loop over runs of buckets
-        if sb == 1:
-            P_start[r], Q_start[r] = p_zero, 0.0
-        else:
-            before = ids < sb
-            P_start[r] = float(p[before].sum()) / sp
-            Q_start[r] = float(q[before].sum()) / sq
-    ps, qs = pt / sp, qt / sq
-    Pc, Qc = prefix_sum(ps), prefix_sum(qs)
-    if start_buckets.size == 1:
-        Pj, Qj = P_start[0] + Pc, Q_start[0] + Qc
-        first = np.zeros(1, dtype=np.intp)
-    else:
-        run = (np.cumsum(starts) - 1)[ids[tokens]]
-        first = np.flatnonzero(np.concatenate(([True], run[1:] != run[:-1])))
-        Pj = P_start[run] + (Pc - (Pc[first] - ps[first])[run])
-        Qj = Q_start[run] + (Qc - (Qc[first] - qs[first])[run])
-    h = g_float(k, Qj) - Pj
-    M = np.empty(h.size + 1)
+        before = ids < first_b
+        P_start = float(p[before].sum()) / sp
+        Q_start = float(q[before].sum()) / sq
+        tokens = np.flatnonzero(~before & (ids <= last))
+    order, ties = _packed_order(ratio[tokens][None, :])
+    if ties.any():                                       # equal truncated keys: exact order
+        order = _fix_ties(order, 0, ties[0], p[tokens][None, :], q[tokens][None, :], np)
+    tokens = tokens[order[0]]                            # q/p order
+    ps, qs = p[tokens] / sp, q[tokens] / sq
+    Pj, Qj = P_start + prefix_sum(ps), Q_start + prefix_sum(qs)
+    M = np.empty(tokens.size + 1)
     M[0] = min(0.0, -p_zero)
-    M[1:] = h
+    np.subtract(g_float(k, Qj), Pj, out=M[1:])
     np.minimum.accumulate(M, out=M)
-    h_prev = np.empty_like(h)
-    h_prev[1:] = h[:-1]
-    Q_prev = np.empty_like(h)
-    Q_prev[1:] = Qj[:-1]
-    h_prev[first] = g_float(k, Q_start) - P_start
-    Q_prev[first] = Q_start
-    out[tokens] = _accepted(k, ps, qs, h, h_prev, M[:-1], Q_prev, np)
+    if k <= _DIFF_K:
+        # a*_j = F_j - F_{j-1} with F_j = P_j + M_j; each F within (2k + 6) 2^-53 of exact
+        # (P_j one rounding, g_k within (k + 2) 2^-53, the subtraction and min add nothing
+        # beyond a rounding), so the difference is within 1e-14 absolute for k <= 8
+        F = np.empty_like(M)
+        F[0] = P_start + M[0]
+        np.add(Pj, M[1:], out=F[1:])
+        a = np.diff(F)
+        np.clip(a, 0.0, ps, out=a)
+        out[tokens] = a
+    else:
+        h = M[1:].copy()
+        np.subtract(g_float(k, Qj), Pj, out=h)
+        h_prev = np.empty_like(h)
+        h_prev[1:] = h[:-1]
+        Q_prev = np.empty_like(h)
+        Q_prev[1:] = Qj[:-1]
+        h_prev[0] = float(g_float(k, np.array([Q_start]))[0]) - P_start
+        Q_prev[0] = Q_start
+        out[tokens] = _accepted(k, ps, qs, h, h_prev, M[:-1], Q_prev, np)
     return 1.0 + float(M[-1]), tokens.size
 
 
