@@ -48,6 +48,18 @@ instrumented:
   :class:`NotGeneric`;
 - each case checks that its paths' weights add up to exactly 1.
 
+**Identities used beyond the linear programme.**  A normaliser built after two rejections,
+``sum_x (r_x - q_x)^+``, is a nonlinear expression of the aggregates, so the exact LP alone
+cannot exclude its sign 0.  The *balance identity* does: when every token's entry ``d_x`` was
+compared with 0 (as ``max(d, 0)`` does) and the entries sum to 0 over the vocabulary (checked
+symbolically; true whenever ``d = a - b`` for two distributions), the positive-part sum equals
+``sum_x (-d_x)^+``, so it is ``>= 0``, and ``> 0`` when some entry is strictly negative
+(:meth:`GenericCase.note_balance`).  Leaves pruned this way carry the identity in the
+certificate, and :mod:`exactspec.generic_checker` re-checks its algebra.  Equalities that are
+nonlinear in the aggregates (a class where ``r_x = q_x``) reduce a case's law and path total
+through a Groebner basis (:func:`_vanishes`): a numerator in the ideal of the case's
+equalities is 0 in the case.
+
 Sums over part of the rest (a prefix in slot order) are caught by an order check: every case
 with several classes is run a second time with its classes in reverse order and must give the
 same law.  Not intercepted, and therefore covered by the cross-checks instead: a method that
@@ -206,6 +218,21 @@ def _known_nonneg(entry, sign) -> bool:
         return False
 
 
+def _record_zero_sign(owner, value, sign: int, strict: bool):
+    """Remember the last sign a token's (or a class's) entry was found to have against 0.
+
+    ``value()`` is the entry summed over the owner (a class's aggregate, or the token's own
+    value); ``strict`` says the sign is that of the value itself (a class entry's sign is the
+    sign of every token of the class, so its aggregate has that sign or is 0 when the class is
+    empty).  The records feed :meth:`GenericCase.note_balance`; a record is a fact of the case
+    whatever vector it came from, so a stale record can make the balance fail, never lie."""
+    try:
+        case = _case()
+        case.zero_signs[owner] = (_sym(value()), sign, strict)
+    except (NotGeneric, NeedCase, NeedClassSplit, _Infeasible):
+        pass
+
+
 def _draw_index() -> dict:
     return {sym: i for i, pair in _DRAW_SYMBOLS.items() for sym in pair}
 
@@ -295,7 +322,13 @@ class ClassEntry(SymbolicValue):
     def __add__(self, o): return self._add(o, 1)
     def __radd__(self, o): return self._add(o, 1)
     def __sub__(self, o): return self._add(o, -1)
-    def __rsub__(self, o): return (-self)._add(o, 1)
+    def __rsub__(self, o):
+        if not isinstance(o, (ClassEntry, DistinguishedEntry, PartialSum)) and _sym(o) == 0:
+            # ``0 - entry`` is elementwise (``r - q`` where ``max(., 0)`` left a plain 0 in
+            # ``r``); a running sum ``0 - a - b`` still becomes a sum at its second term
+            return -self
+        return (-self)._add(o, 1)
+
     def __neg__(self): return self._entry(-self.expr)
     def __pos__(self): return self
 
@@ -334,7 +367,10 @@ class ClassEntry(SymbolicValue):
                              "another token's value")
         else:
             diff = self.expr - _sym(_plain(other))
-        return _case().class_sign(self.owner, diff)
+        sign = _case().class_sign(self.owner, diff)
+        if diff is self.expr or diff == self.expr:
+            _record_zero_sign(self.owner, lambda: _aggregate(self), sign, strict=False)
+        return sign
 
     def __lt__(self, o): return self._cmp(o) < 0
     def __le__(self, o): return self._cmp(o) <= 0
@@ -424,10 +460,15 @@ class DistinguishedEntry(SymbolicValue):
             raise NotGeneric("compares a distinguished token's value with a class entry")
         return _plain(o)
 
-    def __lt__(self, o): return SymbolicValue(self.expr) < self._check(o)
-    def __le__(self, o): return SymbolicValue(self.expr) <= self._check(o)
-    def __gt__(self, o): return SymbolicValue(self.expr) > self._check(o)
-    def __ge__(self, o): return SymbolicValue(self.expr) >= self._check(o)
+    def _zero(self, o, result):
+        if _sym(_plain(o)) == 0 if not isinstance(o, ClassEntry) else False:
+            _record_zero_sign(self.owner, lambda: self.expr, _case().sign(self.expr), True)
+        return result
+
+    def __lt__(self, o): return self._zero(o, SymbolicValue(self.expr) < self._check(o))
+    def __le__(self, o): return self._zero(o, SymbolicValue(self.expr) <= self._check(o))
+    def __gt__(self, o): return self._zero(o, SymbolicValue(self.expr) > self._check(o))
+    def __ge__(self, o): return self._zero(o, SymbolicValue(self.expr) >= self._check(o))
 
     def __eq__(self, o):
         if not isinstance(o, (SymbolicValue, int, Fraction, sympy.Basic)):
@@ -481,6 +522,7 @@ class PartialSum(SymbolicValue):
         # case is run again with its classes in reverse order and must give the same laws.
         if self.nonneg:
             _case().note_nonnegative(self.expr)
+        _case().note_balance(self)
         return SymbolicValue(self.expr)
 
     def __add__(self, o): return self.combine(o, 1)
@@ -502,10 +544,17 @@ class PartialSum(SymbolicValue):
         return _plain(o) / self.scalar()
 
     def __pow__(self, n): return self.scalar() ** n
-    def __lt__(self, o): return self.scalar() < _plain(o)
-    def __le__(self, o): return self.scalar() <= _plain(o)
-    def __gt__(self, o): return self.scalar() > _plain(o)
-    def __ge__(self, o): return self.scalar() >= _plain(o)
+
+    def _zero(self, o, result):
+        if len(self.owners) == 1 and not isinstance(o, ClassEntry) and _sym(_plain(o)) == 0:
+            (owner,) = self.owners
+            _record_zero_sign(owner, lambda: self.expr, _case().sign(self.expr), True)
+        return result
+
+    def __lt__(self, o): return self._zero(o, self.scalar() < _plain(o))
+    def __le__(self, o): return self._zero(o, self.scalar() <= _plain(o))
+    def __gt__(self, o): return self._zero(o, self.scalar() > _plain(o))
+    def __ge__(self, o): return self._zero(o, self.scalar() >= _plain(o))
 
     def __eq__(self, o):
         if not isinstance(o, (SymbolicValue, int, Fraction, sympy.Basic)):
@@ -547,11 +596,18 @@ class _CachedCase(Case):
 
     nonstrict: tuple = ()
     known: dict = None
+    strict_known: dict = None
 
     def _atom_sign(self, atom) -> int:
         try:
             return super()._atom_sign(atom)
         except NeedCase as need:
+            exact = (self.strict_known or {}).get(atom)
+            if exact is not None:
+                if exact not in need.signs:
+                    raise _Infeasible() from None
+                self.deduced[atom] = exact
+                return exact
             bound = (self.known or {}).get(atom)
             if bound is None:
                 raise
@@ -621,6 +677,10 @@ class GenericCase:
             self.inner.facts[atom] = s
         self.inner.nonstrict = tuple(nonstrict)
         self.inner.known = {}
+        self.inner.strict_known = {}
+        self.zero_signs: dict = {}
+        self.balances: list = []
+        self._balance_seen: set = set()
         for atom, s in self.agg_facts.items():
             self.inner.facts[atom] = s
         self.draw_class: dict = {}
@@ -765,6 +825,88 @@ class GenericCase:
             return
         atom, s = _canonical(factors[0][0])
         self.inner.known[atom] = s * _num_sign(coeff) * den_sign
+
+    def note_balance(self, total: "PartialSum"):
+        """The balance identity of a positive-part sum.
+
+        If every token and class of the case has a recorded sign against 0 (an entry ``d``
+        compared with 0, as ``max(d, 0)`` does), the entries of ``total`` are those with sign
+        ``> 0`` and possibly some with sign 0 (whose entries are 0), and the recorded entries
+        sum to 0 over the whole vocabulary (checked symbolically with ``sum p = sum q = 1``:
+        ``d = a - b`` with ``a``, ``b`` both distributions), then
+        ``total = sum (d)^+ = sum (-d)^+ >= 0``.  When some entry with sign ``< 0`` is
+        strictly negative (a token's own value, or the aggregate of a class whose sign is
+        decided ``< 0``), ``total > 0``.  The identity is recorded (for the certificate) and
+        bounds (or fixes) the sign of ``total``'s numerator in this case."""
+        owners = [Token(t) for t in self.names] + list(self.class_labels)
+        if any(o not in self.zero_signs for o in owners):
+            return
+        key = (total.expr, tuple(self.zero_signs[o][:2] for o in owners))
+        if key in self._balance_seen:
+            return
+        self._balance_seen.add(key)
+        records = [(o, *self.zero_signs[o]) for o in owners]
+        positive = {o for o, _, s, _ in records if s > 0}
+        zero = {o for o, _, s, _ in records if s == 0}
+        if not positive <= set(total.owners) <= positive | zero:
+            return
+        expr = _sym(total.expr)
+        summed = sum(v for o, v, _, _ in records if o in total.owners)
+        if sympy.cancel(sympy.together(expr - summed)) != 0:
+            return
+        balance = sum(v for _, v, _, _ in records)
+        if sympy.cancel(sympy.together(balance.xreplace(self.unit_sums()))) != 0:
+            return
+        strict = None        # None: total >= 0 only (every entry with sign < 0 may be 0)
+        for o, v, s, is_strict in records:
+            if s >= 0:
+                continue
+            if is_strict:
+                strict = o
+                break
+            try:
+                if self.sign(v) < 0:
+                    strict = o
+                    break
+            except (NeedCase, NeedClassSplit, _Infeasible):
+                continue
+        num, den = sympy.fraction(sympy.together(expr))
+        num = sympy.expand(num)
+        if num.is_Number or num.free_symbols & _TOKEN:
+            return
+        try:
+            den_sign = self.sign(den)
+        except (NeedCase, NeedClassSplit, _Infeasible):
+            return
+        coeff, factors = _factor_list(num)
+        if len(factors) != 1 or factors[0][1] != 1 or den_sign == 0:
+            return
+        atom, s = _canonical(factors[0][0])
+        sign = s * _num_sign(coeff) * den_sign
+        if strict is None:
+            if self.inner.known.get(atom) == sign or atom in self.inner.strict_known:
+                return
+            self.inner.known[atom] = sign
+        else:
+            if self.inner.strict_known.get(atom) == sign:
+                return
+            self.inner.strict_known[atom] = sign
+        self.balances.append({
+            "sum": str(expr), "atom": str(atom), "atom_sign": sign,
+            "owners": sorted(str(o) for o in total.owners),
+            "strict": strict is not None,
+            "strictly_negative": None if strict is None else str(strict),
+            "terms": [[str(o), str(v), s, is_strict] for o, v, s, is_strict in records]})
+
+    def unit_sums(self) -> dict:
+        """``p_t``, ``q_t`` of the first distinguished token solved from ``sum p = sum q = 1``."""
+        t = self.names[0]
+        p_t, q_t = self.token_symbols[t]
+        others_p = [self.token_symbols[u][0] for u in self.names[1:]] + \
+            [self.class_symbols[n][0] for n, _ in self.classes]
+        others_q = [self.token_symbols[u][1] for u in self.names[1:]] + \
+            [self.class_symbols[n][1] for n, _ in self.classes]
+        return {p_t: 1 - sum(others_p), q_t: 1 - sum(others_q)}
 
     # -- sign decisions --------------------------------------------------------------------
     def sign(self, expr) -> int:
@@ -1188,6 +1330,7 @@ def prove_generic(method, k: int = 1, *, names=("t",), expected_law: Callable | 
                 if s in need.signs:
                     pending.append(child)
                 else:
+                    child.pruned_by = [b for b in case.balances if b["atom"] == str(need.atom)]
                     infeasible.append(child)
             continue
         except NeedClassSplit as need:
@@ -1288,6 +1431,10 @@ def _judge(case, result, target, want, run, k, count) -> GenericCaseResult:
     diffs = {t: _reduce(law[t] - target[t], solution) for t in case.names}
     if want is not None:
         diffs["acceptance"] = _reduce(acceptance - want, solution)
+    if total != 1 and _vanishes(total - 1, case.inner, solution):
+        total = sympy.Integer(1)
+    diffs = {t: (0 if d != 0 and _vanishes(d, case.inner, solution) else d)
+             for t, d in diffs.items()}
     points = _witnesses(case, count)
     checked, agree_all, differs_any = [], True, False
     for point in points:
@@ -1323,6 +1470,24 @@ def _judge(case, result, target, want, run, k, count) -> GenericCaseResult:
     return GenericCaseResult(case.conditions(), classes, case.path, law, acceptance, in_drafts,
                              total, diffs, {str(a): str(b) for a, b in solution.items()},
                              verdict, checked, note, case, dict(target), want)
+
+
+def _vanishes(expr, inner, solution) -> bool:
+    """Whether ``expr`` is 0 on the case because of its nonlinear equalities: its numerator
+    lies in the ideal they generate (a Groebner basis reduces it to 0).  Every equality holds
+    in the case and the denominator is not 0 there, so this is a proof."""
+    eqs = []
+    for atom, s in inner.facts.items():
+        if s == 0 and not inner._is_linear(atom):
+            num = sympy.expand(sympy.fraction(sympy.together(atom.xreplace(solution)))[0])
+            if num != 0:
+                eqs.append(num)
+    if not eqs:
+        return False
+    num = sympy.expand(sympy.fraction(sympy.together(expr))[0])
+    gens = sorted(set().union(*(e.free_symbols for e in eqs)) | num.free_symbols, key=str)
+    basis = sympy.groebner(eqs, *gens, order="grevlex")
+    return basis.reduce(num)[1] == 0
 
 
 def _witnesses(case, count):
