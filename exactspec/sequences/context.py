@@ -344,3 +344,19 @@ def _json_dist(value):
     if isinstance(value, str):
         return value
     return [exact_str(v) if isinstance(v, (int, Fraction)) else str(v) for v in value]
+
+
+def read_spec(spec, what: str, keys) -> tuple[dict, Path | None]:
+    """A spec given as a dict or a JSON file's path, checked to be an object with only the
+    ``keys`` it may hold; returns it with the folder that relative paths in it start from."""
+    base = None
+    if isinstance(spec, (str, Path)):
+        base = Path(spec).parent
+        spec = read_json(spec, what)
+    if not isinstance(spec, dict):
+        raise InvalidInput(f"{what}: expected a JSON object, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - keys)
+    if unknown:
+        raise InvalidInput(f"{what}: unknown key {unknown[0]!r} (known: "
+                           f"{', '.join(sorted(keys))})")
+    return spec, base

@@ -45,6 +45,7 @@ from ..core.errors import InvalidInput
 
 __all__ = [
     "Verifier",
+    "check_branching",
     "FunctionVerifier",
     "as_verifier",
     "generate",
@@ -373,3 +374,17 @@ def simulate_calls(verifier, pair: ContextPair, n: int, ctx=(), *, seed: int = 0
         s._reset()
         out.append(_checked_call(verifier, s, pair, tuple(ctx)))
     return out
+
+
+def check_branching(branching) -> tuple:
+    """A tree's shape: children per depth, each an integer >= 1 (``[2, 2]``)."""
+    try:
+        b = tuple(branching)
+    except TypeError:
+        raise InvalidInput(f"branching={branching!r}: give children per depth, e.g. [2, 2]"
+                           ) from None
+    for v in b:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InvalidInput(f"branching={list(b)}: every depth needs an integer number of "
+                               f"children >= 1, got {v!r}")
+    return b

@@ -42,23 +42,9 @@ from fractions import Fraction
 
 from .context import ContextPair
 from ..core.dist import Dist
-from ..core.errors import InvalidInput
-from .multitoken import Verifier
+from .multitoken import Verifier, check_branching as _check_branching
 
 __all__ = ["Traversal", "traversal_call", "traversal_update", "chain_comparison"]
-
-
-def _check_branching(branching) -> tuple:
-    try:
-        b = tuple(branching)
-    except TypeError:
-        raise InvalidInput(f"branching={branching!r}: give children per depth, e.g. [2, 2]"
-                           ) from None
-    for v in b:
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InvalidInput(f"branching={list(b)}: every depth needs an integer number of "
-                               f"children >= 1, got {v!r}")
-    return b
 
 
 def traversal_update(accept: Fraction, target: list, draft: list, index: int):

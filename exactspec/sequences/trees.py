@@ -39,11 +39,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from .context import ContextPair, context_key, parse_context, read_json
+from .context import ContextPair, context_key, parse_context, read_spec
 from ..core.dist import Dist, exact, exact_str, residual
 from ..optimum.draft_laws import draft_law as _draft_law
 from ..core.errors import InvalidInput
-from .multitoken import Verifier, call_law, prove_sequence
+from .multitoken import Verifier, call_law, check_branching as _check_branching, \
+    prove_sequence
 
 __all__ = [
     "NodeRule",
@@ -238,19 +239,6 @@ def node_rule(spec, drafts: str | None = None) -> NodeRule:
 
 
 # -- drafting and verifying trees ----------------------------------------------------------
-
-def _check_branching(branching) -> tuple:
-    try:
-        b = tuple(branching)
-    except TypeError:
-        raise InvalidInput(f"branching={branching!r}: give children per depth, e.g. [2, 2]"
-                           ) from None
-    for v in b:
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InvalidInput(f"branching={list(b)}: every depth needs an integer number of "
-                               f"children >= 1, got {v!r}")
-    return b
-
 
 def drafted_tokens(branching) -> int:
     """Tokens a tree with this branching drafts: ``sum_d prod_{j<=d} b_j``.
@@ -629,16 +617,7 @@ def load_tree_spec(spec) -> dict:
 
     Returns ``{"pair", "verifier", "m", "context", "spec"}``.
     """
-    base = None
-    if isinstance(spec, (str, Path)):
-        base = Path(spec).parent
-        spec = read_json(spec, "tree spec")
-    if not isinstance(spec, dict):
-        raise InvalidInput(f"tree spec: expected a JSON object, got {type(spec).__name__}")
-    unknown = sorted(set(spec) - _SPEC_KEYS)
-    if unknown:
-        raise InvalidInput(f"tree spec: unknown key {unknown[0]!r} (known: "
-                           f"{', '.join(sorted(_SPEC_KEYS))})")
+    spec, base = read_spec(spec, "tree spec", _SPEC_KEYS)
     model = spec.get("model")
     if isinstance(model, str):
         path = Path(model) if base is None or Path(model).is_absolute() else base / model

@@ -46,11 +46,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.dist import Dist, exact_str, residual  # noqa: F401 (residual: for doctests)
-from ..core.errors import ExactspecError, InvalidInput
+from ..core.errors import InvalidInput
 from ..engine.exact import ExactSampler
 from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
 from ..engine.runs import enumerate_runs
-from .context import ContextPair, context_key, parse_context, read_json
+from .context import ContextPair, context_key, parse_context, read_spec
 from .multitoken import Verifier, sequence_certificate
 
 __all__ = ["UserVerifier", "as_user_verifier", "load_user_function", "user_report",
@@ -372,16 +372,7 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     ``exact_arith`` (the same verifier in exact arithmetic); ``certificate`` (every path of the
     generation) on request.
     """
-    base = None
-    if isinstance(spec, (str, Path)):
-        base = Path(spec).parent
-        spec = read_json(spec, "spec")
-    if not isinstance(spec, dict):
-        raise InvalidInput(f"spec: expected a JSON object, got {type(spec).__name__}")
-    unknown = sorted(set(spec) - _SPEC_KEYS)
-    if unknown:
-        raise InvalidInput(f"spec: unknown key {unknown[0]!r} (known: "
-                           f"{', '.join(sorted(_SPEC_KEYS))})")
+    spec, base = read_spec(spec, "spec", _SPEC_KEYS)
     if function is None:
         function = spec.get("verifier")
         if not isinstance(function, str) or ":" not in function:
