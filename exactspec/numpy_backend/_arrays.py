@@ -83,6 +83,17 @@ def as_rows(x: Any, name: str = "p", xp: Any = None):
 def _rows_and_sums(x: Any, name: str = "p", xp: Any = None):
     """:func:`as_rows`, and the sums of the rows (shape ``(batch,)``)."""
     xp = namespace(xp)
+    if xp is np and type(x) is np.ndarray and x.dtype == np.float64 and x.ndim in (1, 2) \
+            and x.size:                                  # the common case, without wrappers
+        arr = x.reshape(1, -1) if x.ndim == 1 else x
+        sums = np.add.reduce(arr, axis=-1)               # inf or nan here iff in the row
+        if not np.isfinite(sums).all():
+            raise NotExact(f"{name} holds a value that is not a finite number")
+        if np.minimum.reduce(arr, axis=None) < 0:
+            raise InvalidInput(f"{name} holds a negative value")
+        if (sums <= 0).any():
+            raise InvalidInput(f"{name} has a row that sums to 0: nothing to normalize")
+        return arr, x.ndim == 1, sums
     try:
         arr = xp.asarray(_values(x), dtype=xp.float64)
     except (TypeError, ValueError) as err:
@@ -185,8 +196,8 @@ def _prefix_sums_into(x, spare, result):
     x += _ROUNDER
     low = x.view(np.int64)
     low -= _ROUNDER_BITS                                 # lo / 2^-94, rounded
-    np.cumsum(high, axis=-1, out=high)
-    np.cumsum(low, axis=-1, out=low)
+    np.add.accumulate(high, axis=-1, out=high)
+    np.add.accumulate(low, axis=-1, out=low)
     np.multiply(high, 2.0 ** -51, out=result)
     np.multiply(low, 2.0 ** -94, out=spare)              # high is spent: reuse its memory
     result += spare

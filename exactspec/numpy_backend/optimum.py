@@ -278,13 +278,13 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
         np.divide(q, p, out=ratio)
     np.right_shift(ratio_bits, shift, out=ids)           # non-negative floats sort as integers:
     #                                                      exponent and `bits` mantissa bits
-    kmin, kmax = int(ids.min()), int(ids.max())
+    kmin, kmax = int(np.minimum.reduce(ids)), int(np.maximum.reduce(ids))
     if kmin < 0 or kmax > inf_key:                       # 0/0 somewhere: p = q = 0 goes last
         ratio.fill(np.inf)
         with np.errstate(over="ignore"):
             np.divide(q, p, out=ratio, where=p > 0)
         np.right_shift(ratio_bits, shift, out=ids)
-        kmin, kmax = int(ids.min()), int(ids.max())
+        kmin, kmax = int(np.minimum.reduce(ids)), int(np.maximum.reduce(ids))
     has_zero = kmin == 0                                 # q/p = 0 (or below 2^-1022): a* = 0
     has_inf = kmax == inf_key                            # p = 0: last, a* = 0 = p
     if has_zero:
@@ -314,12 +314,12 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     # neighbouring tokens in one bucket do not wait on each other's additions
     ids <<= 2
     ids |= _SCRATCH.lanes(n)
-    mass_p = np.bincount(ids, weights=p, minlength=4 * nb).reshape(nb, 4).sum(axis=1)
-    mass_q = np.bincount(ids, weights=q, minlength=4 * nb).reshape(nb, 4).sum(axis=1)
+    mass_p = np.add.reduce(np.bincount(ids, p, 4 * nb).reshape(nb, 4), axis=1)
+    mass_q = np.add.reduce(np.bincount(ids, q, 4 * nb).reshape(nb, 4), axis=1)
     PB = np.zeros(nb + 1)
     QB = np.zeros(nb + 1)
-    np.cumsum(mass_p, out=PB[1:])
-    np.cumsum(mass_q, out=QB[1:])
+    np.add.accumulate(mass_p, out=PB[1:])
+    np.add.accumulate(mass_q, out=QB[1:])
     PB /= sp
     QB /= sq
     gB = g_float(k, QB)
@@ -335,8 +335,8 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     dQ, dP = Q1 - Q0, P1 - P0
     # the path inside the bucket: Q >= Q0 + lo (P - P0) and Q >= Q1 - hi (P1 - P); with g
     # increasing and concave, h >= g(max of the two) - P, concave on each side of the kink
-    dA = np.clip((hi * dP - dQ) / (hi - lo), 0.0, dP)   # P-increment at the kink
-    kink = g_float(k, Q0 + np.clip(lo * dA, 0.0, dQ)) - (P0 + dA)
+    dA = np.minimum(np.maximum((hi * dP - dQ) / (hi - lo), 0.0), dP)   # P-increment at the kink
+    kink = g_float(k, Q0 + np.minimum(np.maximum(lo * dA, 0.0), dQ)) - (P0 + dA)
     bound = np.minimum(np.minimum(hB[1:nb - 1], hB[2:nb]), kink)
     margin = 1e-12 + 8 * n * EPS
     active = np.zeros(nb, dtype=bool)
@@ -367,7 +367,7 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     # (a non-negative float64 read as an int64 orders like the float)
     low_bits = max(1, (n - 1).bit_length())
     keys = work[2, :m].view(np.int64)
-    np.take(ratio_bits, tokens, out=keys, mode="clip")   # in range: no check
+    ratio_bits.take(tokens, out=keys, mode="clip")       # in range: no check
     keys >>= low_bits
     keys <<= low_bits
     keys |= tokens
@@ -381,10 +381,10 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
 
     # prefix sums of the normalised masses in that order (integer running sums)
     ps = work[2, :m]                                     # (the keys are spent)
-    np.take(out, run, out=ps, mode="clip")               # p / sp
+    out.take(run, out=ps, mode="clip")                   # p / sp
     masses = work[4:6, :m]
     np.copyto(masses[0], ps)
-    np.take(q, run, out=masses[1], mode="clip")
+    q.take(run, out=masses[1], mode="clip")
     masses[1] /= sq
     PQ = _prefix_sums_into(masses, work[6:8, :m], work[8:10, :m])
     Pj, Qj = PQ[0], PQ[1]
