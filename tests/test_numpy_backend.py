@@ -519,3 +519,18 @@ def test_bucketed_ties_zeros_and_near_ties_at_k_1_and_12(k):
     P, Q = exact_pair(p, q)
     assert_optimum_matches(optimum_bucketed(p, q, k), 0, P, Q, k)
 
+
+
+def test_bucketed_run_longer_than_the_integer_prefix_sums_take(monkeypatch):
+    """A run longer than the integer running sums allow falls back to float running sums
+    (same tolerance against the exact twin)."""
+    import exactspec.numpy_backend.optimum as optimum_module
+
+    p, q = gaussian_pair(3000, 0.5, seed=8)
+    before = optimum_bucketed(p, q, 4)
+    monkeypatch.setattr(optimum_module, "_INT_PREFIX_MAX", 16)
+    after = optimum_bucketed(p, q, 4)
+    assert int(after.sorted_tokens[0]) > 16
+    P, Q = exact_pair(p, q)
+    assert_optimum_matches(after, 0, P, Q, 4)
+    assert np.allclose(after.a_star, before.a_star, rtol=0, atol=1e-15)

@@ -34,7 +34,7 @@ import numpy as np
 from ..core.errors import InvalidInput
 from ._arrays import (EPS, _rows_and_sums, as_rows, cumulative_min, g_float, g_increment, namespace,
                       normalized, prefix_sum, ratio_order,
-                      _fix_ties, _prefix_sums_into, _SCRATCH)
+                      _fix_ties, _prefix_sums_into, _INT_PREFIX_MAX, _SCRATCH)
 
 __all__ = ["FloatOptimum", "optimum_sorted", "optimum_bucketed", "alpha_star", "a_star",
            "ALPHA_STAR_ATOL", "A_STAR_ATOL", "A_STAR_RTOL"]
@@ -386,7 +386,10 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     np.copyto(masses[0], ps)
     q.take(run, out=masses[1], mode="clip")
     masses[1] /= sq
-    PQ = _prefix_sums_into(masses, work[6:8, :m], work[8:10, :m])
+    if m <= _INT_PREFIX_MAX:
+        PQ = _prefix_sums_into(masses, work[6:8, :m], work[8:10, :m])
+    else:                                                # the integer sums could overflow
+        PQ = prefix_sum(masses)
     Pj, Qj = PQ[0], PQ[1]
     if P_start:
         Pj += P_start
