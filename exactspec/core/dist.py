@@ -194,7 +194,7 @@ class Dist(Mapping):
     Fraction(3, 4)
     """
 
-    __slots__ = ("labels", "_probs", "_index", "_integer_row")
+    __slots__ = ("labels", "_probs", "_index", "_integer_row", "_base")
 
     def __init__(self, probs, labels=None, *, normalize: bool = False, name: str = "p",
                  check: bool = True):
@@ -267,19 +267,31 @@ class Dist(Mapping):
         probs = self._probs
         if probs is None:
             ints, denominator = self._integer_row
-            probs = tuple([fraction_of(i, denominator) for i in ints])
+            base = getattr(self, "_base", None)
+            if base is None:
+                probs = tuple([fraction_of(i, denominator) for i in ints])
+            else:                          # most entries are another Dist's: reuse them
+                source, changed = base
+                values = list(source.probs)
+                for i in changed:
+                    values[i] = fraction_of(ints[i], denominator)
+                probs = tuple(values)
+                object.__setattr__(self, "_base", None)
             object.__setattr__(self, "_probs", probs)
         return probs
 
     @classmethod
-    def _over_row(cls, like: Dist, row: tuple[list[int], int]) -> Dist:
+    def _over_row(cls, like: Dist, row: tuple[list[int], int], changed=None) -> Dist:
         """A Dist with ``like``'s labels and the probabilities ``row[0][i] / row[1]`` (no
-        checks; the ``Fraction``\\ s are built when first read)."""
+        checks; the ``Fraction``\\ s are built when first read).  With ``changed`` (token
+        positions), every other entry must equal ``like``'s, and is taken from it."""
         d = object.__new__(cls)
         object.__setattr__(d, "labels", like.labels)
         object.__setattr__(d, "_probs", None)
         object.__setattr__(d, "_index", like._index)
         object.__setattr__(d, "_integer_row", row)
+        if changed is not None:
+            object.__setattr__(d, "_base", (like, changed))
         return d
 
     def __setattr__(self, name, value):

@@ -376,6 +376,7 @@ def _optimum_on_integers(p: Dist, q: Dist, k: int, p_row, q_row) -> Optimum:
     d = d_p * d_qk
     a = [x * d_qk for x in pp]         # a*_j = p_j wherever F_j = F_(j-1) + p_j; over d
     tight = []
+    tight_at = []
     f = 0
     s = 0
     for i in order:
@@ -384,6 +385,7 @@ def _optimum_on_integers(p: Dist, q: Dist, k: int, p_row, q_row) -> Optimum:
         free = f + a[i]
         if cap <= free:
             tight.append(p.labels[i])
+            tight_at.append(i)
             a[i] = cap - f
             f = cap
         else:
@@ -391,7 +393,8 @@ def _optimum_on_integers(p: Dist, q: Dist, k: int, p_row, q_row) -> Optimum:
     assert s == d_q and 0 <= f <= d
     return Optimum(
         alpha_star=Fraction(f, d),
-        a_star=Dist._over_row(p, (a, d)),      # the Fractions are built when read
+        # the Fractions are built when read; untight entries are p's own
+        a_star=Dist._over_row(p, (a, d), changed=tight_at),
         order=tuple(map(p.labels.__getitem__, order)),
         tight=tuple(tight),
         k=k,
