@@ -176,6 +176,11 @@ def test_lazy_rows_read_like_built_ones():
     assert lazy.to_json() == built.to_json()
     opt = alpha_star.optimum(lazy, Dist(q, normalize=True), 3)
     assert opt.a_star._probs is None and sum(opt.a_star.probs) == opt.alpha_star
+    tight = set(opt.tight)
+    assert tight and len(tight) < len(lazy)
+    for t, v in zip(lazy.labels, opt.a_star.probs):   # untight entries are p's own values
+        assert (v is lazy[t]) if t not in tight else v <= lazy[t]
+    assert opt == alpha_star.optimum(built, Dist(q.tolist(), normalize=True), 3)
     import pickle
     assert pickle.loads(pickle.dumps(opt.a_star)) == opt.a_star
 
