@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidInput
-from ._arrays import (EPS, _rows_and_sums, as_rows, cumulative_min, g_float, g_increment, namespace,
+from ._arrays import (EPS, as_rows, cumulative_min, g_float, g_increment, namespace,
                       normalized, prefix_sum, ratio_order,
-                      _fix_ties, _prefix_sums_into, _INT_PREFIX_MAX, _SCRATCH)
+                      _fix_ties, _prefix_sums_into, _rows_and_sums, _INT_PREFIX_MAX, _SCRATCH)
 
 __all__ = ["FloatOptimum", "optimum_sorted", "optimum_bucketed", "alpha_star", "a_star",
            "ALPHA_STAR_ATOL", "A_STAR_ATOL", "A_STAR_RTOL"]
