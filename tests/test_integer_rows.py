@@ -90,6 +90,100 @@ def test_float_rows_keep_their_error_messages():
         Dist([0.0, 0.0], normalize=True)
 
 
+
+def _awkward_rows():
+    """Float rows for the vectorised conversion: zeros, subnormals, a huge exponent span,
+    powers of two, one repeated value, and a random spread of exponents."""
+    rng = np.random.default_rng(4)
+    spread = rng.random(300) * 2.0 ** rng.integers(-1070, 60, 300).astype(float)
+    spread[::7] = 0.0
+    span = np.full(100, 1e-300)
+    span[0], span[1], span[2] = 1e300, 5e-324, 2.0 ** -1022
+    powers = 2.0 ** -np.arange(70, dtype=float)
+    subnormal = np.array([5e-324 * (i + 1) for i in range(80)])
+    same = np.full(64, 0.1)
+    zeros_first = np.concatenate([np.zeros(40), rng.random(40)])
+    return [spread, span, powers, subnormal, same, zeros_first]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_float_arrays_convert_like_float_lists_and_the_fraction_division(index):
+    """NumPy rows (vectorised) = Python float lists (integer path) = one Fraction per float,
+    summed and divided: the same Fractions, numerator and denominator, and the same integer
+    row."""
+    x = _awkward_rows()[index]
+    from_array = Dist(x, normalize=True)
+    assert from_array._probs is None                    # built when first read
+    row = integer_row_of(from_array)
+    from_list = Dist(x.tolist(), normalize=True)
+    assert row == integer_row_of(from_list)
+    old = _old_normalized(x.tolist())
+    assert from_array.probs == from_list.probs == old.probs
+    assert all((a.numerator, a.denominator) == (b.numerator, b.denominator)
+               for a, b in zip(from_array.probs, old.probs))
+    assert from_array == from_list and hash(from_array) == hash(from_list)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_narrow_float_arrays_widen_exactly(dtype):
+    x = (np.random.default_rng(5).random(200) ** 6).astype(dtype)
+    x[3] = 0
+    assert Dist(x, normalize=True).probs == _old_normalized(
+        [float(v) for v in x.astype(np.float64)]).probs
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(min_value=0.0, max_value=1e30, allow_nan=False,
+                          allow_subnormal=True), min_size=64, max_size=120)
+       .filter(lambda v: sum(v) > 0))
+def test_float_array_conversion_equals_the_list_path(values):
+    from_array = Dist(np.array(values), normalize=True)
+    from_list = Dist(values, normalize=True)
+    assert integer_row_of(from_array) == integer_row_of(from_list)
+    assert from_array.probs == from_list.probs
+
+
+def test_float_arrays_keep_the_error_messages_of_the_list_path():
+    x = np.full(100, 0.01)
+    x[7] = np.nan
+    with pytest.raises(NotExact, match=r"p\[7\]=np.float64\(nan\): not a finite number"):
+        Dist(x, normalize=True)
+    x[7] = np.inf
+    with pytest.raises(NotExact, match=r"p\[7\]=np.float64\(inf\)"):
+        Dist(x, normalize=True)
+    x[7], x[9], x[12] = 0.01, -0.25, -1.0
+    labels = [f"t{i}" for i in range(100)]
+    messages = []
+    for row in (x, x.tolist()):
+        with pytest.raises(InvalidInput) as err:
+            Dist(row, labels, normalize=True, name="q")
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] == "q[t9] = -1/4 is negative"
+    for row in (np.zeros(80), np.zeros(80).tolist()):
+        with pytest.raises(InvalidInput, match="^p sums to 0: nothing to normalize$"):
+            Dist(row, normalize=True)
+    with pytest.raises(InvalidInput, match="one-dimensional"):
+        Dist(np.ones((70, 2)), normalize=True)
+    with pytest.raises(InvalidInput, match="labels of p has 3 entries"):
+        Dist(np.ones(70), "abc", normalize=True)
+
+
+def test_lazy_rows_read_like_built_ones():
+    p, q = _softmax_rows(400, 9)
+    lazy, built = Dist(p, normalize=True), Dist(p.tolist(), normalize=True)
+    assert lazy[17] == built[17] and lazy.index(17) == 17 and len(lazy) == 400
+    assert list(lazy.values()) == list(built.probs)
+    assert lazy.to_json() == built.to_json()
+    opt = alpha_star.optimum(lazy, Dist(q, normalize=True), 3)
+    assert opt.a_star._probs is None and sum(opt.a_star.probs) == opt.alpha_star
+    tight = set(opt.tight)
+    assert tight and len(tight) < len(lazy)
+    for t, v in zip(lazy.labels, opt.a_star.probs):   # untight entries are p's own values
+        assert (v is lazy[t]) if t not in tight else v <= lazy[t]
+    assert opt == alpha_star.optimum(built, Dist(q.tolist(), normalize=True), 3)
+    import pickle
+    assert pickle.loads(pickle.dumps(opt.a_star)) == opt.a_star
+
 # -- the optimum, RRS, overlap: fast path = Fraction path --------------------------------
 
 def _instances():

@@ -475,3 +475,62 @@ def test_packed_order_is_the_exact_ratio_order_on_realistic_rows():
     for b in range(3):
         P, Q = exact_pair(p[b], q[b])
         assert tuple(order[b].tolist()) == optimum_exact(P, Q, 1).order
+
+
+def test_bucketed_scratch_rows_reused_across_sizes_and_threads_give_identical_results():
+    """The bucketed routine keeps its working rows between calls (per thread): results do not
+    depend on what ran before, on the row size of the previous call, or on another thread
+    running at the same time (bit for bit)."""
+    import threading
+
+    rows = [gaussian_pair(n, t, seed=s) for s, (n, t) in
+            enumerate([(3000, 0.5), (700, 1.0), (5000, 0.7), (64, 2.0)])]
+    first = [optimum_bucketed(p, q, 4) for p, q in rows]
+    for order in ([3, 2, 1, 0], [2, 0, 3, 1]):
+        for i in order:
+            again = optimum_bucketed(*rows[i], 4)
+            assert np.array_equal(again.a_star, first[i].a_star)
+            assert np.array_equal(again.alpha_star, first[i].alpha_star)
+    results = {}
+
+    def work(i):
+        for _ in range(5):
+            results[i] = optimum_bucketed(*rows[i], 4)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(rows))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(len(rows)):
+        assert np.array_equal(results[i].a_star, first[i].a_star)
+    P, Q = exact_pair(*rows[0])
+    assert_optimum_matches(first[0], 0, P, Q, 4)
+
+
+@pytest.mark.parametrize("k", [1, 12])
+def test_bucketed_ties_zeros_and_near_ties_at_k_1_and_12(k):
+    p, q = gaussian_pair(2500, 0.8, seed=5)
+    p[100:130] = 0.0
+    q[200:260] = 0.0
+    p[300:400], q[300:400] = p[300], q[300]
+    q[500:520] = p[500:520] * 0.25 * (1 + 2.0 ** -40)
+    q[520:540] = p[520:540] * 0.25 * (1 - 2.0 ** -52)
+    P, Q = exact_pair(p, q)
+    assert_optimum_matches(optimum_bucketed(p, q, k), 0, P, Q, k)
+
+
+
+def test_bucketed_run_longer_than_the_integer_prefix_sums_take(monkeypatch):
+    """A run longer than the integer running sums allow falls back to float running sums
+    (same tolerance against the exact twin)."""
+    import exactspec.numpy_backend.optimum as optimum_module
+
+    p, q = gaussian_pair(3000, 0.5, seed=8)
+    before = optimum_bucketed(p, q, 4)
+    monkeypatch.setattr(optimum_module, "_INT_PREFIX_MAX", 16)
+    after = optimum_bucketed(p, q, 4)
+    assert int(after.sorted_tokens[0]) > 16
+    P, Q = exact_pair(p, q)
+    assert_optimum_matches(after, 0, P, Q, 4)
+    assert np.allclose(after.a_star, before.a_star, rtol=0, atol=1e-15)

@@ -194,7 +194,7 @@ class Dist(Mapping):
     Fraction(3, 4)
     """
 
-    __slots__ = ("labels", "probs", "_index", "_integer_row")
+    __slots__ = ("labels", "_probs", "_index", "_integer_row", "_base")
 
     def __init__(self, probs, labels=None, *, normalize: bool = False, name: str = "p",
                  check: bool = True):
@@ -205,19 +205,26 @@ class Dist(Mapping):
             given_labels, values, labels, normalize = parsed.labels, list(parsed.probs), None, False
         elif isinstance(probs, Mapping):
             given_labels, values = tuple(probs.keys()), list(probs.values())
+        elif (check and normalize and _is_float_array(probs)
+              and probs.ndim == 1 and probs.shape[0] >= integer_rows.INTEGER_ROW_MIN):
+            _check_array(probs, name)
+            values, given_labels = None, None
         else:
             values = _as_list(probs, name)
             given_labels = None
+        size = len(values) if values is not None else probs.shape[0]
         if labels is not None:
-            given_labels = parse_labels(labels, len(values), name=f"labels of {name}")
+            given_labels = parse_labels(labels, size, name=f"labels of {name}")
         elif given_labels is None:
-            given_labels = tuple(range(len(values)))
+            given_labels = tuple(range(size))
         else:
-            given_labels = parse_labels(given_labels, len(values), name=f"labels of {name}")
-        if not values:
+            given_labels = parse_labels(given_labels, size, name=f"labels of {name}")
+        if not size:
             raise InvalidInput(f"{name} is empty: a distribution needs at least one token")
         row = None
-        if (check and normalize and len(values) >= integer_rows.INTEGER_ROW_MIN
+        if values is None:              # a NumPy float row, normalised: integers, lazily
+            row = _normalized_float_array(probs, given_labels, name)
+        elif (check and normalize and len(values) >= integer_rows.INTEGER_ROW_MIN
                 and all(type(v) is float for v in values)):
             values, row = _normalized_floats(values, given_labels, name)
         elif check:
@@ -247,10 +254,45 @@ class Dist(Mapping):
             total = sum(values[1:], values[0])
             values = [v / total for v in values]
         object.__setattr__(self, "labels", given_labels)
-        object.__setattr__(self, "probs", tuple(values))
+        object.__setattr__(self, "_probs", None if values is None else tuple(values))
         object.__setattr__(self, "_index", MappingProxyType(
             {lab: i for i, lab in enumerate(given_labels)}))
         object.__setattr__(self, "_integer_row", row)
+
+    @property
+    def probs(self) -> tuple:
+        """The probabilities in token order (a tuple).  A Dist built from an integer row
+        (a NumPy float row normalised exactly, or an exact result over one common
+        denominator) builds these ``Fraction``\\ s when they are first read."""
+        probs = self._probs
+        if probs is None:
+            ints, denominator = self._integer_row
+            base = getattr(self, "_base", None)
+            if base is None:
+                probs = tuple([fraction_of(i, denominator) for i in ints])
+            else:                          # most entries are another Dist's: reuse them
+                source, changed = base
+                values = list(source.probs)
+                for i in changed:
+                    values[i] = fraction_of(ints[i], denominator)
+                probs = tuple(values)
+                object.__setattr__(self, "_base", None)
+            object.__setattr__(self, "_probs", probs)
+        return probs
+
+    @classmethod
+    def _over_row(cls, like: Dist, row: tuple[list[int], int], changed=None) -> Dist:
+        """A Dist with ``like``'s labels and the probabilities ``row[0][i] / row[1]`` (no
+        checks; the ``Fraction``\\ s are built when first read).  With ``changed`` (token
+        positions), every other entry must equal ``like``'s, and is taken from it."""
+        d = object.__new__(cls)
+        object.__setattr__(d, "labels", like.labels)
+        object.__setattr__(d, "_probs", None)
+        object.__setattr__(d, "_index", like._index)
+        object.__setattr__(d, "_integer_row", row)
+        if changed is not None:
+            object.__setattr__(d, "_base", (like, changed))
+        return d
 
     def __setattr__(self, name, value):
         raise AttributeError(f"a Dist is read-only: cannot set {name!r} (build a new Dist, or "
@@ -322,8 +364,11 @@ class Dist(Mapping):
         value_at = getattr(label, "value_at", None)
         if value_at is not None:
             return value_at(self)
+        probs = self._probs
+        if probs is None:
+            probs = self.probs
         try:
-            return self.probs[self._index[label]]
+            return probs[self._index[label]]
         except KeyError:
             raise KeyError(f"unknown token {label!r}; labels are {list(self.labels)}") from None
 
@@ -440,6 +485,50 @@ def _normalized_floats(values: list, labels: tuple, name: str):
     return [fraction_of(i, whole) for i in ints], (ints, whole)
 
 
+def _is_float_array(x) -> bool:
+    """A NumPy array of float16, float32 or float64 (every value exact in float64)."""
+    dtype = getattr(x, "dtype", None)
+    return (dtype is not None and hasattr(x, "ndim") and getattr(dtype, "kind", "") == "f"
+            and dtype.itemsize <= 8)
+
+
+_MANTISSA_BITS = 52
+_LOW_MASK = (1 << _MANTISSA_BITS) - 1
+
+
+def _normalized_float_array(arr, labels: tuple, name: str) -> tuple[list[int], int]:
+    """:func:`_normalized_floats` on a 1-D NumPy float row, vectorised: the integer row
+    ``(V, sum V)`` of the row normalised exactly, the same integers (``v_i = V_i / 2^B``
+    with ``2^B`` the largest denominator of the values in lowest terms).  The checks and
+    their messages are those of the general path, in its order (non-finite values were
+    refused by :func:`_check_array`)."""
+    import numpy as np
+
+    x = np.ascontiguousarray(arr, dtype=np.float64)       # float16/32 widen exactly
+    negative = np.flatnonzero(x < 0)
+    if negative.size:
+        i = int(negative[0])
+        raise InvalidInput(f"{name}[{labels[i]}] = {exact_str(float_fraction(float(x[i])))} "
+                           "is negative")
+    bits = x.view(np.int64)
+    biased = bits >> _MANTISSA_BITS                        # non-negative: no sign bit
+    mantissa = bits & _LOW_MASK
+    normal = biased > 0
+    mantissa[normal] |= 1 << _MANTISSA_BITS
+    exponent = np.maximum(biased, 1) - (1023 + _MANTISSA_BITS)   # x = mantissa 2^exponent
+    nonzero = mantissa != 0
+    if not nonzero.any():
+        raise InvalidInput(f"{name} sums to 0: nothing to normalize")
+    lowest = mantissa & -mantissa                          # the lowest set bit, exactly
+    zeros = (np.frexp(lowest.astype(np.float64))[1] - 1) * nonzero   # trailing zeros
+    odd = mantissa >> zeros
+    low_exponent = exponent + zeros                        # x = odd 2^low_exponent
+    scale = max(0, -int(low_exponent[nonzero].min()))      # B
+    shifts = (low_exponent + scale) * nonzero              # >= 0; 0 for the zeros
+    ints = [o << s for o, s in zip(odd.tolist(), shifts.tolist())]
+    return ints, sum(ints)
+
+
 def integer_row_of(d: Dist) -> tuple[list[int], int] | None:
     """``d``'s probabilities as integers over one common denominator ``D`` (``p_i = P_i / D``),
     or ``None`` when they are not all rational or ``D`` would be huge
@@ -467,17 +556,22 @@ def _reject_constant(name: str):
     raise NotExact(f"{name} is not a finite number")
 
 
+def _check_array(probs, name: str):
+    """A NumPy row: one-dimensional, and (floats) every value finite."""
+    import numpy as np
+
+    arr = np.asarray(probs)
+    if arr.ndim != 1:
+        raise InvalidInput(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise NotExact(f"{name}[{bad}]={arr[bad]!r}: not a finite number")
+    return arr
+
+
 def _as_list(probs, name: str) -> list:
     if hasattr(probs, "tolist") and hasattr(probs, "dtype"):
-        import numpy as np
-
-        arr = np.asarray(probs)
-        if arr.ndim != 1:
-            raise InvalidInput(f"{name} must be one-dimensional, got shape {arr.shape}")
-        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-            bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-            raise NotExact(f"{name}[{bad}]={arr[bad]!r}: not a finite number")
-        return list(arr.tolist())
+        return list(_check_array(probs, name).tolist())
     if isinstance(probs, Iterable):
         return list(probs)
     raise InvalidInput(f"{name}: expected a list, mapping or string, got {type(probs).__name__}")

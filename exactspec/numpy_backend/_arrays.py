@@ -9,6 +9,7 @@ only array-API operations, except where a NumPy fast path is marked.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -75,7 +76,24 @@ def as_rows(x: Any, name: str = "p", xp: Any = None):
     >>> rows.shape, was_1d
     ((1, 3), True)
     """
+    arr, was_1d, _ = _rows_and_sums(x, name, xp)
+    return arr, was_1d
+
+
+def _rows_and_sums(x: Any, name: str = "p", xp: Any = None):
+    """:func:`as_rows`, and the sums of the rows (shape ``(batch,)``)."""
     xp = namespace(xp)
+    if xp is np and type(x) is np.ndarray and x.dtype == np.float64 and x.ndim in (1, 2) \
+            and x.size:                                  # the common case, without wrappers
+        arr = x.reshape(1, -1) if x.ndim == 1 else x
+        sums = np.add.reduce(arr, axis=-1)               # inf or nan here iff in the row
+        if not np.isfinite(sums).all():
+            raise NotExact(f"{name} holds a value that is not a finite number")
+        if np.minimum.reduce(arr, axis=None) < 0:
+            raise InvalidInput(f"{name} holds a negative value")
+        if (sums <= 0).any():
+            raise InvalidInput(f"{name} has a row that sums to 0: nothing to normalize")
+        return arr, x.ndim == 1, sums
     try:
         arr = xp.asarray(_values(x), dtype=xp.float64)
     except (TypeError, ValueError) as err:
@@ -96,7 +114,7 @@ def as_rows(x: Any, name: str = "p", xp: Any = None):
         raise InvalidInput(f"{name} holds a negative value")
     if bool(xp.any(sums <= 0)):
         raise InvalidInput(f"{name} has a row that sums to 0: nothing to normalize")
-    return arr, was_1d
+    return arr, was_1d, sums
 
 
 def normalized(x, xp: Any = None):
@@ -160,6 +178,74 @@ def _integer_prefix_sum(x, shifted):
     total *= 2.0 ** -51
     total += low_int.astype(np.float64) * 2.0 ** -94
     return total
+
+
+def _prefix_sums_into(x, spare, result):
+    """:func:`_integer_prefix_sum` in caller-owned buffers (NumPy, float64, no temporaries):
+    running sums along the last axis of ``x``, whose entries must lie in ``[0, 2)`` with
+    sums below 2 and at most :data:`_INT_PREFIX_MAX` per row; ``x`` and ``spare`` are
+    overwritten, ``result`` receives the sums (and is returned).  The same values, to the
+    bit, as :func:`prefix_sum` on those rows.
+    """
+    np.add(x, _SPLIT, out=spare)                         # x + 2 in [2, 4): spacing 2^-51
+    np.subtract(spare, _SPLIT, out=result)               # hi, exact
+    np.subtract(x, result, out=x)                        # lo = x - hi, exact
+    high = spare.view(np.int64)
+    high -= _SPLIT_BITS                                  # hi / 2^-51
+    x *= 2.0 ** 94
+    x += _ROUNDER
+    low = x.view(np.int64)
+    low -= _ROUNDER_BITS                                 # lo / 2^-94, rounded
+    np.add.accumulate(high, axis=-1, out=high)
+    np.add.accumulate(low, axis=-1, out=low)
+    np.multiply(high, 2.0 ** -51, out=result)
+    np.multiply(low, 2.0 ** -94, out=spare)              # high is spent: reuse its memory
+    result += spare
+    return result
+
+
+class _Scratch(threading.local):
+    """Scratch rows kept between calls, one set per thread.
+
+    Fresh temporaries the size of a vocabulary row (hundreds of kilobytes) are handed back to
+    the operating system when freed and fault their pages in again on the next call: on long
+    rows that costs as much as the arithmetic.  The row routines take their working arrays
+    from here instead; nothing returned to a caller is a view of them.  Only rows up to
+    :data:`SCRATCH_MAX_TOKENS` tokens are kept (longer rows get fresh arrays each call).
+    """
+
+    block = None
+    lane_pattern = None
+
+    def rows(self, count: int, size: int):
+        """A ``(count, size)`` float64 array of scratch (uninitialised) rows."""
+        block = self.block
+        if block is None or block.shape[0] < count or block.shape[1] < size:
+            if size > SCRATCH_MAX_TOKENS:
+                return np.empty((count, size))
+            cap = size if block is None else max(size, block.shape[1])
+            # rows 8 * (cap mod 512) = 376 bytes apart modulo a page: copies between two
+            # rows a near-multiple of 4 KiB apart run several times slower on x86
+            cap = -(-cap // 512) * 512 + 47
+            block = np.empty((max(count, 0 if block is None else block.shape[0]), cap))
+            self.block = block
+        return block[:count, :size]
+
+    def lanes(self, size: int):
+        """``0, 1, 2, 3, 0, 1, ...`` (int64), ``size`` entries."""
+        pattern = self.lane_pattern
+        if pattern is None or pattern.shape[0] < size:
+            pattern = np.arange(max(size, 1024), dtype=np.int64) & 3
+            if size <= SCRATCH_MAX_TOKENS:
+                self.lane_pattern = pattern
+        return pattern[:size]
+
+
+#: The longest row whose scratch arrays are kept between calls (at most ten rows of
+#: float64 per thread: about 20 MiB at this size).
+SCRATCH_MAX_TOKENS = 1 << 18
+
+_SCRATCH = _Scratch()
 
 
 def _cumsum(x, xp):

@@ -34,7 +34,7 @@ import numpy as np
 from ..core.errors import InvalidInput
 from ._arrays import (EPS, as_rows, cumulative_min, g_float, g_increment, namespace,
                       normalized, prefix_sum, ratio_order,
-                      _fix_ties, _packed_order)
+                      _fix_ties, _prefix_sums_into, _rows_and_sums, _INT_PREFIX_MAX, _SCRATCH)
 
 __all__ = ["FloatOptimum", "optimum_sorted", "optimum_bucketed", "alpha_star", "a_star",
            "ALPHA_STAR_ATOL", "A_STAR_ATOL", "A_STAR_RTOL"]
@@ -83,18 +83,22 @@ def _check_k(k) -> int:
     return int(k)
 
 
-def _pair_rows(p, q, xp):
-    P, p_1d = as_rows(p, "p", xp)
-    Q, q_1d = as_rows(q, "q", xp)
+def _pair_rows(p, q, xp, sums=False):
+    P, p_1d, sums_p = _rows_and_sums(p, "p", xp)
+    Q, q_1d, sums_q = _rows_and_sums(q, "q", xp)
     if P.shape[-1] != Q.shape[-1]:
         raise InvalidInput(f"q has {Q.shape[-1]} entries but p has {P.shape[-1]}")
     if P.shape[0] != Q.shape[0]:
         if P.shape[0] == 1:
             P = xp.broadcast_to(P, Q.shape)
+            sums_p = xp.broadcast_to(sums_p, sums_q.shape)
         elif Q.shape[0] == 1:
             Q = xp.broadcast_to(Q, P.shape)
+            sums_q = xp.broadcast_to(sums_q, sums_p.shape)
         else:
             raise InvalidInput(f"p has {P.shape[0]} rows but q has {Q.shape[0]}")
+    if sums:
+        return P, Q, sums_p, sums_q
     return P, Q, p_1d and q_1d
 
 
@@ -187,15 +191,25 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
     points, which is ``>= M_{j-1}``; so ``a*_j = p_j`` and ``M_j = M_{j-1}``.  Before the run
     the same holds, and the run starts from the exact masses of the tokens before it (one
     pairwise sum) with ``M`` at ``min(0, -p(q = 0))``.  Inside the run the order is exact:
-    the ratios are sorted as values (:func:`._arrays._packed_order`: the float bits with the
-    token index in the low bits), and runs of equal truncated keys are re-sorted by the
-    double-double ratio and the index.
+    the ratios are sorted as values (the float bits with the token index in the low bits: a
+    non-negative float read as an integer orders like the float), and runs of equal
+    truncated keys are re-sorted by the double-double ratio and the index.
 
-    For ``k <= 8``, ``a*_j = F_j - F_{j-1}`` with ``F_j = P_j + M_j`` (the cumulative
-    minimum characterisation): ``P_j`` is within one rounding, ``g_k(Q_j)`` within
-    ``(k + 2) 2^-53``, so each ``F_j`` is within about ``(2k + 6) 2^-53`` and the difference
-    within ``2 (2k + 6) 2^-53 < 1e-14`` absolute, inside the stated tolerance; larger ``k``
-    uses the cancellation-free increments of :func:`optimum_sorted`.
+    Accuracy inside the run (``eps = 2^-53``; rows normalised by their float sums, as in
+    :func:`optimum_sorted`).  Each ``P_j`` and ``Q_j`` is within ``3 eps`` of the exact
+    prefix sum of the row divided by that sum: ``eps`` relative for the division of each
+    term, one rounding for the running sum (integer running sums, as in
+    :func:`._arrays.prefix_sum`) and one for adding the start masses.  ``g_k`` is
+    ``k``-Lipschitz on ``[0, 1]`` and evaluated within ``(k + 2) eps``, so each
+    ``h_j = g_k(Q_j) - P_j`` is within ``(4k + 6) eps``, and so is each running minimum
+    ``M_j`` (a minimum is 1-Lipschitz in its arguments); ``alpha* = 1 + M_n`` too.  For
+    ``k <= 8``, ``a*_j = p_j + (M_j - M_{j-1})``: exactly the normalised ``p_j`` where the
+    minimum does not move, elsewhere within ``2 (4k + 6) eps`` for the two minima plus three
+    roundings, ``(8k + 15) eps <= 8.8e-15``, inside the stated ``1e-14``; larger ``k`` uses
+    the cancellation-free increments of :func:`optimum_sorted`.
+
+    The working arrays (a few rows of ``|V|`` floats) are kept between calls, per thread
+    (:class:`._arrays._Scratch`): fresh arrays of that size cost page faults on every call.
 
     Same result as :func:`optimum_sorted` within its tolerance (and the same tolerance
     against the exact twin); ``order`` and ``tight`` are not computed.  ``sorted_tokens``
@@ -209,14 +223,15 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
     k = _check_k(k)
     if not isinstance(bits, numbers.Integral) or not 0 <= bits <= 20:
         raise InvalidInput(f"bits={bits!r}: choose an integer from 0 to 20")
-    P, Q, _ = _pair_rows(p, q, np)
+    P, Q, sums_p, sums_q = _pair_rows(p, q, np, sums=True)
     batch, n = P.shape
     alpha = np.empty(batch)
     a = np.empty((batch, n))
     counts = np.empty(batch, dtype=np.intp)
     for b in range(batch):                               # a loop over the batch only
         alpha[b], counts[b] = _bucketed_row(np.ascontiguousarray(P[b]),
-                                            np.ascontiguousarray(Q[b]), k, int(bits), a[b])
+                                            np.ascontiguousarray(Q[b]), k, int(bits), a[b],
+                                            float(sums_p[b]), float(sums_q[b]))
     return FloatOptimum(alpha_star=alpha, a_star=a, order=None, tight=None, k=k,
                         method="bucketed", sorted_tokens=counts)
 
@@ -226,25 +241,50 @@ _INF_BITS = 0x7FF0000000000000
 _DIFF_K = 8
 
 
-def _bucketed_row(p, q, k, bits, out):
-    """One row of :func:`optimum_bucketed`: writes ``a*`` into ``out``, returns
-    ``(alpha*, tokens sorted)``."""
+def _power_into(base, k: int, result):
+    """``base ** k`` (``k >= 1``) into ``result`` by the repeated squaring of
+    :func:`._arrays._power` (same products, same rounding); ``base`` is overwritten."""
+    first = True
+    while k:
+        if k & 1:
+            if first:
+                np.copyto(result, base)
+                first = False
+            else:
+                result *= base
+        k >>= 1
+        if k:
+            base *= base
+    return result
+
+
+#: Scratch rows one bucketed row uses (see :class:`._arrays._Scratch`).
+_ROW_SCRATCH = 10
+
+
+def _bucketed_row(p, q, k, bits, out, sp, sq):
+    """One row of :func:`optimum_bucketed` (``sp``, ``sq``: the sums of ``p`` and ``q``):
+    writes ``a*`` into ``out``, returns ``(alpha*, tokens sorted)``.  Working arrays are
+    scratch rows kept between calls."""
     n = p.shape[0]
+    work = _SCRATCH.rows(_ROW_SCRATCH, n + 1)
     shift = 52 - bits
-    sp, sq = float(p.sum()), float(q.sum())
     np.divide(p, sp, out=out)                            # a* = p outside the sorted buckets
     inf_key = _INF_BITS >> shift
+    ratio = work[0, :n]
+    ratio_bits = ratio.view(np.int64)
+    ids = work[1, :n].view(np.int64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        ratio = q / p
-    ids = ratio.view(np.int64) >> shift                  # non-negative floats sort as integers:
+        np.divide(q, p, out=ratio)
+    np.right_shift(ratio_bits, shift, out=ids)           # non-negative floats sort as integers:
     #                                                      exponent and `bits` mantissa bits
-    kmin, kmax = int(ids.min()), int(ids.max())
+    kmin, kmax = int(np.minimum.reduce(ids)), int(np.maximum.reduce(ids))
     if kmin < 0 or kmax > inf_key:                       # 0/0 somewhere: p = q = 0 goes last
-        ratio = np.full(n, np.inf)
+        ratio.fill(np.inf)
         with np.errstate(over="ignore"):
             np.divide(q, p, out=ratio, where=p > 0)
-        ids = ratio.view(np.int64) >> shift
-        kmin, kmax = int(ids.min()), int(ids.max())
+        np.right_shift(ratio_bits, shift, out=ids)
+        kmin, kmax = int(np.minimum.reduce(ids)), int(np.maximum.reduce(ids))
     has_zero = kmin == 0                                 # q/p = 0 (or below 2^-1022): a* = 0
     has_inf = kmax == inf_key                            # p = 0: last, a* = 0 = p
     if has_zero:
@@ -270,12 +310,16 @@ def _bucketed_row(p, q, k, bits, out):
     if nb == 3 and not np.any(ids == 1):                 # every ratio is 0 or infinite
         return 1.0 - p_zero, 0
 
-    mass_p = np.bincount(ids, weights=p, minlength=nb)
-    mass_q = np.bincount(ids, weights=q, minlength=nb)
+    # the bucket masses: four interleaved tables (token j adds into lane j mod 4), so that
+    # neighbouring tokens in one bucket do not wait on each other's additions
+    ids <<= 2
+    ids |= _SCRATCH.lanes(n)
+    mass_p = np.add.reduce(np.bincount(ids, p, 4 * nb).reshape(nb, 4), axis=1)
+    mass_q = np.add.reduce(np.bincount(ids, q, 4 * nb).reshape(nb, 4), axis=1)
     PB = np.zeros(nb + 1)
     QB = np.zeros(nb + 1)
-    np.cumsum(mass_p, out=PB[1:])
-    np.cumsum(mass_q, out=QB[1:])
+    np.add.accumulate(mass_p, out=PB[1:])
+    np.add.accumulate(mass_q, out=QB[1:])
     PB /= sp
     QB /= sq
     gB = g_float(k, QB)
@@ -291,12 +335,13 @@ def _bucketed_row(p, q, k, bits, out):
     dQ, dP = Q1 - Q0, P1 - P0
     # the path inside the bucket: Q >= Q0 + lo (P - P0) and Q >= Q1 - hi (P1 - P); with g
     # increasing and concave, h >= g(max of the two) - P, concave on each side of the kink
-    dA = np.clip((hi * dP - dQ) / (hi - lo), 0.0, dP)   # P-increment at the kink
-    kink = g_float(k, Q0 + np.clip(lo * dA, 0.0, dQ)) - (P0 + dA)
+    dA = np.minimum(np.maximum((hi * dP - dQ) / (hi - lo), 0.0), dP)   # P-increment at the kink
+    kink = g_float(k, Q0 + np.minimum(np.maximum(lo * dA, 0.0), dQ)) - (P0 + dA)
     bound = np.minimum(np.minimum(hB[1:nb - 1], hB[2:nb]), kink)
     margin = 1e-12 + 8 * n * EPS
     active = np.zeros(nb, dtype=bool)
     active[1:nb - 1] = ~(bound >= M_upper[1:nb - 1] + margin)   # NaN counts as active
+    active[1:nb - 1] &= mass_p[1:nb - 1] > 0             # an empty bucket changes nothing
     if not active.any():
         return 1.0 + min(0.0, -p_zero), 0
 
@@ -305,46 +350,82 @@ def _bucketed_row(p, q, k, bits, out):
     # before the run are one pairwise sum over the earlier tokens
     active_buckets = np.flatnonzero(active)
     first_b, last = int(active_buckets[0]), int(active_buckets[-1])
+    chosen = work[2, :n].view(np.bool_)[:n]
+    np.less_equal(ids, 4 * last + 3, out=chosen)         # bucket ids >> 2 <= last
     if first_b == 1:
-        tokens = np.flatnonzero((ids <= last) & (ids > 0)) if has_zero else \
-            np.flatnonzero(ids <= last)
+        if has_zero:
+            chosen &= ids >= 4
         P_start, Q_start = p_zero, 0.0
     else:
-        before = ids < first_b
+        before = ids < 4 * first_b
         P_start = float(p[before].sum()) / sp
         Q_start = float(q[before].sum()) / sq
-        tokens = np.flatnonzero(~before & (ids <= last))
-    order, ties = _packed_order(ratio[tokens][None, :])
-    if ties.any():                                       # equal truncated keys: exact order
-        order = _fix_ties(order, 0, ties[0], p[tokens][None, :], q[tokens][None, :], np)
-    tokens = tokens[order[0]]                            # q/p order
-    ps, qs = p[tokens] / sp, q[tokens] / sq
-    Pj, Qj = P_start + prefix_sum(ps), Q_start + prefix_sum(qs)
-    M = np.empty(tokens.size + 1)
-    M[0] = min(0.0, -p_zero)
-    np.subtract(g_float(k, Qj), Pj, out=M[1:])
+        chosen &= ~before
+    tokens = np.flatnonzero(chosen)                      # token order
+    m = tokens.size
+    # sort the run's ratios as values: the float bits with the token index in the low bits
+    # (a non-negative float64 read as an int64 orders like the float)
+    low_bits = max(1, (n - 1).bit_length())
+    keys = work[2, :m].view(np.int64)
+    ratio_bits.take(tokens, out=keys, mode="clip")       # in range: no check
+    keys >>= low_bits
+    keys <<= low_bits
+    keys |= tokens
+    keys.view(np.float64).sort()                         # finite positive floats: same order
+    run = work[3, :m].view(np.int64)                     # the run's tokens in q/p order
+    np.bitwise_and(keys, (1 << low_bits) - 1, out=run)
+    keys >>= low_bits
+    ties = keys[1:] == keys[:-1]                         # equal truncated ratios: exact order
+    if ties.any():
+        _fix_ties(run[None, :], 0, ties, p[None, :], q[None, :], np)
+
+    # prefix sums of the normalised masses in that order (integer running sums)
+    ps = work[2, :m]                                     # (the keys are spent)
+    out.take(run, out=ps, mode="clip")                   # p / sp
+    masses = work[4:6, :m]
+    np.copyto(masses[0], ps)
+    q.take(run, out=masses[1], mode="clip")
+    masses[1] /= sq
+    if m <= _INT_PREFIX_MAX:
+        PQ = _prefix_sums_into(masses, work[6:8, :m], work[8:10, :m])
+    else:                                                # the integer sums could overflow
+        PQ = prefix_sum(masses)
+    Pj, Qj = PQ[0], PQ[1]
+    if P_start:
+        Pj += P_start
+    if Q_start:
+        Qj += Q_start
+    # h_j = g_k(Q_j) - P_j, then M_j = min(M_0, h_1, ..., h_j)
+    rest = work[4, :m]
+    np.subtract(1.0, Qj, out=rest)
+    np.maximum(rest, 0.0, out=rest)
+    power = _power_into(rest, k, work[5, :m])
+    M = work[6, :m + 1]
+    M0 = M[0] = min(0.0, -p_zero)
+    h = M[1:]
+    np.subtract(1.0, power, out=h)
+    h -= Pj
+    if k > _DIFF_K:
+        h = h.copy()
     np.minimum.accumulate(M, out=M)
+    alpha = 1.0 + float(M[-1])
     if k <= _DIFF_K:
-        # a*_j = F_j - F_{j-1} with F_j = P_j + M_j; each F within (2k + 6) 2^-53 of exact
-        # (P_j one rounding, g_k within (k + 2) 2^-53, the subtraction and min add nothing
-        # beyond a rounding), so the difference is within 1e-14 absolute for k <= 8
-        F = np.empty_like(M)
-        F[0] = P_start + M[0]
-        np.add(Pj, M[1:], out=F[1:])
-        a = np.diff(F)
-        np.clip(a, 0.0, ps, out=a)
-        out[tokens] = a
+        # a*_j = p_j + (M_j - M_{j-1}): exactly p_j where the minimum does not move; each M
+        # within (4k + 6) 2^-53 of exact, so a* within (8k + 15) 2^-53 < 1e-14 for k <= 8
+        drop = work[4, :m]
+        np.subtract(M[1:], M[:-1], out=drop)
+        drop += ps
+        np.maximum(drop, 0.0, out=drop)
+        out[run] = drop
     else:
-        h = M[1:].copy()
-        np.subtract(g_float(k, Qj), Pj, out=h)
         h_prev = np.empty_like(h)
         h_prev[1:] = h[:-1]
+        h_prev[0] = float(g_float(k, np.array([Q_start]))[0]) - P_start
         Q_prev = np.empty_like(h)
         Q_prev[1:] = Qj[:-1]
-        h_prev[0] = float(g_float(k, np.array([Q_start]))[0]) - P_start
         Q_prev[0] = Q_start
-        out[tokens] = _accepted(k, ps, qs, h, h_prev, M[:-1], Q_prev, np)
-    return 1.0 + float(M[-1]), tokens.size
+        out[run] = _accepted(k, ps, q[run] / sq, h, h_prev, M[:-1], Q_prev, np)
+    return alpha, m
 
 
 # -- conveniences -----------------------------------------------------------------------

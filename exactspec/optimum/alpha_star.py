@@ -39,7 +39,6 @@ from typing import Any
 from ..core.budget import check_power, digits_of_bits
 from ..core.dist import Dist, exact, exact_str, integer_row_of
 from ..core.errors import InvalidInput, NotExact, TooLarge
-from ..core.integer_rows import fraction_of
 
 __all__ = [
     "DRAFT_LAWS",
@@ -99,6 +98,9 @@ def _masses(d: Any, name: str, labels=None) -> Dist:
         dist = Dist(d, name=name, check=False)
     else:
         dist = Dist(d, labels, name=name, check=False)
+    row = dist._integer_row
+    if dist._probs is None and row is not None and (not row[0] or min(row[0]) >= 0):
+        return dist                               # exact, not read yet: keep it lazy
     if all(type(v) is Fraction for v in dist.probs):
         if any(v.numerator < 0 for v in dist.probs):
             i = next(i for i, v in enumerate(dist.probs) if v.numerator < 0)
@@ -372,25 +374,28 @@ def _optimum_on_integers(p: Dist, q: Dist, k: int, p_row, q_row) -> Optimum:
     order = _order_of_integers(pp, qq)
     d_qk = d_q ** k
     d = d_p * d_qk
-    a = list(p.probs)                  # a*_j = p_j wherever F_j = F_(j-1) + p_j
+    a = [x * d_qk for x in pp]         # a*_j = p_j wherever F_j = F_(j-1) + p_j; over d
     tight = []
+    tight_at = []
     f = 0
     s = 0
     for i in order:
         s += qq[i]
         cap = (d_qk - (d_q - s) ** k) * d_p
-        free = f + pp[i] * d_qk
+        free = f + a[i]
         if cap <= free:
             tight.append(p.labels[i])
-            a[i] = fraction_of(cap - f, d)
+            tight_at.append(i)
+            a[i] = cap - f
             f = cap
         else:
             f = free
     assert s == d_q and 0 <= f <= d
     return Optimum(
         alpha_star=Fraction(f, d),
-        a_star=Dist(a, p.labels, check=False),
-        order=tuple(p.labels[i] for i in order),
+        # the Fractions are built when read; untight entries are p's own
+        a_star=Dist._over_row(p, (a, d), changed=tight_at),
+        order=tuple(map(p.labels.__getitem__, order)),
         tight=tuple(tight),
         k=k,
     )
