@@ -66,11 +66,16 @@ class Stepped:
         made through ``s``.  It may read only its arguments.
     name : str
         For messages.
+    plain_paths : int, optional
+        Where a caller chooses between the two interpreters
+        (:func:`exactspec.bounds.compare.exact_verification`): the plain enumeration runs up to
+        this many estimated paths, the merged states above (``None``: the caller's default).
     """
 
     start: Callable
     step: Callable
     name: str = ""
+    plain_paths: int | None = None
 
 
 @dataclass
