@@ -13,7 +13,7 @@ from exactspec import Dist, verify
 from exactspec.claims.base import random_pair
 from exactspec.claims.key import COUNTEREXAMPLES, corpus
 from exactspec.cli import main
-from exactspec.core.errors import InvalidInput, NotExact
+from exactspec.core.errors import InvalidInput, NotExact, TooLarge
 from exactspec.key import (LATER, acceptance_law, check_selection_law, expected_key_draws,
                            key_placement, selection_law)
 from exactspec.key.sampler import chi2_critical, chi2_power, selection_test, verifier_test
@@ -458,6 +458,9 @@ def test_stepped_key_merges_paths():
     assert big.lossless and big.acceptance == big.explicit_acceptance
     assert big.acceptance == optimum(SEED_P, SEED_Q, 9).alpha_star
     assert big.paths == 293305 and big.enumeration.transitions < big.paths // 20
+    # refused up front over a budget of paths, as the plain enumeration is
+    with pytest.raises(TooLarge, match="about .* paths, over the budget of 100,000"):
+        exact_verification("key", SEED_P, SEED_Q, 9, max_paths=100_000)
 
 
 def test_smallest_key_steps_equal_the_plain_mechanism():

@@ -71,6 +71,13 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
         estimate = estimate_paths(m.run, p, q, k)
     except TooLarge:          # paths too deep to probe (large k): the merged states may still do
         estimate = None
+    if steps.paths_budget and max_paths is not None and (estimate is None
+                                                         or estimate > max_paths):
+        shown = "too many" if estimate is None else f"about {estimate:,}"
+        raise TooLarge(f"{m.name} at k = {k}: {shown} paths, over the budget of {max_paths:,} "
+                       "(merged states, whose number is not bounded in advance): use "
+                       "--backend numpy, or --max-paths N to insist",
+                       estimate=estimate, budget=max_paths)
     if steps.plain_paths is not None:
         plain_paths = min(plain_paths, steps.plain_paths)
     if estimate is not None and estimate <= plain_paths:

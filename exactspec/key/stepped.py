@@ -28,6 +28,12 @@ the tied counts are updated exactly as :func:`.selection.smallest_key` does, and
 met in the same order, so the tie-break law is the same law over the same labels.  The tests
 compare the two enumerations (``tests/test_key.py``).
 
+:func:`exactspec.bounds.compare.exact_verification` (``verify key`` on the command line,
+``compare``) lists the paths up to 250 of them (below about 150 the plain enumeration is the
+faster one) and merges states above; it still refuses an instance whose estimated number of
+paths is over its budget, as before (``paths_budget``): the number of merged states is not
+bounded in advance, so only the work is smaller, never what is accepted.
+
 >>> from exactspec.core.dist import Dist
 >>> from exactspec.engine.merged import enumerate_merged
 >>> p, q = Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2")
@@ -73,4 +79,4 @@ def _step(s, p, q, k, state):
 
 
 #: ``key`` for :func:`exactspec.engine.merged.enumerate_merged` (module docstring).
-KEY_STEPS = Stepped(_start, _step, name="key", plain_paths=250)
+KEY_STEPS = Stepped(_start, _step, name="key", plain_paths=250, paths_budget=True)
