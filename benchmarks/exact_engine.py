@@ -4,6 +4,8 @@
     python benchmarks/exact_engine.py --quick    # headline cases only, no reference optimum
     python benchmarks/exact_engine.py --largest  # also the largest cases within a minute
     python benchmarks/exact_engine.py --row      # the 152,064-token float row, old vs new
+    python benchmarks/exact_engine.py --key      # verify key: plain paths vs merged states
+    python benchmarks/exact_engine.py --rho      # rho 8: Q(a_8) products, Fractions vs integers
 
 Headline cases (targets from the issue):
 
@@ -325,6 +327,102 @@ def full_vocabulary_row(n: int = 152_064, k: int = 4, seed: int = 0) -> None:
                                                          "values"], rows)
 
 
+# -- KEY: plain paths against merged states -------------------------------------------------
+
+#: Named KEY instances where the plain enumeration takes seconds to tens of seconds.
+KEY_CASES = [
+    ("MATH.md counterexample 1", "3/5,2/5", "1/2,1/2", 8),
+    ("MATH.md counterexample 2", "1/2,1/5,3/10,0", "1/20,1/20,1/10,4/5", 10),
+    ("seed example, 3 tokens", "1/2,3/10,1/5", "1/5,1/5,3/5", 8),
+    ("dyadic, 4 tokens", "1/2,1/4,1/8,1/8", "1/8,1/8,1/4,1/2", 7),
+    ("sixths, 4 tokens", "1/3,1/3,1/6,1/6", "1/6,1/6,1/3,1/3", 7),
+]
+
+
+def key_section() -> None:
+    """``verify key``'s enumeration: the plain paths (old: what the command ran before) and
+    the merged states of :mod:`exactspec.key.stepped` (new: what it runs above 250 paths),
+    CPU seconds in this process, with law, P(Y in X), explicit acceptance and the number of
+    paths asserted equal."""
+    from exactspec.bounds.compare import exact_verification
+
+    rows = []
+    for name, ps, qs, k in KEY_CASES:
+        p, q = Dist.parse(ps), Dist.parse(qs)
+        t_old, old = timed(verify, "key", p, q, k, max_paths=None)
+        t_new, new = timed(exact_verification, "key", p, q, k)
+        a, b = old.enumeration, new.enumeration
+        assert type(b).__name__ == "MergedEnumeration", name
+        assert (a.law, a.acceptance, a.explicit_acceptance, a.paths) == \
+            (b.law, b.acceptance, b.explicit_acceptance, b.paths), name
+        assert new.lossless and new.acceptance == optimum(p, q, k).alpha_star, name
+        rows.append([name, f"V = {len(p)}, k = {k}", f"{a.paths:,}", f"{b.states:,}",
+                     secs(t_old), secs(t_new), f"{t_old / t_new:.0f}x", "equal"])
+    table("verify key: plain paths (old) vs merged states (new), CPU seconds",
+          ["instance", "size", "paths", "merged states", "old", "new", "speed-up", "values"],
+          rows)
+
+
+# -- rho K: the tight instance's run in Q(a_K) -------------------------------------------------
+
+def rho_section(k: int = 8, repeats: int = 3) -> None:
+    """``exactspec rho K``: the engine's run of the tight instance in ``Q(a_K)`` with number
+    field products on Fractions (old) and on integers (new), each in a fresh process (the
+    field's isolating interval, once refined, is kept), best of ``repeats``; and the whole
+    command's CPU seconds beside those of its imports alone (python, exactspec, sympy: the
+    part no change here can remove)."""
+    import resource
+    import subprocess
+
+    python = sys.executable
+    root = str(Path(__file__).resolve().parent.parent)
+    engine = (f"import sys, time; sys.path.insert(0, {root!r})\n"
+              "from fractions import Fraction\n"
+              "from exactspec.bounds.rho.closed_form import rho, tight_instance\n"
+              "from exactspec.bounds.rho.engine_checks import engine_tight_instance\n"
+              "from exactspec.engine import algebraic\n"
+              "if sys.argv[1] == 'old':\n"
+              "    algebraic.NumberField.multiply = lambda f, a, b: f.reduce(\n"
+              "        algebraic._poly_mul(list(a), list(b)) or [Fraction(0)])\n"
+              f"rho({k}), tight_instance({k})\n"
+              "start = time.process_time()\n"
+              f"inst = engine_tight_instance({k})\n"
+              "seconds = time.process_time() - start\n"
+              "assert inst.checked\n"
+              "print(seconds, inst.paths, inst.acceptance.coeffs)\n")
+    best, values = {}, {}
+    for _ in range(repeats):
+        for label in ("old", "new"):
+            out = subprocess.run([python, "-c", engine, label], check=True, text=True,
+                                 capture_output=True).stdout.split(" ", 2)
+            best[label] = min(best.get(label, math.inf), float(out[0]))
+            values[label] = (out[1], out[2])
+    assert values["old"] == values["new"]           # the same paths, the same acceptance
+    rows = [[f"engine_tight_instance({k}), {values['new'][0]} paths in Q(a_{k})",
+             secs(best["old"]), secs(best["new"]), f"{best['old'] / best['new']:.1f}x",
+             "equal"]]
+    table(f"rho {k}: the tight instance through the engine, CPU seconds (best of {repeats}, "
+          "fresh processes)",
+          ["work", "old (Fraction products)", "new (integer products)", "speed-up", "values"],
+          rows)
+
+    def child_cpu(command: list[str]) -> float:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+    prefix = f"import sys; sys.path.insert(0, {root!r}); "
+    imports = min(child_cpu([python, "-c", prefix + "import exactspec.cli, sympy"])
+                  for _ in range(repeats))
+    whole = min(child_cpu([python, "-c", prefix + "from exactspec.cli import main; "
+                           f"main(['rho', '{k}'])"]) for _ in range(repeats))
+    table(f"exactspec rho {k}: whole command vs its imports, CPU seconds (new code, best of "
+          f"{repeats})",
+          ["whole command", "imports only (python, exactspec, sympy)", "imports' share"],
+          [[secs(whole), secs(imports), f"{imports / whole:.0%}"]])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
@@ -333,7 +431,17 @@ def main(argv=None) -> int:
                         help="also the largest cases proved within about a minute (slow)")
     parser.add_argument("--row", action="store_true",
                         help="only the full-vocabulary float row, old path vs new")
+    parser.add_argument("--key", action="store_true",
+                        help="only verify key: plain paths (old) vs merged states (new)")
+    parser.add_argument("--rho", action="store_true",
+                        help="only rho 8: the tight instance's number field, old vs new")
     args = parser.parse_args(argv)
+    if args.key or args.rho:
+        if args.key:
+            key_section()
+        if args.rho:
+            rho_section()
+        return 0
     full_vocabulary_row()
     if args.row:
         return 0

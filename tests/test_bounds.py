@@ -235,3 +235,31 @@ def test_rho_against_grid_maximisation(k):
         assert best <= exact_max + mpmath.mpf("1e-20")
         assert exact_max - best < mpmath.mpf("1e-7")
         assert abs(best_a - mpmath.mpf(sp.N(rho(k).argmax, 30))) < mpmath.mpf("1e-3")
+
+
+# --- the tight instance's number field: products on integers ---------------------------------
+
+def test_number_field_products_on_integers_equal_fraction_products():
+    """NumberField.multiply (integers over one denominator) against the Fraction product
+    reduced modulo m, on random elements of Q(a_8) (m = x^7 - 8/15, the field `rho 8` runs
+    the engine in), Q(cbrt 2) and a field whose m has several non-integer coefficients."""
+    import random
+
+    from exactspec.engine.algebraic import Algebraic, NumberField, _poly_mul, exact_root
+
+    x = sp.Symbol("x")
+    fields = [exact_root(rho(8).argmax).field,
+              exact_root(sp.Poly(x**3 - 2, x).real_roots()[0]).field,
+              NumberField([Fraction(-1, 6), Fraction(2, 3), Fraction(-5, 4), 1], 0, 1)]
+    assert fields[0].minpoly == [Fraction(-8, 15)] + [Fraction(0)] * 6 + [Fraction(1)]
+    rng = random.Random(5)
+    for field in fields:
+        for _ in range(60):
+            a, b = ([Fraction(rng.randint(-30, 30), rng.randint(1, 40)) if rng.random() < .8
+                     else Fraction(0) for _ in range(field.degree)] for _ in range(2))
+            slow = field.reduce(_poly_mul(a, b) or [Fraction(0)])
+            fast = field.multiply(tuple(a), tuple(b))
+            assert fast == slow and all(type(c) is Fraction for c in fast)
+            assert all(c.denominator > 0 and sp.gcd(c.numerator, c.denominator) == 1
+                       for c in fast)
+            assert Algebraic(field, a) * Algebraic(field, b) == Algebraic(field, slow)

@@ -13,7 +13,7 @@ from exactspec import Dist, verify
 from exactspec.claims.base import random_pair
 from exactspec.claims.key import COUNTEREXAMPLES, corpus
 from exactspec.cli import main
-from exactspec.core.errors import InvalidInput, NotExact
+from exactspec.core.errors import InvalidInput, NotExact, TooLarge
 from exactspec.key import (LATER, acceptance_law, check_selection_law, expected_key_draws,
                            key_placement, selection_law)
 from exactspec.key.sampler import chi2_critical, chi2_power, selection_test, verifier_test
@@ -387,13 +387,107 @@ def test_numpy_batch_of_rows():
 # -- full one in the suite, through exactspec prove --full in tests/test_claims.py) ----------
 
 def test_corpus_lossless_optimal_and_selection_law():
-    """Vocabularies 1 to 6, k = 1..5 on a dozen instances (different seed from the claims)."""
+    """Vocabularies 1 to 6, k = 1..5 on a dozen instances (different seed from the claims);
+    key through exact_verification (merged states above 250 paths: the 49,306-path case
+    takes a fraction of a second)."""
+    from exactspec.bounds.compare import exact_verification
+
     for number, (p, q, k) in enumerate(corpus(seed=77, size=12)):
-        if number == 1:
-            continue                                        # the 49k-path case: in the claim
         alpha = optimum(p, q, k).alpha_star
         for method in ("key", "key-lazy"):
-            r = verify(method, p, q, k, max_paths=None)
+            if method == "key":
+                r = exact_verification(method, p, q, k, max_paths=None)
+            else:
+                r = verify(method, p, q, k, max_paths=None)
             assert r.lossless and r.acceptance == r.explicit_acceptance == alpha
         if number % 3 == 0:
             assert check_selection_law(p, q, k)["ok"]
+
+
+# -- the stepped form on the merged-state interpreter (exactspec.key.stepped) ---------------
+
+def _merged_equals_plain(p, q, k):
+    from exactspec.engine.merged import enumerate_merged
+    from exactspec.key.stepped import KEY_STEPS
+
+    plain = verify("key", p, q, k, max_paths=None).enumeration
+    merged = enumerate_merged(KEY_STEPS, p, q, k)
+    assert type(plain).__name__ == "Enumeration"
+    for t in p.labels:
+        assert isinstance(merged.law[t], (int, Fraction)) and merged.law[t] == plain.law[t]
+    assert merged.acceptance == plain.acceptance
+    assert merged.explicit_acceptance == plain.explicit_acceptance
+    assert merged.paths == plain.paths and merged.total == plain.total == 1
+    assert (merged.used_drafts, merged.used_accept) == (plain.used_drafts, plain.used_accept)
+    return plain, merged
+
+
+def test_stepped_key_equals_the_plain_enumeration():
+    """The merged states give the plain enumeration's law, P(Y in X), explicit acceptance and
+    number of paths exactly: the first counterexample, the seed example at k = 1..5, q with
+    zeros, a single draftable token, and random rationals on 1-5 tokens."""
+    cases = [COUNTEREXAMPLES[0], *[(SEED_P, SEED_Q, k) for k in range(1, 6)],
+             (Dist.parse("1/3,1/6,1/2,0"), Dist.parse("1/4,0,1/2,1/4"), 4),
+             (Dist.parse("1/2,1/2"), Dist.parse("0,1"), 3),
+             (Dist.parse("1/10,9/10"), Dist.parse("1/10,9/10"), 5)]
+    rng = random.Random(41)
+    cases += [(*random_pair(rng, 1 + i % 5), 1 + i % 4) for i in range(12)]
+    merged_any = False
+    for p, q, k in cases:
+        plain, merged = _merged_equals_plain(p, q, k)
+        merged_any |= merged.transitions < plain.paths
+    assert merged_any
+
+
+def test_stepped_key_merges_paths():
+    """The merge is exercised: far fewer one-step runs than paths, and exact_verification picks
+    the merged states above KEY's plain_paths with the law p and acceptance alpha* exactly."""
+    from exactspec.bounds.compare import exact_verification
+    from exactspec.key.stepped import KEY_STEPS
+
+    p, q, k = COUNTEREXAMPLES[0]
+    plain, merged = _merged_equals_plain(p, q, k)
+    assert (merged.paths, merged.states, merged.transitions) == (3602, 365, 676)
+    assert plain.paths > KEY_STEPS.plain_paths
+    r = exact_verification("key", p, q, k)
+    assert type(r.enumeration).__name__ == "MergedEnumeration" and r.paths == 3602
+    small = exact_verification("key", SEED_P, SEED_Q, 2)
+    assert type(small.enumeration).__name__ == "Enumeration"
+    # 293,305 paths (too many to list in a unit test): law p, acceptance alpha* (closed form)
+    big = exact_verification("key", SEED_P, SEED_Q, 9)
+    assert big.lossless and big.acceptance == big.explicit_acceptance
+    assert big.acceptance == optimum(SEED_P, SEED_Q, 9).alpha_star
+    assert big.paths == 293305 and big.enumeration.transitions < big.paths // 20
+    # refused up front over a budget of paths, as the plain enumeration is
+    with pytest.raises(TooLarge, match="about .* paths, over the budget of 100,000"):
+        exact_verification("key", SEED_P, SEED_Q, 9, max_paths=100_000)
+
+
+def test_smallest_key_steps_equal_the_plain_mechanism():
+    """The mechanism on fixed drafts, merged (what check_selection_law runs above
+    MECHANISM_PLAIN_PATHS) against plain: the same law and number of paths on every draft
+    multiset, drafts given in any order."""
+    from exactspec.engine.exact import enumerate_paths
+    from exactspec.engine.merged import enumerate_merged
+    from exactspec.key.selection import smallest_key, smallest_key_steps
+
+    merged_any = False
+    for p, q, k in [(SEED_P, SEED_Q, 4), (*COUNTEREXAMPLES[0][:2], 5),
+                    (Dist.parse("1/3,1/6,1/2,0"), Dist.parse("1/4,1/4,1/4,1/4"), 3)]:
+        plan = key_placement(p, q, k)
+        for drafts, _ in draft_multisets(plan.q, k):
+            for order in (drafts, tuple(reversed(drafts))):
+                plain = enumerate_paths(lambda s, *_: smallest_key(s, plan, order), p, q, k,
+                                        max_paths=None)
+                merged = enumerate_merged(smallest_key_steps(plan, order), p, q, k)
+                assert merged.law == plain.law and merged.paths == plain.paths
+                assert merged.law == dict(selection_law(plan, order))
+                merged_any |= merged.transitions < plain.paths
+    assert merged_any
+
+
+@pytest.mark.slow
+def test_stepped_key_equals_plain_on_the_second_counterexample():
+    """k = 10 on four tokens, 49,306 paths: the case `verify key` took tens of seconds on."""
+    plain, merged = _merged_equals_plain(*COUNTEREXAMPLES[1])
+    assert plain.paths == 49306

@@ -43,8 +43,9 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
     """Prove ``method`` on ``(p, q, k)``: a :class:`~exactspec.verify.Verification`.
 
     The plain enumeration (the reference semantics) runs when its estimated number of paths
-    is at most ``plain_paths`` or the method has no stepped form (``run.steps``); otherwise the
-    merged-state interpreter runs the stepped form, which counts paths instead of listing them.
+    is at most ``plain_paths`` (or the stepped form's own smaller ``plain_paths``) or the
+    method has no stepped form (``run.steps``); otherwise the merged-state interpreter runs the
+    stepped form, which counts paths instead of listing them.
     Raises :class:`TooLarge` above ``max_paths`` (plain paths, or merged states).
 
     >>> from exactspec.core.dist import Dist
@@ -70,6 +71,15 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
         estimate = estimate_paths(m.run, p, q, k)
     except TooLarge:          # paths too deep to probe (large k): the merged states may still do
         estimate = None
+    if steps.paths_budget and max_paths is not None and (estimate is None
+                                                         or estimate > max_paths):
+        shown = "too many" if estimate is None else f"about {estimate:,}"
+        raise TooLarge(f"{m.name} at k = {k}: {shown} paths, over the budget of {max_paths:,} "
+                       "(merged states, whose number is not bounded in advance): use "
+                       "--backend numpy, or --max-paths N to insist",
+                       estimate=estimate, budget=max_paths)
+    if steps.plain_paths is not None:
+        plain_paths = min(plain_paths, steps.plain_paths)
     if estimate is not None and estimate <= plain_paths:
         return verify(m, p, q, k, max_paths=max_paths)
     enumeration = enumerate_merged(steps, p, q, k, max_states=max_paths)

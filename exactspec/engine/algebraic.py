@@ -23,9 +23,12 @@ Used to run K-SEQ at its algebraic ``rho*`` exactly.
 
 from __future__ import annotations
 
+import math
 import numbers
 from fractions import Fraction
 from functools import lru_cache
+
+from ..core.integer_rows import fraction_of
 
 __all__ = ["NumberField", "Algebraic", "exact_root"]
 
@@ -62,6 +65,16 @@ def _poly_sub(a, b):
     return _trim([(a[i] if i < len(a) else 0) - (b[i] if i < len(b) else 0) for i in range(n)])
 
 
+def _over_common_denominator(coeffs) -> tuple[list, int]:
+    """``([n_0, n_1, ...], D)`` with ``coeffs[i] = n_i / D``, ``D`` the lcm of the
+    denominators."""
+    den = 1
+    for c in coeffs:
+        if c.denominator != 1:
+            den = math.lcm(den, c.denominator)
+    return [c.numerator * (den // c.denominator) for c in coeffs], den
+
+
 def _poly_mul(a, b):
     if not a or not b:
         return []
@@ -90,6 +103,8 @@ class NumberField:
         if self.degree >= 2 and (self._sign_lo == 0 or self._sign_lo == self._m_sign(self.hi)):
             raise ValueError("the interval does not isolate a simple root")
         self._inverses: dict = {}
+        # m's lower coefficients as integers over one denominator, for products on integers
+        self._m_integers, self._m_denominator = _over_common_denominator(self.minpoly[:-1])
 
     def _m_sign(self, x) -> int:
         v = _poly_eval(self.minpoly, x)
@@ -116,6 +131,38 @@ class NumberField:
             c.pop()
         c += [Fraction(0)] * (d - len(c))
         return tuple(c)
+
+    def multiply(self, a: tuple, b: tuple) -> tuple:
+        """The reduced product of two elements, equal to ``reduce(a * b)``: computed on
+        integers over one common denominator (each coefficient built by one gcd at the end),
+        which is several times faster than adding up ``Fraction`` products.
+
+        >>> field = NumberField([-2, 0, 1], 1, 2)                 # Q(sqrt 2)
+        >>> a, b = (Fraction(1, 2), Fraction(1, 3)), (Fraction(-3, 4), Fraction(5, 6))
+        >>> field.multiply(a, b) == field.reduce(_poly_mul(list(a), list(b)))
+        True
+        >>> field.multiply(a, b)            # (1/2 + r/3)(-3/4 + 5r/6), r*r = 2
+        (Fraction(13, 72), Fraction(1, 6))
+        """
+        an, ad = _over_common_denominator(a)
+        bn, bd = _over_common_denominator(b)
+        c = [0] * (len(an) + len(bn) - 1)
+        for i, x in enumerate(an):
+            if x:
+                for j, y in enumerate(bn):
+                    c[i + j] += x * y
+        den = ad * bd
+        d, m, scale = self.degree, self._m_integers, self._m_denominator
+        for j in range(len(c) - 1, d - 1, -1):      # theta^j -> -sum_i m_i theta^(j-d+i)
+            top = c.pop()
+            if top:
+                if scale != 1:                       # keep integers: the rest times scale
+                    c = [x * scale for x in c]
+                    den *= scale
+                for i in range(d):
+                    c[j - d + i] -= top * m[i]
+        c += [0] * (d - len(c))
+        return tuple(fraction_of(x, den) for x in c)
 
     def inverse(self, coeffs: tuple) -> tuple:
         """The inverse of a non-zero element (extended Euclid against ``m``)."""
@@ -205,8 +252,7 @@ class Algebraic:
         c = self._lift(o)
         if c is None:
             return NotImplemented
-        return Algebraic(self.field, self.field.reduce(_poly_mul(list(self.coeffs), list(c))
-                                                       or [Fraction(0)]))
+        return Algebraic(self.field, self.field.multiply(self.coeffs, c))
 
     __rmul__ = __mul__
 

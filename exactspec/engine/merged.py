@@ -66,11 +66,21 @@ class Stepped:
         made through ``s``.  It may read only its arguments.
     name : str
         For messages.
+    plain_paths : int, optional
+        Where a caller chooses between the two interpreters
+        (:func:`exactspec.bounds.compare.exact_verification`): the plain enumeration runs up to
+        this many estimated paths, the merged states above (``None``: the caller's default).
+    paths_budget : bool
+        The number of merged states is not bounded in advance (as RRS's ``O(k |V|)`` is):
+        such a caller refuses, as for the plain enumeration, when the estimated number of
+        paths is over its budget of paths, so that only the work is smaller, never the reach.
     """
 
     start: Callable
     step: Callable
     name: str = ""
+    plain_paths: int | None = None
+    paths_budget: bool = False
 
 
 @dataclass

@@ -47,7 +47,8 @@ from ..core.errors import InvalidInput
 from .placement import LATER, KeyPlacement, key_placement
 
 __all__ = ["draw_drafts", "selection_law", "acceptance_law", "key_law", "smallest_key",
-           "smallest_key_lazy", "expected_key_draws", "check_selection_law"]
+           "smallest_key_lazy", "smallest_key_steps", "expected_key_draws", "check_selection_law",
+           "MECHANISM_PLAIN_PATHS"]
 
 
 # -- polynomials in z with Fraction coefficients ---------------------------------------------
@@ -96,6 +97,16 @@ def selection_law(plan: KeyPlacement, drafts) -> Dist:
         Over ``plan.p.labels``; sums to exactly 1.
     """
     counts = _counts(plan, drafts)
+    cache = plan._cache.setdefault("selection_law", {})
+    key = tuple(sorted(counts.items(), key=lambda item: plan.slot_of(item[0])))
+    if key not in cache:                       # KEY drawing from r* asks once per path
+        if len(cache) > 100_000:
+            cache.clear()
+        cache[key] = _selection_law(plan, counts)
+    return cache[key]
+
+
+def _selection_law(plan: KeyPlacement, counts: Counter) -> Dist:
     laws = {t: dict(zip(plan.slot_law(t).labels, plan.slot_law(t).probs)) for t in counts}
     slots = sorted({j for law in laws.values() for j in law})
     after = {t: Fraction(1) for t in counts}            # T_s: this slot or later
@@ -163,6 +174,53 @@ def smallest_key(s, plan: KeyPlacement, drafts, *, uniforms: bool = False) -> An
         elif j == lowest:
             tied[x] = tied.get(x, 0) + 1
     return _tie_break(s, tied, "smallest key in its slot", uniforms)
+
+
+def _lowest_update(lowest, tied: tuple, x, j) -> tuple:
+    """:func:`smallest_key`'s update of ``(lowest slot, tied counts)`` after a key of ``x``
+    falls in slot ``j``, with the counts as a tuple ``((token, n), ...)`` in the order the
+    tokens were met (a dict's order), so that the pair can be a merged state."""
+    if lowest is None or j < lowest:
+        return j, ((x, 1),)
+    if j > lowest:
+        return lowest, tied
+    for i, (t, n) in enumerate(tied):
+        if t == x:
+            return lowest, tied[:i] + ((t, n + 1),) + tied[i + 1:]
+    return lowest, tied + ((x, 1),)
+
+
+def smallest_key_steps(plan: KeyPlacement, drafts):
+    """:func:`smallest_key` on fixed drafts as a :class:`~exactspec.engine.merged.Stepped`
+    method, one key per step over the state ``(keys drawn, lowest slot, tied counts)``.
+
+    The same choices from the same laws in the same order, and the same tie-break law over
+    the same labels, so :func:`~exactspec.engine.merged.enumerate_merged` gives the plain
+    enumeration's law and number of paths, adding up the paths that reach one state.
+
+    >>> from exactspec.core.dist import Dist
+    >>> from exactspec.engine.merged import enumerate_merged
+    >>> p, q = Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2")
+    >>> plan, drafts = key_placement(p, q, 8), (0, 0, 0, 1, 1, 1, 1, 1)
+    >>> merged = enumerate_merged(smallest_key_steps(plan, drafts), p, q, 8)
+    >>> merged.law == dict(selection_law(plan, drafts)), merged.paths, merged.transitions
+    (True, 474, 172)
+    """
+    from ..engine.merged import Done, Stepped
+
+    drafts = tuple(drafts)
+
+    def start(p, q, k):
+        return (0, None, ())
+
+    def step(s, p, q, k, state):
+        i, lowest, tied = state
+        if i == len(drafts):
+            return Done(_tie_break(s, dict(tied), "smallest key in its slot", False))
+        j = s.draw(plan.slot_law(drafts[i]), f"key{i + 1} slot")
+        return (i + 1, *_lowest_update(lowest, tied, drafts[i], j))
+
+    return Stepped(start, step, name="smallest key")
 
 
 def smallest_key_lazy(s, plan: KeyPlacement, drafts, *, uniforms: bool = False) -> Any:
@@ -289,17 +347,30 @@ def expected_key_draws(plan: KeyPlacement, drafts) -> Fraction:
     return total
 
 
+#: :func:`check_selection_law` enumerates :func:`smallest_key` path by path up to this many
+#: slot choices (the product of the drafts' numbers of slots), and through its merged states
+#: (:func:`smallest_key_steps`, the same law and paths) above.
+MECHANISM_PLAIN_PATHS = 64
+
+
+def _slot_paths(plan: KeyPlacement, drafts) -> int:
+    return math.prod(len(plan.slot_law(x).labels) for x in drafts)
+
+
 def check_selection_law(p, q, k: int, *, lazy_too: bool = True) -> dict:
     """Prove on one instance that the key mechanism has the closed-form law and that it
     realises ``a*``.
 
     For every draft multiset ``X``: the engine's exact enumeration of :func:`smallest_key`
     (and of :func:`smallest_key_lazy`) with ``X`` fixed equals :func:`selection_law`; and
-    ``sum_X P(X) r*(t | X) = a*(t)`` and ``sum_X P(X) sel(t | X) = w(t)`` exactly.
+    ``sum_X P(X) r*(t | X) = a*(t)`` and ``sum_X P(X) sel(t | X) = w(t)`` exactly.  Above
+    :data:`MECHANISM_PLAIN_PATHS` slot choices the enumeration of :func:`smallest_key` runs
+    through its merged states (:func:`smallest_key_steps`); ``"paths"`` counts the same paths.
 
     Returns a dict of booleans and counts (``"ok"`` is their conjunction).
     """
     from ..engine.exact import enumerate_paths
+    from ..engine.merged import enumerate_merged
     from ..optimum.alpha_star import draft_multisets
 
     plan = key_placement(p, q, k)
@@ -318,8 +389,11 @@ def check_selection_law(p, q, k: int, *, lazy_too: bool = True) -> dict:
         lazy_draws += weight * expected_key_draws(plan, drafts)
         runs = [smallest_key] + ([smallest_key_lazy] if lazy_too else [])
         for run in runs:
-            enum = enumerate_paths(lambda s, p_, q_, k_, run=run: run(s, plan, drafts), p, q, k,
-                                   max_paths=None)
+            if run is smallest_key and _slot_paths(plan, drafts) > MECHANISM_PLAIN_PATHS:
+                enum = enumerate_merged(smallest_key_steps(plan, drafts), p, q, k)
+            else:
+                enum = enumerate_paths(lambda s, p_, q_, k_, run=run: run(s, plan, drafts), p,
+                                       q, k, max_paths=None)
             paths += enum.paths
             same = all(enum.law[t] == sel[t] for t in p.labels) and enum.total == 1
             if run is smallest_key:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ..key.placement import key_placement
 from ..key.selection import draw_drafts, smallest_key
+from ..key.stepped import KEY_STEPS
 from .base import Method
 
 __all__ = ["key", "key_uniforms", "METHOD"]
@@ -38,6 +39,11 @@ def key(s, p, q, k=1):
     if s.coin(plan.beta[x], "accept"):
         return s.accept(x)
     return s.draw(plan.residual, "residual")
+
+
+#: The same rule one random choice per step, for the merged-state interpreter
+#: (:mod:`exactspec.key.stepped`: the same paths, laws and acceptances).
+key.steps = KEY_STEPS
 
 
 def key_uniforms(s, p, q, k=1):
