@@ -212,3 +212,23 @@ def test_an_unbounded_loop_is_refused():
 
     with pytest.raises(TooLarge):
         verify(forever, P, Q)
+
+
+def test_an_enumeration_that_outgrows_its_estimate_is_stopped_at_the_budget():
+    # one token in 300 opens a subtree of 90,000 paths: the probes (40, fixed seed) miss it,
+    # so the estimate is about 300 and passes a budget of 2,000; the walk stops there
+    V = Dist([F(1, 300)] * 300)
+
+    def lopsided(s, p, q, k):
+        x = s.draw(p)
+        if x == p.labels[-1]:
+            s.draw(p)
+            s.draw(p)
+        return x
+
+    assert estimate_paths(lopsided, V, V, 1) < 2_000
+    with pytest.raises(TooLarge, match=r"more than 2,000 paths \(estimated about 300\)"):
+        enumerate_paths(lopsided, V, V, 1, max_paths=2_000)
+    # insisting (max_paths=None) still walks everything: here a smaller tree, counted exactly
+    W = Dist([F(1, 30)] * 30)
+    assert enumerate_paths(lopsided, W, W, 1, max_paths=None).paths == 29 + 30 * 30

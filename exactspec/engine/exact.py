@@ -610,7 +610,7 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     before = _snapshot(p), _snapshot(q)
     with watched() if watch else _nothing():
         result, digest = _walk(method, p, q, k, factory, keep_paths, progress, estimate,
-                               on_path, watch)
+                               on_path, watch, max_paths)
         if watch:
             _, again = _walk(method, p, q, k, factory, False, False, None, None, True)
             if again != digest:
@@ -623,7 +623,28 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     return result
 
 
-def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fingerprint):
+def _over_budget(count: int, estimate, max_paths, seconds: float) -> TooLarge | None:
+    """The refusal for an enumeration that has outgrown its estimate, or ``None``.
+
+    The up-front estimate is a mean over random probes and can fall far short on trees whose
+    large branches are rarely probed; the walk itself then stops at the same budgets: more
+    paths than ``max_paths``, or (under the default budget) more than twice
+    :data:`MAX_SECONDS` of work."""
+    guess = f" (estimated about {estimate:,})" if estimate else ""
+    if count > max_paths:
+        return TooLarge(
+            f"more than {max_paths:,} paths{guess}, over the budget of {max_paths:,}: stopped; "
+            "use --backend numpy, or --max-paths N to insist", estimate=count, budget=max_paths)
+    if max_paths == DEFAULT_MAX_PATHS and seconds > 2 * MAX_SECONDS:
+        return TooLarge(
+            f"{count:,} paths{guess} enumerated in {seconds:,.0f} s and not done, over the "
+            f"budget of {MAX_SECONDS:.0f} s of exact work: stopped; use --backend numpy, a "
+            "smaller instance, or --max-paths N to insist", estimate=count, budget=max_paths)
+    return None
+
+
+def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fingerprint,
+          max_paths=None):
     start = _clock()
     s = factory()
     labels = p.labels
@@ -670,6 +691,10 @@ def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fin
             if on_path is not None:
                 on_path(path)
         count += 1
+        if max_paths is not None and count % 1024 == 0:
+            refusal = _over_budget(count, estimate, max_paths, _clock() - start)
+            if refusal is not None:
+                raise refusal
         if progress and count % 20000 == 0:
             now = _clock()
             if now - last_report > 0.5:
