@@ -69,12 +69,14 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
                        "--backend numpy (float64 estimates)", estimate=k, budget=MERGED_MAX_K)
     try:
         estimate = estimate_paths(m.run, p, q, k)
-    except TooLarge:          # paths too deep to probe (large k): the merged states may still do
-        estimate = None
+    except TooLarge as refusal:  # too deep to probe (large k): the merged states may still do
+        estimate, probe_refusal = None, refusal
     if steps.paths_budget and max_paths is not None and (estimate is None
                                                          or estimate > max_paths):
-        shown = "too many" if estimate is None else f"about {estimate:,}"
-        raise TooLarge(f"{m.name} at k = {k}: {shown} paths, over the budget of {max_paths:,} "
+        if estimate is None:  # the probe's own refusal names the size that stopped it
+            raise probe_refusal
+        raise TooLarge(f"{m.name} at k = {k}: about {estimate:,} paths, over the budget of "
+                       f"{max_paths:,} "
                        "(merged states, whose number is not bounded in advance): use "
                        "--backend numpy, or --max-paths N to insist",
                        estimate=estimate, budget=max_paths)
