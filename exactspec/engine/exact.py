@@ -628,14 +628,15 @@ def _over_budget(count: int, estimate, max_paths, seconds: float) -> TooLarge | 
 
     The up-front estimate is a mean over random probes and can fall far short on trees whose
     large branches are rarely probed; the walk itself then stops at the same budgets: more
-    paths than ``max_paths``, or (under the default budget) more than twice
-    :data:`MAX_SECONDS` of work."""
+    paths than ``max_paths``, or more than twice :data:`MAX_SECONDS` of work (under the
+    default budget, or under any budget once the walk has passed twice its estimate)."""
     guess = f" (estimated about {estimate:,})" if estimate else ""
     if count > max_paths:
         return TooLarge(
             f"more than {max_paths:,} paths{guess}, over the budget of {max_paths:,}: stopped; "
             "use --backend numpy, or --max-paths N to insist", estimate=count, budget=max_paths)
-    if max_paths == DEFAULT_MAX_PATHS and seconds > 2 * MAX_SECONDS:
+    wrong = not estimate or count > 2 * estimate     # the estimate was far short
+    if seconds > 2 * MAX_SECONDS and (max_paths == DEFAULT_MAX_PATHS or wrong):
         return TooLarge(
             f"{count:,} paths{guess} enumerated in {seconds:,.0f} s and not done, over the "
             f"budget of {MAX_SECONDS:.0f} s of exact work: stopped; use --backend numpy, a "
