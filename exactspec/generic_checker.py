@@ -60,6 +60,16 @@ def _strictly_feasible(variables, equalities, facts, nonnegative=()) -> bool:
     def linear(expr):
         return sympy.Poly(sympy.expand(expr), *variables).total_degree() <= 1
 
+    # a variable fixed to 0 by a fact is substituted into the others (a nonlinear fact may
+    # become linear: q_t (...) - p_t with q_t = 0 is -p_t)
+    zeros = {e: 0 for e, s in facts if s == 0 and e.is_Symbol}
+    if zeros:
+        facts = [(sympy.expand(e.xreplace(zeros)), s) for e, s in facts]
+        nonnegative = [sympy.expand(e.xreplace(zeros)) for e in nonnegative]
+        for e, s in facts:
+            if e.is_Number and (e > 0) - (e < 0) != s:
+                return False
+        facts = [(e, s) for e, s in facts if not e.is_Number]
     eq = [row(e) for e in equalities if linear(e)]
     lb = [row(e) for e in nonnegative if linear(e)]
     for expr, s in facts:
@@ -164,7 +174,7 @@ def _balance_problems(leaf, symbols, variables, equalities):
     """Re-check the balance identity that pruned a leaf: the recorded entries sum to 0 over
     the vocabulary once ``sum p = sum q = 1`` are used, the sum is the total of the entries
     of its owners, its numerator is a constant times the split atom, and the leaf's sign of
-    that atom is one the identity excludes.  The signs of the individual entries (and of the
+    that atom (its last split, or one of its facts) is one the identity excludes.  The signs of the individual entries (and of the
     sum's denominator) are facts of the parent case and are not re-derived here."""
     problems = []
     solution = _equality_substitution(equalities, variables, symbols)
@@ -186,8 +196,14 @@ def _balance_problems(leaf, symbols, variables, equalities):
         if not ratio.is_Number or ratio == 0:
             problems.append(f"the numerator of {b['sum']} is not a multiple of {b['atom']}")
         sign = b["atom_sign"]
-        excluded = step[0] == "aggregate" and _parse(step[1], symbols) == atom and \
-            (step[2] != sign if b["strict"] else step[2] * sign < 0)
+
+        def excludes(s):
+            return s != sign if b["strict"] else s * sign < 0
+
+        # the leaf's own split, or a sign of the sum fixed earlier among the leaf's facts
+        excluded = (step[0] == "aggregate" and _parse(step[1], symbols) == atom and
+                    excludes(step[2])) or \
+            any(_parse(a, symbols) == atom and excludes(s) for a, s in leaf.get("facts", []))
         if not excluded:
             problems.append(f"the balance of {b['sum']} does not exclude the split {step}")
     return problems
