@@ -67,9 +67,9 @@ def _strictly_feasible(variables, equalities, facts, nonnegative=()) -> bool:
         facts = [(sympy.expand(e.xreplace(zeros)), s) for e, s in facts]
         nonnegative = [sympy.expand(e.xreplace(zeros)) for e in nonnegative]
         for e, s in facts:
-            if e.is_Number and (e > 0) - (e < 0) != s:
+            if e.is_Number and int(bool(e > 0)) - int(bool(e < 0)) != s:
                 return False
-        facts = [(e, s) for e, s in facts if not e.is_Number]
+        facts = [(e, s) for e, s in facts if not e.is_Number] + [(v, 0) for v in zeros]
     eq = [row(e) for e in equalities if linear(e)]
     lb = [row(e) for e in nonnegative if linear(e)]
     for expr, s in facts:
@@ -153,7 +153,11 @@ def _tree_problems(cert):
 
 
 def _equality_substitution(equalities, variables, symbols):
-    solved = sympy.solve(equalities, list(reversed(variables)), dict=True)
+    """The linear equalities solved for some variables (nonlinear ones are used through
+    :func:`_in_ideal`, never solved: sympy's polynomial solver can take minutes on them)."""
+    linear = [e for e in equalities
+              if sympy.Poly(sympy.expand(e), *variables).total_degree() <= 1]
+    solved = sympy.solve(linear, list(reversed(variables)), dict=True)
     return solved[0] if solved else {}
 
 

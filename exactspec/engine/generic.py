@@ -982,14 +982,13 @@ class GenericCase:
             self.pruned_by = [record]
             raise _Infeasible()
         if strict is None:
-            if self.inner.known.get(atom) == sign or atom in self.inner.strict_known:
-                return
-            self.inner.known[atom] = sign
+            if atom not in self.inner.strict_known:
+                self.inner.known[atom] = sign
         else:
-            if self.inner.strict_known.get(atom) == sign:
-                return
             self.inner.strict_known[atom] = sign
-        self.balances.append(record)
+        if not any(b["atom"] == record["atom"] and b["strict"] >= record["strict"]
+                   for b in self.balances):
+            self.balances.append(record)    # for the certificate of the leaves it prunes
 
     def unit_sums(self) -> dict:
         """``p_t``, ``q_t`` of the first distinguished token solved from ``sum p = sum q = 1``."""
