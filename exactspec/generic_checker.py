@@ -20,6 +20,11 @@ verifies, independently of how the engine found them:
    the case's closed form at the witness point (which ties the formula to exact enumeration);
    in a refuted case, a witness's path law differs from the target.
 
+Not re-derived here: that the method's path weights sum to the case's closed form at *every*
+point of the case (the engine's elimination, :func:`exactspec.engine.generic._zero_on_case`;
+a proved case reports its target as its closed form), and the signs of the individual entries
+a balance identity sums (facts of the parent case).
+
 ``python -m exactspec.generic_checker CERT.json`` prints ``CERTIFICATE OK`` or the problems.
 """
 
