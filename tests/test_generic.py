@@ -261,3 +261,21 @@ def test_checker_rechecks_a_balance_against_a_fixed_sign():
     assert problems(leaf) == []
     assert problems(dict(leaf, facts=[["p_t - q_t", 1]]))       # a sign the balance allows
     assert problems(dict(leaf, facts=[]))                          # nothing excluded at all
+
+
+def test_checker_rederives_the_identities_from_the_path_sums():
+    def resample(s, p, q, k=1):                      # draws from p: law p, in one case
+        x = s.draft(q)
+        return s.draw(p, "output") if x is not None else x
+
+    def about_sums(cert, **kw):      # (a local method: its witnesses cannot be replayed)
+        return [m for m in check_generic_certificate(cert, **kw) if "does not vanish" in m]
+
+    proof = prove_generic(resample, name="resample")
+    assert proof.verdict == "proved"
+    cert = generic_certificate(proof, "resample")
+    assert all(c["sums"]["law"] for c in cert["cases"]) and about_sums(cert) == []
+    tampered = dict(cert, cases=[dict(c, sums=dict(c["sums"], law={"t": "p_t + q_t/7"}))
+                                 for c in cert["cases"]])
+    assert about_sums(tampered)
+    assert about_sums(tampered, path_sums=False) == []

@@ -72,12 +72,12 @@ has put the sums back.  A case's ``law - target`` (and acceptance, and path tota
 for zero by :func:`_zero_on_case`: in a polynomial ring, the names are eliminated one by one
 (``b^d num`` with ``S = a / b``, ``b != 0``), the case's linear equalities substituted and the
 nonlinear ones reduced away; a zero answer is a proof.  A value shown equal to its target is
-then *reported as* the target (``law(t) = p_t``), so the certificate's closed form for a proved
-case is the target itself: the sympy checker re-checks the case tree, the infeasible leaves
-and, at each witness, that exact enumeration of the method's paths equals that closed form;
-the identity "sum of the path weights = closed form" for every point of the case is the
-engine's elimination and is not re-derived by the checker.  RRS with ``k = 2`` (12 cases, 27
-infeasible leaves) is proved this way in under a minute.
+then *reported as* the target (``law(t) = p_t``); the certificate also records the path sums
+as the run built them, with the named sums' definitions, and the sympy checker re-derives each
+identity from those by plain substitution and a common denominator (slower, independent of the
+elimination), besides checking the case tree, the infeasible leaves and, at each witness, that
+exact enumeration of the method's paths equals the closed form.  RRS with ``k = 2`` (12 cases,
+27 infeasible leaves) is proved this way in under a minute.
 
 Sums over part of the rest (a prefix in slot order) are caught by an order check: every case
 with several classes is run a second time with its classes in reverse order and must give the
@@ -1392,6 +1392,7 @@ class GenericCaseResult:
     case: Any = None
     targets: dict = field(default_factory=dict)
     expected_acceptance: Any = None
+    raw: dict = field(default_factory=dict)     # the sums as the run built them, named
 
 
 @dataclass
@@ -1638,9 +1639,11 @@ def _judge(case, result, target, want, run, k, count) -> GenericCaseResult:
         verdict, note = "refuted", "the law differs from the target at a witness"
     else:
         verdict, note = "undecided", "law - target did not cancel and no witness shows it"
+    raw = {"law": dict(result.law), "acceptance": result.explicit, "total": result.total,
+           "names": list(case.definitions.items())}
     return GenericCaseResult(case.conditions(), classes, case.path, law, acceptance, in_drafts,
                              total, diffs, {str(a): str(b) for a, b in solution.items()},
-                             verdict, checked, note, case, dict(target), want)
+                             verdict, checked, note, case, dict(target), want, raw)
 
 
 def _zero_on_case(case, expr, solution) -> bool:
