@@ -188,9 +188,11 @@ def test_rrs_two_drafts_proved_for_every_size(rrs_proof):
     assert {c.law["t"] for c in proof.cases} <= {p_t, 0}
     assert all(c.total == 1 for c in proof.cases)
     # a tampered certificate is rejected: a wrong law, a missing infeasible leaf
+    # (the path sums were re-derived above; the quick checks find these two)
     wrong = dict(cert, cases=[dict(c, law={"t": "q_t"}) for c in cert["cases"]])
-    assert check_generic_certificate(wrong)
-    assert check_generic_certificate(dict(cert, infeasible=cert["infeasible"][1:]))
+    assert check_generic_certificate(wrong, path_sums=False)
+    assert check_generic_certificate(dict(cert, infeasible=cert["infeasible"][1:]),
+                                     path_sums=False)
 
 
 def _rrs_instances():
