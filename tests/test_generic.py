@@ -187,6 +187,13 @@ def test_rrs_two_drafts_proved_for_every_size(rrs_proof):
     p_t = sympy.Symbol("p_t", nonnegative=True)
     assert {c.law["t"] for c in proof.cases} <= {p_t, 0}
     assert all(c.total == 1 for c in proof.cases)
+    # the names of sums (_S1, _S2) stay inside the engine: no fact, condition, law or leaf
+    # of the certificate mentions one (only the recorded path sums do)
+    import json
+
+    shown = json.dumps([{k: v for k, v in c.items() if k != "sums"} for c in cert["cases"]] +
+                       cert["infeasible"], default=str)
+    assert "_S" not in shown and all(c["sums"]["names"] for c in cert["cases"])
     # a tampered certificate is rejected: a wrong law, a missing infeasible leaf
     # (the path sums were re-derived above; the quick checks find these two)
     wrong = dict(cert, cases=[dict(c, law={"t": "q_t"}) for c in cert["cases"]])
