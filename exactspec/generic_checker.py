@@ -263,6 +263,14 @@ def check_generic_certificate(cert, path_sums: bool = True):
     if isinstance(cert, str):
         with open(cert) as handle:
             cert = json.load(handle)
+    if cert.get("kind") == "exactspec-claim-certificate":
+        # a claim's certificate (exactspec prove, proofs/*.py): its generic parts
+        parts = [part for part in cert.get("parts", [])
+                 if isinstance(part, dict) and part.get("kind") == "exactspec-generic-certificate"]
+        if not parts:
+            return ["a claim certificate without a generic part"]
+        return [problem for part in parts
+                for problem in check_generic_certificate(part, path_sums)]
     if cert.get("kind") != "exactspec-generic-certificate":
         return [f"unknown certificate kind {cert.get('kind')!r}"]
     if cert.get("outside"):
