@@ -152,7 +152,8 @@ def check_rrs_every_size() -> ClaimResult:
         "acceptance = 1 - TV(p, q) TV(r_1, q) in every case",
         f"  certificate re-checked by the sympy checker (case tree, infeasible leaves, "
         f"witnesses; its re-derivation of every case's identities from the path sums runs "
-        f"in tests/test_generic.py): "
+        f"in tests/test_generic.py and in python -m exactspec.generic_checker on the written "
+        f"certificate): "
         f"{'OK' if not problems else problems[:2]}",
         f"  closed form = exact enumeration on {count} random instances (2-8 tokens, the "
         f"distinguished token at a random position): "
