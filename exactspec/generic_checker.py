@@ -18,7 +18,16 @@ verifies, independently of how the engine found them:
    the case's equalities, solved here by sympy;
 4. every witness's path certificate checks, and the path law at the distinguished token equals
    the case's closed form at the witness point (which ties the formula to exact enumeration);
-   in a refuted case, a witness's path law differs from the target.
+   in a refuted case, a witness's path law differs from the target;
+5. each proved case's path sums, as the run built them (named sums ``_S1``, ``_S2`` with their
+   definitions), equal the target on the whole case: the names are substituted back, the
+   case's linear equalities too, and the numerator over a common denominator is the zero
+   polynomial or lies in the ideal of the case's nonlinear equalities (the engine decides the
+   same question another way, by eliminating the names one at a time).
+
+Not re-derived here: the signs of the individual entries a balance identity sums (facts of the
+parent case), and that the path sums were built from the method's paths (tied to the method
+only at the witnesses, by exact enumeration).
 
 ``python -m exactspec.generic_checker CERT.json`` prints ``CERTIFICATE OK`` or the problems.
 """
@@ -60,6 +69,16 @@ def _strictly_feasible(variables, equalities, facts, nonnegative=()) -> bool:
     def linear(expr):
         return sympy.Poly(sympy.expand(expr), *variables).total_degree() <= 1
 
+    # a variable fixed to 0 by a fact is substituted into the others (a nonlinear fact may
+    # become linear: q_t (...) - p_t with q_t = 0 is -p_t)
+    zeros = {e: 0 for e, s in facts if s == 0 and e.is_Symbol}
+    if zeros:
+        facts = [(sympy.expand(e.xreplace(zeros)), s) for e, s in facts]
+        nonnegative = [sympy.expand(e.xreplace(zeros)) for e in nonnegative]
+        for e, s in facts:
+            if e.is_Number and int(bool(e > 0)) - int(bool(e < 0)) != s:
+                return False
+        facts = [(e, s) for e, s in facts if not e.is_Number] + [(v, 0) for v in zeros]
     eq = [row(e) for e in equalities if linear(e)]
     lb = [row(e) for e in nonnegative if linear(e)]
     for expr, s in facts:
@@ -143,7 +162,11 @@ def _tree_problems(cert):
 
 
 def _equality_substitution(equalities, variables, symbols):
-    solved = sympy.solve(equalities, list(reversed(variables)), dict=True)
+    """The linear equalities solved for some variables (nonlinear ones are used through
+    :func:`_in_ideal`, never solved: sympy's polynomial solver can take minutes on them)."""
+    linear = [e for e in equalities
+              if sympy.Poly(sympy.expand(e), *variables).total_degree() <= 1]
+    solved = sympy.solve(linear, list(reversed(variables)), dict=True)
     return solved[0] if solved else {}
 
 
@@ -164,7 +187,7 @@ def _balance_problems(leaf, symbols, variables, equalities):
     """Re-check the balance identity that pruned a leaf: the recorded entries sum to 0 over
     the vocabulary once ``sum p = sum q = 1`` are used, the sum is the total of the entries
     of its owners, its numerator is a constant times the split atom, and the leaf's sign of
-    that atom is one the identity excludes.  The signs of the individual entries (and of the
+    that atom (its last split, or one of its facts) is one the identity excludes.  The signs of the individual entries (and of the
     sum's denominator) are facts of the parent case and are not re-derived here."""
     problems = []
     solution = _equality_substitution(equalities, variables, symbols)
@@ -186,18 +209,68 @@ def _balance_problems(leaf, symbols, variables, equalities):
         if not ratio.is_Number or ratio == 0:
             problems.append(f"the numerator of {b['sum']} is not a multiple of {b['atom']}")
         sign = b["atom_sign"]
-        excluded = step[0] == "aggregate" and _parse(step[1], symbols) == atom and \
-            (step[2] != sign if b["strict"] else step[2] * sign < 0)
+
+        def excludes(s):
+            return s != sign if b["strict"] else s * sign < 0
+
+        # the leaf's own split, or a sign of the sum fixed earlier among the leaf's facts
+        excluded = (step[0] == "aggregate" and _parse(step[1], symbols) == atom and
+                    excludes(step[2])) or \
+            any(_parse(a, symbols) == atom and excludes(s) for a, s in leaf.get("facts", []))
         if not excluded:
             problems.append(f"the balance of {b['sum']} does not exclude the split {step}")
     return problems
 
 
-def check_generic_certificate(cert):
-    """Re-check a generic certificate (a dict or a JSON file); returns a list of problems."""
+def _path_sum_problems(case, symbols, variables, solution, equalities):
+    """Re-derive a proved case's identities from the path sums as the run built them: each
+    named sum (``_S1``, ...) is replaced by its definition, the case's linear equalities are
+    substituted, and the numerator over a common denominator (never cancelled) must be the
+    zero polynomial, or lie in the ideal of the case's nonlinear equalities."""
+    sums = case.get("sums")
+    if not sums or not sums.get("law"):
+        return ["no path sums recorded"]
+    local = dict(symbols)
+    for name, _ in sums["names"]:
+        local[name] = sympy.Symbol(name)
+    names = [(local[n], sympy.sympify(d, locals=local)) for n, d in sums["names"]]
+    checks = [(sums["law"][t], case["target"][t], f"law({t})") for t in sums["law"]]
+    checks.append((sums["total"], "1", "the path total"))
+    if case.get("expected_acceptance") is not None:
+        checks.append((sums["acceptance"], case["expected_acceptance"], "the acceptance"))
+    problems = []
+    for value, target, what in checks:
+        expr = sympy.sympify(value, locals=local) - _parse(target, symbols)
+        for name, definition in reversed(names):
+            expr = expr.xreplace({name: definition})
+        num = sympy.fraction(sympy.together(expr.xreplace(solution)))[0]
+        gens = sorted(num.free_symbols, key=str)
+        if gens and sympy.polys.rings.ring(gens, sympy.QQ)[0](num) == 0:
+            continue
+        if not gens and num == 0:
+            continue
+        if not _in_ideal(num, equalities, solution):
+            problems.append(f"case {case['path']}: {what} - target does not vanish on the case")
+    return problems
+
+
+def check_generic_certificate(cert, path_sums: bool = True):
+    """Re-check a generic certificate (a dict or a JSON file); returns a list of problems.
+
+    ``path_sums=False`` skips re-deriving each proved case's identities from its recorded
+    path sums (:func:`_path_sum_problems`, the slow part: about a minute and a half for RRS
+    with two drafts); the tree, the leaves and the witnesses are still checked."""
     if isinstance(cert, str):
         with open(cert) as handle:
             cert = json.load(handle)
+    if cert.get("kind") == "exactspec-claim-certificate":
+        # a claim's certificate (exactspec prove, proofs/*.py): its generic parts
+        parts = [part for part in cert.get("parts", [])
+                 if isinstance(part, dict) and part.get("kind") == "exactspec-generic-certificate"]
+        if not parts:
+            return ["a claim certificate without a generic part"]
+        return [problem for part in parts
+                for problem in check_generic_certificate(part, path_sums)]
     if cert.get("kind") != "exactspec-generic-certificate":
         return [f"unknown certificate kind {cert.get('kind')!r}"]
     if cert.get("outside"):
@@ -251,6 +324,8 @@ def check_generic_certificate(cert):
                            Fraction(w["certificate"]["target"][t])
                            for w in case["witnesses"]):
                     problems.append(f"case {case['path']}: refuted without a witness")
+        if path_sums and case["verdict"] == "proved" and case.get("sums") is not None:
+            problems += _path_sum_problems(case, symbols, variables, solution, equalities)
         if case["verdict"] == "proved" and case.get("expected_acceptance") is not None:
             diff = sympy.cancel(sympy.together(
                 (_parse(case["acceptance"], symbols) -

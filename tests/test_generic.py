@@ -170,3 +170,129 @@ def test_checker_rechecks_the_balance_identity():
     # the balance does not exclude S > 0, an entry that breaks the zero sum is caught
     assert problems(_balance_leaf(split_sign=1))
     assert problems(_balance_leaf(t_value="p_t - 2*q_t"))
+
+
+# -- RRS with two drafts, for every vocabulary size ----------------------------------------
+@pytest.fixture(scope="module")
+def rrs_proof():
+    from exactspec.claims.generic import rrs_every_size
+
+    return rrs_every_size(2)
+
+
+@pytest.mark.slow
+def test_rrs_two_drafts_proved_for_every_size(rrs_proof):
+    proof, cert, problems = rrs_proof
+    assert proof.verdict == "proved" and problems == []
+    p_t = sympy.Symbol("p_t", nonnegative=True)
+    assert {c.law["t"] for c in proof.cases} <= {p_t, 0}
+    assert all(c.total == 1 for c in proof.cases)
+    # the names of sums (_S1, _S2) stay inside the engine: no fact, condition, law or leaf
+    # of the certificate mentions one (only the recorded path sums do)
+    import json
+
+    shown = json.dumps([{k: v for k, v in c.items() if k != "sums"} for c in cert["cases"]] +
+                       cert["infeasible"], default=str)
+    assert "_S" not in shown and all(c["sums"]["names"] for c in cert["cases"])
+    # a tampered certificate is rejected: a wrong law, a missing infeasible leaf
+    # (the path sums were re-derived above; the quick checks find these two)
+    wrong = dict(cert, cases=[dict(c, law={"t": "q_t"}) for c in cert["cases"]])
+    assert check_generic_certificate(wrong, path_sums=False)
+    assert check_generic_certificate(dict(cert, infeasible=cert["infeasible"][1:]),
+                                     path_sums=False)
+
+
+def _rrs_instances():
+    """Random rational pairs of 2-8 tokens, and hand-made ties and zeros: ``p = q``, disjoint
+    supports, ``r_1 = (1, 0, 0)``, and ``r_1(0) = q(0)`` (a token on the second residual's
+    boundary)."""
+    rng = random.Random(11)
+    pairs = [random_pair(rng, n) for n in range(2, 9) for _ in range(2)]
+    for p, q in (("1/2,1/2", "1/2,1/2"), ("1,0,0", "0,1/2,1/2"),
+                 ("1/2,1/4,1/4", "1/4,1/4,1/2"), ("3/8,5/8,0", "1/4,1/4,1/2")):
+        pairs.append((Dist.parse(p), Dist.parse(q)))
+    return pairs
+
+
+@pytest.mark.slow
+def test_rrs_closed_form_matches_enumeration_and_the_product_formula(rrs_proof):
+    from exactspec.bounds.closed_forms import rrs_acceptance
+    from exactspec.methods.rrs import rrs
+
+    proof = rrs_proof[0]
+    for p, q in _rrs_instances():
+        exact = enumerate_paths(rrs, p, q, 2, max_paths=None)
+        for t in p.labels:
+            _, law, acc = proof.law_at(p, q, t)
+            assert law == exact.law[t] == p[t]
+            assert acc == exact.explicit_acceptance == rrs_acceptance(p, q, 2)
+
+
+@pytest.mark.slow
+def test_rrs_matches_the_per_size_symbolic_proof(rrs_proof):
+    from exactspec.bounds.closed_forms import rrs_acceptance
+    from exactspec.methods.rrs import rrs
+
+    # the per-size engine reaches two tokens (zeros allowed) with two drafts; on three
+    # tokens it stops at a case it cannot rule out
+    proof = prove_symbolic(rrs, 2, 2, positive=False)
+    assert proof.verdict == "proved"
+    for case in proof.cases:
+        for w in case.witnesses:
+            for t in w["p"].labels:
+                _, law, acc = rrs_proof[0].law_at(w["p"], w["q"], t)
+                assert law == w["enumeration"].law[t] == w["p"][t]
+                assert acc == rrs_acceptance(w["p"], w["q"], 2)
+
+
+def test_checker_substitutes_variables_fixed_to_zero():
+    from exactspec.generic_checker import _strictly_feasible
+
+    p_t, q_t, x = sympy.symbols("p_t q_t x")
+    facts = [(q_t, 0), (p_t, 1), (q_t * x - p_t, 1)]     # q_t = 0 makes the last one -p_t > 0
+    assert not _strictly_feasible([p_t, q_t, x], [], facts)
+    # without the fixed zero the nonlinear fact is not linear, so nothing is excluded
+    assert _strictly_feasible([p_t, q_t, x], [], facts[1:])
+
+
+def test_checker_rechecks_a_balance_against_a_fixed_sign():
+    from exactspec.generic_checker import _balance_problems, _parse, _symbols
+
+    def problems(leaf):
+        symbols = _symbols({}, leaf)
+        variables = [symbols[v] for v in leaf["variables"]]
+        equalities = [_parse(e, symbols) for e in leaf["equalities"]]
+        return _balance_problems(leaf, symbols, variables, equalities)
+
+    # the sum's sign was fixed by an earlier split (a fact of the leaf), not by its last step
+    leaf = dict(_balance_leaf(), path=[["aggregate", "p_t - q_t", 0], ["empty", "R", False]],
+                facts=[["p_t - q_t", 0]])
+    assert problems(leaf) == []
+    assert problems(dict(leaf, facts=[["p_t - q_t", 1]]))       # a sign the balance allows
+    assert problems(dict(leaf, facts=[]))                          # nothing excluded at all
+
+
+def test_checker_rederives_the_identities_from_the_path_sums():
+    def resample(s, p, q, k=1):                      # draws from p: law p, in one case
+        x = s.draft(q)
+        return s.draw(p, "output") if x is not None else x
+
+    def about_sums(cert, **kw):      # (a local method: its witnesses cannot be replayed)
+        return [m for m in check_generic_certificate(cert, **kw) if "does not vanish" in m]
+
+    proof = prove_generic(resample, name="resample")
+    assert proof.verdict == "proved"
+    cert = generic_certificate(proof, "resample")
+    assert all(c["sums"]["law"] for c in cert["cases"]) and about_sums(cert) == []
+    tampered = dict(cert, cases=[dict(c, sums=dict(c["sums"], law={"t": "p_t + q_t/7"}))
+                                 for c in cert["cases"]])
+    assert about_sums(tampered)
+    assert about_sums(tampered, path_sums=False) == []
+
+
+def test_checker_reads_the_generic_parts_of_a_claim_certificate():
+    cert = generic_certificate(prove_generic(naive), "naive")
+    claim = {"kind": "exactspec-claim-certificate", "parts": [{"kind": "other"}, cert]}
+    assert check_generic_certificate(claim) == []
+    assert check_generic_certificate(dict(claim, parts=[dict(cert, infeasible=[])]))
+    assert check_generic_certificate(dict(claim, parts=[]))
