@@ -67,3 +67,32 @@ def test_case_decides_linear_consequences_without_splitting():
 def test_comparisons_outside_a_run_are_undecided():
     with pytest.raises(Undecided):
         bool(SymbolicValue(sympy.Symbol("x")) < 1)
+
+
+@pytest.mark.slow
+def test_a_method_error_in_a_case_the_pruning_cannot_rule_out_is_undecided_not_a_crash():
+    # RRS at k = 2 on three tokens: after two rejections the linear facts cannot rule out
+    # "r1 <= q everywhere" (infeasible only through the normaliser of r1), where the second
+    # residual is empty; the case is undecided with the method's error, never a traceback
+    from exactspec.methods.rrs import rrs
+
+    proof = prove_symbolic(rrs, 3, 2)
+    assert proof.verdict == "undecided"
+    verdicts = {c.verdict for c in proof.cases}
+    assert "refuted" not in verdicts and "proved" in verdicts
+    failed = [c for c in proof.cases if "error of the method" in c.note]
+    assert failed and all(c.law == {} and "residual" in c.note for c in failed)
+    assert any("residual max(0, p - q) is empty" in c.note for c in failed)
+
+
+def test_a_method_that_fails_on_real_inputs_raises_its_own_error():
+    from exactspec.core.errors import InvalidInput
+
+    def broken(s, p, q, k=1):
+        x = s.draft(q)
+        if s.coin(min(1, p[x] / q[x])):
+            return s.accept(x)
+        raise InvalidInput("broken: no residual step")
+
+    with pytest.raises(InvalidInput, match="broken: no residual step"):
+        prove_symbolic(broken, 2)

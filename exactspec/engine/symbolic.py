@@ -455,6 +455,7 @@ def prove_symbolic(method: Callable, n: int, k: int = 1, *, positive: bool = Tru
         if len(seen) > max_cases:
             raise InvalidInput(f"more than {max_cases} symbolic cases: too large to prove")
         token = _CURRENT.set(case)
+        failed = None
         try:
             result = enumerate_paths(method, p, q, k, max_paths=None)
             target = expected_law(p, q, k) if expected_law else p
@@ -465,17 +466,39 @@ def prove_symbolic(method: Callable, n: int, k: int = 1, *, positive: bool = Tru
         except _Infeasible:
             infeasible += 1
             continue
+        except (InvalidInput, ZeroDivisionError) as error:
+            failed = error
         finally:
             _CURRENT.reset(token)
         if not case.feasible_with():
             infeasible += 1
             continue
+        if failed is not None:
+            # the method stopped in a case the linear pruning cannot rule out (RRS's residual
+            # is empty after a rejection where r(x) < q(x): infeasible, but only through the
+            # nonlinear normaliser): not a proof, and not a crash.  If it also fails on the
+            # case's rational witnesses, the error is the method's own: raised as it is.
+            for point in case.witnesses(witnesses):
+                pd, qd = _point_dists(point, p, q)
+                enumerate_paths(method, pd, qd, k, max_paths=None)
+            done.append(CaseResult(case.conditions(), {}, "undecided", None, [],
+                                   "a case the linear pruning cannot rule out ends in an "
+                                   f"error of the method: {failed}"))
+            continue
         done.append(_judge(case, result, p, q, k, method, witnesses, target, want))
     return SymbolicProof(getattr(method, "__name__", name), n, k, positive, done, infeasible)
 
 
-def _judge(case, result, p, q, k, method, count, target, want):
+def _point_dists(point, p, q):
+    """The exact ``Dist``\\ s of the symbolic ``p``, ``q`` at a rational point."""
     from ..core.dist import Dist
+
+    pv = [Fraction(str(_sym(v).xreplace(point))) for v in p.probs]
+    qv = [Fraction(str(_sym(v).xreplace(point))) for v in q.probs]
+    return Dist(pv, p.labels), Dist(qv, q.labels)
+
+
+def _judge(case, result, p, q, k, method, count, target, want):
     from .exact import enumerate_paths
 
     solution = _equality_solution(case)
@@ -488,9 +511,7 @@ def _judge(case, result, p, q, k, method, count, target, want):
     checked = []
     exact_ok = True
     for point in points:
-        pv = [Fraction(str(_sym(v).xreplace(point))) for v in p.probs]
-        qv = [Fraction(str(_sym(v).xreplace(point))) for v in q.probs]
-        pd, qd = Dist(pv, p.labels), Dist(qv, q.labels)
+        pd, qd = _point_dists(point, p, q)
         exact = enumerate_paths(method, pd, qd, k, keep_paths=True, max_paths=None)
         symbolic_at = {lab: law[lab].xreplace(point) for lab in p.labels}
         agree = all(sympy.Rational(str(exact.law[lab])) == symbolic_at[lab] for lab in p.labels)
