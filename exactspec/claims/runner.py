@@ -34,7 +34,8 @@ EXPECTED_SECONDS = {
     "lossless-rule": 20, "rrs-ratio-bound": 15, "lumping-step": 14, "kseq-guarantee": 13,
     "alpha-star-three-ways": 12, "chain-lossless": 10, "block-verification": 9,
     "acceptance-1-tv": 8, "khisti-two-drafts": 8, "a-star-feasible-optimal": 8,
-    "rrs-wor-not-worse": 7, "multi-draft-lossless": 6,
+    "rrs-wor-not-worse": 7, "multi-draft-lossless": 6, "lossy-every-size": 13,
+    "traversal-lossless": 10, "traversal-chain-block": 10,
 }
 
 
@@ -82,6 +83,8 @@ def run_claims(names: list[str] | None = None, *, jobs: int | None = None, full:
         Called as ``on_event("start", name, None)`` when a claim's first unit starts,
         ``on_event("unit", name, progress)`` (a :class:`Progress`) when one of its units
         finishes, and ``on_event("done", name, result)`` when the claim is finished.
+
+    A split claim's ``seconds`` is the sum of its units' seconds: the work, wherever it ran.
     """
     from . import all_claims, get_claim
 
