@@ -19,8 +19,9 @@ from typing import Callable
 from ..core.dist import Dist, exact_str
 from ..core.random_dists import random_dist, random_pair
 
-__all__ = ["Claim", "ClaimResult", "Split", "add_tallies", "index_blocks", "random_dist", "random_pair",
-           "symbolic_certificate", "run_claim_main", "PROVED", "REFUTED", "UNDECIDED"]
+__all__ = ["Claim", "ClaimResult", "Split", "add_tallies", "index_blocks", "random_dist",
+           "random_pair", "symbolic_certificate", "run_claim_main", "PROVED", "REFUTED",
+           "UNDECIDED"]
 
 PROVED, REFUTED, UNDECIDED = "PROVED", "REFUTED", "UNDECIDED"
 

@@ -235,7 +235,8 @@ CLAIMS = [
     Claim("key-lossless-optimal", "KEY and KEY-lazy (smallest random key verified with "
           "a*/w, residual (p - a*)/(1 - alpha*)) are lossless and accept with probability "
           "exactly alpha*, equal to the exact optimal transport, including MATH.md's two "
-          "counterexamples", check_lossless_optimal, issue="5", fast={"size": 30}, split=LOSSLESS_OPTIMAL),
+          "counterexamples", check_lossless_optimal, issue="5", fast={"size": 30},
+          split=LOSSLESS_OPTIMAL),
     Claim("key-selection-law", "the key mechanism (per-draft keys, smallest wins) selects "
           "token t with exactly the closed-form probability sel(t | X) for every draft "
           "multiset X, and r*(t | X) = beta_t sel(t | X) satisfies sum_X P(X) r*(t | X) = a*(t)",
