@@ -127,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--list", action="store_true", help="list the claims")
     pr.add_argument("--certificate-dir", metavar="DIR", help="write certificates here")
     pr.add_argument("--jobs", type=int, metavar="N",
-                    help="claims run N at a time in worker processes (default: every core)")
+                    help="N units of work (claims, blocks of a claim's corpus) at a time in worker "
+                         "processes (default: every core)")
     pr.add_argument("--full", action="store_true",
                     help="the full corpora (what proofs/*.py run); default: the fast ones")
     pr.add_argument("--json", action="store_true")

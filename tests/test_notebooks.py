@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,43 @@ _PROBE = (
     "print('EXACTSPEC-KERNEL ' + _json.dumps({'prefix': _sys.prefix, "
     "'executable': _sys.executable, 'exactspec': _exactspec.__file__}))"
 )
+
+
+def _poll_in_short_steps(channel, step: float = 0.5) -> None:
+    """Make ``channel.get_msg(timeout)`` wait in polls of at most ``step`` seconds.
+
+    A cell that opens widget comms (notebook 02's slider) sometimes gets its execute reply
+    only when the poll on the shell channel times out, with the reply already waiting
+    (jupyter/nbclient#312): the test then sat idle for the whole cell timeout, 300 s, and
+    passed.  A poll that starts afresh every ``step`` seconds sees the waiting reply at once;
+    the overall timeout is unchanged.
+    """
+    get_msg = channel.get_msg
+
+    async def stepped(timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = step if deadline is None else max(0.0, min(step, deadline - time.monotonic()))
+            try:
+                return await get_msg(timeout=wait)
+            except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    channel.get_msg = stepped
+
+
+def notebook_client(nb, **kwargs):
+    """An nbclient ``NotebookClient`` whose shell channel is polled in short steps."""
+    import nbclient
+
+    class Client(nbclient.NotebookClient):
+        async def async_start_new_kernel_client(self):
+            client = await super().async_start_new_kernel_client()
+            _poll_in_short_steps(client.shell_channel)
+            return client
+
+    return Client(nb, **kwargs)
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +117,7 @@ def test_notebook_runs_top_to_bottom(path: Path, kernel_env):
         f"{path.name} is saved with outputs; clear them before committing")
     nb.cells.append(nbformat.v4.new_code_cell(_PROBE))
 
-    client = nbclient.NotebookClient(
+    client = notebook_client(
         nb, timeout=CELL_TIMEOUT, kernel_name="python3", allow_errors=False,
         resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     client.execute()

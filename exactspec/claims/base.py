@@ -19,8 +19,9 @@ from typing import Callable
 from ..core.dist import Dist, exact_str
 from ..core.random_dists import random_dist, random_pair
 
-__all__ = ["Claim", "ClaimResult", "random_dist", "random_pair", "symbolic_certificate",
-           "run_claim_main", "PROVED", "REFUTED", "UNDECIDED"]
+__all__ = ["Claim", "ClaimResult", "Split", "add_tallies", "index_blocks", "random_dist",
+           "random_pair", "symbolic_certificate", "run_claim_main", "PROVED", "REFUTED",
+           "UNDECIDED"]
 
 PROVED, REFUTED, UNDECIDED = "PROVED", "REFUTED", "UNDECIDED"
 
@@ -40,6 +41,71 @@ class ClaimResult:
 
 
 @dataclass(frozen=True)
+class Split:
+    """A claim whose work is a list of independent units (corpus instances, symbolic proofs),
+    so that the units can run in different processes.
+
+    ``units(**kwargs)`` lists ``(unit, weight)``: a picklable description of each unit and its
+    rough relative cost (for scheduling only).  ``part(unit, **kwargs)`` does one unit and
+    returns a picklable tally; ``merge(tallies, **kwargs)`` turns the tallies, in the order of
+    ``units``, into the claim's :class:`ClaimResult`.  The keyword arguments are the claim's
+    corpus arguments (empty for the full corpus).  :meth:`whole` is the serial run, the same
+    three steps in one process, and is what the claim's ``check`` calls: so a split run and a
+    serial run give the same verdict, details and certificate by construction.
+
+    >>> halves = Split(units=lambda n=4: [((i,), 1) for i in range(n)],
+    ...                part=lambda unit, n=4: unit[0] ** 2,
+    ...                merge=lambda tallies, n=4: ClaimResult(PROVED, [f"sum {sum(tallies)}"]))
+    >>> halves.whole(n=3).details
+    ['sum 5']
+    """
+
+    units: Callable[..., list]
+    part: Callable[..., object]
+    merge: Callable[..., "ClaimResult"]
+
+    def whole(self, **kwargs) -> "ClaimResult":
+        """Every unit in order, in this process, merged."""
+        return self.merge([self.part(unit, **kwargs) for unit, _ in self.units(**kwargs)],
+                          **kwargs)
+
+
+def index_blocks(weights: list, most: float, offset: int = 0) -> list:
+    """Units for a corpus whose instances cost ``weights``: ``((start, stop), weight)`` for
+    consecutive blocks of instances weighing at most ``most`` together (an instance heavier
+    than that is a block of its own), indices counted from ``offset``.
+
+    >>> index_blocks([1, 1, 3, 1], 2)
+    [((0, 2), 2.0), ((2, 3), 3.0), ((3, 4), 1.0)]
+    """
+    blocks, start, weight = [], 0, 0.0
+    for i, w in enumerate(weights):
+        if i > start and weight + w > most:
+            blocks.append(((offset + start, offset + i), float(weight)))
+            start, weight = i, 0.0
+        weight += w
+    if start < len(weights):
+        blocks.append(((offset + start, offset + len(weights)), float(weight)))
+    return blocks
+
+
+def add_tallies(tallies: list) -> dict:
+    """The tallies of several units, in order, as one: numbers added, lists joined.
+
+    >>> add_tallies([{"paths": 3, "failures": ["a"]}, {"paths": 4, "failures": ["b"]}])
+    {'paths': 7, 'failures': ['a', 'b']}
+    """
+    total: dict = {}
+    for tally in tallies:
+        for key, value in tally.items():
+            if key not in total:
+                total[key] = list(value) if isinstance(value, list) else value
+            else:
+                total[key] += value
+    return total
+
+
+@dataclass(frozen=True)
 class Claim:
     """One claim: ``name``, the ``statement`` in words, and ``check() -> ClaimResult``.
 
@@ -55,16 +121,45 @@ class Claim:
     issue: str = ""
     fast: dict | None = None
     fast_statement: str = ""
+    split: Split | None = None
 
     def statement_for(self, full: bool = True) -> str:
         """The statement of the full corpus, or of the fast one."""
         return self.statement if full or not self.fast_statement else self.fast_statement
 
+    def corpus_arguments(self, full: bool = True) -> dict:
+        """The keyword arguments of ``check`` for the full corpus (none) or the fast one."""
+        return dict(self.fast) if not full and self.fast is not None else {}
+
+    def work_units(self, full: bool = True) -> list:
+        """``(unit, weight)`` for each independent unit of work: the split claim's units, or
+        one unit (``None``) for the whole claim."""
+        if self.split is None:
+            return [(None, 1.0)]
+        return self.split.units(**self.corpus_arguments(full))
+
+    def run_unit(self, unit, full: bool = True):
+        """One unit of :meth:`work_units` (the whole unfinished result when not split)."""
+        if self.split is None:
+            return self.check(**self.corpus_arguments(full))
+        return self.split.part(unit, **self.corpus_arguments(full))
+
+    def finish(self, tallies: list, full: bool = True, seconds: float = 0.0) -> ClaimResult:
+        """The result from the tallies of every unit of :meth:`work_units`, in order."""
+        if self.split is None:
+            (result,) = tallies
+        else:
+            result = self.split.merge(tallies, **self.corpus_arguments(full))
+        return self._stamped(result, full, seconds)
+
     def run(self, full: bool = True) -> ClaimResult:
-        fast = not full and self.fast is not None
         start = time.perf_counter()
-        result = self.check(**self.fast) if fast else self.check()
-        result.seconds = time.perf_counter() - start
+        result = self.check(**self.corpus_arguments(full))
+        return self._stamped(result, full, time.perf_counter() - start)
+
+    def _stamped(self, result: ClaimResult, full: bool, seconds: float) -> ClaimResult:
+        fast = not full and self.fast is not None
+        result.seconds = seconds
         result.certificate.setdefault("kind", "exactspec-claim-certificate")
         result.certificate.setdefault("parts", [])
         result.certificate.setdefault("claim", self.name)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
+from itertools import islice
+from math import comb
 
 from ..bounds.compare import exact_verification
 from ..checker import check_certificate
@@ -18,7 +20,8 @@ from ..methods.key import key, key_uniforms
 from ..methods.key_lazy import key_lazy, key_lazy_uniforms
 from ..optimum.alpha_star import alpha_star_max_flow, draft_multisets, optimum
 from ..verify import verify
-from .base import PROVED, REFUTED, Claim, ClaimResult, random_pair
+from .base import PROVED, REFUTED, Claim, ClaimResult, Split, add_tallies, index_blocks, \
+    random_pair
 
 SEED_P = Dist.parse("1/2,3/10,1/5", labels="abc")
 SEED_Q = Dist.parse("1/5,1/5,3/5", labels="abc")
@@ -44,11 +47,36 @@ def corpus(seed: int = 2025, size: int = CORPUS_SIZE, max_tokens: int = 6, max_k
         yield p, q, 1 + (i // max_tokens) % max_k
 
 
-def check_lossless_optimal(size: int = CORPUS_SIZE) -> ClaimResult:
-    details, parts, failures = [], [], []
+def _instance_seconds(number: int) -> float:
+    """Rough seconds of instance ``number`` of :func:`corpus` after the counterexamples
+    (the cost grows with the draft multisets), for scheduling only."""
+    if number < len(COUNTEREXAMPLES) + 4:
+        return 0.05
+    i = number - len(COUNTEREXAMPLES) - 4
+    n, k = 1 + i % 6, 1 + (i // 6) % 5
+    return 0.003 * comb(n + k - 1, k) ** 1.5
+
+
+def _units(size: int, counterexample_seconds: tuple) -> list:
+    """The corpus in blocks of a few seconds: each counterexample alone (the second has
+    49,306 paths), then consecutive instances."""
+    count = len(COUNTEREXAMPLES) + 4 + size
+    first = len(COUNTEREXAMPLES)
+    return ([((i, i + 1), counterexample_seconds[i]) for i in range(first)]
+            + index_blocks([_instance_seconds(i) for i in range(first, count)], 3.0,
+                           offset=first))
+
+
+def _instances(block, seed: int, size: int):
+    start, stop = block
+    return islice(enumerate(corpus(seed=seed, size=size)), start, stop)
+
+
+def _lossless_optimal_part(block, size: int = CORPUS_SIZE) -> dict:
+    parts, failures = [], []
     instances = paths = swapped = merged = 0
     uniforms_checked = 0
-    for number, (p, q, k) in enumerate(corpus(size=size)):
+    for number, (p, q, k) in _instances(block, 2025, size):
         plan = key_placement(p, q, k)
         problems = plan.check()
         if problems:
@@ -88,23 +116,39 @@ def check_lossless_optimal(size: int = CORPUS_SIZE) -> ClaimResult:
                                     f"q={q}, k={k}")
                 parts.append(cert)
         instances += 1
+    return {"instances": instances, "paths": paths, "swapped": swapped, "merged": merged,
+            "uniforms_checked": uniforms_checked, "parts": parts, "failures": failures}
+
+
+def _lossless_optimal_merge(tallies: list, size: int = CORPUS_SIZE) -> ClaimResult:
+    t = add_tallies(tallies)
+    instances, parts, failures = t["instances"], t["parts"], t["failures"]
+    details = []
     details.append(f"exact: {instances} instances (MATH.md's two counterexamples, the seed "
                    f"example at k = 1..4, {size} random rationals on 1-6 tokens with "
-                   f"zeros, k = 1..5), {paths} paths; key and key-lazy lossless with "
+                   f"zeros, k = 1..5), {t['paths']} paths; key and key-lazy lossless with "
                    "P(Y in X) = explicit acceptance = alpha* on every one")
     details.append(f"key's paths counted through merged states (exactspec.key.stepped, the "
-                   f"same paths and law) on the {merged} instances with over "
+                   f"same paths and law) on the {t['merged']} instances with over "
                    f"{KEY_STEPS.plain_paths:,} paths, listed one by one on the others")
     details.append(f"the kernel formulations with explicit uniforms (key_uniforms, "
-                   f"key_lazy_uniforms) agree on {uniforms_checked} of them")
+                   f"key_lazy_uniforms) agree on {t['uniforms_checked']} of them")
     details.append("alpha* (closed form) = exact optimal transport (verify optimal) = exact "
                    "max flow on every instance; the placement's exact self-check (slots shared "
                    "out, key masses q, w = a* on tight blocks, w >= a* on the tail) passes")
-    details.append(f"{swapped} of {instances} instances need swaps (the consecutive layout "
+    details.append(f"{t['swapped']} of {instances} instances need swaps (the consecutive layout "
                    "in q/p order is not optimal there), including both counterexamples; "
                    f"{len(parts)} path certificates re-checked by the independent checker")
     details += failures[:5]
     return ClaimResult(PROVED if not failures else REFUTED, details, {"parts": parts})
+
+
+LOSSLESS_OPTIMAL = Split(units=lambda size=CORPUS_SIZE: _units(size, (7.0, 12.0)),
+                         part=_lossless_optimal_part, merge=_lossless_optimal_merge)
+
+
+def check_lossless_optimal(size: int = CORPUS_SIZE) -> ClaimResult:
+    return LOSSLESS_OPTIMAL.whole(size=size)
 
 
 def _draws_by_engine(plan, drafts, p, q, k) -> Fraction:
@@ -129,11 +173,11 @@ def _draws_by_engine(plan, drafts, p, q, k) -> Fraction:
     return sum((n * w for n, w in enum.law.items()), Fraction(0))
 
 
-def check_selection_law_claim(size: int = CORPUS_SIZE) -> ClaimResult:
-    details, failures, parts = [], [], []
+def _selection_law_part(block, size: int = CORPUS_SIZE) -> dict:
+    failures, parts = [], []
     instances = multisets = paths = 0
     draws_checked = 0
-    for number, (p, q, k) in enumerate(corpus(seed=2026, size=size)):
+    for number, (p, q, k) in _instances(block, 2026, size):
         out = check_selection_law(p, q, k)
         instances += 1
         multisets += out["multisets"]
@@ -165,27 +209,45 @@ def check_selection_law_claim(size: int = CORPUS_SIZE) -> ClaimResult:
             if closed != engine:
                 failures.append(f"expected lazy key draws {closed} vs engine {engine} at "
                                 f"p={p}, q={q}, k={k}")
-    details.append(f"exact: {instances} instances (MATH.md's counterexamples, the seed example "
-                   f"at k = 1..4, {size} random rationals on 1-6 tokens, k = 1..5), "
-                   f"{multisets} draft multisets: for every multiset X the engine's "
+    return {"instances": instances, "multisets": multisets, "paths": paths,
+            "draws_checked": draws_checked, "parts": parts, "failures": failures}
+
+
+def _selection_law_merge(tallies: list, size: int = CORPUS_SIZE) -> ClaimResult:
+    t = add_tallies(tallies)
+    parts, failures = t["parts"], t["failures"]
+    details = []
+    details.append(f"exact: {t['instances']} instances (MATH.md's counterexamples, the seed "
+                   f"example at k = 1..4, {size} random rationals on 1-6 tokens, k = 1..5), "
+                   f"{t['multisets']} draft multisets: for every multiset X the engine's "
                    f"enumeration of the key mechanism (per-draft keys, smallest wins; and the "
-                   f"lazy one) equals the closed-form selection law, {paths} paths")
+                   f"lazy one) equals the closed-form selection law, {t['paths']} paths")
     details.append("sum_X P(X) sel(t | X) = w(t) and sum_X P(X) r*(t | X) = a*(t) exactly on "
                    "every instance, and the engine's enumeration of KEY drawing from r*(.|X) "
                    "has output law p and accepted-token law a*")
     details.append(f"expected number of lazy key draws: closed form = engine on "
-                   f"{draws_checked} instances; {len(parts)} path certificates re-checked")
+                   f"{t['draws_checked']} instances; {len(parts)} path certificates re-checked")
     details += failures[:5]
     return ClaimResult(PROVED if not failures else REFUTED, details, {"parts": parts})
+
+
+SELECTION_LAW = Split(units=lambda size=CORPUS_SIZE: _units(size, (0.4, 6.0)),
+                      part=_selection_law_part,
+                      merge=_selection_law_merge)
+
+
+def check_selection_law_claim(size: int = CORPUS_SIZE) -> ClaimResult:
+    return SELECTION_LAW.whole(size=size)
 
 
 CLAIMS = [
     Claim("key-lossless-optimal", "KEY and KEY-lazy (smallest random key verified with "
           "a*/w, residual (p - a*)/(1 - alpha*)) are lossless and accept with probability "
           "exactly alpha*, equal to the exact optimal transport, including MATH.md's two "
-          "counterexamples", check_lossless_optimal, issue="5", fast={"size": 30}),
+          "counterexamples", check_lossless_optimal, issue="5", fast={"size": 30},
+          split=LOSSLESS_OPTIMAL),
     Claim("key-selection-law", "the key mechanism (per-draft keys, smallest wins) selects "
           "token t with exactly the closed-form probability sel(t | X) for every draft "
           "multiset X, and r*(t | X) = beta_t sel(t | X) satisfies sum_X P(X) r*(t | X) = a*(t)",
-          check_selection_law_claim, issue="5", fast={"size": 30}),
+          check_selection_law_claim, issue="5", fast={"size": 30}, split=SELECTION_LAW),
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
+from itertools import islice
 
 from ..checker import check_certificate
 from ..core.dist import Dist, exact_str, overlap, total_variation
@@ -12,8 +13,8 @@ from ..methods.naive import naive
 from ..methods.sps import sps, sps_uniforms
 from ..methods.top1 import top1
 from ..verify import verify
-from .base import PROVED, REFUTED, UNDECIDED, Claim, ClaimResult, random_pair, \
-    symbolic_certificate
+from .base import PROVED, REFUTED, UNDECIDED, Claim, ClaimResult, Split, index_blocks, \
+    random_pair, symbolic_certificate
 
 CORPUS_SIZE = 300
 #: The fast corpus of ``exactspec prove`` (the full one is what ``proofs/*.py`` run).
@@ -29,22 +30,31 @@ def _corpus(seed: int = 2024, size: int = CORPUS_SIZE):
         yield random_pair(rng, 1 + i % 5)
 
 
+def _symbolic_one(method, n, positive, statement, **kw):
+    """One symbolic proof: ``(verdicts, details, certificates)``."""
+    details, verdicts = [], []
+    proof = prove_symbolic(method, n, positive=positive, **kw)
+    verdicts.append(proof.verdict)
+    counts = {v: sum(c.verdict == v for c in proof.cases) for v in
+              ("proved", "refuted", "undecided")}
+    where = "p_i, q_i > 0" if positive else "zero entries allowed"
+    details.append(f"{n} tokens ({where}): {len(proof.cases)} feasible sign cases, "
+                   f"{proof.infeasible} infeasible; {counts}")
+    cert = symbolic_certificate(proof, statement)
+    problems = check_certificate(cert)
+    if problems:
+        verdicts.append("undecided")
+        details.append(f"  witness certificates rejected: {problems[:3]}")
+    return verdicts, details, [cert]
+
+
 def _symbolic(method, sizes_positive, sizes_zero, statement, **kw):
     details, certs, verdicts = [], [], []
     for n, positive in [(n, True) for n in sizes_positive] + [(n, False) for n in sizes_zero]:
-        proof = prove_symbolic(method, n, positive=positive, **kw)
-        verdicts.append(proof.verdict)
-        counts = {v: sum(c.verdict == v for c in proof.cases) for v in
-                  ("proved", "refuted", "undecided")}
-        where = "p_i, q_i > 0" if positive else "zero entries allowed"
-        details.append(f"{n} tokens ({where}): {len(proof.cases)} feasible sign cases, "
-                       f"{proof.infeasible} infeasible; {counts}")
-        cert = symbolic_certificate(proof, statement)
-        problems = check_certificate(cert)
-        if problems:
-            verdicts.append("undecided")
-            details.append(f"  witness certificates rejected: {problems[:3]}")
-        certs.append(cert)
+        more = _symbolic_one(method, n, positive, statement, **kw)
+        verdicts += more[0]
+        details += more[1]
+        certs += more[2]
     return verdicts, details, certs
 
 
@@ -56,39 +66,82 @@ def _verdict(verdicts) -> str:
     return PROVED
 
 
-def check_lossless_rule(size: int = CORPUS_SIZE, symbolic_sizes=(1, 2, 3, 4)) -> ClaimResult:
-    details = []
-    exact_ok = True
-    paths = 0
-    for p, q in _corpus(size=size):
-        for method in (sps, sps_uniforms):
-            r = verify(method, p, q, keep_paths=True)
-            paths += r.paths
-            if not r.lossless or check_certificate(r.certificate()):
-                exact_ok = False
-                details.append(f"exact failure at p={p}, q={q} ({method.__name__})")
-    details.append(f"exact: {size} random rational instances (1-5 tokens, zeros "
-                   f"allowed), two formulations, {paths} paths, certificates re-checked")
-    verdicts, sym_details, certs = _symbolic(
-        sps, symbolic_sizes, (2,), "the one-draft rule's output law is p",
-        expected_acceptance=lambda p, q, k: overlap(p, q))
-    details += ["symbolic (law = p and acceptance = sum min(p, q) in every case):"] + \
-        ["  " + d for d in sym_details]
+#: Rough seconds of each symbolic proof of the one-draft rule, for scheduling.
+_SYMBOLIC_SECONDS = {1: 0.1, 2: 0.2, 3: 1.2, 4: 7.2}
+
+
+def _lossless_rule_units(size: int = CORPUS_SIZE, symbolic_sizes=(1, 2, 3, 4)) -> list:
+    """The generic every-size proof, the exact corpus in blocks, each symbolic proof."""
+    return ([(("generic",), 8.5)]
+            + [(("exact",) + block, weight / 100)
+               for block, weight in index_blocks([1] * size, 100)]
+            + [(("symbolic", n, True), _SYMBOLIC_SECONDS.get(n, 30.0)) for n in symbolic_sizes]
+            + [(("symbolic", 2, False), 0.3)])
+
+
+def _lossless_rule_part(unit, size: int = CORPUS_SIZE, symbolic_sizes=(1, 2, 3, 4)):
+    kind = unit[0]
+    if kind == "exact":
+        paths, failures = 0, []
+        for p, q in islice(_corpus(size=size), unit[1], unit[2]):
+            for method in (sps, sps_uniforms):
+                r = verify(method, p, q, keep_paths=True)
+                paths += r.paths
+                if not r.lossless or check_certificate(r.certificate()):
+                    failures.append(f"exact failure at p={p}, q={q} ({method.__name__})")
+        return paths, failures
+    if kind == "symbolic":
+        return _symbolic_one(sps, unit[1], unit[2], "the one-draft rule's output law is p",
+                             expected_acceptance=lambda p, q, k: overlap(p, q))
     from .generic import cross_check, one_draft_every_size
 
     proof, generic_cert, problems = one_draft_every_size()
     count, bad = cross_check(proof, sps)
-    details.insert(0, f"for every vocabulary size (generic interpreter): {proof.verdict.upper()}"
-                   f" in all {len(proof.cases)} cases ({len(proof.infeasible)} infeasible), "
-                   f"law(t) = p(t) and acceptance = sum min(p, q); certificate re-checked by "
-                   f"the sympy checker: {'OK' if not problems else problems[:2]}; closed form = "
-                   f"exact enumeration on {count} random instances (2-8 tokens): "
-                   f"{'all agree' if not bad else f'{len(bad)} disagree'}")
-    if proof.verdict != "proved" or problems or bad:
-        verdicts.append("undecided" if proof.verdict != "refuted" else "refuted")
+    line = (f"for every vocabulary size (generic interpreter): {proof.verdict.upper()}"
+            f" in all {len(proof.cases)} cases ({len(proof.infeasible)} infeasible), "
+            f"law(t) = p(t) and acceptance = sum min(p, q); certificate re-checked by "
+            f"the sympy checker: {'OK' if not problems else problems[:2]}; closed form = "
+            f"exact enumeration on {count} random instances (2-8 tokens): "
+            f"{'all agree' if not bad else f'{len(bad)} disagree'}")
+    failed = proof.verdict != "proved" or bool(problems) or bool(bad)
+    return line, generic_cert, failed, proof.verdict
+
+
+def _lossless_rule_merge(tallies, size: int = CORPUS_SIZE, symbolic_sizes=(1, 2, 3, 4)):
+    units = _lossless_rule_units(size, symbolic_sizes)
+    details, certs, verdicts = [], [], []
+    paths = 0
+    generic = None
+    for (unit, _), tally in zip(units, tallies):
+        if unit[0] == "exact":
+            paths += tally[0]
+            details += tally[1]
+        elif unit[0] == "symbolic":
+            verdicts += tally[0]
+            certs += tally[2]
+        else:
+            generic = tally
+    exact_ok = not details
+    details.append(f"exact: {size} random rational instances (1-5 tokens, zeros "
+                   f"allowed), two formulations, {paths} paths, certificates re-checked")
+    details += ["symbolic (law = p and acceptance = sum min(p, q) in every case):"] + \
+        ["  " + d for (unit, _), tally in zip(units, tallies) if unit[0] == "symbolic"
+         for d in tally[1]]
+    line, generic_cert, failed, generic_verdict = generic
+    details.insert(0, line)
+    if failed:
+        verdicts.append("undecided" if generic_verdict != "refuted" else "refuted")
     certs.insert(0, generic_cert)
     verdict = _verdict(verdicts) if exact_ok else REFUTED
     return ClaimResult(verdict, details, {"parts": certs})
+
+
+LOSSLESS_RULE = Split(units=_lossless_rule_units, part=_lossless_rule_part,
+                      merge=_lossless_rule_merge)
+
+
+def check_lossless_rule(size: int = CORPUS_SIZE, symbolic_sizes=(1, 2, 3, 4)) -> ClaimResult:
+    return LOSSLESS_RULE.whole(size=size, symbolic_sizes=symbolic_sizes)
 
 
 def check_acceptance(size: int = CORPUS_SIZE) -> ClaimResult:
@@ -151,7 +204,8 @@ CLAIMS = [
     Claim("lossless-rule", "the one-draft rule (accept with min(1, p/q), else resample "
           "norm(max(0, p - q))) outputs exactly p and accepts with sum min(p, q), for every "
           "vocabulary size and every p and q (zeros allowed)", check_lossless_rule,
-          issue="foundation", fast={"size": FAST_SIZE, "symbolic_sizes": (1, 2, 3)}),
+          issue="foundation", fast={"size": FAST_SIZE, "symbolic_sizes": (1, 2, 3)},
+          split=LOSSLESS_RULE),
     Claim("acceptance-1-tv", "the one-draft rule accepts with probability "
           "sum min(p, q) = 1 - TV(p, q)", check_acceptance, issue="foundation",
           fast={"size": FAST_SIZE}),
