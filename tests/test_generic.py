@@ -3,6 +3,7 @@ closed forms against exact enumeration, and its certificates under the sympy che
 
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 
 import pytest
@@ -10,8 +11,10 @@ import sympy
 
 from exactspec.claims.generic import family, generic_certificate
 from exactspec.core.dist import Dist, overlap
+from exactspec.core.random_dists import random_pair
 from exactspec.engine.exact import enumerate_paths
 from exactspec.engine.generic import NotGeneric, prove_generic
+from exactspec.engine.symbolic import prove_symbolic
 from exactspec.generic_checker import check_generic_certificate
 from exactspec.methods.naive import naive
 from exactspec.methods.rrs_wor import rrs_wor
