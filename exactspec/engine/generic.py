@@ -113,7 +113,7 @@ from ..core.errors import InvalidInput, NotExact
 from .exact import ExactSampler, enumerate_paths
 from .symbolic import (_CURRENT, Case, NeedCase, SymbolicValue, _Infeasible, _canonical,
                        _factor_list,
-                       _equality_solution, _num_sign, _reduce, _sym)
+                       _equality_solution, _num_sign, _reduce, _sym, overall_verdict)
 
 __all__ = ["NotGeneric", "Token", "ClassLabel", "DrawnToken", "ClassEntry", "DistinguishedEntry",
            "PartialSum", "GenericCase", "GenericCaseResult", "GenericProof", "prove_generic",
@@ -828,18 +828,24 @@ class GenericCase:
             return GenericCase(self.names, self.classes, dict(self.agg_facts), step,
                                self.nonempty | {name})
         P, Q = self.class_symbols[name]
+        classes = self._rewrite_classes(tuple(c for c in self.classes if c[0] != name),
+                                        {P: 0, Q: 0})
+        return GenericCase(self.names, classes, self._rewrite_agg_facts({P: 0, Q: 0}), step,
+                           self.nonempty)
+
+    def _rewrite_agg_facts(self, substitution) -> dict:
+        """Aggregate facts with the aggregates of a replaced class substituted (a fact that
+        becomes a number must keep its sign, or the case is infeasible)."""
         facts = {}
         for a, s in self.agg_facts.items():
-            value = sympy.expand(a.xreplace({P: 0, Q: 0}))
+            value = sympy.expand(a.xreplace(substitution))
             if value.is_Number:
                 if _num_sign(value) != s:
                     raise _Infeasible()
                 continue
             b, t = _canonical(value)
             facts[b] = s * t
-        classes = self._rewrite_classes(tuple(c for c in self.classes if c[0] != name),
-                                        {P: 0, Q: 0})
-        return GenericCase(self.names, classes, facts, step, self.nonempty)
+        return facts
 
     def _rewrite_classes(self, classes, substitution):
         """Class facts with the aggregates of a replaced class substituted."""
@@ -875,16 +881,7 @@ class GenericCase:
         P, Q = self.class_symbols[name]
         sums = {P: sum(_agg_symbols(n)[0] for n in new), Q: sum(_agg_symbols(n)[1] for n in new)}
         classes = self._rewrite_classes(classes, sums)
-        facts = {}
-        for a, s in self.agg_facts.items():
-            value = sympy.expand(a.xreplace(sums))
-            if value.is_Number:
-                if _num_sign(value) != s:
-                    raise _Infeasible()
-                continue
-            b, t = _canonical(value)
-            facts[b] = s * t
-        return GenericCase(self.names, tuple(classes), facts,
+        return GenericCase(self.names, tuple(classes), self._rewrite_agg_facts(sums),
                            self.path + (("class", name, atom, tuple(signs)),),
                            self.nonempty - {name})
 
@@ -1420,12 +1417,7 @@ class GenericProof:
             return "outside"
         if self.stuck is not None:
             return "undecided"
-        verdicts = {c.verdict for c in self.cases}
-        if "refuted" in verdicts:
-            return "refuted"
-        if "undecided" in verdicts:
-            return "undecided"
-        return "proved"
+        return overall_verdict(self.cases)
 
     def law_at(self, p, q, t, positions=None):
         """The generic closed form of ``law(t)`` evaluated on a concrete instance.

@@ -399,12 +399,17 @@ class SymbolicProof:
 
     @property
     def verdict(self) -> str:
-        verdicts = {c.verdict for c in self.cases}
-        if "refuted" in verdicts:
-            return "refuted"
-        if "undecided" in verdicts:
-            return "undecided"
-        return "proved"
+        return overall_verdict(self.cases)
+
+
+def overall_verdict(cases) -> str:
+    """``refuted`` if a case is refuted, else ``undecided`` if one is, else ``proved``."""
+    verdicts = {c.verdict for c in cases}
+    if "refuted" in verdicts:
+        return "refuted"
+    if "undecided" in verdicts:
+        return "undecided"
+    return "proved"
 
 
 def _reduce(expr, solution):
