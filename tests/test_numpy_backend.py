@@ -534,3 +534,71 @@ def test_bucketed_run_longer_than_the_integer_prefix_sums_take(monkeypatch):
     P, Q = exact_pair(p, q)
     assert_optimum_matches(after, 0, P, Q, 4)
     assert np.allclose(after.a_star, before.a_star, rtol=0, atol=1e-15)
+
+
+# -- the walk along the sorted run: record chains, windows, restarts ----------------------
+
+def _watch_the_walk(monkeypatch):
+    """Wrap the bucketed walk's chain tests to record the lengths they return."""
+    import exactspec.numpy_backend.optimum as optimum_module
+
+    log = {"per_bucket": [], "per_token": []}
+    per_bucket, per_token = optimum_module._sure_chain, optimum_module._chain_length
+
+    def per_bucket_logged(*args):
+        log["per_bucket"].append(per_bucket(*args))
+        return log["per_bucket"][-1]
+
+    def per_token_logged(*args):
+        log["per_token"].append(per_token(*args))
+        return log["per_token"][-1]
+
+    monkeypatch.setattr(optimum_module, "_sure_chain", per_bucket_logged)
+    monkeypatch.setattr(optimum_module, "_chain_length", per_token_logged)
+    return optimum_module, log
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 8])
+def test_bucketed_record_chain_on_peaked_rows_agrees_with_the_exact_twin(monkeypatch, k):
+    """Softmax rows at temperature 0.5: the sorted run is mostly one chain of records (its
+    ``a*`` the steps of ``g_k``), most of it proved per bucket; far-tail tokens have steps
+    that are all cancellation and are proved by the tangent test."""
+    _, log = _watch_the_walk(monkeypatch)
+    p, q = gaussian_pair(6000, 0.5, seed=21)
+    fl = optimum_bucketed(p, q, k)
+    P, Q = exact_pair(p, q)
+    assert_optimum_matches(fl, 0, P, Q, k)
+    assert log["per_bucket"] and 2 * log["per_bucket"][0] > int(fl.sorted_tokens[0])
+
+
+def test_bucketed_walk_restarts_its_chain_after_a_token_that_is_not_a_record(monkeypatch):
+    """Heavy draft tokens inside the run break the chain (``h`` rises) and the walk follows
+    ``h`` until a clear record, then chains again; small windows make it happen at 300
+    tokens.  Same values as the exact twin either way."""
+    optimum_module, log = _watch_the_walk(monkeypatch)
+    monkeypatch.setattr(optimum_module, "_WINDOW", 4)
+    restarted = 0
+    for seed in (71, 161, 167):
+        p, q = gaussian_pair(300, 1.0 if seed == 71 else 0.7, seed=seed)
+        heavy = np.random.default_rng(seed).choice(300, 3, replace=False)
+        q[heavy] *= 200
+        p[heavy] *= 100
+        log["per_token"].clear()
+        fl = optimum_bucketed(p, q, 4)
+        restarted += len(log["per_token"]) >= 3
+        P, Q = exact_pair(p, q)
+        assert_optimum_matches(fl, 0, P, Q, 4)
+    assert restarted >= 2
+
+
+def test_a_chain_test_without_its_slack_is_caught(monkeypatch):
+    """The tests above can fail: a tangent test that lets through tokens up to 1.5 times over
+    the line (slack -1/3) takes non-records into the chain, and ``a*`` then differs from the
+    exact twin's."""
+    import exactspec.numpy_backend.optimum as optimum_module
+
+    p, q = gaussian_pair(6000, 0.5, seed=21)
+    P, Q = exact_pair(p, q)
+    monkeypatch.setattr(optimum_module, "_TANGENT_SLACK", -1 / 3)
+    with pytest.raises(AssertionError):
+        assert_optimum_matches(optimum_bucketed(p, q, 4), 0, P, Q, 4)

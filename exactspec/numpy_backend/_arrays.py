@@ -180,21 +180,21 @@ def _integer_prefix_sum(x, shifted):
     return total
 
 
-def _prefix_sums_into(x, spare, result):
+def _prefix_sums_into(x, result, spare, spare2):
     """:func:`_integer_prefix_sum` in caller-owned buffers (NumPy, float64, no temporaries):
     running sums along the last axis of ``x``, whose entries must lie in ``[0, 2)`` with
-    sums below 2 and at most :data:`_INT_PREFIX_MAX` per row; ``x`` and ``spare`` are
-    overwritten, ``result`` receives the sums (and is returned).  The same values, to the
-    bit, as :func:`prefix_sum` on those rows.
+    sums below 2 and at most :data:`_INT_PREFIX_MAX` per row.  ``x`` is kept; ``result``
+    receives the sums (and is returned); ``spare`` and ``spare2`` (same shape) are
+    overwritten.  The same values, to the bit, as :func:`prefix_sum` on those rows.
     """
     np.add(x, _SPLIT, out=spare)                         # x + 2 in [2, 4): spacing 2^-51
     np.subtract(spare, _SPLIT, out=result)               # hi, exact
-    np.subtract(x, result, out=x)                        # lo = x - hi, exact
+    np.subtract(x, result, out=spare2)                   # lo = x - hi, exact
     high = spare.view(np.int64)
     high -= _SPLIT_BITS                                  # hi / 2^-51
-    x *= 2.0 ** 94
-    x += _ROUNDER
-    low = x.view(np.int64)
+    spare2 *= 2.0 ** 94
+    spare2 += _ROUNDER
+    low = spare2.view(np.int64)
     low -= _ROUNDER_BITS                                 # lo / 2^-94, rounded
     np.add.accumulate(high, axis=-1, out=high)
     np.add.accumulate(low, axis=-1, out=low)
@@ -241,8 +241,8 @@ class _Scratch(threading.local):
         return pattern[:size]
 
 
-#: The longest row whose scratch arrays are kept between calls (at most ten rows of
-#: float64 per thread: about 20 MiB at this size).
+#: The longest row whose scratch arrays are kept between calls (at most thirteen rows of
+#: float64 per thread: about 26 MiB at this size).
 SCRATCH_MAX_TOKENS = 1 << 18
 
 _SCRATCH = _Scratch()

@@ -25,6 +25,7 @@ move ``a*`` between them (``alpha*`` is unaffected to first order).
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ import numpy as np
 
 from ..core.errors import InvalidInput
 from ._arrays import (EPS, as_rows, cumulative_min, g_float, g_increment, namespace,
+                      _power,
                       normalized, prefix_sum, ratio_order,
                       _fix_ties, _prefix_sums_into, _rows_and_sums, _INT_PREFIX_MAX, _SCRATCH)
 
@@ -208,6 +210,16 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
     roundings, ``(8k + 15) eps <= 8.8e-15``, inside the stated ``1e-14``; larger ``k`` uses
     the cancellation-free increments of :func:`optimum_sorted`.
 
+    Most of a run is usually one chain of records: from a state where ``h`` equals its running
+    minimum, a token whose step ``g_k(Q_j) - g_k(Q_{j-1})`` is below its ``p_j`` lowers ``h``,
+    so it is a record and its ``a*`` is that step, and the next state is again such a state.
+    Along a chain only ``Q_j`` is needed (no ``P_j``, no running minimum): :func:`_walk_run`
+    takes the buckets that a test per bucket proves (:func:`_sure_chain`), then tests token
+    by token (:func:`_chain_length`), and where the chain breaks follows ``h`` and its running
+    minimum as above, a window at a time, until a clear record starts a chain again.  A chain
+    token's ``a*`` is a difference of two powers, each within ``(k + 2) eps + k 3 eps``:
+    within ``(8k + 5) eps``, inside the same bound.
+
     The working arrays (a few rows of ``|V|`` floats) are kept between calls, per thread
     (:class:`._arrays._Scratch`): fresh arrays of that size cost page faults on every call.
 
@@ -259,7 +271,7 @@ def _power_into(base, k: int, result):
 
 
 #: Scratch rows one bucketed row uses (see :class:`._arrays._Scratch`).
-_ROW_SCRATCH = 10
+_ROW_SCRATCH = 13
 
 
 def _bucketed_row(p, q, k, bits, out, sp, sq):
@@ -361,71 +373,244 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
         P_start = float(p[before].sum()) / sp
         Q_start = float(q[before].sum()) / sq
         chosen &= ~before
+    M0 = min(0.0, -p_zero)                               # M before the run
     tokens = np.flatnonzero(chosen)                      # token order
     m = tokens.size
-    # sort the run's ratios as values: the float bits with the token index in the low bits
-    # (a non-negative float64 read as an int64 orders like the float)
-    low_bits = max(1, (n - 1).bit_length())
+    run, ps, qs = _sort_run(p, q, out, sq, ratio_bits, tokens, work)
+    chain = first_b == 1 and k <= _DIFF_K                # state 0: h = -p(q = 0) = M_0
+    if chain:                                            # where each bucket of the run starts
+        bucket_keys = np.arange(first_b + kmin - 1, last + kmin, dtype=np.int64) << shift
+        starts = np.searchsorted(work[2, :m].view(np.int64), bucket_keys)
+
+    # Q_j (integer running sums, exact to one rounding) and g_k along the run; state j is
+    # "the first j tokens of the run taken", state 0 the masses before the run
+    Q_state = work[8, :m + 1]
+    Q_state[0] = Q_start
+    if m <= _INT_PREFIX_MAX:
+        _prefix_sums_into(qs, Q_state[1:], work[0, :m], work[2, :m])
+    else:                                                # the integer sums could overflow
+        Q_state[1:] = prefix_sum(qs)
+    if Q_start:
+        Q_state[1:] += Q_start
+    rest = work[9, :m + 1]                               # 1 - Q_j, clipped at 0
+    np.subtract(1.0, Q_state, out=rest)
+    np.maximum(rest, 0.0, out=rest)
+    slope, power = _powers_into(rest, k, work[10, :m + 1], work[11, :m + 1], work[0, :m + 1])
+    step = work[4, :m]                                   # g_k(Q_j) - g_k(Q_{j-1})
+    np.subtract(power[:-1], power[1:], out=step)
+
+    a_run = work[5, :m]                                  # a* in run order
+    sure = _sure_chain(starts, Q_state, hi[first_b - 1:last], k, n) if chain else 0
+    alpha = _walk_run(ps, qs, step, slope, power, Q_state, a_run, k, n, P_start, M0,
+                      chain=chain, sure=sure, work=work)
+    out[run] = a_run
+    return alpha, m
+
+
+def _sort_run(p, q, out, sq, ratio_bits, tokens, work):
+    """The run's tokens in ``q/p`` order (scratch row 3), and their normalised masses
+    ``ps``, ``qs`` in that order (rows 6 and 7)."""
+    m = tokens.size
+    # sort the ratios as values: the float bits with the token index in the low bits (a
+    # non-negative float64 read as an int64 orders like the float)
+    low_bits = max(1, (p.shape[0] - 1).bit_length())
+    low_mask = (1 << low_bits) - 1
     keys = work[2, :m].view(np.int64)
     ratio_bits.take(tokens, out=keys, mode="clip")       # in range: no check
-    keys >>= low_bits
-    keys <<= low_bits
+    keys &= ~low_mask
     keys |= tokens
     keys.view(np.float64).sort()                         # finite positive floats: same order
-    run = work[3, :m].view(np.int64)                     # the run's tokens in q/p order
-    np.bitwise_and(keys, (1 << low_bits) - 1, out=run)
-    keys >>= low_bits
-    ties = keys[1:] == keys[:-1]                         # equal truncated ratios: exact order
-    if ties.any():
+    run = work[3, :m].view(np.int64)
+    np.bitwise_and(keys, low_mask, out=run)
+    keys ^= run                                          # the truncated ratios
+    ties = work[1].view(np.bool_)[:m - 1]
+    np.equal(keys[1:], keys[:-1], out=ties)              # equal truncated ratios: exact order
+    if ties.any():                                       # by the exact ratio, then the token
         _fix_ties(run[None, :], 0, ties, p[None, :], q[None, :], np)
-
-    # prefix sums of the normalised masses in that order (integer running sums)
-    ps = work[2, :m]                                     # (the keys are spent)
+    ps, qs = work[6, :m], work[7, :m]
     out.take(run, out=ps, mode="clip")                   # p / sp
-    masses = work[4:6, :m]
-    np.copyto(masses[0], ps)
-    q.take(run, out=masses[1], mode="clip")
-    masses[1] /= sq
-    if m <= _INT_PREFIX_MAX:
-        PQ = _prefix_sums_into(masses, work[6:8, :m], work[8:10, :m])
-    else:                                                # the integer sums could overflow
-        PQ = prefix_sum(masses)
-    Pj, Qj = PQ[0], PQ[1]
-    if P_start:
-        Pj += P_start
-    if Q_start:
-        Qj += Q_start
-    # h_j = g_k(Q_j) - P_j, then M_j = min(M_0, h_1, ..., h_j)
-    rest = work[4, :m]
-    np.subtract(1.0, Qj, out=rest)
-    np.maximum(rest, 0.0, out=rest)
-    power = _power_into(rest, k, work[5, :m])
-    M = work[6, :m + 1]
-    M0 = M[0] = min(0.0, -p_zero)
-    h = M[1:]
-    np.subtract(1.0, power, out=h)
-    h -= Pj
-    if k > _DIFF_K:
-        h = h.copy()
-    np.minimum.accumulate(M, out=M)
-    alpha = 1.0 + float(M[-1])
-    if k <= _DIFF_K:
+    q.take(run, out=qs, mode="clip")
+    qs /= sq
+    return run, ps, qs
+
+
+#: The record chain restarts at most this many times in a row (after which the rest of the
+#: run is followed token by token, as a whole).
+_MAX_RESTARTS = 8
+#: Tokens looked at per step when following ``h`` between chains (grows 4x each time).
+_WINDOW = 1024
+
+
+def _walk_run(ps, qs, step, slope, power, Q_state, a_run, k, n, P_start, M0, *, chain, sure,
+              work):
+    """``a*`` along the sorted run into ``a_run``; returns ``alpha*``.
+
+    Two ways to walk, alternating.  *Chain*: from a state where ``h`` equals its running
+    minimum, tokens whose step of ``g_k`` provably stays below their ``p`` are records with
+    ``a* =`` the step (:func:`_chain_length`); only the masses' total is needed.  *Follow*:
+    ``h_j = g_k(Q_j) - P_j`` with ``P_j`` as integer running sums and its running minimum,
+    ``a*_j = p_j + (M_j - M_{j-1})`` (as :func:`optimum_sorted`), a window at a time; a token
+    that takes ``h`` clearly below the minimum (by more than the rounding of two ``h``) is a
+    record again and the chain restarts after it.  ``chain=False`` follows the whole run.
+    """
+    m = ps.shape[0]
+    pos, P_now, M_now = 0, P_start, M0
+    restarts, window = 0, _WINDOW
+    # h within (4k + 6) eps of exact (see optimum_bucketed): a drop larger than twice that is
+    # a record in exact arithmetic too
+    clear_drop = 2 * (4 * k + 6) * EPS
+    while pos < m:
+        if chain:
+            length, sure = sure, 0                       # the first chain: known records
+            if m - pos - length > _WINDOW:               # else following the rest is cheaper
+                length += _chain_length(ps[pos + length:], qs[pos + length:],
+                                        step[pos + length:],
+                                        None if slope is None else slope[pos + length:],
+                                        Q_state[pos + length:], k, n, work)
+            if length:
+                end = pos + length
+                a_run[pos:end] = step[pos:end]
+                P_now += float(np.add.reduce(ps[pos:end]))
+                pos = end
+            M_now = min(M_now, (1.0 - float(power[pos])) - P_now)
+            if pos == m:
+                break
+            chain = False
+            restarts += 1
+        follow_all = restarts > _MAX_RESTARTS or k > _DIFF_K or m - pos <= 2 * _WINDOW
+        size = m - pos if follow_all else min(m - pos, window)
+        window *= 4
+        end = pos + size
+        P_run = work[2, :size]
+        if size <= _INT_PREFIX_MAX:
+            _prefix_sums_into(ps[pos:end], P_run, work[0, :size], work[1, :size])
+        else:
+            P_run[:] = prefix_sum(ps[pos:end])
+        if P_now:
+            P_run += P_now
+        M = work[12, :size + 1]
+        M[0] = M_now
+        h = M[1:]
+        np.subtract(1.0, power[pos + 1:end + 1], out=h)
+        h -= P_run
+        if k > _DIFF_K:
+            h = h.copy()
+        np.minimum.accumulate(M, out=M)
+        drop = a_run[pos:end]
+        np.subtract(M[1:], M[:-1], out=drop)
+        if k > _DIFF_K:
+            h_prev = np.empty_like(h)
+            h_prev[1:] = h[:-1]
+            h_prev[0] = (1.0 - float(power[pos])) - P_now
+            a_run[pos:end] = _accepted(k, ps[pos:end], qs[pos:end], h, h_prev, M[:-1],
+                                       Q_state[pos:end], np)
+            pos, P_now, M_now = end, float(P_run[-1]), float(M[-1])
+            continue
         # a*_j = p_j + (M_j - M_{j-1}): exactly p_j where the minimum does not move; each M
         # within (4k + 6) 2^-53 of exact, so a* within (8k + 15) 2^-53 < 1e-14 for k <= 8
-        drop = work[4, :m]
-        np.subtract(M[1:], M[:-1], out=drop)
-        drop += ps
+        if not follow_all:
+            records = np.flatnonzero(drop < -clear_drop)
+            if records.size:                             # restart after the first clear record
+                end = pos + int(records[0]) + 1
+                drop = drop[:end - pos]
+                chain = True
+        drop += ps[pos:end]
         np.maximum(drop, 0.0, out=drop)
-        out[run] = drop
+        P_now, M_now = float(P_run[end - pos - 1]), float(M[end - pos])
+        pos = end
+    return 1.0 + M_now
+
+
+def _powers_into(rest, k: int, slope, power, spare):
+    """``rest^(k-1)`` and ``rest^k`` (``k >= 1``), products of ``k - 1`` roundings at most;
+    returns the two arrays (views of ``rest`` where no product is needed)."""
+    if k == 1:
+        return None, rest
+    if k == 2:
+        np.multiply(rest, rest, out=power)
+        return rest, power
+    if k == 4:
+        np.multiply(rest, rest, out=spare)
+        np.multiply(spare, rest, out=slope)
+        np.multiply(spare, spare, out=power)
+        return slope, power
+    np.copyto(spare, rest)
+    _power_into(spare, k - 1, slope)
+    np.multiply(slope, rest, out=power)
+    return slope, power
+
+
+def _sure_chain(starts, Q_state, upper, k, n):
+    """How many tokens from the start of the run are records by a test per bucket.
+
+    A bucket of the run whose ratios lie below ``upper`` and that starts at ``Q``
+    (``starts``: its first position in the run) passes the tangent test of
+    :func:`_chain_length` for every token in it when ``k (1 - Q + e)^(k-1) upper (1 +
+    2^-30) < 1`` (the step of a token is at most ``k (1 - Q_{j-1})^(k-1) q_j`` and ``q_j <
+    upper p_j``; ``e = (log2 |V| + 22) eps`` bounds the error of the float ``Q``, so ``1 - Q +
+    e`` is at least the exact ``1 - Q``).  The buckets before the first that fails hold only
+    records; :func:`_chain_length` tests the rest token by token.
+    """
+    m = Q_state.shape[0] - 1
+    bound = upper * (k * (1.0 + _TANGENT_SLACK))
+    if k > 1:
+        rest = 1.0 + (math.log2(max(n, 2)) + 22) * EPS - Q_state.take(starts, mode="clip")
+        bound *= _power(np.maximum(rest, 0.0), k - 1)
+    failing = np.flatnonzero(~(bound < 1.0))             # NaN fails
+    return int(starts[failing[0]]) if failing.size else m
+
+
+#: Relative slack of the tangent test in :func:`_chain_length` (far above the rounding it
+#: must cover, about ``400 k 2^-53`` for ``k <= 8``).
+_TANGENT_SLACK = 2.0 ** -30
+#: The tangent test is used while ``1 - Q`` stays at or above this (so that its rounding
+#: stays small relative to it).
+_REST_FLOOR = 2.0 ** -10
+
+
+def _chain_length(ps, qs, step, slope, Q_state, k, n, work):
+    """How many tokens from the start of the run provably make ``h`` decrease.
+
+    Token ``j`` (from a state that is a record) is a record with ``a*_j = g_k(Q_j) -
+    g_k(Q_{j-1})`` exactly when that step is below ``p_j`` (MATH.md section 3:
+    ``a*_j = p_j + min(0, h_j - M_{j-1})`` and ``h_j - h_{j-1} = step - p_j``).  Either of two
+    float tests proves it:
+
+    * the step itself: ``step < p (1 - 2^-39) - c eps``, where ``c eps`` bounds the error of
+      the float step against the exact one (``(6k + 2) eps`` from the roundings of ``Q``, ``1 -
+      Q`` and the powers, and ``k^2 (log2 |V| + 21) eps`` from the rounded row sums the rows were
+      normalised by) and the relative ``2^-39`` the same for ``p``; good for large tokens;
+    * the tangent: ``g_k`` is concave, so the step is at most ``g_k'(Q_{j-1}) q_j =
+      k (1 - Q_{j-1})^(k-1) q_j``; the test ``q_j (1 - Q_{j-1})^(k-1) < p_j / (k (1 + 2^-30))``
+      has relative rounding far below ``2^-30`` while ``1 - Q_{j-1} >= 2^-10``; good for small
+      tokens, whose float step is all cancellation.
+
+    The chain ends at the first token that passes neither (from there :func:`_walk_run`
+    follows ``h`` and its running minimum).
+    """
+    m = ps.shape[0]
+    if not m:
+        return 0
+    lim = work[2, :m]
+    flags = work[1].view(np.bool_)
+    passed = flags[:m]
+    tangent = flags[m:2 * m]
+    gamma = math.log2(max(n, 2)) + 21
+    np.multiply(ps, 1.0 - 2.0 ** -39, out=lim)
+    lim -= (6 * k + 2 + k * k * gamma) * EPS
+    np.less(step, lim, out=passed)
+    product = work[0, :m]
+    if slope is None:
+        product = qs
     else:
-        h_prev = np.empty_like(h)
-        h_prev[1:] = h[:-1]
-        h_prev[0] = float(g_float(k, np.array([Q_start]))[0]) - P_start
-        Q_prev = np.empty_like(h)
-        Q_prev[1:] = Qj[:-1]
-        Q_prev[0] = Q_start
-        out[run] = _accepted(k, ps, q[run] / sq, h, h_prev, M[:-1], Q_prev, np)
-    return alpha, m
+        np.multiply(qs, slope[:-1], out=product)
+    np.multiply(ps, 1.0 / (k * (1.0 + _TANGENT_SLACK)), out=lim)
+    np.less(product, lim, out=tangent)
+    floor = int(np.searchsorted(Q_state[:m], 1.0 - _REST_FLOOR, side="right"))
+    tangent[floor:] = False
+    passed |= tangent
+    first_failure = int(passed.argmin())
+    return m if passed[first_failure] else first_failure
 
 
 # -- conveniences -----------------------------------------------------------------------
