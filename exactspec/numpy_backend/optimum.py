@@ -326,41 +326,51 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     # neighbouring tokens in one bucket do not wait on each other's additions
     ids <<= 2
     ids |= _SCRATCH.lanes(n)
-    mass_p = np.add.reduce(np.bincount(ids, p, 4 * nb).reshape(nb, 4), axis=1)
-    mass_q = np.add.reduce(np.bincount(ids, q, 4 * nb).reshape(nb, 4), axis=1)
-    PB = np.zeros(nb + 1)
-    QB = np.zeros(nb + 1)
-    np.add.accumulate(mass_p, out=PB[1:])
-    np.add.accumulate(mass_q, out=QB[1:])
-    PB /= sp
-    QB /= sq
-    gB = g_float(k, QB)
-    hB = gB - PB
-    M_upper = np.minimum.accumulate(np.minimum(hB, 0.0))  # running min of end points <= b
+    ends = np.zeros((2, nb + 1))                         # P and Q at the end of each bucket
+    np.add.reduce(np.bincount(ids, p, 4 * nb).reshape(nb, 4), axis=1, out=ends[0, 1:])
+    np.add.reduce(np.bincount(ids, q, 4 * nb).reshape(nb, 4), axis=1, out=ends[1, 1:])
+    occupied = ends[0, 2:nb] > 0                         # an empty bucket changes nothing
+    np.add.accumulate(ends, axis=1, out=ends)
+    np.divide(ends, ((sp,), (sq,)), out=ends)
+    PB, QB = ends
 
     # bucket b = 1..nb-2 holds raw ratios in [lo, hi); normalised ratio = raw * sp / sq
-    scale = sp / sq
-    edges = (np.arange(kmin, kmax + 2, dtype=np.int64) << shift).view(np.float64) * scale
+    edges = (np.arange(kmin, kmax + 2, dtype=np.int64) << shift).view(np.float64)
+    edges *= sp / sq
     lo = edges[:-1] * (1 - 1e-12)
     hi = edges[1:] * (1 + 1e-12)
-    Q0, Q1, P0, P1 = QB[1:nb - 1], QB[2:nb], PB[1:nb - 1], PB[2:nb]
-    dQ, dP = Q1 - Q0, P1 - P0
+    Q0, P0 = QB[1:nb - 1], PB[1:nb - 1]
+    dP, dQ = np.diff(ends[:, 1:nb], axis=1)
     # the path inside the bucket: Q >= Q0 + lo (P - P0) and Q >= Q1 - hi (P1 - P); with g
-    # increasing and concave, h >= g(max of the two) - P, concave on each side of the kink
-    dA = np.minimum(np.maximum((hi * dP - dQ) / (hi - lo), 0.0), dP)   # P-increment at the kink
-    kink = g_float(k, Q0 + np.minimum(np.maximum(lo * dA, 0.0), dQ)) - (P0 + dA)
-    bound = np.minimum(np.minimum(hB[1:nb - 1], hB[2:nb]), kink)
-    margin = 1e-12 + 8 * n * EPS
-    active = np.zeros(nb, dtype=bool)
-    active[1:nb - 1] = ~(bound >= M_upper[1:nb - 1] + margin)   # NaN counts as active
-    active[1:nb - 1] &= mass_p[1:nb - 1] > 0             # an empty bucket changes nothing
-    if not active.any():
+    # increasing and concave, h >= g(max of the two) - P, concave on each side of the kink;
+    # g at the bucket ends and at the kinks in one evaluation
+    dA = hi * dP                                         # P-increment at the kink
+    dA -= dQ
+    dA /= hi - lo
+    np.clip(dA, 0.0, dP, out=dA)
+    at = np.empty(2 * nb - 1)
+    at[:nb + 1] = QB
+    kink_q = at[nb + 1:]
+    np.multiply(lo, dA, out=kink_q)
+    np.clip(kink_q, 0.0, dQ, out=kink_q)
+    kink_q += Q0
+    g = g_float(k, at)
+    hB = g[:nb + 1] - PB
+    bound = g[nb + 1:] - P0
+    bound -= dA
+    np.minimum(bound, hB[1:nb - 1], out=bound)
+    np.minimum(bound, hB[2:nb], out=bound)
+    M_upper = np.minimum.accumulate(np.minimum(hB[1:nb - 1], 0.0))  # running min of end points
+    M_upper += 1e-12 + 8 * n * EPS                       # margin
+    candidates = ~(bound >= M_upper)                     # NaN counts as active
+    candidates &= occupied
+    active_buckets = np.flatnonzero(candidates) + 1
+    if not active_buckets.size:
         return 1.0 + min(0.0, -p_zero), 0
 
     # one run from the first active bucket to the last: the buckets in between are sorted
     # too (a value sort of a few more tokens costs less than a pass per run), so the masses
     # before the run are one pairwise sum over the earlier tokens
-    active_buckets = np.flatnonzero(active)
     first_b, last = int(active_buckets[0]), int(active_buckets[-1])
     chosen = work[2, :n].view(np.bool_)[:n]
     np.less_equal(ids, 4 * last + 3, out=chosen)         # bucket ids >> 2 <= last
