@@ -274,12 +274,15 @@ def _rho(k: int) -> Rho:
     df = sp.diff(f, a)
     reduced = sp.cancel(df / a**(k - 1))          # k - (2k-1) a^(k-1)
     assert sp.expand(reduced * a**(k - 1) - df) == 0
-    roots = sp.solve(sp.Eq(reduced, 0), a)         # a is positive: only positive roots
-    inside = [r for r in roots
-              if r.is_real and certified_sign(r) > 0 and certified_sign(1 - r) > 0]
-    if len(inside) != 1:
-        raise Undecided(f"k={k}: expected one stationary point in (0, 1), found {inside}")
-    root = inside[0]
+    # k - (2k-1) a^(k-1) decreases strictly for a > 0 (its derivative is negative there), so
+    # it has at most one positive root; the binomial equation's positive root is
+    # (k/(2k-1))^(1/(k-1)), checked by substitution (no general solve: it builds all k-1
+    # complex roots first)
+    root = sp.root(sp.Rational(k, 2 * k - 1), k - 1)
+    if sp.diff(reduced, a).is_negative is not True or sp.expand(reduced.subs(a, root)) != 0:
+        raise Undecided(f"k={k}: could not certify the root {root} of {reduced}")
+    if not (certified_sign(root) > 0 and certified_sign(1 - root) > 0):
+        raise Undecided(f"k={k}: the stationary point {root} is not in (0, 1)")
     candidates = [sp.Integer(0), sp.Integer(1), root]
     values = [sp.radsimp(f.subs(a, c)) for c in candidates]
     best, value = _max(values, certified_sign)
