@@ -6,7 +6,8 @@ from fractions import Fraction as F
 import pytest
 
 from exactspec.bounds.closed_forms import rrs_acceptance
-from exactspec.bounds.compare import COMPARE_MAX_PLAN, compare, exact_verification
+from exactspec.bounds.compare import (COMPARE_MAX_MERGED_PATHS, COMPARE_MAX_PLAN, compare,
+                                      exact_verification)
 from exactspec.core.dist import Dist
 
 P = Dist([F(v, 44) for v in (3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5)])
@@ -38,11 +39,21 @@ def test_optimal_over_the_plan_budget_is_refused_before_its_max_flow():
 
 
 def test_a_plain_walk_over_the_seconds_budget_is_refused_with_its_estimate():
-    # key-lazy at k = 8: about a million paths (1,087,276 estimated; 621,568 walked in 120 s
-    # without finishing before the budget): refused up front
+    # typical at k = 4 on 11 tokens: 14,641 paths, a fraction of a millisecond each: over a
+    # budget of 1 s, refused up front with the estimate; within the default budget, proved
+    row = rows(compare(P, Q, 4, methods=["typical"], max_seconds=1))["typical"]
+    assert_over_budget(row, "s of exact work, over the budget of 1 s")
+    assert 5_000 < row["estimate"] < 50_000
+
+
+def test_merged_states_not_bounded_in_advance_are_refused_above_their_budget():
+    # key-lazy at k = 8: 1,901,119 paths (counted through merged states in about 16 s; the
+    # plain walk passed 621,568 paths in 120 s without finishing): the estimate is over
+    # compare's budget for merged states whose number is not bounded in advance
     row = rows(compare(P, Q, 8, methods=["key-lazy"]))["key-lazy"]
-    assert_over_budget(row, "s of exact work, over the budget of 20 s")
-    assert row["estimate"] > 400_000
+    assert_over_budget(row, "(merged states, whose number is not bounded in advance)",
+                       f"{COMPARE_MAX_MERGED_PATHS:,}")
+    assert row["estimate"] > COMPARE_MAX_MERGED_PATHS
 
 
 def test_a_tiny_budget_refuses_plain_walks_but_merged_states_still_prove():
