@@ -550,7 +550,8 @@ def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, p
                    seed: int = 0, watch: bool = False, timing: list | None = None,
                    max_paths: int | None = None, max_seconds: float | None = None) -> int:
     """The estimated number of paths: the tree of paths expanded level by level, keeping a
-    bounded number of nodes per level (an unbiased estimate; exact on a small tree).
+    bounded number of nodes per level (each round an unbiased estimate; exact on a small
+    tree).
 
     Level ``d`` holds nodes (prefixes of ``d`` choices), each with a weight: how many nodes
     of the tree it stands for.  Each node is run once, replaying its prefix: the run ends (a
