@@ -138,7 +138,10 @@ def draft_law_optimum(p, q, k: int, law: str) -> Fraction:
 
 
 def _too_large(entry: dict, reason: str, estimate) -> dict:
-    """A method over its budget of exact work: ``null`` values, the reason and the estimate."""
+    """A method over its budget of exact work: ``null`` values, the reason and the estimate
+    (the engine's advice to insist names ``verify``: ``compare`` takes no ``--max-paths``)."""
+    reason = reason.replace("--max-paths N to insist",
+                            f"exactspec verify {entry['method']} --max-paths N to insist")
     entry.update({"lossless": None, "acceptance": None, "acceptance_float": None,
                   "optimum": None, "ratio_to_optimal": None, "skipped": reason,
                   "estimate": estimate})

@@ -541,9 +541,10 @@ def _check_unchanged(before, p, q) -> None:
 #: below, each node it keeps finishes with one random probe.
 ESTIMATE_LEVELS = 64
 
-#: Refining the size estimate (more nodes kept per level) stops once the refinements have
-#: taken this many seconds.
-ESTIMATE_SECONDS = MAX_SECONDS / 20
+#: Refining the size estimate (more nodes kept per level) stops before the refinements
+#: would run the method more than this many times (a count, not seconds: the estimate is
+#: the same on every machine).
+ESTIMATE_RUNS = 20_000
 
 
 def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, probes: int = 40,
@@ -568,11 +569,13 @@ def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, p
 
     The estimate is refined while the enumeration it predicts is long beside it: again with
     four times as many nodes kept per level (the estimates averaged with weights
-    proportional to the nodes kept), as long as the next round is expected to take at most
-    a twentieth of the predicted enumeration and all rounds after the first at most
-    :data:`ESTIMATE_SECONDS`; only when there is a budget to refuse at (``max_paths`` or
-    ``max_seconds``), and never once the estimate is over ten times ``max_paths`` or its
-    predicted seconds over ten times ``max_seconds`` (a refusal either way).
+    proportional to the nodes kept), as long as the next round's runs of the method (four
+    times this round's) stay within a twentieth of the estimated paths and all rounds after
+    the first within :data:`ESTIMATE_RUNS` runs; only when there is a budget to refuse at
+    (``max_paths`` or ``max_seconds``), and never once the estimate is over ten times
+    ``max_paths`` or its predicted seconds over ten times ``max_seconds`` (a refusal either
+    way).  The rounds are decided by counts of runs and the probes are seeded, so the same
+    instance gets the same estimate on every run.
 
     Work per round: at most ``probes`` runs per level, each stopping at the choice after its
     prefix.  Past :data:`ESTIMATE_LEVELS` levels, or once a round passes :data:`MAX_SECONDS`
@@ -594,16 +597,14 @@ def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, p
     before = _snapshot(p), _snapshot(q)
     times: list = []
     rounds: list = []                              # (estimate, nodes kept per level)
-    refining = 0.0
+    refining = 0
     size = probes
     with watched() if watch else _nothing():
         while True:
-            began = _clock()
-            estimate, exact, first = _level_estimate(method, p, q, k, sampler_factory, size,
-                                                     rng, times)
-            took = _clock() - began - first        # the first run holds one-time work
+            estimate, exact, runs = _level_estimate(method, p, q, k, sampler_factory, size,
+                                                    rng, times)
             if rounds:
-                refining += took
+                refining += runs
             rounds.append((estimate, size))
             if exact:                              # every level fitted: the count itself
                 rounds = [(estimate, 1)]
@@ -616,7 +617,7 @@ def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, p
             if (max_paths is not None and mean > 10 * max_paths) or (
                     max_seconds is not None and predicted > 10 * max_seconds):
                 break
-            if 4 * took > predicted / 20 or refining + 4 * took > ESTIMATE_SECONDS:
+            if 4 * runs > mean / 20 or refining + 4 * runs > ESTIMATE_RUNS:
                 break
             size *= 4
     if watch:
@@ -628,16 +629,19 @@ def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, p
 
 
 def _level_estimate(method, p, q, k, sampler_factory, probes, rng, times) -> tuple:
-    """One round of :func:`estimate_paths`: ``(estimate, exact, first)``, ``exact`` when no
-    level had to be sampled, ``first`` the seconds of the first run (one-time work such as a
-    plan or a cache, not counted against the round's time).  The seconds of the runs that
-    ended in a path go to ``times``."""
+    """One round of :func:`estimate_paths`: ``(estimate, exact, runs)``, ``exact`` when no
+    level had to be sampled, ``runs`` how many times the method ran.  The seconds of the
+    runs that ended in a path go to ``times``.  (The one reading of the clock that can change
+    the estimate: a round that passes :data:`MAX_SECONDS` / 10, not counting its first run,
+    which holds one-time work such as a plan, finishes by probes; only a method that slow
+    per path meets it.)"""
     population: list = [((), (), Fraction(1))]   # (prefix, arities along it, weight)
     paths = Fraction(0)
     exact = True
     start = _clock()
     first = None
     level = 0
+    runs = 0
     while population:
         if level >= ESTIMATE_LEVELS or _clock() - start - (first or 0) > MAX_SECONDS / 10:
             exact = False
@@ -648,6 +652,7 @@ def _level_estimate(method, p, q, k, sampler_factory, probes, rng, times) -> tup
                 s._reset()
                 began = _clock()
                 _call(method, s, p, q, k)
+                runs += 1
                 times.append(_clock() - began)
                 paths += weight * s._probe_size
             break
@@ -658,6 +663,7 @@ def _level_estimate(method, p, q, k, sampler_factory, probes, rng, times) -> tup
             s._stop_at_frontier = True
             s._reset()
             began = _clock()
+            runs += 1
             try:
                 _call(method, s, p, q, k)
             except _Frontier as frontier:
@@ -677,7 +683,7 @@ def _level_estimate(method, p, q, k, sampler_factory, probes, rng, times) -> tup
         population, whole = _resample(groups, probes, rng)
         exact = exact and whole
         level += 1
-    return paths, exact, first or 0
+    return paths, exact, runs
 
 
 def _resample(groups: list, size: int, rng: _ProbeRandom) -> list:
