@@ -221,7 +221,8 @@ def _stream_certificate(handle, header, m, p, q, k, grid, max_paths, progress):
 
 def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
            keep_paths: bool = False, max_paths: int | None = DEFAULT_MAX_PATHS,
-           progress: bool | None = None, arith: str | None = None) -> Verification:
+           progress: bool | None = None, arith: str | None = None,
+           max_seconds: float | None = None) -> Verification:
     """Run ``method`` exactly on ``(p, q, k)``: output law, verdict and acceptance.
 
     Parameters
@@ -242,6 +243,9 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
         (unless ``grid`` says otherwise), and the output law, computed exactly, is compared
         with the exact ``p``.  :func:`exactspec.rounding.split_bias` pairs such a run with
         the exact-arithmetic one.
+    max_seconds : float, optional
+        Also refuse work estimated above this many seconds (estimated paths times the
+        seconds of one path; :func:`~exactspec.engine.exact.enumerate_paths`).
 
     >>> from exactspec import Dist
     >>> verify("sps", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3")).acceptance
@@ -266,7 +270,8 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
     enumeration = enumerate_paths(_user_errors(m.run, m.name) if user else m.run, run_p,
                                   run_q, k, grid=grid, keep_paths=keep_paths,
                                   max_paths=max_paths, progress=progress,
-                                  sampler_factory=factory, watch=user)
+                                  sampler_factory=factory, watch=user,
+                                  max_seconds=max_seconds)
     if user:
         from .engine.hidden_state import check_unchanged
 

@@ -26,7 +26,8 @@ from ..methods import METHODS, get_method
 from ..optimum.alpha_star import _pair, check_optimum, optimum, optimum_check_skips
 
 __all__ = ["compare", "optimal_report", "exact_verification", "draft_law_optimum",
-           "PLAIN_PATHS", "COMPARE_MAX_PATHS"]
+           "PLAIN_PATHS", "COMPARE_MAX_PATHS", "COMPARE_MAX_SECONDS", "COMPARE_MAX_PLAN",
+           "COMPARE_MAX_MERGED_PATHS"]
 
 #: Above this many estimated paths, a method with a stepped form runs with merged states.
 PLAIN_PATHS = 100_000
@@ -34,19 +35,36 @@ PLAIN_PATHS = 100_000
 #: The largest enumeration ``compare`` runs per method (plain or merged transitions).
 COMPARE_MAX_PATHS = 2_000_000
 
+#: The largest number of estimated paths ``compare`` counts through merged states whose number
+#: is not bounded in advance (``Stepped.paths_budget``: key, key-lazy; about 10 us per path).
+COMPARE_MAX_MERGED_PATHS = 1_000_000
+
+#: The most estimated seconds of one method's plain enumeration that ``compare`` runs
+#: (estimated paths times the median seconds of one path).
+COMPARE_MAX_SECONDS = 20.0
+
+#: The largest work a method does once before its first path that ``compare`` runs
+#: (:attr:`~exactspec.methods.base.Method.plan_size`: ``optimal``'s draft multisets, whose
+#: exact max flow takes about a quarter of a millisecond each).
+COMPARE_MAX_PLAN = 20_000
+
 
 MERGED_MAX_K = 2_000
 
 
 def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**7,
-                       plain_paths: int = PLAIN_PATHS):
+                       plain_paths: int = PLAIN_PATHS, max_seconds: float | None = None,
+                       max_merged_paths: int | None = None):
     """Prove ``method`` on ``(p, q, k)``: a :class:`~exactspec.verify.Verification`.
 
     The plain enumeration (the reference semantics) runs when its estimated number of paths
-    is at most ``plain_paths`` (or the stepped form's own smaller ``plain_paths``) or the
-    method has no stepped form (``run.steps``); otherwise the merged-state interpreter runs the
+    is at most ``plain_paths`` (or the stepped form's own smaller ``plain_paths``) and its
+    estimated seconds at most ``max_seconds``, or the method has no stepped form
+    (``run.steps``); otherwise the merged-state interpreter runs the
     stepped form, which counts paths instead of listing them.
-    Raises :class:`TooLarge` above ``max_paths`` (plain paths, or merged states).
+    Raises :class:`TooLarge` above ``max_paths`` (plain paths, or merged states), a plain
+    enumeration estimated above ``max_seconds``, and merged states not bounded in advance
+    (``paths_budget``) for more than ``max_merged_paths`` estimated paths.
 
     >>> from exactspec.core.dist import Dist
     >>> p = Dist([Fraction(1, 32)] * 16 + [Fraction(1, 16)] * 8)
@@ -62,28 +80,37 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
     m, p, q = _checked(method, p, q, k)
     steps = getattr(m.run, "steps", None)
     if steps is None:
-        return verify(m, p, q, k, max_paths=max_paths)
+        return verify(m, p, q, k, max_paths=max_paths, max_seconds=max_seconds)
     if k > MERGED_MAX_K:
         raise TooLarge(f"{m.name} at k = {k}: exact enumeration (merged states) takes about one "
                        f"step per draft, over the budget of {MERGED_MAX_K:,} drafts: use "
                        "--backend numpy (float64 estimates)", estimate=k, budget=MERGED_MAX_K)
+    timing: list = []
     try:
-        estimate = estimate_paths(m.run, p, q, k)
+        estimate = estimate_paths(m.run, p, q, k, timing=timing)
     except TooLarge as refusal:  # too deep to probe (large k): the merged states may still do
         estimate, probe_refusal = None, refusal
-    if steps.paths_budget and max_paths is not None and (estimate is None
-                                                         or estimate > max_paths):
+    budget = max_paths
+    if steps.paths_budget and max_merged_paths is not None:
+        budget = max_merged_paths if budget is None else min(budget, max_merged_paths)
+    if steps.paths_budget and budget is not None and (estimate is None or estimate > budget):
         if estimate is None:  # the probe's own refusal names the size that stopped it
             raise probe_refusal
         raise TooLarge(f"{m.name} at k = {k}: about {estimate:,} paths, over the budget of "
-                       f"{max_paths:,} "
+                       f"{budget:,} "
                        "(merged states, whose number is not bounded in advance): use "
                        "--backend numpy, or --max-paths N to insist",
-                       estimate=estimate, budget=max_paths)
+                       estimate=estimate, budget=budget)
     if steps.plain_paths is not None:
         plain_paths = min(plain_paths, steps.plain_paths)
-    if estimate is not None and estimate <= plain_paths:
-        return verify(m, p, q, k, max_paths=max_paths)
+    plain_seconds = estimate * timing[0] if estimate is not None else None
+    if estimate is not None and estimate <= plain_paths and (
+            max_seconds is None or plain_seconds <= max_seconds):
+        try:
+            return verify(m, p, q, k, max_paths=max_paths, max_seconds=max_seconds)
+        except TooLarge:
+            if max_seconds is None:
+                raise      # else the walk's own estimate is over the seconds: merged states
     enumeration = enumerate_merged(steps, p, q, k, max_states=max_paths)
     if enumeration.total != 1:
         raise AssertionError(f"internal: merged weights sum to {enumeration.total}, not 1")
@@ -110,19 +137,40 @@ def draft_law_optimum(p, q, k: int, law: str) -> Fraction:
         return alpha_star_max_flow(p, q, k, law)
 
 
-def _method_entry(m, p, q, k, optima: dict, max_paths: int) -> dict:
+def _too_large(entry: dict, reason: str, estimate) -> dict:
+    """A method over its budget of exact work: ``null`` values, the reason and the estimate
+    (the engine's advice to insist names ``verify``: ``compare`` takes no ``--max-paths``)."""
+    reason = reason.replace("--max-paths N to insist",
+                            f"exactspec verify {entry['method']} --max-paths N to insist")
+    entry.update({"lossless": None, "acceptance": None, "acceptance_float": None,
+                  "optimum": None, "ratio_to_optimal": None, "skipped": reason,
+                  "estimate": estimate})
+    return entry
+
+
+def _method_entry(m, p, q, k, optima: dict, max_paths: int,
+                  max_seconds: float | None = COMPARE_MAX_SECONDS,
+                  max_plan: int | None = COMPARE_MAX_PLAN,
+                  max_merged_paths: int | None = COMPARE_MAX_MERGED_PATHS) -> dict:
     entry: dict[str, Any] = {"method": m.name, "draft_law": m.draft_law,
                              "group": "lossless" if m.claimed_lossless else "lossy-by-design"}
+    if m.plan_size is not None and max_plan is not None:
+        size, what = m.plan_size(p, q, k)
+        if size > max_plan:
+            return _too_large(entry, f"too large to prove exactly: {m.name}: about {size:,} "
+                              f"{what}, over the compare budget of {max_plan:,}", size)
     try:
         m.check(p, q, k)
-    except (InvalidInput, NotExact, TooLarge) as err:
+    except TooLarge as err:
+        return _too_large(entry, str(err), err.estimate)
+    except (InvalidInput, NotExact) as err:
         entry["skipped"] = str(err)
         return entry
     try:
-        result = exact_verification(m, p, q, k, max_paths=max_paths)
+        result = exact_verification(m, p, q, k, max_paths=max_paths, max_seconds=max_seconds,
+                                    max_merged_paths=max_merged_paths)
     except TooLarge as err:
-        entry["skipped"] = f"too large to prove exactly: {err}"
-        return entry
+        return _too_large(entry, f"too large to prove exactly: {err}", err.estimate)
     except Undecided as err:
         entry["skipped"] = f"undecided: {err}"
         return entry
@@ -167,10 +215,22 @@ def _method_entry(m, p, q, k, optima: dict, max_paths: int) -> dict:
     return entry
 
 
-def compare(p, q, k: int = 1, methods=None, *, max_paths: int = COMPARE_MAX_PATHS) -> dict:
+def compare(p, q, k: int = 1, methods=None, *, max_paths: int = COMPARE_MAX_PATHS,
+            max_seconds: float | None = COMPARE_MAX_SECONDS,
+            max_plan: int | None = COMPARE_MAX_PLAN,
+            max_merged_paths: int | None = COMPARE_MAX_MERGED_PATHS) -> dict:
     """Every method (default: every registered one) on ``(p, q, k)``: verdict, ``P(Y in X)``
     (and the explicit acceptance where it differs), the optimum of the method's own draft law
     and the ratio to it; or ``skipped`` with the reason.  The ``compare --json`` object.
+
+    Each method's exact work is sized up front: more than ``max_paths`` estimated paths (or
+    merged states), more than ``max_merged_paths`` estimated paths counted through merged
+    states not bounded in advance (key, key-lazy), a plain enumeration estimated at more
+    than ``max_seconds`` (a method with merged states runs those instead), or one-time
+    work (``Method.plan_size``, ``optimal``'s draft multisets) over ``max_plan``, and the
+    entry has ``lossless``, ``acceptance``, ``optimum`` and ``ratio_to_optimal`` ``null``,
+    ``skipped`` with the reason and ``estimate`` (the estimated size, a number, or ``null``
+    where none was formed); the other methods are computed as usual.
 
     Each entry's ``group`` is ``"lossless"`` (claimed lossless: the verdict tests the claim)
     or ``"lossy-by-design"`` (``claimed_lossless=False``: typical acceptance, greedy, top-k,
@@ -184,7 +244,8 @@ def compare(p, q, k: int = 1, methods=None, *, max_paths: int = COMPARE_MAX_PATH
     opt = optimum(p, q, k)
     names = list(METHODS) if methods is None else list(methods)
     optima: dict = {"iid": opt.alpha_star}
-    entries = [_method_entry(get_method(name), p, q, k, optima, max_paths) for name in names]
+    entries = [_method_entry(get_method(name), p, q, k, optima, max_paths, max_seconds,
+                             max_plan, max_merged_paths) for name in names]
     return {
         "k": k,
         "labels": [str(lab) for lab in p.labels],

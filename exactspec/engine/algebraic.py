@@ -32,6 +32,13 @@ from ..core.integer_rows import fraction_of
 
 __all__ = ["NumberField", "Algebraic", "exact_root"]
 
+_CACHE_SIZE = 1 << 16          # entries of a field's product and sign caches
+_ZEROS = [(Fraction(0),) * n for n in range(64)]
+
+
+def _zeros(n: int) -> tuple:
+    return _ZEROS[n] if n < len(_ZEROS) else (Fraction(0),) * n
+
 
 def _poly_eval(coeffs, x):
     total = Fraction(0)
@@ -89,7 +96,9 @@ def _poly_mul(a, b):
 class NumberField:
     """``Q(theta)``: ``theta`` the root of the monic irreducible ``m`` in ``(lo, hi)``.
 
-    ``minpoly`` lists the coefficients of ``m`` from the constant term up (monic).
+    ``minpoly`` lists the coefficients of ``m`` from the constant term up (monic).  The
+    field remembers signs, products and inverses of its elements: the exact walk re-runs a
+    method from the start for every path and meets the same ones again.
     """
 
     def __init__(self, minpoly, lo, hi, expr=None):
@@ -103,6 +112,9 @@ class NumberField:
         if self.degree >= 2 and (self._sign_lo == 0 or self._sign_lo == self._m_sign(self.hi)):
             raise ValueError("the interval does not isolate a simple root")
         self._inverses: dict = {}
+        self._products: dict = {}     # (id a, id b) -> (a, b, product): a walk repeats its
+        self._by_value: dict = {}     # prefixes; (a, b) -> product when the tuples are new
+        self._signs: dict = {}        # coefficients -> exact sign: a walk repeats its tests
         # m's lower coefficients as integers over one denominator, for products on integers
         self._m_integers, self._m_denominator = _over_common_denominator(self.minpoly[:-1])
 
@@ -144,6 +156,22 @@ class NumberField:
         >>> field.multiply(a, b)            # (1/2 + r/3)(-3/4 + 5r/6), r*r = 2
         (Fraction(13, 72), Fraction(1, 6))
         """
+        key = (id(a), id(b))         # the same tuples recur (a cached product is reused)
+        seen = self._products.get(key)
+        if seen is not None and seen[0] is a and seen[1] is b:
+            return seen[2]
+        found = self._by_value.get((a, b))
+        if found is None:
+            found = self._multiply(a, b)
+            if len(self._by_value) >= _CACHE_SIZE:
+                self._by_value.clear()
+            self._by_value[(a, b)] = found
+        if len(self._products) >= _CACHE_SIZE:
+            self._products.clear()
+        self._products[key] = (a, b, found)   # holding a and b keeps their ids unique
+        return found
+
+    def _multiply(self, a: tuple, b: tuple) -> tuple:
         an, ad = _over_common_denominator(a)
         bn, bd = _over_common_denominator(b)
         c = [0] * (len(an) + len(bn) - 1)
@@ -163,6 +191,53 @@ class NumberField:
                     c[j - d + i] -= top * m[i]
         c += [0] * (d - len(c))
         return tuple(fraction_of(x, den) for x in c)
+
+    def sign(self, coeffs: tuple) -> int:
+        """The exact sign of a non-rational element (``coeffs[1:]`` not all zero), refining
+        the interval until an interval evaluation excludes 0; remembered per element (the
+        interval only narrows, so a second evaluation would refine nothing)."""
+        found = self._signs.get(coeffs)
+        if found is not None:
+            return found
+        while True:
+            lo, hi = self.bounds(coeffs)
+            if lo > 0:
+                found = 1
+                break
+            if hi < 0:
+                found = -1
+                break
+            self.refine()
+        if len(self._signs) >= _CACHE_SIZE:
+            self._signs.clear()
+        self._signs[coeffs] = found
+        return found
+
+    def bounds(self, coeffs: tuple) -> tuple:
+        """Rational bounds ``(lo, hi)`` of the element over the isolating interval (Horner
+        in interval arithmetic)."""
+        a, b = self.lo, self.hi
+        lo = hi = coeffs[-1]
+        for c in reversed(coeffs[:-1]):
+            if lo >= 0:                      # [lo, hi] * [a, b] by the signs of the ends
+                if a >= 0:
+                    lo, hi = lo * a, hi * b
+                elif b <= 0:
+                    lo, hi = hi * a, lo * b
+                else:
+                    lo, hi = hi * a, hi * b
+            elif hi <= 0:
+                if a >= 0:
+                    lo, hi = lo * b, hi * a
+                elif b <= 0:
+                    lo, hi = hi * b, lo * a
+                else:
+                    lo, hi = lo * b, lo * a
+            else:
+                products = (lo * a, lo * b, hi * a, hi * b)
+                lo, hi = min(products), max(products)
+            lo, hi = lo + c, hi + c
+        return lo, hi
 
     def inverse(self, coeffs: tuple) -> tuple:
         """The inverse of a non-zero element (extended Euclid against ``m``)."""
@@ -194,6 +269,8 @@ class Algebraic:
 
     # -- conversions -------------------------------------------------------------------
     def _lift(self, other):
+        if type(other) is Fraction or type(other) is int:
+            return (Fraction(other),) + _zeros(self.field.degree - 1)
         if isinstance(other, Algebraic):
             if other.field is not self.field:
                 raise ValueError("elements of different number fields")
@@ -294,30 +371,25 @@ class Algebraic:
         if self.is_rational:
             c = self.coeffs[0]
             return (c > 0) - (c < 0)
-        field = self.field
-        while True:
-            lo, hi = self._bounds()
-            if lo > 0:
-                return 1
-            if hi < 0:
-                return -1
-            field.refine()
+        return self.field.sign(self.coeffs)
 
     def _bounds(self):
-        a, b = self.field.lo, self.field.hi
-        lo = hi = self.coeffs[-1]
-        for c in reversed(self.coeffs[:-1]):
-            products = (lo * a, lo * b, hi * a, hi * b)
-            lo, hi = min(products) + c, max(products) + c
-        return lo, hi
+        return self.field.bounds(self.coeffs)
 
     def _cmp(self, o):
+        if type(o) is Fraction or type(o) is int:        # only the constant term moves
+            first = self.coeffs[0] - o
+            if not any(self.coeffs[1:]):
+                return (first > 0) - (first < 0)
+            return self.field.sign((first,) + self.coeffs[1:])
         c = self._lift(o)
         if c is None:
             return None
         return Algebraic(self.field, [a - b for a, b in zip(self.coeffs, c)]).sign()
 
     def __eq__(self, o):
+        if type(o) is Fraction or type(o) is int:
+            return self.coeffs[0] == o and not any(self.coeffs[1:])
         c = self._lift(o)
         if c is None:
             return NotImplemented

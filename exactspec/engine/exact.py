@@ -8,8 +8,9 @@ each path).  Every path carries the exact product of its branch probabilities, i
 output and whether a draft was explicitly accepted.  The same method code also runs by random
 sampling (:mod:`.sampling`) and over symbolic distributions (:mod:`.symbolic`).
 
-Before enumerating, the size of the tree is estimated with Knuth's random-probe estimator, and
-work above the budget is refused with the estimate.
+Before enumerating, the size of the tree is estimated (:func:`estimate_paths`: the tree
+expanded level by level with a bounded number of nodes kept per level), and work above the
+budget is refused with the estimate.
 """
 
 from __future__ import annotations
@@ -100,8 +101,13 @@ class Enumeration:
         return self._tree
 
 
-class _Restart(Exception):
-    """Internal: a probe reached its end."""
+class _Frontier(BaseException):
+    """Internal: a run of the size estimate reached the first choice after its prefix (a
+    ``BaseException``, so that a method's own ``except Exception`` does not swallow it)."""
+
+    def __init__(self, arity: int):
+        super().__init__(arity)
+        self.arity = arity
 
 
 class _ProbeRandom:
@@ -122,6 +128,10 @@ class _ProbeRandom:
 
     def randrange(self, n: int) -> int:
         return self._next() % n
+
+    def fraction(self) -> Fraction:
+        """A uniform number in ``[0, 1)`` on the grid of ``2**-64``."""
+        return Fraction(self._next(), 2**64)
 
 
 def exact_probability(value, what: str, sampler=None):
@@ -182,6 +192,7 @@ class ExactSampler:
         self._arity: list[int] = []
         self._probe: _ProbeRandom | None = None
         self._probe_size = 1
+        self._stop_at_frontier = False
         self.floats = 0
         self.record_choices = False
         self._laws: dict = {}
@@ -218,10 +229,7 @@ class ExactSampler:
         if d >= MAX_DEPTH:
             raise TooLarge(f"a path made more than {MAX_DEPTH:,} random choices: the method "
                            "may loop without bound (exact enumeration needs finitely many paths)")
-        if self._probe is not None:
-            i = self._probe.randrange(len(options))
-            self._probe_size *= len(options)
-        elif d < len(self._prefix):
+        if d < len(self._prefix):
             i = self._prefix[d]
             if self._arity[d] != len(options):
                 raise InvalidInput(
@@ -229,7 +237,12 @@ class ExactSampler:
                     f"{self._arity[d]} options, now {len(options)}): every random choice must "
                     "go through the sampler s: the method reads hidden randomness or state "
                 "(random, numpy.random, a counter)")
+        elif self._probe is not None:
+            i = self._probe.randrange(len(options))
+            self._probe_size *= len(options)
         else:
+            if self._stop_at_frontier:     # a size estimate learns this node's arity only
+                raise _Frontier(len(options))
             i = 0
             self._prefix.append(0)
             self._arity.append(len(options))
@@ -524,37 +537,179 @@ def _check_unchanged(before, p, q) -> None:
                                "(copy them, e.g. dict(p), before changing anything)")
 
 
-def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, probes: int = 40,
-                   seed: int = 0, watch: bool = False, timing: list | None = None) -> int:
-    """Knuth's estimate of the number of paths: the mean over random probes of the product
-    of the branching factors met along the probe (unbiased for the size of the tree).
+#: The size estimate expands the tree of paths level by level for at most this many levels;
+#: below, each node it keeps finishes with one random probe.
+ESTIMATE_LEVELS = 64
 
-    ``timing``, when given, receives the mean seconds of one probe (one path's work); probing
-    stops early when the probes alone pass :data:`MAX_SECONDS` / 10."""
+#: Refining the size estimate (more nodes kept per level) stops before the refinements
+#: would run the method more than this many times (a count, not seconds: the estimate is
+#: the same on every machine).
+ESTIMATE_RUNS = 20_000
+
+
+def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, probes: int = 40,
+                   seed: int = 0, watch: bool = False, timing: list | None = None,
+                   max_paths: int | None = None, max_seconds: float | None = None) -> int:
+    """The estimated number of paths: the tree of paths expanded level by level, keeping a
+    bounded number of nodes per level (each round an unbiased estimate; exact on a small
+    tree).
+
+    Level ``d`` holds nodes (prefixes of ``d`` choices), each with a weight: how many nodes
+    of the tree it stands for.  Each node is run once, replaying its prefix: the run ends (a
+    path, whose weight is counted) or stops at its next choice, whose options become its
+    children with its weight.  When a level has more than ``probes`` children, ``probes``
+    draws are taken with probability proportional to weight (systematic sampling), and a
+    child drawn ``m`` times carries ``m`` times the level's total over ``probes``.  The kept
+    nodes then follow the tree's real shape level by level.  Knuth's estimator (independent
+    random paths, each scored by the product of its branching factors) is the case of one
+    node per level: on a tree whose wide subtrees are rarely hit by a random path (a chain of
+    draft counts, where a random path gives most drafts to the first tokens, but the paths
+    that spread them open the most branches) it falls short many times over.  A tree with at
+    most ``probes`` nodes on every level is counted exactly.
+
+    The estimate is refined while the enumeration it predicts is long beside it: again with
+    four times as many nodes kept per level (the estimates averaged with weights
+    proportional to the nodes kept), as long as the next round's runs of the method (four
+    times this round's) stay within a twentieth of the estimated paths and all rounds after
+    the first within :data:`ESTIMATE_RUNS` runs; only when there is a budget to refuse at
+    (``max_paths`` or ``max_seconds``), and never once the estimate is over ten times
+    ``max_paths`` or its predicted seconds over ten times ``max_seconds`` (a refusal either
+    way).  The rounds are decided by counts of runs and the probes are seeded, so the same
+    instance gets the same estimate on every run.
+
+    Work per round: at most ``probes`` runs per level, each stopping at the choice after its
+    prefix.  Past :data:`ESTIMATE_LEVELS` levels, or once a round passes :data:`MAX_SECONDS`
+    / 10, each kept node finishes with one random probe (Knuth's estimator for its subtree).
+
+    ``timing``, when given, receives the median seconds of one whole path (over the runs
+    that ended in a path; one-time work such as plans and caches is not per path).
+
+    >>> from exactspec.core.dist import Dist
+    >>> def two_draws_after_heads(s, p, q, k):     # tails: 1 path; heads: 3 * 3 paths
+    ...     if s.coin(Fraction(1, 2)):
+    ...         s.draw(p)
+    ...         return s.draw(p)
+    ...     return p.labels[0]
+    >>> estimate_paths(two_draws_after_heads, Dist.parse("1/3,1/3,1/3"), None, 1)
+    10
+    """
     rng = _ProbeRandom(seed)
-    total = 0
-    done = 0
     before = _snapshot(p), _snapshot(q)
-    start = _clock()
-    times = []
+    times: list = []
+    rounds: list = []                              # (estimate, nodes kept per level)
+    refining = 0
+    size = probes
     with watched() if watch else _nothing():
-        for _ in range(probes):
-            s = sampler_factory()
-            s._probe = rng
-            s._probe_size = 1
-            s._reset()
-            began = _clock()
-            _call(method, s, p, q, k)
-            times.append(_clock() - began)
-            total += s._probe_size
-            done += 1
-            if _clock() - start > MAX_SECONDS / 10:
+        while True:
+            estimate, exact, runs = _level_estimate(method, p, q, k, sampler_factory, size,
+                                                    rng, times)
+            if rounds:
+                refining += runs
+            rounds.append((estimate, size))
+            if exact:                              # every level fitted: the count itself
+                rounds = [(estimate, 1)]
                 break
+            mean = sum(e * n for e, n in rounds) / sum(n for _, n in rounds)
+            per_path = sorted(times)[len(times) // 2]
+            predicted = float(mean) * per_path
+            if max_paths is None and max_seconds is None:
+                break                              # nothing to refuse: no refinement
+            if (max_paths is not None and mean > 10 * max_paths) or (
+                    max_seconds is not None and predicted > 10 * max_seconds):
+                break
+            if 4 * runs > mean / 20 or refining + 4 * runs > ESTIMATE_RUNS:
+                break
+            size *= 4
     if watch:
         _check_unchanged(before, p, q)
-    if timing is not None:   # the median probe: one-time work (plans, caches) is not per path
+    if timing is not None:
         timing.append(sorted(times)[len(times) // 2])
-    return max(1, round(total / done))
+    mean = sum(e * n for e, n in rounds) / sum(n for _, n in rounds)
+    return max(1, round(mean))
+
+
+def _level_estimate(method, p, q, k, sampler_factory, probes, rng, times) -> tuple:
+    """One round of :func:`estimate_paths`: ``(estimate, exact, runs)``, ``exact`` when no
+    level had to be sampled, ``runs`` how many times the method ran.  The seconds of the
+    runs that ended in a path go to ``times``.  (The one reading of the clock that can change
+    the estimate: a round that passes :data:`MAX_SECONDS` / 10, not counting its first run,
+    which holds one-time work such as a plan, finishes by probes; only a method that slow
+    per path meets it.)"""
+    population: list = [((), (), Fraction(1))]   # (prefix, arities along it, weight)
+    paths = Fraction(0)
+    exact = True
+    start = _clock()
+    first = None
+    level = 0
+    runs = 0
+    while population:
+        if level >= ESTIMATE_LEVELS or _clock() - start - (first or 0) > MAX_SECONDS / 10:
+            exact = False
+            for prefix, arity, weight in population:
+                s = sampler_factory()
+                s._prefix, s._arity = list(prefix), list(arity)
+                s._probe, s._probe_size = rng, 1
+                s._reset()
+                began = _clock()
+                _call(method, s, p, q, k)
+                runs += 1
+                times.append(_clock() - began)
+                paths += weight * s._probe_size
+            break
+        groups = []
+        for prefix, arity, weight in population:
+            s = sampler_factory()
+            s._prefix, s._arity = list(prefix), list(arity)
+            s._stop_at_frontier = True
+            s._reset()
+            began = _clock()
+            runs += 1
+            try:
+                _call(method, s, p, q, k)
+            except _Frontier as frontier:
+                groups.append((prefix, arity, frontier.arity, weight))
+                continue
+            finally:
+                if first is None:
+                    first = _clock() - began
+            times.append(_clock() - began)
+            if s._depth != len(prefix):
+                raise InvalidInput(
+                    "the method made different random choices on a replay (it stopped "
+                    f"after {s._depth} choices, not {len(prefix)}): every random choice "
+                    "must go through the sampler s: the method reads hidden randomness or "
+                    "state (random, numpy.random, a counter)")
+            paths += weight
+        population, whole = _resample(groups, probes, rng)
+        exact = exact and whole
+        level += 1
+    return paths, exact, runs
+
+
+def _resample(groups: list, size: int, rng: _ProbeRandom) -> list:
+    """The children of one level, ``groups`` = ``[(prefix, arities, arity, weight), ...]``
+    (``arity`` children of equal ``weight`` each), and whether they are all kept: all of
+    them when there are at most ``size``, else ``size`` systematic draws proportional to weight, each child drawn ``m``
+    times weighing ``m * total / size`` (so that every child's expected weight is its own)."""
+    if sum(arity for _, _, arity, _ in groups) <= size:
+        return [(prefix + (i,), arities + (arity,), weight)
+                for prefix, arities, arity, weight in groups for i in range(arity)], True
+    total = sum((arity * weight for _, _, arity, weight in groups), Fraction(0))
+    step = total / size
+    position = rng.fraction() * step          # the draws: position + j * step, j < size
+    out = []
+    low = Fraction(0)
+    for prefix, arities, arity, weight in groups:
+        high = low + arity * weight
+        drawn: dict = {}
+        while position < high:
+            i = min(int((position - low) / weight), arity - 1)
+            drawn[i] = drawn.get(i, 0) + 1
+            position += step
+        for i, m in drawn.items():
+            out.append((prefix + (i,), arities + (arity,), m * step))
+        low = high
+    return out, False
 
 
 class _nothing:
@@ -568,7 +723,8 @@ class _nothing:
 def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = None,
                     keep_paths: bool = False, max_paths: int | None = DEFAULT_MAX_PATHS,
                     progress: bool | None = None, sampler_factory=None,
-                    on_path: Callable | None = None, watch: bool = False) -> Enumeration:
+                    on_path: Callable | None = None, watch: bool = False,
+                    max_seconds: float | None = None) -> Enumeration:
     """Run ``method(s, p, q, k)`` on every path and return the exact :class:`Enumeration`.
 
     Parameters
@@ -586,23 +742,29 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
         The method is user code: refuse hidden randomness while it runs
         (:func:`~exactspec.engine.watch.watched`), run every path a second time and compare,
         and check that ``p`` and ``q`` come back unchanged.
+    max_seconds : float, optional
+        Refuse when the estimated seconds of the walk (estimated paths times the median
+        seconds of one path) are more; by default :data:`MAX_SECONDS` under the default
+        ``max_paths`` and no limit otherwise.  The walk stops at twice this.
     """
     factory = sampler_factory or (lambda: ExactSampler(grid=grid))
     estimate = None
+    if max_seconds is None and max_paths == DEFAULT_MAX_PATHS:
+        max_seconds = MAX_SECONDS
     if max_paths is not None or progress:
         timing: list = []
         estimate = estimate_paths(method, p, q, k, sampler_factory=factory, watch=watch,
-                                  timing=timing)
+                                  timing=timing, max_paths=max_paths, max_seconds=max_seconds)
         if max_paths is not None and estimate > max_paths:
             raise TooLarge(
                 f"about {estimate:,} paths to enumerate, over the budget of {max_paths:,}: "
                 "use --backend numpy, or --max-paths N to insist",
                 estimate=estimate, budget=max_paths)
         seconds = estimate * timing[0] * (2 if watch else 1)
-        if max_paths == DEFAULT_MAX_PATHS and seconds > MAX_SECONDS:
+        if max_seconds is not None and seconds > max_seconds:
             raise TooLarge(
                 f"about {estimate:,} paths at about {timing[0]:.2g} s each: about "
-                f"{seconds:,.0f} s of exact work, over the budget of {MAX_SECONDS:.0f} s: use "
+                f"{seconds:,.0f} s of exact work, over the budget of {max_seconds:.0f} s: use "
                 "--backend numpy, a smaller instance, or --max-paths N to insist",
                 estimate=estimate, budget=max_paths)
     if progress is None:
@@ -610,7 +772,7 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     before = _snapshot(p), _snapshot(q)
     with watched() if watch else _nothing():
         result, digest = _walk(method, p, q, k, factory, keep_paths, progress, estimate,
-                               on_path, watch, max_paths)
+                               on_path, watch, max_paths, max_seconds)
         if watch:
             _, again = _walk(method, p, q, k, factory, False, False, None, None, True)
             if again != digest:
@@ -623,29 +785,33 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     return result
 
 
-def _over_budget(count: int, estimate, max_paths, seconds: float) -> TooLarge | None:
+def _over_budget(count: int, estimate, max_paths, seconds: float,
+                 max_seconds: float | None = None) -> TooLarge | None:
     """The refusal for an enumeration that has outgrown its estimate, or ``None``.
 
-    The up-front estimate is a mean over random probes and can fall far short on trees whose
-    large branches are rarely probed; the walk itself then stops at the same budgets: more
-    paths than ``max_paths``, or more than twice :data:`MAX_SECONDS` of work (under the
-    default budget, or under any budget once the walk has passed twice its estimate)."""
+    The up-front estimate samples the tree and can still fall short on a tree whose large
+    branches are rare among the nodes of their level; the walk itself then stops at the
+    same budgets: more paths than ``max_paths``, or more than twice ``max_seconds`` of work,
+    or of :data:`MAX_SECONDS` without ``max_seconds`` (under the default budget, or under
+    any budget once the walk has passed twice its estimate)."""
     guess = f" (estimated about {estimate:,})" if estimate else ""
     if count > max_paths:
         return TooLarge(
             f"more than {max_paths:,} paths{guess}, over the budget of {max_paths:,}: stopped; "
             "use --backend numpy, or --max-paths N to insist", estimate=count, budget=max_paths)
     wrong = not estimate or count > 2 * estimate     # the estimate was far short
-    if seconds > 2 * MAX_SECONDS and (max_paths == DEFAULT_MAX_PATHS or wrong):
+    limit = MAX_SECONDS if max_seconds is None else max_seconds
+    if seconds > 2 * limit and (max_seconds is not None or max_paths == DEFAULT_MAX_PATHS
+                                or wrong):
         return TooLarge(
             f"{count:,} paths{guess} enumerated in {seconds:,.0f} s and not done, over the "
-            f"budget of {MAX_SECONDS:.0f} s of exact work: stopped; use --backend numpy, a "
+            f"budget of {limit:.0f} s of exact work: stopped; use --backend numpy, a "
             "smaller instance, or --max-paths N to insist", estimate=count, budget=max_paths)
     return None
 
 
 def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fingerprint,
-          max_paths=None):
+          max_paths=None, max_seconds=None):
     start = _clock()
     s = factory()
     labels = p.labels
@@ -693,7 +859,7 @@ def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fin
                 on_path(path)
         count += 1
         if max_paths is not None and count % 1024 == 0:
-            refusal = _over_budget(count, estimate, max_paths, _clock() - start)
+            refusal = _over_budget(count, estimate, max_paths, _clock() - start, max_seconds)
             if refusal is not None:
                 raise refusal
         if progress and count % 20000 == 0:

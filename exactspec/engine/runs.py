@@ -79,7 +79,7 @@ def enumerate_runs(run: Callable, *, keep_paths: bool = False,
     keep_paths : bool
         Keep every path (for certificates and :meth:`RunEnumeration.path_tree`).
     max_paths : int or None
-        Refuse (:class:`~exactspec.core.errors.TooLarge`) when Knuth's estimate of the number of
+        Refuse (:class:`~exactspec.core.errors.TooLarge`) when the estimated number of
         paths is larger; ``None`` insists.
     grid : int, optional
         Explicit uniforms on the grid ``{0, 1/N, ..., (N-1)/N}``.

@@ -40,6 +40,10 @@ class Method:
     user : bool
         A user's function (not a registered method): the exact engine runs it under watch
         (hidden randomness refused, every path run twice and compared, inputs read-only).
+    plan_size : callable, optional
+        ``plan_size(p, q, k) -> (size, what)``: the size of the exact work the method does
+        once before its first path (``optimal``: the draft multisets of its max flow), cheap
+        to compute, so that a caller can refuse it up front (``compare``).
     """
 
     name: str
@@ -50,6 +54,7 @@ class Method:
     summary: str = ""
     requires: Callable | None = field(default=None, compare=False)
     user: bool = field(default=False, compare=False)
+    plan_size: Callable | None = field(default=None, compare=False)
 
     def check(self, p, q, k: int) -> None:
         """Raise :class:`InvalidInput` when the method cannot run on ``(p, q, k)``."""

@@ -17,6 +17,7 @@ number of draws exactly; ``key`` always draws ``k``).
 
 from __future__ import annotations
 
+from ..key.lazy_stepped import KEY_LAZY_STEPS
 from ..key.placement import key_placement
 from ..key.selection import draw_drafts, smallest_key_lazy
 from .base import Method
@@ -32,6 +33,11 @@ def key_lazy(s, p, q, k=1):
     if s.coin(plan.beta[x], "accept"):
         return s.accept(x)
     return s.draw(plan.residual, "residual")
+
+
+#: The same rule one random choice per step, for the merged-state interpreter
+#: (:mod:`exactspec.key.lazy_stepped`: the same paths, laws and acceptances).
+key_lazy.steps = KEY_LAZY_STEPS
 
 
 def key_lazy_uniforms(s, p, q, k=1):

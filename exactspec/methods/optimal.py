@@ -153,9 +153,13 @@ def optimal_method(law: str = "iid", budget: int = MAX_OPTIMAL_MULTISETS) -> Met
     def requires(p, q, k):
         transport_plan(p, q, k, dl.name, budget=budget)   # refuses what is too large
 
+    def plan_size(p, q, k):
+        return (_multiset_estimate(q, k, dl.name),
+                f"draft multisets ({dl.name}, k={k}) for an exact max flow")
+
     name = "optimal" if dl.name == "iid" else f"optimal-{dl.name}"
     run.__name__ = name.replace("-", "_")
-    return Method(name, run, draft_law=dl.name, requires=requires,
+    return Method(name, run, draft_law=dl.name, requires=requires, plan_size=plan_size,
                   k_values=(2,) if dl.name == "hub" else None,
                   summary=f"exact optimal transport per draft multiset ({dl.description}); "
                           f"reaches the optimum; refuses more than {budget:,} multisets")

@@ -1,0 +1,76 @@
+"""key-lazy through merged states (:mod:`exactspec.key.lazy_stepped`) against its plain
+enumeration: the same output law, ``P(Y in X)``, explicit acceptance and number of paths."""
+
+from fractions import Fraction as F
+
+import pytest
+
+from exactspec.bounds.compare import exact_verification
+from exactspec.core.dist import Dist
+from exactspec.core.random_dists import random_pair
+from exactspec.engine.exact import enumerate_paths
+from exactspec.engine.merged import enumerate_merged
+from exactspec.key.lazy_stepped import KEY_LAZY_STEPS, visit_chain
+from exactspec.key.placement import key_placement
+from exactspec.methods.key_lazy import key_lazy
+from exactspec.optimum.alpha_star import optimum
+
+P = Dist([F(v, 44) for v in (3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5)])
+Q = Dist([F(v, 51) for v in (2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4)])
+
+CASES = [
+    (Dist.parse("1/2,1/5,3/10,0"), Dist.parse("1/20,1/20,1/10,4/5"), 10),   # MATH.md 5
+    (Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2"), 8),
+    (Dist.parse("1/2,1/5,3/10"), Dist.parse("1/10,3/5,3/10"), 2),
+    (Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), 4),
+    (Dist.parse("0,1/2,1/2"), Dist.parse("1/3,1/3,1/3"), 3),                 # a zero of p
+    (P, Q, 3),
+]
+
+
+def same(plain, merged):
+    return (plain.law == merged.law and plain.acceptance == merged.acceptance
+            and plain.explicit_acceptance == merged.explicit_acceptance
+            and plain.paths == merged.paths and merged.total == 1)
+
+
+@pytest.mark.parametrize("p, q, k", CASES)
+def test_merged_key_lazy_equals_the_plain_enumeration(p, q, k):
+    plain = enumerate_paths(key_lazy, p, q, k, max_paths=None)
+    merged = enumerate_merged(KEY_LAZY_STEPS, p, q, k)
+    assert same(plain, merged)
+    assert merged.law == dict(p) and merged.acceptance == optimum(p, q, k).alpha_star
+
+
+def test_merged_key_lazy_on_random_instances():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(12):
+        n, k = rng.randint(2, 5), rng.randint(1, 4)
+        p, q = random_pair(rng, n)
+        assert same(enumerate_paths(key_lazy, p, q, k, max_paths=None),
+                    enumerate_merged(KEY_LAZY_STEPS, p, q, k))
+
+
+def test_visit_chain_is_the_multinomial_in_visit_order():
+    plan = key_placement(P, Q, 3)
+    chain = visit_chain(plan, 3)
+    order = chain["order"]
+    assert sorted(order) == list(range(11))
+    assert [plan.first_slot(t) for t in order] == sorted(plan.first_slot(t) for t in order)
+    # the chance that every draft goes to the first token in visit order: q_t^k, two ways
+    assert chain[(0, 3)][3] == Q[order[0]] ** 3
+
+
+def test_exact_verification_counts_key_lazy_through_merged_states_when_large():
+    r = exact_verification("key-lazy", P, Q, 4, plain_paths=1_000)
+    assert type(r.enumeration).__name__ == "MergedEnumeration"
+    assert r.lossless and r.paths == 9490 and r.acceptance == optimum(P, Q, 4).alpha_star
+
+
+@pytest.mark.slow
+def test_key_lazy_k6_counted_through_merged_states():
+    # 213,773 paths (the plain walk takes about 30 s; merged states about 3 s)
+    merged = enumerate_merged(KEY_LAZY_STEPS, P, Q, 6)
+    assert merged.paths == 213_773 and merged.law == dict(P) and merged.acceptance == 1

@@ -1,0 +1,77 @@
+"""The size estimate of the exact walk (:func:`exactspec.engine.estimate_paths`) against the
+counted number of paths, and the refusals sized by it."""
+
+from fractions import Fraction as F
+
+import pytest
+
+from exactspec.core.dist import Dist
+from exactspec.core.errors import TooLarge
+from exactspec.engine import enumerate_paths, estimate_paths
+from exactspec.methods import get_method
+
+# the instance of ``exactspec compare --p 3,1,4,1,5,9,2,6,5,3,5 --q 2,7,1,8,2,8,1,8,2,8,4
+# --normalize``: key-lazy's draft-count chain over 11 tokens
+P = Dist([F(v, 44) for v in (3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5)])
+Q = Dist([F(v, 51) for v in (2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4)])
+KEY_LAZY = get_method("key-lazy").run
+
+
+def test_a_small_tree_is_counted_exactly():
+    p, q = Dist.parse("1/2,1/5,3/10"), Dist.parse("1/10,3/5,3/10")
+    for name, k in (("key-lazy", 2), ("rrs", 2), ("sps", 1), ("optimal", 2)):
+        run = get_method(name).run
+        counted = enumerate_paths(run, p, q, k, max_paths=None).paths
+        assert estimate_paths(run, p, q, k, probes=10**4) == counted
+
+
+def test_a_uniform_tree_is_estimated_exactly_past_the_kept_nodes():
+    q = Dist([F(1, 10)] * 10)
+
+    def many(s, p, q, k):
+        s.drafts(q, k)
+        return s.draw(p)
+
+    # every node of a level has the same subtree: any choice of kept nodes gives 10**9
+    assert estimate_paths(many, q, q, 8) == 10**9
+    assert estimate_paths(many, q, q, 8, probes=7, seed=5) == 10**9
+
+
+def test_one_node_per_level_is_knuths_estimator():
+    # one kept node: a uniform child each level, weighted by the product of the arities
+    q = Dist([F(1, 3)] * 3)
+
+    def chain(s, p, q, k):
+        x = s.draw(q)
+        if x == 0:
+            return s.draw(q)
+        return x
+
+    seen = {estimate_paths(chain, q, q, 1, probes=1, seed=seed) for seed in range(40)}
+    assert seen == {3, 9}                  # root 3 * (branch 0: 3 leaves | others: 1 leaf)
+
+
+def test_key_lazy_estimate_is_close_where_random_probes_fall_short():
+    # a random path gives most drafts to the first tokens; the paths that spread them open
+    # the most key branches: 40 independent probes estimated about a sixth of k = 6's
+    # 213,773 paths; keeping nodes level by level follows the real tree
+    counted = enumerate_paths(KEY_LAZY, P, Q, 4, max_paths=None).paths
+    assert counted == 9490
+    estimate = estimate_paths(KEY_LAZY, P, Q, 4, probes=160)
+    assert counted / 2 < estimate < 2 * counted
+    knuth = [estimate_paths(KEY_LAZY, P, Q, 4, probes=1, seed=seed) for seed in range(40)]
+    assert sum(knuth) / 40 < counted / 2   # the same 40 probes, one at a time
+
+
+def test_key_lazy_over_budget_is_refused_up_front_not_in_flight():
+    # k = 6 has 213,773 paths (counted once, about 30 s); a budget of 100,000 is refused by
+    # the estimate before the walk starts, with the estimate in the message
+    with pytest.raises(TooLarge, match=r"^about [\d,]+ paths to enumerate") as err:
+        enumerate_paths(KEY_LAZY, P, Q, 6, max_paths=100_000)
+    assert 100_000 < err.value.estimate < 2 * 213_773
+
+
+def test_a_seconds_budget_is_refused_up_front():
+    with pytest.raises(TooLarge, match=r"s of exact work, over the budget of 1 s") as err:
+        enumerate_paths(KEY_LAZY, P, Q, 6, max_paths=10**7, max_seconds=1)
+    assert err.value.estimate > 100_000
