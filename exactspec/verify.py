@@ -267,11 +267,18 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
         from .engine.hidden_state import state_fingerprint
 
         before = state_fingerprint(m.run)
-    enumeration = enumerate_paths(_user_errors(m.run, m.name) if user else m.run, run_p,
-                                  run_q, k, grid=grid, keep_paths=keep_paths,
-                                  max_paths=max_paths, progress=progress,
-                                  sampler_factory=factory, watch=user,
-                                  max_seconds=max_seconds)
+    try:
+        enumeration = enumerate_paths(_user_errors(m.run, m.name) if user else m.run, run_p,
+                                      run_q, k, grid=grid, keep_paths=keep_paths,
+                                      max_paths=max_paths, progress=progress,
+                                      sampler_factory=factory, watch=user,
+                                      max_seconds=max_seconds)
+    except InvalidInput:
+        if user:                 # a replay that went another way: name the state if it can
+            from .engine.hidden_state import check_unchanged
+
+            check_unchanged(m.run, before, m.name)
+        raise
     if user:
         from .engine.hidden_state import check_unchanged
 

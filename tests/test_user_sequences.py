@@ -90,7 +90,7 @@ def test_hidden_state_outside_the_function_caught_by_replay():
 
     def drifting(s, drafts, p, q):
         store.calls += 1
-        row = p[0] if store.calls < 50 else q[0]  # drifts after 50 calls
+        row = p[0] if store.calls < 20 else q[0]  # drifts after 20 calls
         return (s.draw(row),)
 
     with pytest.raises(HiddenState, match="replayed"):
