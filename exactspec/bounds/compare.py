@@ -85,14 +85,18 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
         raise TooLarge(f"{m.name} at k = {k}: exact enumeration (merged states) takes about one "
                        f"step per draft, over the budget of {MERGED_MAX_K:,} drafts: use "
                        "--backend numpy (float64 estimates)", estimate=k, budget=MERGED_MAX_K)
-    timing: list = []
-    try:
-        estimate = estimate_paths(m.run, p, q, k, timing=timing)
-    except TooLarge as refusal:  # too deep to probe (large k): the merged states may still do
-        estimate, probe_refusal = None, refusal
     budget = max_paths
     if steps.paths_budget and max_merged_paths is not None:
         budget = max_merged_paths if budget is None else min(budget, max_merged_paths)
+    timing: list = []
+    if steps.plain_paths is not None:
+        plain_paths = min(plain_paths, steps.plain_paths)
+    try:                         # sized with care near the refusal and the seconds budget
+        estimate = estimate_paths(m.run, p, q, k, timing=timing,
+                                  max_paths=budget if steps.paths_budget else None,
+                                  max_seconds=max_seconds)
+    except TooLarge as refusal:  # too deep to probe (large k): the merged states may still do
+        estimate, probe_refusal = None, refusal
     if steps.paths_budget and budget is not None and (estimate is None or estimate > budget):
         if estimate is None:  # the probe's own refusal names the size that stopped it
             raise probe_refusal
@@ -101,8 +105,6 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
                        "(merged states, whose number is not bounded in advance): use "
                        "--backend numpy, or --max-paths N to insist",
                        estimate=estimate, budget=budget)
-    if steps.plain_paths is not None:
-        plain_paths = min(plain_paths, steps.plain_paths)
     plain_seconds = estimate * timing[0] if estimate is not None else None
     if estimate is not None and estimate <= plain_paths and (
             max_seconds is None or plain_seconds <= max_seconds):

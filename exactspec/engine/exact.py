@@ -547,42 +547,50 @@ ESTIMATE_LEVELS = 64
 ESTIMATE_RUNS = 20_000
 
 
+#: Knuth's estimate can fall short of the number of paths by this factor and more (key-lazy's
+#: chain of draft counts: 41x at k = 7 on 11 tokens); within it of a budget, the estimate
+#: is redone level by level.
+KNUTH_SHORTFALL = 100
+
+
 def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, probes: int = 40,
                    seed: int = 0, watch: bool = False, timing: list | None = None,
-                   max_paths: int | None = None, max_seconds: float | None = None) -> int:
-    """The estimated number of paths: the tree of paths expanded level by level, keeping a
-    bounded number of nodes per level (each round an unbiased estimate; exact on a small
-    tree).
+                   max_paths: int | None = None, max_seconds: float | None = None,
+                   thorough: bool | None = None) -> int:
+    """The estimated number of paths: Knuth's random probes, redone level by level near a
+    budget.
 
-    Level ``d`` holds nodes (prefixes of ``d`` choices), each with a weight: how many nodes
-    of the tree it stands for.  Each node is run once, replaying its prefix: the run ends (a
-    path, whose weight is counted) or stops at its next choice, whose options become its
-    children with its weight.  When a level has more than ``probes`` children, ``probes``
-    draws are taken with probability proportional to weight (systematic sampling), and a
-    child drawn ``m`` times carries ``m`` times the level's total over ``probes``.  The kept
-    nodes then follow the tree's real shape level by level.  Knuth's estimator (independent
-    random paths, each scored by the product of its branching factors) is the case of one
-    node per level: on a tree whose wide subtrees are rarely hit by a random path (a chain of
-    draft counts, where a random path gives most drafts to the first tokens, but the paths
-    that spread them open the most branches) it falls short many times over.  A tree with at
-    most ``probes`` nodes on every level is counted exactly.
+    *Knuth's estimator*: ``probes`` independent random paths, each scored by the product of
+    the branching factors met along it (unbiased, cheap: one run per probe).  On a tree
+    whose wide subtrees are rarely hit by a random path (a chain of draft counts, where a
+    random path gives most drafts to the first tokens, but the paths that spread them open
+    the most branches) it falls short many times over, so with a budget to refuse at
+    (``max_paths``, ``max_seconds``) and Knuth's figure within :data:`KNUTH_SHORTFALL` of it,
+    the estimate is redone *level by level* (``thorough=True`` asks for that always,
+    ``thorough=False`` never).
 
-    The estimate is refined while the enumeration it predicts is long beside it: again with
-    four times as many nodes kept per level (the estimates averaged with weights
-    proportional to the nodes kept), as long as the next round's runs of the method (four
-    times this round's) stay within a twentieth of the estimated paths and all rounds after
-    the first within :data:`ESTIMATE_RUNS` runs; only when there is a budget to refuse at
-    (``max_paths`` or ``max_seconds``), and never once the estimate is over ten times
+    *Level by level*: level ``d`` holds nodes (prefixes of ``d`` choices), each with a
+    weight: how many nodes of the tree it stands for.  Each node is run once, replaying its
+    prefix: the run ends (a path, whose weight is counted) or stops at its next choice, whose
+    options become its children with its weight.  When a level has more than ``probes``
+    children, ``probes`` draws are taken with probability proportional to weight (systematic
+    sampling), and a child drawn ``m`` times carries ``m`` times the level's total over
+    ``probes``.  The kept nodes then follow the tree's real shape level by level (Knuth's
+    estimator is the case of one node per level); a tree with at most ``probes`` nodes on
+    every level is counted exactly.  With a budget, the estimate is refined: again with four
+    times as many nodes kept per level (the estimates averaged with weights proportional to
+    the nodes kept), as long as the next round's runs of the method (four times this
+    round's) stay within a twentieth of the estimated paths and all rounds after the first
+    within :data:`ESTIMATE_RUNS` runs, and never once the estimate is over ten times
     ``max_paths`` or its predicted seconds over ten times ``max_seconds`` (a refusal either
-    way).  The rounds are decided by counts of runs and the probes are seeded, so the same
-    instance gets the same estimate on every run.
+    way).  Work per round: at most ``probes`` runs per level, each stopping at the choice
+    after its prefix.  Past :data:`ESTIMATE_LEVELS` levels, or once a round passes
+    :data:`MAX_SECONDS` / 10, each kept node finishes with one random probe.
 
-    Work per round: at most ``probes`` runs per level, each stopping at the choice after its
-    prefix.  Past :data:`ESTIMATE_LEVELS` levels, or once a round passes :data:`MAX_SECONDS`
-    / 10, each kept node finishes with one random probe (Knuth's estimator for its subtree).
-
-    ``timing``, when given, receives the median seconds of one whole path (over the runs
-    that ended in a path; one-time work such as plans and caches is not per path).
+    Every decision is by counts, and the probes are seeded: the same instance gets the same
+    estimate on every run (except for a method so slow per path that the probes pass
+    :data:`MAX_SECONDS` / 10).  ``timing``, when given, receives the median seconds of one
+    whole path (one-time work such as plans and caches is not per path).
 
     >>> from exactspec.core.dist import Dist
     >>> def two_draws_after_heads(s, p, q, k):     # tails: 1 path; heads: 3 * 3 paths
@@ -590,42 +598,79 @@ def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, p
     ...         s.draw(p)
     ...         return s.draw(p)
     ...     return p.labels[0]
-    >>> estimate_paths(two_draws_after_heads, Dist.parse("1/3,1/3,1/3"), None, 1)
+    >>> estimate_paths(two_draws_after_heads, Dist.parse("1/3,1/3,1/3"), None, 1,
+    ...                thorough=True)
     10
     """
     rng = _ProbeRandom(seed)
     before = _snapshot(p), _snapshot(q)
     times: list = []
-    rounds: list = []                              # (estimate, nodes kept per level)
-    refining = 0
-    size = probes
     with watched() if watch else _nothing():
-        while True:
-            estimate, exact, runs = _level_estimate(method, p, q, k, sampler_factory, size,
-                                                    rng, times)
-            if rounds:
-                refining += runs
-            rounds.append((estimate, size))
-            if exact:                              # every level fitted: the count itself
-                rounds = [(estimate, 1)]
-                break
-            mean = sum(e * n for e, n in rounds) / sum(n for _, n in rounds)
+        if thorough is not True:
+            estimate = _knuth_estimate(method, p, q, k, sampler_factory, probes, rng, times)
             per_path = sorted(times)[len(times) // 2]
-            predicted = float(mean) * per_path
-            if max_paths is None and max_seconds is None:
-                break                              # nothing to refuse: no refinement
-            if (max_paths is not None and mean > 10 * max_paths) or (
-                    max_seconds is not None and predicted > 10 * max_seconds):
-                break
-            if 4 * runs > mean / 20 or refining + 4 * runs > ESTIMATE_RUNS:
-                break
-            size *= 4
+            near = (max_paths is not None and estimate * KNUTH_SHORTFALL >= max_paths) or (
+                max_seconds is not None
+                and estimate * per_path * KNUTH_SHORTFALL >= max_seconds)
+            if thorough is False or not near:
+                thorough = False
+        if thorough is not False:                  # (the same draws as when asked directly)
+            times.clear()
+            estimate = _rounds_estimate(method, p, q, k, sampler_factory, probes,
+                                        _ProbeRandom(seed), times, max_paths, max_seconds)
     if watch:
         _check_unchanged(before, p, q)
     if timing is not None:
         timing.append(sorted(times)[len(times) // 2])
-    mean = sum(e * n for e, n in rounds) / sum(n for _, n in rounds)
-    return max(1, round(mean))
+    return max(1, round(estimate))
+
+
+def _knuth_estimate(method, p, q, k, sampler_factory, probes, rng, times):
+    """The mean over random probes of the product of the branching factors met along the
+    probe; probing stops early when the probes alone pass :data:`MAX_SECONDS` / 10."""
+    total = 0
+    done = 0
+    start = _clock()
+    for _ in range(probes):
+        s = sampler_factory()
+        s._probe = rng
+        s._probe_size = 1
+        s._reset()
+        began = _clock()
+        _call(method, s, p, q, k)
+        times.append(_clock() - began)
+        total += s._probe_size
+        done += 1
+        if _clock() - start > MAX_SECONDS / 10:
+            break
+    return Fraction(total, done)
+
+
+def _rounds_estimate(method, p, q, k, sampler_factory, probes, rng, times, max_paths,
+                     max_seconds):
+    """The level-by-level estimate of :func:`estimate_paths`, refined in rounds."""
+    rounds: list = []                              # (estimate, nodes kept per level)
+    refining = 0
+    size = probes
+    while True:
+        estimate, exact, runs = _level_estimate(method, p, q, k, sampler_factory, size, rng,
+                                                times)
+        if rounds:
+            refining += runs
+        rounds.append((estimate, size))
+        if exact:                                  # every level fitted: the count itself
+            return estimate
+        mean = sum(e * n for e, n in rounds) / sum(n for _, n in rounds)
+        predicted = float(mean) * sorted(times)[len(times) // 2]
+        if max_paths is None and max_seconds is None:
+            break                                  # nothing to refuse: no refinement
+        if (max_paths is not None and mean > 10 * max_paths) or (
+                max_seconds is not None and predicted > 10 * max_seconds):
+            break
+        if 4 * runs > mean / 20 or refining + 4 * runs > ESTIMATE_RUNS:
+            break
+        size *= 4
+    return sum(e * n for e, n in rounds) / sum(n for _, n in rounds)
 
 
 def _level_estimate(method, p, q, k, sampler_factory, probes, rng, times) -> tuple:
