@@ -563,7 +563,8 @@ def test_bucketed_record_chain_on_peaked_rows_agrees_with_the_exact_twin(monkeyp
     """Softmax rows at temperature 0.5: the sorted run is mostly one chain of records (its
     ``a*`` the steps of ``g_k``), most of it proved per bucket; far-tail tokens have steps
     that are all cancellation and are proved by the tangent test."""
-    _, log = _watch_the_walk(monkeypatch)
+    optimum_module, log = _watch_the_walk(monkeypatch)
+    monkeypatch.setattr(optimum_module, "_SHORT_RUN", 16)   # a long run at a test's size
     p, q = gaussian_pair(6000, 0.5, seed=21)
     fl = optimum_bucketed(p, q, k)
     P, Q = exact_pair(p, q)
@@ -577,6 +578,7 @@ def test_bucketed_walk_restarts_its_chain_after_a_token_that_is_not_a_record(mon
     tokens.  Same values as the exact twin either way."""
     optimum_module, log = _watch_the_walk(monkeypatch)
     monkeypatch.setattr(optimum_module, "_WINDOW", 4)
+    monkeypatch.setattr(optimum_module, "_SHORT_RUN", 16)
     restarted = 0
     for seed in (71, 161, 167):
         p, q = gaussian_pair(300, 1.0 if seed == 71 else 0.7, seed=seed)
@@ -600,5 +602,20 @@ def test_a_chain_test_without_its_slack_is_caught(monkeypatch):
     p, q = gaussian_pair(6000, 0.5, seed=21)
     P, Q = exact_pair(p, q)
     monkeypatch.setattr(optimum_module, "_TANGENT_SLACK", -1 / 3)
+    monkeypatch.setattr(optimum_module, "_SHORT_RUN", 16)
     with pytest.raises(AssertionError):
         assert_optimum_matches(optimum_bucketed(p, q, 4), 0, P, Q, 4)
+
+
+def test_bucketed_walks_long_runs_by_chains_and_follows_short_runs_whole(monkeypatch):
+    """By default a run of more than ``_SHORT_RUN`` tokens is walked by record chains, a
+    shorter one followed whole; both agree with the exact twin."""
+    optimum_module, log = _watch_the_walk(monkeypatch)
+    for n, chained in ((40_000, True), (3000, False)):
+        log["per_bucket"].clear()
+        p, q = gaussian_pair(n, 0.5, seed=3)
+        fl = optimum_bucketed(p, q, 4)
+        assert (int(fl.sorted_tokens[0]) > optimum_module._SHORT_RUN) == chained
+        assert bool(log["per_bucket"]) == chained
+        P, Q = exact_pair(p, q)
+        assert_optimum_matches(fl, 0, P, Q, 4)

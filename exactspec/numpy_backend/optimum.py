@@ -388,6 +388,8 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     m = tokens.size
     run, ps, qs = _sort_run(p, q, out, sq, ratio_bits, tokens, work)
     chain = first_b == 1 and k <= _DIFF_K                # state 0: h = -p(q = 0) = M_0
+    if m <= _SHORT_RUN or not chain:                     # fewer array calls than the walk
+        return _follow_whole_run(run, ps, qs, k, P_start, Q_start, M0, out, work), m
     if chain:                                            # where each bucket of the run starts
         bucket_keys = np.arange(first_b + kmin - 1, last + kmin, dtype=np.int64) << shift
         starts = np.searchsorted(work[2, :m].view(np.int64), bucket_keys)
@@ -415,6 +417,59 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
                       chain=chain, sure=sure, work=work)
     out[run] = a_run
     return alpha, m
+
+
+#: Runs up to this many tokens are followed whole (:func:`_follow_whole_run`): the record
+#: chain saves per token but costs more array calls.
+_SHORT_RUN = 4096
+
+
+def _follow_whole_run(run, ps, qs, k, P_start, Q_start, M0, out, work):
+    """``a*`` of the run's tokens into ``out`` by following ``h`` and its running minimum over
+    the whole run (``P_j`` and ``Q_j`` as integer running sums of both rows at once);
+    returns ``alpha*``."""
+    m = run.shape[0]
+    masses = work[6:8, :m]                               # ps and qs, one above the other
+    if m <= _INT_PREFIX_MAX:
+        PQ = _prefix_sums_into(masses, work[8:10, :m], work[10:12, :m], work[0:2, :m])
+    else:                                                # the integer sums could overflow
+        PQ = prefix_sum(masses)
+    Pj, Qj = PQ[0], PQ[1]
+    if P_start:
+        Pj += P_start
+    if Q_start:
+        Qj += Q_start
+    # h_j = g_k(Q_j) - P_j, then M_j = min(M_0, h_1, ..., h_j)
+    rest = work[4, :m]
+    np.subtract(1.0, Qj, out=rest)
+    np.maximum(rest, 0.0, out=rest)
+    power = _power_into(rest, k, work[5, :m])
+    M = work[12, :m + 1]
+    M[0] = M0
+    h = M[1:]
+    np.subtract(1.0, power, out=h)
+    h -= Pj
+    if k > _DIFF_K:
+        h = h.copy()
+    np.minimum.accumulate(M, out=M)
+    alpha = 1.0 + float(M[-1])
+    if k <= _DIFF_K:
+        # a*_j = p_j + (M_j - M_{j-1}): exactly p_j where the minimum does not move; each M
+        # within (4k + 6) 2^-53 of exact, so a* within (8k + 15) 2^-53 < 1e-14 for k <= 8
+        drop = work[4, :m]
+        np.subtract(M[1:], M[:-1], out=drop)
+        drop += ps
+        np.maximum(drop, 0.0, out=drop)
+        out[run] = drop
+    else:
+        h_prev = np.empty_like(h)
+        h_prev[1:] = h[:-1]
+        h_prev[0] = float(g_float(k, np.array([Q_start]))[0]) - P_start
+        Q_prev = np.empty_like(h)
+        Q_prev[1:] = Qj[:-1]
+        Q_prev[0] = Q_start
+        out[run] = _accepted(k, ps, qs, h, h_prev, M[:-1], Q_prev, np)
+    return alpha
 
 
 def _sort_run(p, q, out, sq, ratio_bits, tokens, work):
