@@ -8,9 +8,9 @@ each path).  Every path carries the exact product of its branch probabilities, i
 output and whether a draft was explicitly accepted.  The same method code also runs by random
 sampling (:mod:`.sampling`) and over symbolic distributions (:mod:`.symbolic`).
 
-Before enumerating, the size of the tree is estimated (:func:`estimate_paths`: the tree
-expanded level by level with a bounded number of nodes kept per level), and work above the
-budget is refused with the estimate.
+Before enumerating, the size of the tree is estimated (:func:`estimate_paths`: Knuth's
+random probes, and near a budget the tree expanded level by level with a bounded number of
+nodes kept per level), and work above the budget is refused with the estimate.
 """
 
 from __future__ import annotations
