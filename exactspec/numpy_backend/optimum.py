@@ -331,7 +331,8 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     np.add.reduce(np.bincount(ids, q, 4 * nb).reshape(nb, 4), axis=1, out=ends[1, 1:])
     occupied = ends[0, 2:nb] > 0                         # an empty bucket changes nothing
     np.add.accumulate(ends, axis=1, out=ends)
-    np.divide(ends, ((sp,), (sq,)), out=ends)
+    ends[0] /= sp
+    ends[1] /= sq
     PB, QB = ends
 
     # bucket b = 1..nb-2 holds raw ratios in [lo, hi); normalised ratio = raw * sp / sq
@@ -340,19 +341,21 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     lo = edges[:-1] * (1 - 1e-12)
     hi = edges[1:] * (1 + 1e-12)
     Q0, P0 = QB[1:nb - 1], PB[1:nb - 1]
-    dP, dQ = np.diff(ends[:, 1:nb], axis=1)
+    dP, dQ = np.subtract(ends[:, 2:nb], ends[:, 1:nb - 1])
     # the path inside the bucket: Q >= Q0 + lo (P - P0) and Q >= Q1 - hi (P1 - P); with g
     # increasing and concave, h >= g(max of the two) - P, concave on each side of the kink;
     # g at the bucket ends and at the kinks in one evaluation
     dA = hi * dP                                         # P-increment at the kink
     dA -= dQ
     dA /= hi - lo
-    np.clip(dA, 0.0, dP, out=dA)
+    np.maximum(dA, 0.0, out=dA)
+    np.minimum(dA, dP, out=dA)
     at = np.empty(2 * nb - 1)
     at[:nb + 1] = QB
     kink_q = at[nb + 1:]
     np.multiply(lo, dA, out=kink_q)
-    np.clip(kink_q, 0.0, dQ, out=kink_q)
+    np.maximum(kink_q, 0.0, out=kink_q)
+    np.minimum(kink_q, dQ, out=kink_q)
     kink_q += Q0
     g = g_float(k, at)
     hB = g[:nb + 1] - PB
@@ -364,7 +367,7 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     M_upper += 1e-12 + 8 * n * EPS                       # margin
     candidates = ~(bound >= M_upper)                     # NaN counts as active
     candidates &= occupied
-    active_buckets = np.flatnonzero(candidates) + 1
+    active_buckets = candidates.nonzero()[0] + 1
     if not active_buckets.size:
         return 1.0 + min(0.0, -p_zero), 0
 
@@ -384,7 +387,7 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
         Q_start = float(q[before].sum()) / sq
         chosen &= ~before
     M0 = min(0.0, -p_zero)                               # M before the run
-    tokens = np.flatnonzero(chosen)                      # token order
+    tokens = chosen.nonzero()[0]                         # token order
     m = tokens.size
     run, ps, qs = _sort_run(p, q, out, sq, ratio_bits, tokens, work)
     chain = first_b == 1 and k <= _DIFF_K                # state 0: h = -p(q = 0) = M_0
@@ -392,7 +395,7 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
         return _follow_whole_run(run, ps, qs, k, P_start, Q_start, M0, out, work), m
     if chain:                                            # where each bucket of the run starts
         bucket_keys = np.arange(first_b + kmin - 1, last + kmin, dtype=np.int64) << shift
-        starts = np.searchsorted(work[2, :m].view(np.int64), bucket_keys)
+        starts = work[2, :m].view(np.int64).searchsorted(bucket_keys)
 
     # Q_j (integer running sums, exact to one rounding) and g_k along the run; state j is
     # "the first j tokens of the run taken", state 0 the masses before the run
@@ -574,7 +577,7 @@ def _walk_run(ps, qs, step, slope, power, Q_state, a_run, k, n, P_start, M0, *, 
         # a*_j = p_j + (M_j - M_{j-1}): exactly p_j where the minimum does not move; each M
         # within (4k + 6) 2^-53 of exact, so a* within (8k + 15) 2^-53 < 1e-14 for k <= 8
         if not follow_all:
-            records = np.flatnonzero(drop < -clear_drop)
+            records = (drop < -clear_drop).nonzero()[0]
             if records.size:                             # restart after the first clear record
                 end = pos + int(records[0]) + 1
                 drop = drop[:end - pos]
@@ -621,7 +624,7 @@ def _sure_chain(starts, Q_state, upper, k, n):
     if k > 1:
         rest = 1.0 + (math.log2(max(n, 2)) + 22) * EPS - Q_state.take(starts, mode="clip")
         bound *= _power(np.maximum(rest, 0.0), k - 1)
-    failing = np.flatnonzero(~(bound < 1.0))             # NaN fails
+    failing = (~(bound < 1.0)).nonzero()[0]              # NaN fails
     return int(starts[failing[0]]) if failing.size else m
 
 
@@ -671,7 +674,7 @@ def _chain_length(ps, qs, step, slope, Q_state, k, n, work):
         np.multiply(qs, slope[:-1], out=product)
     np.multiply(ps, 1.0 / (k * (1.0 + _TANGENT_SLACK)), out=lim)
     np.less(product, lim, out=tangent)
-    floor = int(np.searchsorted(Q_state[:m], 1.0 - _REST_FLOOR, side="right"))
+    floor = int(Q_state[:m].searchsorted(1.0 - _REST_FLOOR, side="right"))
     tangent[floor:] = False
     passed |= tangent
     first_failure = int(passed.argmin())
