@@ -42,13 +42,9 @@ equal.  The tests compare the two enumerations (``tests/test_key_lazy_merged.py`
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
-
-from ..core.dist import Dist
 from ..engine.merged import Done, Stepped
 from .placement import LATER, KeyPlacement, key_placement
-from .selection import MAX_COUNT_TERMS, _tie_break
+from .selection import _tie_break, count_chain
 
 __all__ = ["KEY_LAZY_STEPS", "visit_chain"]
 
@@ -71,23 +67,8 @@ def visit_chain(plan: KeyPlacement, k: int) -> dict:
     q = plan.q
     order = tuple(sorted((t for t in q.labels if q[t] != 0),
                          key=lambda t: (plan.first_slot(t), plan.slot_of(t))))
-    terms = (len(order) - 1) * k * (k + 3) // 2
-    if terms > MAX_COUNT_TERMS:
-        from ..core.errors import TooLarge
-
-        raise TooLarge(f"KEY at k = {k}: the draft-count laws hold about {terms:,} exact "
-                       f"binomial terms, over the budget of {MAX_COUNT_TERMS:,}: use a smaller "
-                       "k, or --backend numpy (float64 estimates)", estimate=terms,
-                       budget=MAX_COUNT_TERMS)
-    chain: dict = {"order": order}
-    mass = Fraction(1)
-    for i, t in enumerate(order[:-1]):
-        share = q[t] / mass
-        for left in range(1, k + 1):
-            counts = list(range(left + 1))
-            chain[(i, left)] = Dist([math.comb(left, c) * share ** c * (1 - share) ** (left - c)
-                                     for c in counts], counts, check=False)
-        mass -= q[t]
+    chain = count_chain(q, order, k)
+    chain["order"] = order
     cache[k] = chain
     return chain
 

@@ -290,7 +290,19 @@ def _count_laws(q: Dist, k: int) -> dict:
     if _COUNT_LAWS[0] is q and _COUNT_LAWS[1] == k:
         return _COUNT_LAWS[2]
     support = [t for t in q.labels if q[t] != 0]
-    terms = (len(support) - 1) * k * (k + 3) // 2
+    chain = count_chain(q, support, k)
+    chain["support"] = support
+    _COUNT_LAWS[:] = [q, k, chain]
+    return chain
+
+
+def count_chain(q: Dist, order, k: int) -> dict:
+    """The draft counts of ``k`` i.i.d. drafts from ``q`` as a chain of binomials over the
+    tokens in ``order`` (every token with ``q > 0``): ``(i, n) ->`` the law of how many of
+    ``n`` drafts left the ``i``-th token gets (its share of the mass not yet counted); none
+    for the last token, which takes the rest.  Refused above :data:`MAX_COUNT_TERMS` exact
+    binomial terms."""
+    terms = (len(order) - 1) * k * (k + 3) // 2
     if terms > MAX_COUNT_TERMS:
         from ..core.errors import TooLarge
 
@@ -298,16 +310,15 @@ def _count_laws(q: Dist, k: int) -> dict:
                        f"binomial terms, over the budget of {MAX_COUNT_TERMS:,}: use a smaller "
                        "k, or --backend numpy (float64 estimates)", estimate=terms,
                        budget=MAX_COUNT_TERMS)
-    chain: dict = {"support": support}
+    chain: dict = {}
     mass = Fraction(1)
-    for i, t in enumerate(support[:-1]):
+    for i, t in enumerate(order[:-1]):
         share = q[t] / mass
         for left in range(1, k + 1):
             counts = list(range(left + 1))
             chain[(i, left)] = Dist([math.comb(left, c) * share ** c * (1 - share) ** (left - c)
                                      for c in counts], counts, check=False)
         mass -= q[t]
-    _COUNT_LAWS[:] = [q, k, chain]
     return chain
 
 
