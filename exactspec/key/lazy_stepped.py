@@ -42,9 +42,10 @@ equal.  The tests compare the two enumerations (``tests/test_key_lazy_merged.py`
 
 from __future__ import annotations
 
-from ..engine.merged import Done, Stepped
+from ..engine.merged import Stepped
 from .placement import LATER, KeyPlacement, key_placement
-from .selection import _tie_break, count_chain
+from .selection import count_chain
+from .stepped import count_next, verify_selected
 
 __all__ = ["KEY_LAZY_STEPS", "visit_chain"]
 
@@ -96,15 +97,8 @@ def _step(s, p, q, k, state):
             return (nxt, left, 0, j, ((t, n),))
         return (nxt, left, 0, lowest, tied + ((t, n),))
     if left:                            # how many drafts the next token in visit order gets
-        t = chain["order"][nxt]
-        law = chain.get((nxt, left))
-        count = left if law is None else s.draw(law, f"drafts of {t}")
-        s.drafted.extend([t] * count)
-        return (nxt + 1, left - count, count, lowest, tied)
-    x = _tie_break(s, dict(tied), "smallest key in its slot", False)
-    if s.coin(plan.beta[x], "accept"):
-        return Done(s.accept(x))
-    return Done(s.draw(plan.residual, "residual"))
+        return count_next(s, chain, chain["order"], state)
+    return verify_selected(s, plan, tied)
 
 
 #: ``key-lazy`` for :func:`exactspec.engine.merged.enumerate_merged` (module docstring).

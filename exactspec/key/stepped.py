@@ -67,11 +67,24 @@ def _step(s, p, q, k, state):
         j = s.draw(plan.slot_law(t), f"key{drawn + 1} slot")
         return (nxt, left, pending - 1, *_lowest_update(lowest, tied, t, j))
     if left:                                     # how many drafts the next token gets
-        t = chain["support"][nxt]
-        law = chain.get((nxt, left))
-        count = left if law is None else s.draw(law, f"drafts of {t}")
-        s.drafted.extend([t] * count)
-        return (nxt + 1, left - count, count, lowest, tied)
+        return count_next(s, chain, chain["support"], state)
+    return verify_selected(s, plan, tied)
+
+
+def count_next(s, chain, order, state):
+    """The step that draws how many of the drafts left the next token of ``order`` gets
+    (from the chain of binomials :func:`.selection.count_chain`; the last takes the rest)."""
+    nxt, left, _, lowest, tied = state
+    t = order[nxt]
+    law = chain.get((nxt, left))
+    count = left if law is None else s.draw(law, f"drafts of {t}")
+    s.drafted.extend([t] * count)
+    return (nxt + 1, left - count, count, lowest, tied)
+
+
+def verify_selected(s, plan, tied):
+    """The last step: the selected draft (ties in the lowest slot broken uniformly) is
+    accepted with probability ``beta``, else the residual is drawn."""
     x = _tie_break(s, dict(tied), "smallest key in its slot", False)
     if s.coin(plan.beta[x], "accept"):
         return Done(s.accept(x))
