@@ -74,3 +74,13 @@ def test_key_lazy_k6_counted_through_merged_states():
     # 213,773 paths (the plain walk takes about 30 s; merged states about 3 s)
     merged = enumerate_merged(KEY_LAZY_STEPS, P, Q, 6)
     assert merged.paths == 213_773 and merged.law == dict(P) and merged.acceptance == 1
+
+
+@pytest.mark.slow
+def test_a_plain_walk_refused_for_its_seconds_goes_to_merged_states():
+    # k = 7 on 11 tokens: Knuth's probes say about 16,000 paths (plain), the walk's own
+    # estimate near its 60 s budget about 670,000 (refused); merged states count all 656,815
+    # in about 9 s (`exactspec verify key-lazy ... --k 7`)
+    r = exact_verification("key-lazy", P, Q, 7)
+    assert type(r.enumeration).__name__ == "MergedEnumeration"
+    assert r.lossless and r.paths == 656_815 and r.acceptance == optimum(P, Q, 7).alpha_star

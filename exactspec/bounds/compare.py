@@ -110,9 +110,10 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
             max_seconds is None or plain_seconds <= max_seconds):
         try:
             return verify(m, p, q, k, max_paths=max_paths, max_seconds=max_seconds)
-        except TooLarge:
-            if max_seconds is None:
-                raise      # else the walk's own estimate is over the seconds: merged states
+        except TooLarge as refusal:   # the walk's own, closer estimate: merged states, if
+            if steps.paths_budget and budget is not None and (   # their paths fit the budget
+                    refusal.estimate is None or refusal.estimate > budget):
+                raise
     enumeration = enumerate_merged(steps, p, q, k, max_states=max_paths)
     if enumeration.total != 1:
         raise AssertionError(f"internal: merged weights sum to {enumeration.total}, not 1")
