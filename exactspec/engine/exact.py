@@ -608,13 +608,13 @@ def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, p
     with watched() if watch else _nothing():
         if thorough is not True:
             estimate = _knuth_estimate(method, p, q, k, sampler_factory, probes, rng, times)
-            per_path = sorted(times)[len(times) // 2]
-            near = (max_paths is not None and estimate * KNUTH_SHORTFALL >= max_paths) or (
-                max_seconds is not None
-                and estimate * per_path * KNUTH_SHORTFALL >= max_seconds)
-            if thorough is False or not near:
-                thorough = False
-        if thorough is not False:                  # (the same draws as when asked directly)
+            if thorough is None:                   # redo near a budget
+                per_path = sorted(times)[len(times) // 2]
+                thorough = (max_paths is not None
+                            and estimate * KNUTH_SHORTFALL >= max_paths) or (
+                    max_seconds is not None
+                    and estimate * per_path * KNUTH_SHORTFALL >= max_seconds)
+        if thorough:                               # (the same draws as when asked directly)
             times.clear()
             estimate = _rounds_estimate(method, p, q, k, sampler_factory, probes,
                                         _ProbeRandom(seed), times, max_paths, max_seconds)

@@ -390,12 +390,12 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     tokens = chosen.nonzero()[0]                         # token order
     m = tokens.size
     run, ps, qs = _sort_run(p, q, out, sq, ratio_bits, tokens, work)
-    chain = first_b == 1 and k <= _DIFF_K                # state 0: h = -p(q = 0) = M_0
-    if m <= _SHORT_RUN or not chain:                     # fewer array calls than the walk
+    # the walk by record chains needs state 0 to be a record (first_b = 1: h = -p(q = 0) =
+    # M_0) and k <= 8; short runs take fewer array calls followed whole
+    if m <= _SHORT_RUN or first_b != 1 or k > _DIFF_K:
         return _follow_whole_run(run, ps, qs, k, P_start, Q_start, M0, out, work), m
-    if chain:                                            # where each bucket of the run starts
-        bucket_keys = np.arange(first_b + kmin - 1, last + kmin, dtype=np.int64) << shift
-        starts = work[2, :m].view(np.int64).searchsorted(bucket_keys)
+    bucket_keys = np.arange(kmin, last + kmin, dtype=np.int64) << shift
+    starts = work[2, :m].view(np.int64).searchsorted(bucket_keys)   # each bucket's start
 
     # Q_j (integer running sums, exact to one rounding) and g_k along the run; state j is
     # "the first j tokens of the run taken", state 0 the masses before the run
@@ -415,9 +415,9 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     np.subtract(power[:-1], power[1:], out=step)
 
     a_run = work[5, :m]                                  # a* in run order
-    sure = _sure_chain(starts, Q_state, hi[first_b - 1:last], k, n) if chain else 0
-    alpha = _walk_run(ps, qs, step, slope, power, Q_state, a_run, k, n, P_start, M0,
-                      chain=chain, sure=sure, work=work)
+    sure = _sure_chain(starts, Q_state, hi[:last], k, n)
+    alpha = _walk_run(ps, qs, step, slope, power, Q_state, a_run, k, n, P_start, M0, sure,
+                      work)
     out[run] = a_run
     return alpha, m
 
@@ -509,21 +509,22 @@ _MAX_RESTARTS = 8
 _WINDOW = 1024
 
 
-def _walk_run(ps, qs, step, slope, power, Q_state, a_run, k, n, P_start, M0, *, chain, sure,
-              work):
-    """``a*`` along the sorted run into ``a_run``; returns ``alpha*``.
+def _walk_run(ps, qs, step, slope, power, Q_state, a_run, k, n, P_start, M0, sure, work):
+    """``a*`` along the sorted run into ``a_run`` (``k <= 8``, state 0 a record, the first
+    ``sure`` tokens records); returns ``alpha*``.
 
-    Two ways to walk, alternating.  *Chain*: from a state where ``h`` equals its running
+    Two ways to walk, alternating, starting with a chain.  *Chain*: from a state where ``h``
+    equals its running
     minimum, tokens whose step of ``g_k`` provably stays below their ``p`` are records with
     ``a* =`` the step (:func:`_chain_length`); only the masses' total is needed.  *Follow*:
     ``h_j = g_k(Q_j) - P_j`` with ``P_j`` as integer running sums and its running minimum,
     ``a*_j = p_j + (M_j - M_{j-1})`` (as :func:`optimum_sorted`), a window at a time; a token
     that takes ``h`` clearly below the minimum (by more than the rounding of two ``h``) is a
-    record again and the chain restarts after it.  ``chain=False`` follows the whole run.
+    record again and the chain restarts after it.
     """
     m = ps.shape[0]
     pos, P_now, M_now = 0, P_start, M0
-    restarts, window = 0, _WINDOW
+    chain, restarts, window = True, 0, _WINDOW
     # h within (4k + 6) eps of exact (see optimum_bucketed): a drop larger than twice that is
     # a record in exact arithmetic too
     clear_drop = 2 * (4 * k + 6) * EPS
@@ -545,7 +546,7 @@ def _walk_run(ps, qs, step, slope, power, Q_state, a_run, k, n, P_start, M0, *, 
                 break
             chain = False
             restarts += 1
-        follow_all = restarts > _MAX_RESTARTS or k > _DIFF_K or m - pos <= 2 * _WINDOW
+        follow_all = restarts > _MAX_RESTARTS or m - pos <= 2 * _WINDOW
         size = m - pos if follow_all else min(m - pos, window)
         window *= 4
         end = pos + size
@@ -561,19 +562,9 @@ def _walk_run(ps, qs, step, slope, power, Q_state, a_run, k, n, P_start, M0, *, 
         h = M[1:]
         np.subtract(1.0, power[pos + 1:end + 1], out=h)
         h -= P_run
-        if k > _DIFF_K:
-            h = h.copy()
         np.minimum.accumulate(M, out=M)
         drop = a_run[pos:end]
         np.subtract(M[1:], M[:-1], out=drop)
-        if k > _DIFF_K:
-            h_prev = np.empty_like(h)
-            h_prev[1:] = h[:-1]
-            h_prev[0] = (1.0 - float(power[pos])) - P_now
-            a_run[pos:end] = _accepted(k, ps[pos:end], qs[pos:end], h, h_prev, M[:-1],
-                                       Q_state[pos:end], np)
-            pos, P_now, M_now = end, float(P_run[-1]), float(M[-1])
-            continue
         # a*_j = p_j + (M_j - M_{j-1}): exactly p_j where the minimum does not move; each M
         # within (4k + 6) 2^-53 of exact, so a* within (8k + 15) 2^-53 < 1e-14 for k <= 8
         if not follow_all:
