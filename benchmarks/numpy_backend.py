@@ -12,8 +12,10 @@ target and a bigram draft over the standard library's sources) at vocabulary siz
 fills without padding.  For ``|V|`` = 32,000 and 152,064 and batches of 1 and 16, each
 routine's time per position is set against one ``numpy.argsort`` of the same row, measured
 side by side in the same loop (interleaved rounds, the best round of each kept; a ratio is of
-two best rounds).  Then, separately, the padded n-gram rows (a vocabulary padded with
-never-seen tokens that share one ratio, so most of a row is one tie block).  Then the exact
+two best rounds).  The bucketed routine is timed with NumPy passes alone and, when numba is
+installed (``pip install '.[fast]'``), with its compiled loops, in the same loop.  Then,
+separately, the padded n-gram rows (a vocabulary padded with never-seen tokens that share one
+ratio, so most of a row is one tie block).  Then the exact
 ``Fraction`` implementations and exact LP / max-flow solves, at the sizes where they finish,
 and one full-size row recomputed exactly to check the float results.
 """
@@ -118,8 +120,14 @@ def argsort_rows(p):
         np.argsort(row)
 
 
+from exactspec.numpy_backend import _kernels  # noqa: E402
+
+#: numba's compiled loops (``pip install '.[fast]'``): the bucketed routine is timed both
+#: ways, side by side, when they are there.
+COMPILED = _kernels.available()
 ROUTINES = ["argsort (baseline)", "alpha*, a*: plain sort+cumsum+cummin",
-            "alpha*, a*: sorted (reference)", "alpha*, a*: bucketed"]
+            "alpha*, a*: sorted (reference)", "alpha*, a*: bucketed, NumPy passes"] + (
+    ["alpha*, a*: bucketed, compiled loops (numba)"] if COMPILED else [])
 
 
 def timed_rows(P, Q, batches, rounds, singles):
@@ -135,11 +143,13 @@ def timed_rows(P, Q, batches, rounds, singles):
         totals = np.zeros(len(ROUTINES))
         sorted_tokens = 0
         for p, q in groups:
-            times = best_of([lambda: argsort_rows(p), lambda: plain_sorted(p, q, K),
-                             lambda: optimum_sorted(p, q, K),
-                             lambda: optimum_bucketed(p, q, K)], rounds)
-            totals += times
-            sorted_tokens += int(optimum_bucketed(p, q, K).sorted_tokens.sum())
+            routines = [lambda: argsort_rows(p), lambda: plain_sorted(p, q, K),
+                        lambda: optimum_sorted(p, q, K),
+                        lambda: optimum_bucketed(p, q, K, compiled=False)]
+            if COMPILED:
+                routines.append(lambda: optimum_bucketed(p, q, K, compiled=True))
+            totals += best_of(routines, rounds)
+            sorted_tokens += int(optimum_bucketed(p, q, K, compiled=False).sorted_tokens.sum())
         positions = sum(p.shape[0] for p, _ in groups)
         out.append((batch, totals / positions, sorted_tokens / (positions * P.shape[1])))
     return out
@@ -251,13 +261,16 @@ def full_size_check(V: int):
     rrs = rrs_acceptance_exact(P, Q, K)
     seconds = time.perf_counter() - start
     lines = []
-    for fl in (optimum_sorted(p, q, K), optimum_bucketed(p, q, K)):
+    results = [optimum_sorted(p, q, K), optimum_bucketed(p, q, K, compiled=False)]
+    if COMPILED:
+        results.append(optimum_bucketed(p, q, K, compiled=True))
+    for fl, label in zip(results, ("sorted", "bucketed", "compiled")):
         d_alpha = abs(Fraction(float(fl.alpha_star[0])) - ex.alpha_star)
         a = fl.a_star[0]
         d_a = max(abs(Fraction(float(a[t])) - v) for t, v in enumerate(ex.a_star.probs))
         rel = max((abs(Fraction(float(a[t])) - v) / v for t, v in enumerate(ex.a_star.probs)
                    if v != 0), default=Fraction(0))
-        lines.append(f"  {fl.method:8s} |alpha* - exact| = {float(d_alpha):.2e}  "
+        lines.append(f"  {label:8s} |alpha* - exact| = {float(d_alpha):.2e}  "
                      f"max |a* - exact| = {float(d_a):.2e}  max relative = {float(rel):.2e}")
     d_rrs = abs(Fraction(float(rrs_acceptance(p, q, K)[0])) - rrs)
     lines.append(f"  RRS      |alpha_RRS - exact| = {float(d_rrs):.2e}")
@@ -293,6 +306,9 @@ def main(argv=None) -> int:
           "interleaved rounds; "
           f"'x argsort' = best time / best time of one numpy.argsort of the same row, "
           f"measured in the same loop")
+    print("bucketed: NumPy passes, and " + (
+        "numba's compiled loops (numba " + __import__("numba").__version__ + ")" if COMPILED
+        else "no compiled loops (numba not installed: pip install '.[fast]')"))
     header = ["rows", "|V|", "batch", "routine", "us/position", "x argsort", "note"]
     batches = (1, 16)
     singles = 4 if quick else 8

@@ -28,6 +28,26 @@ from exactspec.numpy_backend._arrays import cumulative_min, prefix_sum, ratio_or
 from exactspec.numpy_backend.twins import (agrees, exact_pair, one_draft_acceptance_exact,
                                            optimum_exact, rrs_acceptance_exact)
 
+from exactspec.numpy_backend import _kernels
+
+
+@pytest.fixture(params=["numpy", "compiled"])
+def path(request, monkeypatch):
+    """Run a test on each path of :func:`optimum_bucketed`: the NumPy passes, and numba's
+    compiled loops (skipped where numba is not installed)."""
+    if request.param == "numpy":
+        monkeypatch.setattr(_kernels, "_LOADED", [None])
+    elif not _kernels.available():
+        pytest.skip("numba's compiled loops are not available (pip install 'exactspec[fast]'; "
+                    "EXACTSPEC_NO_NUMBA unset)")
+    return request.param
+
+
+def numpy_path_only(monkeypatch):
+    """The NumPy passes, whatever is installed (for tests of their record chains)."""
+    monkeypatch.setattr(_kernels, "_LOADED", [None])
+
+
 SEED_P = np.array([0.5, 0.3, 0.2])
 SEED_Q = np.array([0.2, 0.2, 0.6])
 # MATH.md section 3/4 table: k -> (alpha*, a*, RRS acceptance), for the decimal seed example
@@ -93,6 +113,7 @@ def random_instance(rng, n):
 # -- worked values ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
+@pytest.mark.usefixtures("path")
 def test_seed_example_matches_the_exact_table(k):
     alpha, a, rrs = SEED_TABLE[k]
     for fl in (optimum_sorted(SEED_P, SEED_Q, k), optimum_bucketed(SEED_P, SEED_Q, k)):
@@ -116,6 +137,7 @@ def test_order_and_tight_prefixes_on_the_seed_example():
 
 # -- cross-checks against the exact twins ---------------------------------------------------
 
+@pytest.mark.usefixtures("path")
 def test_optimum_order_and_acceptance_agree_with_exact_twins_on_awkward_instances():
     rng = np.random.default_rng(2024)
     for _ in range(150):
@@ -147,6 +169,7 @@ def test_tight_prefixes_agree_on_generic_instances():
 
 @pytest.mark.parametrize("name,size,k", [("docs", 2000, 4), ("code", 2000, 2),
                                          ("docs", 2000, 8)])
+@pytest.mark.usefixtures("path")
 def test_model_rows_agree_with_exact_twins_at_medium_size(name, size, k):
     p, q = model_pair(name, size).rows(2, seed=11)
     for fl in (optimum_sorted(p, q, k), optimum_bucketed(p, q, k)):
@@ -158,6 +181,7 @@ def test_model_rows_agree_with_exact_twins_at_medium_size(name, size, k):
         assert agrees(rrs_acceptance(p[b], q[b], k)[0], rrs_acceptance_exact(P, Q, k), RRS_ATOL)
 
 
+@pytest.mark.usefixtures("path")
 def test_alpha_star_to_1e_13_at_ten_thousand_tokens():
     p, q = model_pair("code", 10_000).rows(1, seed=5)
     P, Q = exact_pair(p, q)
@@ -193,6 +217,7 @@ def test_rrs_rejection_factors_and_sure_acceptance():
 @pytest.mark.parametrize("name,k,options", [
     ("docs", 4, {}), ("code", 4, {}), ("code", 2, {"temperature": 0.7}),
     ("docs", 4, {"top_k": 50}), ("code", 8, {"top_p": 0.9}), ("docs", 1, {})])
+@pytest.mark.usefixtures("path")
 def test_bucketed_agrees_with_sorted_on_model_batches(name, k, options):
     p, q = model_pair(name).rows(48, seed=2, **options)
     ref, fast = optimum_sorted(p, q, k), optimum_bucketed(p, q, k)
@@ -206,6 +231,7 @@ def test_bucketed_agrees_with_sorted_on_model_batches(name, k, options):
                   ((q == 0) & (p > 0)).sum(axis=1))
 
 
+@pytest.mark.usefixtures("path")
 def test_batch_rows_equal_single_rows():
     p, q = model_pair("docs", 1000).rows(5, seed=4)
     batch = optimum_bucketed(p, q, 3)
@@ -444,6 +470,7 @@ def gaussian_pair(n, temperature, seed, noise=1.0):
 
 @pytest.mark.parametrize("temperature,k", [(0.5, 4), (1.0, 1), (1.0, 4), (2.0, 4),
                                            (0.7, 8), (1.0, 12)])
+@pytest.mark.usefixtures("path")
 def test_realistic_rows_agree_with_exact_twins(temperature, k):
     p, q = gaussian_pair(3000, temperature, seed=int(temperature * 10) + k)
     assert np.unique(p).size == p.size and np.unique(q / p).size == p.size
@@ -452,6 +479,7 @@ def test_realistic_rows_agree_with_exact_twins(temperature, k):
         assert_optimum_matches(fl, 0, P, Q, k)
 
 
+@pytest.mark.usefixtures("path")
 def test_realistic_rows_with_ties_and_zeros_agree_with_exact_twins():
     p, q = gaussian_pair(2500, 0.8, seed=3)
     p[100:130] = 0.0                                      # p = 0: last, a* = 0
@@ -477,6 +505,7 @@ def test_packed_order_is_the_exact_ratio_order_on_realistic_rows():
         assert tuple(order[b].tolist()) == optimum_exact(P, Q, 1).order
 
 
+@pytest.mark.usefixtures("path")
 def test_bucketed_scratch_rows_reused_across_sizes_and_threads_give_identical_results():
     """The bucketed routine keeps its working rows between calls (per thread): results do not
     depend on what ran before, on the row size of the previous call, or on another thread
@@ -509,6 +538,7 @@ def test_bucketed_scratch_rows_reused_across_sizes_and_threads_give_identical_re
 
 
 @pytest.mark.parametrize("k", [1, 12])
+@pytest.mark.usefixtures("path")
 def test_bucketed_ties_zeros_and_near_ties_at_k_1_and_12(k):
     p, q = gaussian_pair(2500, 0.8, seed=5)
     p[100:130] = 0.0
@@ -521,6 +551,7 @@ def test_bucketed_ties_zeros_and_near_ties_at_k_1_and_12(k):
 
 
 
+@pytest.mark.usefixtures("path")
 def test_bucketed_run_longer_than_the_integer_prefix_sums_take(monkeypatch):
     """A run longer than the integer running sums allow falls back to float running sums
     (same tolerance against the exact twin)."""
@@ -542,6 +573,7 @@ def _watch_the_walk(monkeypatch):
     """Wrap the bucketed walk's chain tests to record the lengths they return."""
     import exactspec.numpy_backend.optimum as optimum_module
 
+    numpy_path_only(monkeypatch)
     log = {"per_bucket": [], "per_token": []}
     per_bucket, per_token = optimum_module._sure_chain, optimum_module._chain_length
 
@@ -599,6 +631,7 @@ def test_a_chain_test_without_its_slack_is_caught(monkeypatch):
     exact twin's."""
     import exactspec.numpy_backend.optimum as optimum_module
 
+    numpy_path_only(monkeypatch)
     p, q = gaussian_pair(6000, 0.5, seed=21)
     P, Q = exact_pair(p, q)
     monkeypatch.setattr(optimum_module, "_TANGENT_SLACK", -1 / 3)
@@ -619,3 +652,46 @@ def test_bucketed_walks_long_runs_by_chains_and_follows_short_runs_whole(monkeyp
         assert bool(log["per_bucket"]) == chained
         P, Q = exact_pair(p, q)
         assert_optimum_matches(fl, 0, P, Q, 4)
+
+
+# -- numba's compiled loops -----------------------------------------------------------------
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 8])
+def test_compiled_loops_agree_with_the_numpy_passes_on_realistic_rows(k):
+    """The compiled path sorts the same tokens (the buckets' masses are the same bits) and
+    agrees with the NumPy passes within a few roundings, on rows whose run is mostly one
+    chain of records (T = 0.5) and on rows with ties, zeros and near ties."""
+    if not _kernels.available():
+        pytest.skip("numba's compiled loops are not available (pip install 'exactspec[fast]'; "
+                    "EXACTSPEC_NO_NUMBA unset)")
+    p, q = gaussian_pair(20_000, 0.5, seed=k)
+    p2, q2 = gaussian_pair(20_000, 0.8, seed=5)
+    p2[100:130] = 0.0
+    q2[200:260] = 0.0
+    p2[300:400], q2[300:400] = p2[300], q2[300]
+    q2[500:520] = p2[500:520] * 0.25 * (1 + 2.0 ** -40)
+    p, q = np.stack([p, p2]), np.stack([q, q2])
+    fast = optimum_bucketed(p, q, k, compiled=True)
+    slow = optimum_bucketed(p, q, k, compiled=False)
+    np.testing.assert_array_equal(fast.sorted_tokens, slow.sorted_tokens)
+    assert int(fast.sorted_tokens[0]) > 5000
+    np.testing.assert_allclose(fast.alpha_star, slow.alpha_star, rtol=0, atol=8 * 2.0 ** -53)
+    np.testing.assert_allclose(fast.a_star, slow.a_star, rtol=0, atol=(16 * k + 30) * 2.0 ** -53)
+    P, Q = exact_pair(p2, q2)
+    assert_optimum_matches(fast, 1, P, Q, k)
+
+
+def test_compiled_loops_are_switched_by_the_argument_and_the_environment(monkeypatch):
+    p, q = gaussian_pair(500, 1.0, seed=2)
+    with pytest.raises(InvalidInput, match="compiled"):
+        optimum_bucketed(p, q, 4, compiled="yes")
+    with pytest.raises(InvalidInput, match="k <= 8"):
+        optimum_bucketed(p, q, 9, compiled=True)
+    monkeypatch.setattr(_kernels, "_LOADED", [])
+    monkeypatch.setenv("EXACTSPEC_NO_NUMBA", "1")
+    assert not _kernels.available()
+    with pytest.raises(InvalidInput, match="EXACTSPEC_NO_NUMBA"):
+        optimum_bucketed(p, q, 4, compiled=True)
+    off = optimum_bucketed(p, q, 4)                      # the NumPy passes
+    P, Q = exact_pair(p, q)
+    assert_optimum_matches(off, 0, P, Q, 4)

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..core.errors import InvalidInput
+from . import _kernels
 from ._arrays import (EPS, as_rows, cumulative_min, g_float, g_increment, namespace,
                       _power,
                       normalized, prefix_sum, ratio_order,
@@ -170,7 +172,8 @@ def _unsort(values, order, xp):
 
 # -- the bucketed version ---------------------------------------------------------------
 
-def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
+def optimum_bucketed(p, q, k: int, *, bits: int = 4,
+                     compiled: bool | None = None) -> FloatOptimum:
     """``alpha*`` and ``a*`` sorting only the tokens that can change the answer (NumPy only).
 
     The ratios ``q/p`` go into buckets by the leading bits of their float representation
@@ -223,6 +226,15 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
     The working arrays (a few rows of ``|V|`` floats) are kept between calls, per thread
     (:class:`._arrays._Scratch`): fresh arrays of that size cost page faults on every call.
 
+    With numba installed (``pip install 'exactspec[fast]'``) and ``k <= 8``, the passes over
+    the row and the walk along the run are compiled loops (:mod:`._kernels`): the same
+    buckets and run, the run followed whole (no chains needed: a loop costs little per
+    token), ``P_j`` and ``Q_j`` as the split running sums of :func:`prefix_sum` (within one
+    rounding of the exact sums, as above), so the same bounds hold; the two paths agree
+    within a few roundings.  ``compiled=None`` (default) takes the loops when numba is
+    importable, ``False`` never, ``True`` insists (an error without numba or for ``k > 8``).
+    The first call on a machine compiles them (a few seconds; cached on disk after that).
+
     Same result as :func:`optimum_sorted` within its tolerance (and the same tolerance
     against the exact twin); ``order`` and ``tight`` are not computed.  ``sorted_tokens``
     says how many tokens were sorted per row.
@@ -235,6 +247,14 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
     k = _check_k(k)
     if not isinstance(bits, numbers.Integral) or not 0 <= bits <= 20:
         raise InvalidInput(f"bits={bits!r}: choose an integer from 0 to 20")
+    if compiled not in (None, True, False):
+        raise InvalidInput(f"compiled={compiled!r}: choose None (numba when installed), "
+                           "True or False")
+    kernels = None if compiled is False or k > _DIFF_K else _kernels.load()
+    if compiled and kernels is None:
+        raise InvalidInput("compiled=True needs numba (pip install 'exactspec[fast]') and "
+                           f"k <= {_DIFF_K}" + (" (EXACTSPEC_NO_NUMBA is set)"
+                                               if os.environ.get("EXACTSPEC_NO_NUMBA") else ""))
     P, Q, sums_p, sums_q = _pair_rows(p, q, np, sums=True)
     batch, n = P.shape
     alpha = np.empty(batch)
@@ -243,7 +263,7 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4) -> FloatOptimum:
     for b in range(batch):                               # a loop over the batch only
         alpha[b], counts[b] = _bucketed_row(np.ascontiguousarray(P[b]),
                                             np.ascontiguousarray(Q[b]), k, int(bits), a[b],
-                                            float(sums_p[b]), float(sums_q[b]))
+                                            float(sums_p[b]), float(sums_q[b]), kernels)
     return FloatOptimum(alpha_star=alpha, a_star=a, order=None, tight=None, k=k,
                         method="bucketed", sorted_tokens=counts)
 
@@ -274,12 +294,14 @@ def _power_into(base, k: int, result):
 _ROW_SCRATCH = 13
 
 
-def _bucketed_row(p, q, k, bits, out, sp, sq):
+def _bucketed_row(p, q, k, bits, out, sp, sq, kernels=None):
     """One row of :func:`optimum_bucketed` (``sp``, ``sq``: the sums of ``p`` and ``q``):
     writes ``a*`` into ``out``, returns ``(alpha*, tokens sorted)``.  Working arrays are
     scratch rows kept between calls."""
     n = p.shape[0]
     work = _SCRATCH.rows(_ROW_SCRATCH, n + 1)
+    if kernels is not None:
+        return _compiled_row(p, q, k, bits, out, sp, sq, work, kernels)
     shift = 52 - bits
     np.divide(p, sp, out=out)                            # a* = p outside the sorted buckets
     inf_key = _INF_BITS >> shift
@@ -329,45 +351,7 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     ends = np.zeros((2, nb + 1))                         # P and Q at the end of each bucket
     np.add.reduce(np.bincount(ids, p, 4 * nb).reshape(nb, 4), axis=1, out=ends[0, 1:])
     np.add.reduce(np.bincount(ids, q, 4 * nb).reshape(nb, 4), axis=1, out=ends[1, 1:])
-    occupied = ends[0, 2:nb] > 0                         # an empty bucket changes nothing
-    np.add.accumulate(ends, axis=1, out=ends)
-    ends[0] /= sp
-    ends[1] /= sq
-    PB, QB = ends
-
-    # bucket b = 1..nb-2 holds raw ratios in [lo, hi); normalised ratio = raw * sp / sq
-    edges = (np.arange(kmin, kmax + 2, dtype=np.int64) << shift).view(np.float64)
-    edges *= sp / sq
-    lo = edges[:-1] * (1 - 1e-12)
-    hi = edges[1:] * (1 + 1e-12)
-    Q0, P0 = QB[1:nb - 1], PB[1:nb - 1]
-    dP, dQ = np.subtract(ends[:, 2:nb], ends[:, 1:nb - 1])
-    # the path inside the bucket: Q >= Q0 + lo (P - P0) and Q >= Q1 - hi (P1 - P); with g
-    # increasing and concave, h >= g(max of the two) - P, concave on each side of the kink;
-    # g at the bucket ends and at the kinks in one evaluation
-    dA = hi * dP                                         # P-increment at the kink
-    dA -= dQ
-    dA /= hi - lo
-    np.maximum(dA, 0.0, out=dA)
-    np.minimum(dA, dP, out=dA)
-    at = np.empty(2 * nb - 1)
-    at[:nb + 1] = QB
-    kink_q = at[nb + 1:]
-    np.multiply(lo, dA, out=kink_q)
-    np.maximum(kink_q, 0.0, out=kink_q)
-    np.minimum(kink_q, dQ, out=kink_q)
-    kink_q += Q0
-    g = g_float(k, at)
-    hB = g[:nb + 1] - PB
-    bound = g[nb + 1:] - P0
-    bound -= dA
-    np.minimum(bound, hB[1:nb - 1], out=bound)
-    np.minimum(bound, hB[2:nb], out=bound)
-    M_upper = np.minimum.accumulate(np.minimum(hB[1:nb - 1], 0.0))  # running min of end points
-    M_upper += 1e-12 + 8 * n * EPS                       # margin
-    candidates = ~(bound >= M_upper)                     # NaN counts as active
-    candidates &= occupied
-    active_buckets = candidates.nonzero()[0] + 1
+    active_buckets, hi = _active_buckets(ends, kmin, kmax, nb, shift, sp, sq, k, n)
     if not active_buckets.size:
         return 1.0 + min(0.0, -p_zero), 0
 
@@ -419,6 +403,110 @@ def _bucketed_row(p, q, k, bits, out, sp, sq):
     alpha = _walk_run(ps, qs, step, slope, power, Q_state, a_run, k, n, P_start, M0, sure,
                       work)
     out[run] = a_run
+    return alpha, m
+
+
+def _active_buckets(ends, kmin, kmax, nb, shift, sp, sq, k, n):
+    """The buckets that can hold a new running minimum (numbered from 1), and the upper ends
+    of the buckets' normalised ratio intervals, from the buckets' masses (``ends[0, 1:]``:
+    ``p``, ``ends[1, 1:]``: ``q``; turned into running sums of the normalised rows in
+    place)."""
+    occupied = ends[0, 2:nb] > 0                         # an empty bucket changes nothing
+    np.add.accumulate(ends, axis=1, out=ends)
+    ends[0] /= sp
+    ends[1] /= sq
+    PB, QB = ends
+
+    # bucket b = 1..nb-2 holds raw ratios in [lo, hi); normalised ratio = raw * sp / sq
+    edges = (np.arange(kmin, kmax + 2, dtype=np.int64) << shift).view(np.float64)
+    edges *= sp / sq
+    lo = edges[:-1] * (1 - 1e-12)
+    hi = edges[1:] * (1 + 1e-12)
+    Q0, P0 = QB[1:nb - 1], PB[1:nb - 1]
+    dP, dQ = np.subtract(ends[:, 2:nb], ends[:, 1:nb - 1])
+    # the path inside the bucket: Q >= Q0 + lo (P - P0) and Q >= Q1 - hi (P1 - P); with g
+    # increasing and concave, h >= g(max of the two) - P, concave on each side of the kink;
+    # g at the bucket ends and at the kinks in one evaluation
+    dA = hi * dP                                         # P-increment at the kink
+    dA -= dQ
+    dA /= hi - lo
+    np.maximum(dA, 0.0, out=dA)
+    np.minimum(dA, dP, out=dA)
+    at = np.empty(2 * nb - 1)
+    at[:nb + 1] = QB
+    kink_q = at[nb + 1:]
+    np.multiply(lo, dA, out=kink_q)
+    np.maximum(kink_q, 0.0, out=kink_q)
+    np.minimum(kink_q, dQ, out=kink_q)
+    kink_q += Q0
+    g = g_float(k, at)
+    hB = g[:nb + 1] - PB
+    bound = g[nb + 1:] - P0
+    bound -= dA
+    np.minimum(bound, hB[1:nb - 1], out=bound)
+    np.minimum(bound, hB[2:nb], out=bound)
+    M_upper = np.minimum.accumulate(np.minimum(hB[1:nb - 1], 0.0))  # running min of end points
+    M_upper += 1e-12 + 8 * n * EPS                       # margin
+    candidates = ~(bound >= M_upper)                     # NaN counts as active
+    candidates &= occupied
+    active_buckets = candidates.nonzero()[0] + 1
+    return active_buckets, hi
+
+
+def _compiled_row(p, q, k, bits, out, sp, sq, work, kernels):
+    """:func:`_bucketed_row` with numba's compiled loops (:mod:`._kernels`, ``k <= 8``): the
+    same buckets (masses to the bit), bounds and run; the run followed whole in one loop, as
+    :func:`_follow_whole_run` does, with the running sums of :func:`prefix_sum`."""
+    n = p.shape[0]
+    shift = 52 - bits
+    inf_key = _INF_BITS >> shift
+    ratio = work[0, :n]
+    ratio_bits = ratio.view(np.int64)
+    buckets = work[1, :n].view(np.int64)
+    kmin, kmax = kernels.ratio_keys(p, q, sp, shift, ratio, ratio_bits, buckets, out)
+    has_zero = kmin == 0                                 # q/p = 0 (or below 2^-1022): a* = 0
+    has_inf = kmax == inf_key                            # p = 0: last, a* = 0 = p
+    if has_zero:
+        positive_keys = buckets[buckets > 0]
+        kmin = int(positive_keys.min()) if positive_keys.size else inf_key
+    if has_inf:
+        finite = buckets[(buckets > 0) & (buckets < inf_key)]
+        if finite.size == 0:
+            kmin = kmax = 1
+        else:
+            kmax = int(finite.max())
+    nb = kmax - kmin + 3                                 # bucket 0: q/p = 0; nb - 1: p = 0
+    ends = np.zeros((2, nb + 1))
+    kernels.bucket_masses(buckets, p, q, kmin - 1, nb, ends)
+    p_zero = 0.0
+    if has_zero:
+        zero = buckets == 0
+        p_zero = float(p[zero].sum()) / sp
+        out[zero] = 0.0
+    if nb == 3 and not np.any(buckets == 1):             # every ratio is 0 or infinite
+        return 1.0 - p_zero, 0
+    active_buckets, hi = _active_buckets(ends, kmin, kmax, nb, shift, sp, sq, k, n)
+    if not active_buckets.size:
+        return 1.0 + min(0.0, -p_zero), 0
+    first_b, last = int(active_buckets[0]), int(active_buckets[-1])
+    if first_b == 1:
+        P_start, Q_start = p_zero, 0.0
+    else:
+        before = buckets < first_b
+        P_start = float(p[before].sum()) / sp
+        Q_start = float(q[before].sum()) / sq
+    low_bits = max(1, (n - 1).bit_length())
+    low_mask = (1 << low_bits) - 1
+    keys = work[2, :n].view(np.int64)
+    m = kernels.run_keys(buckets, ratio_bits, max(first_b, 1), last, low_mask, keys)
+    keys = keys[:m]
+    keys.view(np.float64).sort()                         # finite positive floats: same order
+    run = work[3, :m].view(np.int64)
+    if kernels.run_order(keys, low_mask, run):          # equal truncated ratios: exact order
+        ties = np.equal(keys[1:], keys[:-1])             # by the exact ratio, then the token
+        _fix_ties(run[None, :], 0, ties, p[None, :], q[None, :], np)
+    alpha = kernels.follow_run(run, out, q, sq, P_start, Q_start, min(0.0, -p_zero), k,
+                                *work[4:8, :m])
     return alpha, m
 
 
