@@ -144,20 +144,30 @@ def test_checker_rechecks_the_balance_identity():
 
 
 # -- RRS with two drafts, for every vocabulary size ----------------------------------------
+# The proof is derived once, by the claim rrs-every-size in the suite's background run of
+# ``exactspec prove --full`` (conftest.py), which also re-derives every case's identities
+# from the recorded path sums; the tests here read the certificate it wrote.
 @pytest.fixture(scope="module")
-def rrs_proof():
-    from exactspec.claims.generic import rrs_every_size
+def rrs_certificate(full_prove_run):
+    import json
 
-    return rrs_every_size(2)
+    _, out, _, folder = full_prove_run
+    results = {r["name"]: r for r in json.loads(out)["claims"]}
+    claim = json.loads((folder / "rrs-every-size.json").read_text())
+    (cert,) = [part for part in claim["parts"] if "cases" in part]
+    return results["rrs-every-size"], cert
 
 
 @pytest.mark.slow
-def test_rrs_two_drafts_proved_for_every_size(rrs_proof):
-    proof, cert, problems = rrs_proof
-    assert proof.verdict == "proved" and problems == []
-    p_t = sympy.Symbol("p_t", nonnegative=True)
-    assert {c.law["t"] for c in proof.cases} <= {p_t, 0}
-    assert all(c.total == 1 for c in proof.cases)
+def test_rrs_two_drafts_proved_for_every_size(rrs_certificate):
+    result, cert = rrs_certificate
+    assert result["verdict"] == "PROVED" and cert["verdict"] == "proved"
+    # the full run re-derived the identities from the path sums and found them sound
+    assert any("identities re-derived from the path sums): OK" in line
+               for line in result["details"]), result["details"]
+    assert check_generic_certificate(cert, path_sums=False) == []
+    assert {c["law"]["t"] for c in cert["cases"]} <= {"p_t", "0"}
+    assert all(c["verdict"] == "proved" for c in cert["cases"])
     # the names of sums (_S1, _S2) stay inside the engine: no fact, condition, law or leaf
     # of the certificate mentions one (only the recorded path sums do)
     import json
@@ -166,7 +176,6 @@ def test_rrs_two_drafts_proved_for_every_size(rrs_proof):
                        cert["infeasible"], default=str)
     assert "_S" not in shown and all(c["sums"]["names"] for c in cert["cases"])
     # a tampered certificate is rejected: a wrong law, a missing infeasible leaf
-    # (the path sums were re-derived above; the quick checks find these two)
     wrong = dict(cert, cases=[dict(c, law={"t": "q_t"}) for c in cert["cases"]])
     assert check_generic_certificate(wrong, path_sums=False)
     assert check_generic_certificate(dict(cert, infeasible=cert["infeasible"][1:]),
@@ -186,22 +195,27 @@ def _rrs_instances():
 
 
 @pytest.mark.slow
-def test_rrs_closed_form_matches_enumeration_and_the_product_formula(rrs_proof):
+def test_rrs_closed_form_matches_enumeration_and_the_product_formula(rrs_certificate):
     from exactspec.bounds.closed_forms import rrs_acceptance
+    from exactspec.engine.generic import certificate_law_at
     from exactspec.methods.rrs import rrs
 
-    proof = rrs_proof[0]
+    cert = rrs_certificate[1]
+    cases = set()
     for p, q in _rrs_instances():
         exact = enumerate_paths(rrs, p, q, 2, max_paths=None)
         for t in p.labels:
-            _, law, acc = proof.law_at(p, q, t)
+            case, law, acc = certificate_law_at(cert, p, q, t)
+            cases.add(case)
             assert law == exact.law[t] == p[t]
             assert acc == exact.explicit_acceptance == rrs_acceptance(p, q, 2)
+    assert len(cases) >= 6                               # the instances reach many cases
 
 
 @pytest.mark.slow
-def test_rrs_matches_the_per_size_symbolic_proof(rrs_proof):
+def test_rrs_matches_the_per_size_symbolic_proof(rrs_certificate):
     from exactspec.bounds.closed_forms import rrs_acceptance
+    from exactspec.engine.generic import certificate_law_at
     from exactspec.methods.rrs import rrs
 
     # the per-size engine reaches two tokens (zeros allowed) with two drafts; on three
@@ -211,7 +225,7 @@ def test_rrs_matches_the_per_size_symbolic_proof(rrs_proof):
     for case in proof.cases:
         for w in case.witnesses:
             for t in w["p"].labels:
-                _, law, acc = rrs_proof[0].law_at(w["p"], w["q"], t)
+                _, law, acc = certificate_law_at(rrs_certificate[1], w["p"], w["q"], t)
                 assert law == w["enumeration"].law[t] == w["p"][t]
                 assert acc == rrs_acceptance(w["p"], w["q"], 2)
 

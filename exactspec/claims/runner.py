@@ -31,7 +31,7 @@ __all__ = ["default_jobs", "run_claims", "Progress", "ProgressLine"]
 #: counts as 5 s.
 EXPECTED_SECONDS = {
     "key-lossless-optimal": 45, "key-selection-law": 40, "tree-lossless": 45,
-    "rrs-every-size": 35,
+    "rrs-every-size": 75,
     "lossless-rule": 20, "rrs-ratio-bound": 15, "lumping-step": 14, "kseq-guarantee": 13,
     "alpha-star-three-ways": 12, "chain-lossless": 10, "block-verification": 9,
     "acceptance-1-tv": 8, "khisti-two-drafts": 8, "a-star-feasible-optimal": 8,
