@@ -84,3 +84,21 @@ def test_a_plain_walk_refused_for_its_seconds_goes_to_merged_states():
     r = exact_verification("key-lazy", P, Q, 7)
     assert type(r.enumeration).__name__ == "MergedEnumeration"
     assert r.lossless and r.paths == 656_815 and r.acceptance == optimum(P, Q, 7).alpha_star
+
+
+def test_a_long_merged_run_shows_its_progress_and_a_short_quiet_one_does_not(capsys,
+                                                                             monkeypatch):
+    """A merged run prints its step, states and finished paths on stderr once it has taken
+    ``PROGRESS_AFTER`` seconds (0 here), ending the line when done; asked for no progress (or
+    on a stderr that is not a terminal, by default) it prints nothing."""
+    import exactspec.engine.merged as merged
+
+    p, q = Dist.parse("1/2,1/4,1/4"), Dist.parse("1/4,1/4,1/2")
+    quiet = enumerate_merged(KEY_LAZY_STEPS, p, q, 3)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(merged, "PROGRESS_AFTER", 0.0)
+    shown = enumerate_merged(KEY_LAZY_STEPS, p, q, 3, progress=True)
+    err = capsys.readouterr().err
+    last = f"  merged states: {shown.steps} steps, {shown.states:,} states, {shown.paths:,} paths"
+    assert "merged states: step 1," in err and err.endswith("\r" + last.ljust(78) + "\n")
+    assert (shown.law, shown.paths) == (quiet.law, quiet.paths)

@@ -32,6 +32,7 @@ The plain method stays the reference semantics; tests check that both interprete
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -44,6 +45,8 @@ __all__ = ["Stepped", "Done", "MergedEnumeration", "enumerate_merged", "DEFAULT_
 
 #: Refuse a run whose frontier grows beyond this many distinct states.
 DEFAULT_MAX_STATES = 10**6
+#: A run that takes longer than this many seconds shows a progress line (on a terminal).
+PROGRESS_AFTER = 2.0
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,8 @@ class _Mass:
 
 def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = None,
                      max_states: int | None = DEFAULT_MAX_STATES,
-                     max_steps: int = 100_000) -> MergedEnumeration:
+                     max_steps: int = 100_000,
+                     progress: bool | None = None) -> MergedEnumeration:
     """Run a :class:`Stepped` method exactly, merging equal states; the exact law,
     ``P(Y in X)`` and the explicit acceptance.
 
@@ -119,8 +123,18 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
         states; ``None`` insists.
     max_steps : int
         Refuse a method that has not finished after this many steps.
+    progress : bool, optional
+        Print a progress line on stderr (the step, the states in it, the paths finished);
+        by default once the run has taken :data:`PROGRESS_AFTER` seconds, when stderr is a
+        terminal.
     """
     start_time = time.perf_counter()
+    if progress is None:
+        progress = sys.stderr.isatty()
+        quiet_until = start_time + PROGRESS_AFTER
+    else:
+        quiet_until = start_time
+    shown = False
     labels = tuple(p.labels)
     index = {lab: i for i, lab in enumerate(labels)}
     n = len(labels)
@@ -132,60 +146,76 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
     no_accept = (False, None)
     frontier: dict = {(stepped.start(p, q, k), no_accept): _Mass(Fraction(1), zero, 1)}
     generation = 0
-    while frontier:
-        generation += 1
-        if generation > max_steps:
-            raise TooLarge(f"{stepped.name or 'the method'} has not finished after {max_steps} "
-                           "steps", estimate=None, budget=max_steps)
-        states += len(frontier)
-        following: dict = {}
-        for (state, accepted), mass in frontier.items():
-            s = ExactSampler(grid=grid)
-            while True:
-                s._reset()
-                result = stepped.step(s, p, q, k, state)
-                transitions += 1
-                w = s.weight
-                weight = mass.weight * w
-                if s.drafted:
-                    used_drafts = True
-                    fresh = {index[x] for x in s.drafted}
-                    drafted = [weight if i in fresh else (d * w if d else 0)
-                               for i, d in enumerate(mass.drafted)]
-                elif w == 1:
-                    drafted = mass.drafted
-                else:
-                    drafted = [d * w if d else 0 for d in mass.drafted]
-                acc = (True, s.accepted_token) if s.did_accept else accepted
-                used_accept = used_accept or acc[0]
-                if isinstance(result, Done):
-                    y = result.output
-                    if y not in law:
-                        raise InvalidInput(f"the method returned {y!r}, which is not a token of "
-                                           f"p (labels {list(labels)})")
-                    law[y] = law[y] + weight
-                    total = total + weight
-                    acceptance = acceptance + drafted[index[y]]
-                    if acc[0] and acc[1] == y:
-                        explicit = explicit + weight
-                    paths += mass.count
-                else:
-                    key = (result, acc)
-                    seen = following.get(key)
-                    if seen is None:
-                        following[key] = _Mass(weight, drafted, mass.count)
+    try:
+        while frontier:
+            generation += 1
+            if generation > max_steps:
+                raise TooLarge(f"{stepped.name or 'the method'} has not finished after "
+                               f"{max_steps} steps", estimate=None, budget=max_steps)
+            states += len(frontier)
+            following: dict = {}
+            for (state, accepted), mass in frontier.items():
+                s = ExactSampler(grid=grid)
+                while True:
+                    s._reset()
+                    result = stepped.step(s, p, q, k, state)
+                    transitions += 1
+                    w = s.weight
+                    weight = mass.weight * w
+                    if s.drafted:
+                        used_drafts = True
+                        fresh = {index[x] for x in s.drafted}
+                        drafted = [weight if i in fresh else (d * w if d else 0)
+                                   for i, d in enumerate(mass.drafted)]
+                    elif w == 1:
+                        drafted = mass.drafted
                     else:
-                        seen.weight = seen.weight + weight
-                        seen.drafted = [a + b for a, b in zip(seen.drafted, drafted)]
-                        seen.count += mass.count
-                if not s._advance():
-                    break
-        if max_states is not None and len(following) > max_states:
-            raise TooLarge(
-                f"{stepped.name or 'the method'}: {len(following):,} distinct states after "
-                f"{generation} steps, over the budget of {max_states:,}",
-                estimate=len(following), budget=max_states)
-        frontier = following
+                        drafted = [d * w if d else 0 for d in mass.drafted]
+                    acc = (True, s.accepted_token) if s.did_accept else accepted
+                    used_accept = used_accept or acc[0]
+                    if isinstance(result, Done):
+                        y = result.output
+                        if y not in law:
+                            raise InvalidInput(f"the method returned {y!r}, which is not a "
+                                               f"token of p (labels {list(labels)})")
+                        law[y] = law[y] + weight
+                        total = total + weight
+                        acceptance = acceptance + drafted[index[y]]
+                        if acc[0] and acc[1] == y:
+                            explicit = explicit + weight
+                        paths += mass.count
+                    else:
+                        key = (result, acc)
+                        seen = following.get(key)
+                        if seen is None:
+                            following[key] = _Mass(weight, drafted, mass.count)
+                        else:
+                            seen.weight = seen.weight + weight
+                            seen.drafted = [a + b for a, b in zip(seen.drafted, drafted)]
+                            seen.count += mass.count
+                    if progress and transitions % 512 == 1:
+                        now = time.perf_counter()
+                        if now >= quiet_until:
+                            quiet_until = now + 0.5
+                            shown = True
+                            line = (f"  merged states: step {generation}, {len(frontier):,} "
+                                    f"states, {len(following):,} next, {paths:,} paths finished")
+                            print("\r" + line.ljust(78), end="", file=sys.stderr, flush=True)
+                    if not s._advance():
+                        break
+            if max_states is not None and len(following) > max_states:
+                raise TooLarge(
+                    f"{stepped.name or 'the method'}: {len(following):,} distinct states after "
+                    f"{generation} steps, over the budget of {max_states:,}",
+                    estimate=len(following), budget=max_states)
+            frontier = following
+    except BaseException:
+        if shown:                                      # end the progress line
+            print(file=sys.stderr)
+        raise
+    if shown:
+        line = f"  merged states: {generation} steps, {states:,} states, {paths:,} paths"
+        print("\r" + line.ljust(78), file=sys.stderr)
     if not used_drafts:
         acceptance = explicit
     return MergedEnumeration(labels=labels, law=law, acceptance=acceptance,
