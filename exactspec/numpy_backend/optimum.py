@@ -319,28 +319,14 @@ def _bucketed_row(p, q, k, bits, out, sp, sq, kernels=None):
             np.divide(q, p, out=ratio, where=p > 0)
         np.right_shift(ratio_bits, shift, out=ids)
         kmin, kmax = int(np.minimum.reduce(ids)), int(np.maximum.reduce(ids))
-    has_zero = kmin == 0                                 # q/p = 0 (or below 2^-1022): a* = 0
-    has_inf = kmax == inf_key                            # p = 0: last, a* = 0 = p
-    if has_zero:
-        positive_keys = ids[ids > 0]
-        kmin = int(positive_keys.min()) if positive_keys.size else inf_key
-    if has_inf:
-        finite = ids[(ids > 0) & (ids < inf_key)]
-        if finite.size == 0:
-            kmin = kmax = 1
-        else:
-            kmax = int(finite.max())
+    kmin, kmax, has_zero, has_inf = _key_range(ids, kmin, kmax, inf_key)
     nb = kmax - kmin + 3                                 # bucket 0: q/p = 0; nb - 1: p = 0
     ids -= kmin - 1
     if has_zero:
         np.maximum(ids, 0, out=ids)
     if has_inf:
         np.minimum(ids, nb - 1, out=ids)
-    p_zero = 0.0
-    if has_zero:
-        zero = ids == 0
-        p_zero = float(p[zero].sum()) / sp
-        out[zero] = 0.0
+    p_zero = _ratio_zero(p, sp, ids, out) if has_zero else 0.0
     if nb == 3 and not np.any(ids == 1):                 # every ratio is 0 or infinite
         return 1.0 - p_zero, 0
 
@@ -406,6 +392,30 @@ def _bucketed_row(p, q, k, bits, out, sp, sq, kernels=None):
     return alpha, m
 
 
+def _key_range(keys, kmin, kmax, inf_key):
+    """The smallest and largest key of a finite positive ratio (from the smallest and largest
+    of all), and whether some ratio is 0 (or below ``2^-1022``: ``a* = 0``) or infinite
+    (``p = 0``: last, ``a* = 0 = p``)."""
+    has_zero, has_inf = kmin == 0, kmax == inf_key
+    if has_zero:
+        positive_keys = keys[keys > 0]
+        kmin = int(positive_keys.min()) if positive_keys.size else inf_key
+    if has_inf:
+        finite = keys[(keys > 0) & (keys < inf_key)]
+        if finite.size == 0:
+            kmin = kmax = 1
+        else:
+            kmax = int(finite.max())
+    return kmin, kmax, has_zero, has_inf
+
+
+def _ratio_zero(p, sp, buckets, out):
+    """``a* = 0`` for the tokens of bucket 0 (``q/p = 0``); returns their mass of ``p``."""
+    zero = buckets == 0
+    out[zero] = 0.0
+    return float(p[zero].sum()) / sp
+
+
 def _active_buckets(ends, kmin, kmax, nb, shift, sp, sq, k, n):
     """The buckets that can hold a new running minimum (numbered from 1), and the upper ends
     of the buckets' normalised ratio intervals, from the buckets' masses (``ends[0, 1:]``:
@@ -464,25 +474,11 @@ def _compiled_row(p, q, k, bits, out, sp, sq, work, kernels):
     ratio_bits = ratio.view(np.int64)
     buckets = work[1, :n].view(np.int64)
     kmin, kmax = kernels.ratio_keys(p, q, sp, shift, ratio, ratio_bits, buckets, out)
-    has_zero = kmin == 0                                 # q/p = 0 (or below 2^-1022): a* = 0
-    has_inf = kmax == inf_key                            # p = 0: last, a* = 0 = p
-    if has_zero:
-        positive_keys = buckets[buckets > 0]
-        kmin = int(positive_keys.min()) if positive_keys.size else inf_key
-    if has_inf:
-        finite = buckets[(buckets > 0) & (buckets < inf_key)]
-        if finite.size == 0:
-            kmin = kmax = 1
-        else:
-            kmax = int(finite.max())
+    kmin, kmax, has_zero, has_inf = _key_range(buckets, kmin, kmax, inf_key)
     nb = kmax - kmin + 3                                 # bucket 0: q/p = 0; nb - 1: p = 0
     ends = np.zeros((2, nb + 1))
     kernels.bucket_masses(buckets, p, q, kmin - 1, nb, ends)
-    p_zero = 0.0
-    if has_zero:
-        zero = buckets == 0
-        p_zero = float(p[zero].sum()) / sp
-        out[zero] = 0.0
+    p_zero = _ratio_zero(p, sp, buckets, out) if has_zero else 0.0
     if nb == 3 and not np.any(buckets == 1):             # every ratio is 0 or infinite
         return 1.0 - p_zero, 0
     active_buckets, hi = _active_buckets(ends, kmin, kmax, nb, shift, sp, sq, k, n)
