@@ -695,3 +695,25 @@ def test_compiled_loops_are_switched_by_the_argument_and_the_environment(monkeyp
     off = optimum_bucketed(p, q, 4)                      # the NumPy passes
     P, Q = exact_pair(p, q)
     assert_optimum_matches(off, 0, P, Q, 4)
+
+
+def test_a_small_call_does_not_load_numba_and_a_large_one_does():
+    """Loading numba costs about half a second per process: by default only a call with at
+    least ``COMPILED_MIN_TOKENS`` tokens loads it (and later calls then use it)."""
+    import subprocess
+    import sys
+
+    script = ("import sys, numpy as np\n"
+              "from exactspec.numpy_backend import optimum_bucketed\n"
+              "from exactspec.numpy_backend.optimum import COMPILED_MIN_TOKENS\n"
+              "from exactspec.numpy_backend import _kernels\n"
+              "rng = np.random.default_rng(0)\n"
+              "optimum_bucketed(rng.random(1000), rng.random(1000), 4)\n"
+              "print('numba' in sys.modules, _kernels.loaded())\n"
+              "n = COMPILED_MIN_TOKENS // 4\n"
+              "optimum_bucketed(rng.random((4, n)), rng.random((4, n)), 4)\n"
+              "print(_kernels.loaded() == _kernels.available())\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "True"]

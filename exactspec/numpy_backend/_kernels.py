@@ -23,9 +23,14 @@ import types
 
 import numpy as np
 
-__all__ = ["load", "available"]
+__all__ = ["load", "loaded", "available"]
 
 _LOADED: list = []                                       # [namespace or None], once loaded
+
+
+def loaded() -> bool:
+    """Whether the compiled loops are loaded in this process already (no import here)."""
+    return bool(_LOADED) and _LOADED[0] is not None
 
 
 def available() -> bool:

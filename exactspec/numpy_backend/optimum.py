@@ -232,8 +232,11 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4,
     token), ``P_j`` and ``Q_j`` as the split running sums of :func:`prefix_sum` (within one
     rounding of the exact sums, as above), so the same bounds hold; the two paths agree
     within a few roundings.  ``compiled=None`` (default) takes the loops when numba is
-    importable, ``False`` never, ``True`` insists (an error without numba or for ``k > 8``).
-    The first call on a machine compiles them (a few seconds; cached on disk after that).
+    importable and either they are already loaded in this process or the call has at least
+    :data:`COMPILED_MIN_TOKENS` tokens in all (loading numba takes about half a second, which
+    a small call would not earn back); ``False`` never; ``True`` insists (an error without
+    numba or for ``k > 8``).  The first call on a machine compiles them (a few seconds;
+    cached on disk after that).
 
     Same result as :func:`optimum_sorted` within its tolerance (and the same tolerance
     against the exact twin); ``order`` and ``tight`` are not computed.  ``sorted_tokens``
@@ -250,12 +253,15 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4,
     if compiled not in (None, True, False):
         raise InvalidInput(f"compiled={compiled!r}: choose None (numba when installed), "
                            "True or False")
-    kernels = None if compiled is False or k > _DIFF_K else _kernels.load()
+    P, Q, sums_p, sums_q = _pair_rows(p, q, np, sums=True)
+    kernels = None
+    if compiled is not False and k <= _DIFF_K and (
+            compiled or _kernels.loaded() or P.size >= COMPILED_MIN_TOKENS):
+        kernels = _kernels.load()
     if compiled and kernels is None:
         raise InvalidInput("compiled=True needs numba (pip install 'exactspec[fast]') and "
                            f"k <= {_DIFF_K}" + (" (EXACTSPEC_NO_NUMBA is set)"
                                                if os.environ.get("EXACTSPEC_NO_NUMBA") else ""))
-    P, Q, sums_p, sums_q = _pair_rows(p, q, np, sums=True)
     batch, n = P.shape
     alpha = np.empty(batch)
     a = np.empty((batch, n))
@@ -268,6 +274,9 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4,
                         method="bucketed", sorted_tokens=counts)
 
 
+#: With ``compiled=None``, numba's loops are loaded (about half a second, once per process)
+#: for a call with at least this many tokens in all, and used by every call once loaded.
+COMPILED_MIN_TOKENS = 1_000_000
 _INF_BITS = 0x7FF0000000000000
 #: Up to this many drafts the bucketed ``a*`` is a difference of ``F_j = P_j + M_j``.
 _DIFF_K = 8
