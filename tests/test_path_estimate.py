@@ -90,3 +90,26 @@ def test_knuths_probes_unless_a_budget_is_near():
     assert counted_only() == knuth == counted_only(max_paths=10**9)
     assert counted_only(max_paths=10**6) == estimate_paths(KEY_LAZY, P, Q, 6, max_paths=10**6,
                                                            thorough=True) != knuth
+
+
+def test_level_rounds_stop_once_far_under_every_budget():
+    """The level-by-level rounds are refined only while a size decision is near: an estimate
+    under a twentieth of the budget (``ROUND_MARGIN``) after its first round stands, one
+    closer to the budget takes more rounds (more runs of the method)."""
+    from exactspec.engine import exact
+
+    calls = []
+
+    def counting(s, p, q, k):
+        calls.append(1)
+        return KEY_LAZY(s, p, q, k)
+
+    def runs(**budget):
+        calls.clear()
+        estimate = estimate_paths(counting, P, Q, 6, thorough=True, **budget)
+        return estimate, len(calls)
+
+    first, few = runs(max_paths=10**8)                   # 10**8 / 20 is far above the paths
+    refined, many = runs(max_paths=10**6)                # 10**6 / 20 is not: refined
+    assert exact.ROUND_MARGIN == 20 and many > 3 * few
+    assert 213_773 / 2 < refined < 2 * 213_773 and 213_773 / 3 < first < 3 * 213_773

@@ -551,6 +551,9 @@ ESTIMATE_RUNS = 20_000
 #: chain of draft counts: 41x at k = 7 on 11 tokens); within it of a budget, the estimate
 #: is redone level by level.
 KNUTH_SHORTFALL = 100
+#: A level-by-level estimate this many times under every budget is not refined further: the
+#: size decisions it serves are clear (its first round is within a few times the count).
+ROUND_MARGIN = 20
 
 
 def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, probes: int = 40,
@@ -583,7 +586,8 @@ def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, p
     round's) stay within a twentieth of the estimated paths and all rounds after the first
     within :data:`ESTIMATE_RUNS` runs, and never once the estimate is over ten times
     ``max_paths`` or its predicted seconds over ten times ``max_seconds`` (a refusal either
-    way).  Work per round: at most ``probes`` runs per level, each stopping at the choice
+    way), or under every budget given by a factor of :data:`ROUND_MARGIN` (nothing to
+    decide).  Work per round: at most ``probes`` runs per level, each stopping at the choice
     after its prefix.  Past :data:`ESTIMATE_LEVELS` levels, or once a round passes
     :data:`MAX_SECONDS` / 10, each kept node finishes with one random probe.
 
@@ -666,7 +670,10 @@ def _rounds_estimate(method, p, q, k, sampler_factory, probes, rng, times, max_p
             break                                  # nothing to refuse: no refinement
         if (max_paths is not None and mean > 10 * max_paths) or (
                 max_seconds is not None and predicted > 10 * max_seconds):
-            break
+            break                                  # far over a budget: refused anyway
+        if (max_paths is None or mean * ROUND_MARGIN <= max_paths) and (
+                max_seconds is None or predicted * ROUND_MARGIN <= max_seconds):
+            break                                  # far under every budget: decided
         if 4 * runs > mean / 20 or refining + 4 * runs > ESTIMATE_RUNS:
             break
         size *= 4
