@@ -19,6 +19,7 @@ folder where this one is read-only), so only the first call on a machine pays fo
 from __future__ import annotations
 
 import os
+import threading
 import types
 
 import numpy as np
@@ -26,6 +27,7 @@ import numpy as np
 __all__ = ["load", "loaded", "available"]
 
 _LOADED: list = []                                       # [namespace or None], once loaded
+_LOADING = threading.Lock()                              # one thread compiles; others wait
 
 
 def loaded() -> bool:
@@ -43,6 +45,13 @@ def load():
     ``run_order``, ``follow_run``), or None without numba or when switched off."""
     if _LOADED:
         return _LOADED[0]
+    with _LOADING:
+        if not _LOADED:
+            _LOADED.append(_compile())
+    return _LOADED[0]
+
+
+def _compile():
     kernels = None
     if os.environ.get("EXACTSPEC_NO_NUMBA", "") in ("", "0"):
         try:
@@ -59,7 +68,6 @@ def load():
                     break
                 except Exception:                        # noqa: BLE001 - fall back to NumPy
                     kernels = None
-    _LOADED.append(kernels)
     return kernels
 
 
