@@ -91,7 +91,7 @@ def _warm_up(kernels):
     sort_keys[:m].view(np.float64).sort()
     run = work[4].view(np.int64)
     kernels.run_order(sort_keys[:m], 3, run[:m])
-    alpha = kernels.follow_run(run[:m], out, q, 1.0, 0.0, 0.0, 0.0, 2, *np.zeros((4, 3)))
+    alpha = kernels.follow_run(run[:m], out, q, 1.0, 0.0, 0.0, 0.0, 2, *np.zeros((3, 3)))
     if m != 3 or abs(alpha - 0.84) > 1e-12:              # MATH.md's seed example at k = 2
         raise ArithmeticError(f"compiled loops: alpha* = {alpha}, expected 0.84")
 
@@ -165,10 +165,10 @@ def run_order(keys, low_mask, run):
         previous = key
     return ties
 
-def follow_run(run, out, q, sq, P_start, Q_start, M0, k, ps, P, rest, power):
+def follow_run(run, out, q, sq, P_start, Q_start, M0, k, P, rest, power):
     """``a*`` of the sorted run into ``out`` (which holds ``p / sp``) by following
     ``h_j = g_k(Q_j) - P_j`` and its running minimum; returns ``alpha*`` (``k <= 8``).
-    ``ps``, ``P``, ``rest``, ``power``: scratch, at least as long as ``run``.
+    ``P``, ``rest``, ``power``: scratch, at least as long as ``run``.
 
     ``P_j`` and ``Q_j`` are the running sums of :func:`._arrays.prefix_sum`: each term
     split into a multiple of ``2^-51`` (``(x + 2) - 2``), whose running sum below 2 is
@@ -184,7 +184,6 @@ def follow_run(run, out, q, sq, P_start, Q_start, M0, k, ps, P, rest, power):
         t = run[i]
         pj = out[t]
         qj = q[t] / sq
-        ps[i] = pj
         hi = (pj + 2.0) - 2.0
         high_p += hi
         low_p += pj - hi
@@ -215,6 +214,7 @@ def follow_run(run, out, q, sq, P_start, Q_start, M0, k, ps, P, rest, power):
         previous = M
         if h < M:
             M = h
-        a = (M - previous) + ps[i]
-        out[run[i]] = a if a > 0.0 else 0.0
+        t = run[i]                      # out[t] still holds p_t: each token once
+        a = (M - previous) + out[t]
+        out[t] = a if a > 0.0 else 0.0
     return 1.0 + M

@@ -503,7 +503,7 @@ def _compiled_row(p, q, k, bits, out, sp, sq, work, kernels):
     low_bits = max(1, (n - 1).bit_length())
     low_mask = (1 << low_bits) - 1
     keys = work[2, :n].view(np.int64)
-    m = kernels.run_keys(buckets, ratio_bits, max(first_b, 1), last, low_mask, keys)
+    m = kernels.run_keys(buckets, ratio_bits, first_b, last, low_mask, keys)
     keys = keys[:m]
     keys.view(np.float64).sort()                         # finite positive floats: same order
     run = work[3, :m].view(np.int64)
@@ -511,7 +511,7 @@ def _compiled_row(p, q, k, bits, out, sp, sq, work, kernels):
         ties = np.equal(keys[1:], keys[:-1])             # by the exact ratio, then the token
         _fix_ties(run[None, :], 0, ties, p[None, :], q[None, :], np)
     alpha = kernels.follow_run(run, out, q, sq, P_start, Q_start, min(0.0, -p_zero), k,
-                                *work[4:8, :m])
+                                *work[4:7, :m])
     return alpha, m
 
 
