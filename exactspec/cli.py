@@ -18,7 +18,21 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors in one line and exits 2."""
 
     def error(self, message):
-        raise _UsageError(f"{self.prog}: {message}")
+        raise _UsageError(f"{self.prog}: {message}{_did_you_mean(message)}")
+
+
+def _did_you_mean(message: str) -> str:
+    """`` (did you mean 'verify'?)`` for argparse's ``invalid choice: 'verfy' (choose from
+    ...)``; empty when nothing is close."""
+    import re
+
+    from .core.errors import did_you_mean
+
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if not found:
+        return ""
+    choices = re.findall(r"'([^']*)'", found.group(2)) or found.group(2).split(", ")
+    return did_you_mean(found.group(1), choices)
 
 
 class _UsageError(Exception):
@@ -36,9 +50,22 @@ def _add_instance(parser, k=True, required=True):
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
 
+def _version() -> str:
+    """The installed distribution's version, else the package's own."""
+    from importlib import metadata
+
+    from . import __version__
+
+    try:
+        return metadata.version("exactspec")
+    except metadata.PackageNotFoundError:
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="exactspec", description="Exact proofs for speculative-decoding "
                      "verifiers: output law, verdict and acceptance, in exact arithmetic.")
+    parser.add_argument("--version", action="version", version=f"exactspec {_version()}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     ex = sub.add_parser("example", help="the seed's worked example, proved")

@@ -256,3 +256,31 @@ def test_tree_command(capsys, tmp_path):
     spec.write_text(json.dumps({"target": {"": "1/3,2/3"}, "gamma": 2}))
     code, _, err = run(capsys, "tree", str(spec))
     assert code == 2 and "draft" in err
+
+
+def test_version_prints_the_package_version(capsys):
+    from exactspec import __version__
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"exactspec {__version__}"
+
+
+@pytest.mark.parametrize("argv, suggestion", [
+    (["verfy", "sps"], "did you mean 'verify'?"),
+    (["verify", "rss", "--p", "1/2,1/2", "--q", "1/2,1/2"], "'rrs'"),
+    (["compare", "--p", "1/2,1/2", "--q", "1/2,1/2", "--methods", "kseqq"],
+     "did you mean 'kseq'?"),
+    (["verify", "sps", "--p", "1/2,1/2", "--q", "1/2,1/2", "--arith", "float23"],
+     "'float32'"),
+])
+def test_a_mistyped_command_or_method_gets_a_suggestion(capsys, argv, suggestion):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert suggestion in err and len(err.strip().splitlines()) == 1
+
+
+def test_nothing_close_gets_no_suggestion(capsys):
+    assert main(["frobnicate"]) == 2
+    assert "did you mean" not in capsys.readouterr().err

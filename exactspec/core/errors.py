@@ -28,3 +28,19 @@ class TooLarge(ExactspecError):
 
 class Undecided(ExactspecError):
     """Symbolic work met a sign it could not decide."""
+
+
+def did_you_mean(word: str, choices) -> str:
+    """`` (did you mean 'rrs'?)`` naming the choices close to a mistyped ``word``, or ``''``.
+
+    >>> did_you_mean("verfy", ["example", "verify", "prove"])
+    " (did you mean 'verify'?)"
+    >>> did_you_mean("rss", ["rrs", "sps", "kseq"])
+    " (did you mean 'sps' or 'rrs'?)"
+    >>> did_you_mean("zzz", ["rrs"])
+    ''
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""

@@ -11,7 +11,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, did_you_mean
 from .base import Method, as_method
 from . import naive as _naive, sps as _sps, top1 as _top1
 
@@ -57,7 +57,9 @@ def get_method(spec) -> Method:
     if ":" in spec:
         return load_user_method(spec)
     known = ", ".join(sorted(METHODS))
-    raise InvalidInput(f"unknown method {spec!r}: choose one of {known}, or file.py:function")
+    raise InvalidInput(f"unknown method {spec!r}{did_you_mean(spec, METHODS)}: choose one of "
+                       f"{known}, "
+                       "or file.py:function")
 
 
 def load_user_method(spec: str) -> Method:

@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, did_you_mean
 from .dump import Dump, open_dump
 from .exact_check import exact_figures
 from .figures import METHODS, block_figures
@@ -179,7 +179,8 @@ def _parse_methods(methods) -> tuple:
         methods = [m.strip() for m in methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
     if unknown or not methods:
-        raise InvalidInput(f"methods {', '.join(unknown) or '(none)'}: choose from "
+        hint = did_you_mean(unknown[0], METHODS) if unknown else ""
+        raise InvalidInput(f"methods {', '.join(unknown) or '(none)'}{hint}: choose from "
                            f"{', '.join(METHODS)}")
     return tuple(m for m in METHODS if m in methods)
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, did_you_mean
 from ..numpy_backend import (key_placement, one_draft_acceptance, optimum_bucketed,
                              rrs_acceptance, sample)
 
@@ -138,7 +138,8 @@ def block_figures(P, Q, ks, methods, *, gamma: int = 4, samples: int = 1000,
     """
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise InvalidInput(f"--methods: unknown {', '.join(unknown)} "
+        raise InvalidInput(f"--methods: unknown {', '.join(unknown)}"
+                           f"{did_you_mean(unknown[0], METHODS)} "
                            f"(choose from {', '.join(METHODS)})")
     P = np.asarray(P, dtype=np.float64)
     Q = np.asarray(Q, dtype=np.float64)
