@@ -1,0 +1,227 @@
+"""exactspec in a test suite: the assertions, the exact probability that a check holds, the
+``probability`` command, and bad uses refused in one line."""
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from exactspec import Dist, InvalidInput, TooLarge, verify
+from exactspec.cli import main
+from exactspec.testing import (LosslessAssertionError, assert_acceptance, assert_lossless,
+                               assert_lossless_family, probability, probability_report)
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLERS = ROOT / "examples" / "engine_tests" / "engine_samplers.py"
+P, Q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+GRID = 2**24
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- assertions --------------------------------------------------------------------------
+
+def test_assert_lossless_passes_and_fails_with_the_exact_law():
+    assert_lossless("sps", P, Q)
+    with pytest.raises(LosslessAssertionError) as info:
+        assert_lossless("naive", P, Q)
+    err = info.value
+    assert isinstance(err, AssertionError)
+    # the naive rule's law is q: TV(q, p) by hand
+    assert err.bias == sum(abs(a - b) for a, b in zip(P.probs, Q.probs)) / 2 == Fraction(2, 5)
+    assert err.law == {0: Fraction(1, 5), 1: Fraction(1, 5), 2: Fraction(3, 5)}
+    text = str(err)
+    assert text.splitlines()[0] == f"Not lossless: naive on p = {P!r}, q = {Q!r}, k = 1"
+    assert "TV(output law, target) = 2/5 (~0.4)" in text
+    assert "Mismatched tokens: 3 / 3" in text
+    assert " 2      1/5     3/5     +2/5" in text
+
+
+def test_assert_lossless_under_float32_and_tolerance():
+    bias = verify("sps", P, Q, arith="float32").bias          # the float run's TV, by verify
+    assert bias == Fraction(37748737, 1407374883553280)
+    assert_lossless("sps", P, Q, arith="float32", tolerance=bias)
+    with pytest.raises(AssertionError) as info:
+        assert_lossless("sps", P, Q, arith="float32", tolerance=bias - Fraction(1, 10**30))
+    assert "lossy by rounding only" in str(info.value)
+    assert f"TV(output law, target) = {bias}" in str(info.value)
+    assert "the bias is above it" in str(info.value)
+    with pytest.raises(AssertionError, match="lossy by logic"):      # never excused
+        assert_lossless("naive", P, Q, arith="float32", tolerance=1)
+
+
+def test_family_names_the_smallest_counterexample():
+    with pytest.raises(LosslessAssertionError) as info:
+        assert_lossless("naive")                   # p, q omitted: the family is searched
+    err = info.value
+    assert (err.p, err.q) == (Dist.parse("0,1"), Dist.parse("1,0"))
+    assert err.bias == 1 == verify("naive", err.p, err.q).bias
+    assert "Smallest counterexample: instance 3 of the small instances" in str(err)
+    assert_lossless_family("sps", max_tokens=2, max_denominator=3)
+
+
+def test_assert_acceptance_exact():
+    overlap = sum(min(a, b) for a, b in zip(P.probs, Q.probs))
+    assert_acceptance("sps", P, Q, overlap)
+    assert_acceptance("sps", P, Q, "3/5")
+    with pytest.raises(AssertionError) as info:
+        assert_acceptance("sps", P, Q, Fraction(1, 2))
+    assert "expected 1/2, got 3/5 (got - expected = 1/10" in str(info.value)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: assert_acceptance("sps", P, Q, 0.6), "a float is not exact"),
+    (lambda: assert_lossless("sps", P, None), "give both p and q"),
+    (lambda: assert_lossless("sps", P, Q, arith="float32", tolerance=-1), "need a number >= 0"),
+    (lambda: assert_lossless("sps", P, Q, arith="float32", tolerance="x"), "need a number"),
+    (lambda: assert_lossless_family("sps", max_tokens=0), "max_tokens=0"),
+    (lambda: assert_lossless("no-such-rule", P, Q), "unknown method"),
+])
+def test_bad_assertion_arguments(call, words):
+    with pytest.raises(InvalidInput, match=words):
+        call()
+
+
+# -- the probability that a check holds -----------------------------------------------------
+
+def le_kernel_never_emits_zero_target(s, p, q):
+    x = s.draft(q)
+    y = x if s.uniform() <= p[x] / q[x] else s.draw(Dist([0, 1]))
+    assert p[y] > 0, f"emitted {y}"
+    return True
+
+
+def test_probability_of_a_zero_uniform_two_ways():
+    p, q = Dist.parse("0,1"), Dist.parse("1,0")
+    report = probability_report(le_kernel_never_emits_zero_target, p, q, grid=GRID)
+    # the grid points j / 2**24 with j / 2**24 <= 0, counted
+    zero = sum(1 for j in range(64) if Fraction(j, GRID) <= 0)
+    assert report.probability == 1 - Fraction(zero, GRID) == Fraction(GRID - 1, GRID)
+    assert report.failing_paths == 1 and report.failing[0].message.startswith("emitted 0")
+    assert report.failing[0].probability == report.failure == Fraction(1, GRID)
+    assert float(report) == float(Fraction(GRID - 1, GRID))
+    # without a grid the zero uniform has probability 0
+    assert probability(le_kernel_never_emits_zero_target, p, q) == 1
+
+
+def test_failing_paths_add_up_to_the_failure():
+    def draws_zero(s, p, q, k):
+        return s.draw(p) == 0 and s.draw(p) == 0
+
+    report = probability_report(draws_zero, P, Q, k=1)
+    assert report.probability == Fraction(1, 4)
+    # paths: 0 then 0 (holds), 0 then 1 or 2, and 1 or 2 first: 5 paths, 4 failing
+    assert report.paths == 5 and report.failing_paths == 4
+    assert sum(f.probability for f in report.failing) == report.failure == Fraction(3, 4)
+    assert probability_report(draws_zero, P, Q, max_failing=1).failing_paths == 4
+    assert len(probability_report(draws_zero, P, Q, max_failing=1).failing) == 1
+
+
+def test_numpy_bools_are_bools():
+    np = pytest.importorskip("numpy")
+
+    def check(s, p, q):
+        return np.bool_(s.coin(Fraction(1, 3)))
+
+    assert probability(check, P, Q) == Fraction(1, 3)
+
+
+def returns_an_int(s, p, q):
+    return 1
+
+
+def hidden_randomness(s, p, q):
+    import random
+    return random.random() < 0.5
+
+
+def never_returns(s, p, q):
+    while True:
+        pass
+
+
+def flips_forever(s, p, q):
+    while True:
+        s.coin(Fraction(1, 2))
+
+
+@pytest.mark.parametrize("check, error, words", [
+    (returns_an_int, InvalidInput, r"returned 1 \(int\), not True or False"),
+    (hidden_randomness, InvalidInput, "called random.random"),
+    (never_returns, TooLarge, "ran for more than 0.5 s and had not finished"),
+    (flips_forever, TooLarge, "random choices"),
+])
+def test_bad_checks_refused(check, error, words):
+    with pytest.raises(error, match=words):
+        probability(check, P, Q, seconds=0.5)
+
+
+def test_bad_probability_arguments():
+    with pytest.raises(InvalidInput, match="seconds"):
+        probability(returns_an_int, P, Q, seconds=0)
+    with pytest.raises(InvalidInput, match="max_failing"):
+        probability_report(returns_an_int, P, Q, max_failing=-1)
+    with pytest.raises(InvalidInput, match="q has 2 entries but p has 3"):
+        probability(returns_an_int, P, Dist.parse("1/2,1/2"))
+
+
+# -- the command -------------------------------------------------------------------------
+
+def test_probability_command_top_k_equals_a_count(capsys):
+    """The top-k check on a float32 instance, from the command line, against the grid points
+    counted with NumPy's float32: a draft outside the top-2 (token 2, q = 3/5, target 0 after
+    top-k) is accepted by the '<=' kernel where u <= 0."""
+    np = pytest.importorskip("numpy")
+    code, out, err = run(capsys, "probability", f"{SAMPLERS}:emitted_in_top_k_le",
+                         "--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5", "--arith", "float32",
+                         "--json")
+    assert code == 0, err
+    obj = json.loads(out)
+    uniforms = np.arange(GRID, dtype=np.float32) / np.float32(GRID)
+    count = int(np.count_nonzero(uniforms <= np.float32(0) / np.float32(0.6)))
+    expected = 1 - Fraction(3, 5) * Fraction(count, GRID)
+    assert Fraction(obj["probability"]) == expected == Fraction(83886077, 83886080)
+    assert obj["probability_float"] == float(expected)
+    assert obj["failure"] == "3/83886080" and obj["failing_paths"] == 1
+    assert obj["failing"][0]["probability"] == "3/83886080"
+    assert obj["arith"] == "float32" and obj["paths"] >= 2
+    code, out, _ = run(capsys, "probability", f"{SAMPLERS}:emitted_in_top_k",
+                       "--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5", "--arith", "float32")
+    assert code == 0 and "P(check holds) = 1 " in out and "holds on every path" in out
+
+
+def test_probability_command_grid_text(capsys, tmp_path):
+    f = tmp_path / "checks.py"
+    f.write_text("def first(s, p, q):\n    assert s.draw(p) == 0, 'not the first token'\n"
+                 "    return True\n")
+    code, out, _ = run(capsys, "probability", f"{f}:first", "--p", "1/3,2/3", "--q", "1/2,1/2")
+    assert code == 0
+    assert "P(check holds) = 1/3" in out and "2/3: draw 1: not the first token" in out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["sps"], "name the check as file.py:function"),
+    ([f"{SAMPLERS}:no_such"], "has no function"),
+    ([f"{SAMPLERS}:emitted_in_top_k", "--seconds", "0"], "--seconds=0.0"),
+    ([f"{SAMPLERS}:emitted_in_top_k", "--failing", "-1"], "--failing=-1"),
+    ([f"{SAMPLERS}:emitted_in_top_k", "--grid", "0"], "--grid=0"),
+    ([f"{SAMPLERS}:emitted_in_top_k", "--arith", "float8"], "invalid choice"),
+])
+def test_probability_command_bad_input(capsys, argv, words):
+    code, out, err = run(capsys, "probability", *argv, "--p", "1/2,3/10,1/5",
+                         "--q", "1/5,1/5,3/5")
+    assert code == 2 and out == "" and words in err and len(err.strip().splitlines()) == 1
+
+
+def test_probability_command_bad_check(capsys, tmp_path):
+    f = tmp_path / "checks.py"
+    f.write_text("def returns_token(s, p, q):\n    return s.draw(p)\n")
+    code, out, err = run(capsys, "probability", f"{f}:returns_token", "--p", "1/2,1/2",
+                         "--q", "1/2,1/2")
+    assert code == 2 and out == "" and "not True or False" in err
+    assert len(err.strip().splitlines()) == 1
