@@ -2,6 +2,8 @@
 ``probability`` command, and bad uses refused in one line."""
 
 import json
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -11,6 +13,8 @@ from exactspec import Dist, InvalidInput, TooLarge, verify
 from exactspec.cli import main
 from exactspec.testing import (LosslessAssertionError, assert_acceptance, assert_lossless,
                                assert_lossless_family, probability, probability_report)
+
+pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLERS = ROOT / "examples" / "engine_tests" / "engine_samplers.py"
@@ -225,3 +229,88 @@ def test_probability_command_bad_check(capsys, tmp_path):
                          "--q", "1/2,1/2")
     assert code == 2 and out == "" and "not True or False" in err
     assert len(err.strip().splitlines()) == 1
+
+
+# -- the pytest plugin ---------------------------------------------------------------------
+
+PLUGIN_TESTS = """
+import pytest
+from exactspec import Dist
+
+def le_kernel(s, p, q):
+    x = s.draft(q)
+    y = x if s.uniform() <= p[x] / q[x] else s.draw(Dist([0, 1]))
+    return p[y] > 0
+
+@pytest.mark.exactspec(grid=2**24)
+def test_probability_from_the_marker(exact_probability):
+    assert exact_probability(le_kernel, Dist.parse("0,1"), Dist.parse("1,0")) == 1
+
+def test_lossless_fails(exact_lossless):
+    exact_lossless("naive", Dist.parse("1/2,1/2"), Dist.parse("3/4,1/4"))
+
+@pytest.mark.exactspec(arith="float32", tolerance="1/1048576")
+def test_lossless_within_tolerance(exact_lossless, exact_acceptance, exactspec_options):
+    assert exactspec_options == {"arith": "float32", "tolerance": "1/1048576"}
+    exact_lossless("sps", Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"))
+    exact_acceptance("sps", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3"), "5/6", arith=None)
+"""
+
+
+def run_plugin(pytester, monkeypatch, source):
+    """An inner pytest run with the plugin loaded by ``-p`` (entry points off, so that an
+    installed copy is not loaded twice)."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_inner=source)
+    return pytester.runpytest("-p", "exactspec.pytest_plugin", "-p", "no:cacheprovider")
+
+
+def test_plugin_shows_the_exact_figures(pytester, monkeypatch):
+    result = run_plugin(pytester, monkeypatch, PLUGIN_TESTS)
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([
+        "E       assert 16777215/16777216 == 1",
+        "E         exact difference: left - right = -1/16777216 (~-5.96e-08)",
+        "E         the left side misses 1 by exactly 1/16777216 = 2**-24",
+    ])
+    result.stdout.fnmatch_lines([
+        "E       exactspec.testing.LosslessAssertionError: Not lossless: naive on p = "
+        "Dist({0: 1/2, 1: 1/2}), q = Dist({0: 3/4, 1: 1/4}), k = 1",
+        "E       Verdict: lossy by logic*",
+        "E       TV(output law, target) = 1/4 (~0.25)",
+    ])
+
+
+@pytest.mark.parametrize("marker, words", [
+    ("max_paths=0", "(max_paths=0) on test_inner.py::test_marked: need a positive integer"),
+    ("arith='float8'", "(arith='float8') on test_inner.py::test_marked: need a float format"),
+    ("tolerance=-1", "(tolerance=-1) on test_inner.py::test_marked: need an exact number"),
+    ("seconds=float('inf')", "(seconds=inf) on test_inner.py::test_marked: need a positive"),
+    ("grid=True", "(grid=True) on test_inner.py::test_marked: need a positive integer"),
+    ("colour=1", "(colour=1) on test_inner.py::test_marked: unknown option"),
+    ("'float32'", " on test_inner.py::test_marked: give options by name"),
+])
+def test_plugin_bad_marker_is_a_usage_error(pytester, monkeypatch, marker, words):
+    source = f"""
+import pytest
+
+@pytest.mark.exactspec({marker})
+def test_marked():
+    pass
+
+def test_other():
+    raise RuntimeError("must not run")
+"""
+    result = run_plugin(pytester, monkeypatch, source)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "must not run" not in result.stdout.str()
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and words in errors[0]
+
+
+def test_plugin_is_cheap_to_import():
+    code = ("import sys, exactspec.pytest_plugin; print(sorted(m for m in ('sympy', 'numpy', "
+            "'networkx', 'exactspec.testing', 'exactspec.gallery') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout
+    assert out.strip() == "[]"

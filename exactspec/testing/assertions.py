@@ -40,6 +40,8 @@ class LosslessAssertionError(AssertionError):
     ``"lossy-logic"``, ``"lossy-rounding"`` or ``"acceptance"``.
     """
 
+    __module__ = "exactspec.testing"     # the name pytest shows: where users import it
+
     def __init__(self, message: str, *, p=None, q=None, k=1, law=None, bias=None,
                  verdict: str = "", acceptance=None, expected=None):
         super().__init__(message)
@@ -148,6 +150,7 @@ def assert_lossless(rule, p=None, q=None, *, k: int = 1, grid: int | None = None
         An :class:`AssertionError` naming the instance, the exact output law against the
         target, the exact TV and the verdict (lossy by logic, or by rounding only).
     """
+    __tracebackhide__ = True        # pytest shows the caller's line, not this function's
     if p is None and q is None:
         return assert_lossless_family(rule, k=k, grid=grid, arith=arith, tolerance=tolerance,
                                       max_tokens=max_tokens, max_denominator=max_denominator,
@@ -188,6 +191,7 @@ def assert_lossless_family(rule, *, k: int = 1, grid: int | None = None,
      0      0       1       +1
      1      1       0       -1
     """
+    __tracebackhide__ = True
     from ..gallery.search import search_counterexample
 
     tol = _tolerance(tolerance)
@@ -239,6 +243,7 @@ def assert_acceptance(rule, p, q, expected, *, k: int = 1, grid: int | None = No
     Acceptance differs: sps on p = Dist({0: 1/2, 1: 1/2}), q = Dist({0: 1/3, 1: 2/3}), k = 1
     expected 4/5, got 5/6 (got - expected = 1/30, ~0.0333)
     """
+    __tracebackhide__ = True
     want = _exact_value(expected, "expected")
     result = verify(rule, p, q, as_k(k), grid=grid, arith=arith, max_paths=max_paths)
     got = result.acceptance
