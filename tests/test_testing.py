@@ -314,3 +314,162 @@ def test_plugin_is_cheap_to_import():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout
     assert out.strip() == "[]"
+
+
+# -- what a statistical test can see ---------------------------------------------------------
+
+from itertools import product as _product                                    # noqa: E402
+
+from exactspec.testing import (chi2_threshold, detectable_bias, exact_power, power,  # noqa: E402
+                               samples_needed, statistic_law)
+from exactspec.testing.power import tv_moments                               # noqa: E402
+
+
+def _brute_statistic(statistic, p, counts, n):
+    e = [Fraction(c, n) - a for c, a in zip(counts, p.probs)]
+    if statistic == "tv":
+        return sum(abs(x) for x in e) / 2
+    if statistic == "l2":
+        return sum(x * x for x in e)
+    return sum(n * x * x / a for x, a in zip(e, p.probs))
+
+
+@pytest.mark.parametrize("statistic", ["tv", "l2", "chi2"])
+def test_statistic_law_against_every_sequence(statistic):
+    """The multinomial enumeration against all 3**5 ordered sequences of 5 samples."""
+    p, r, n = P, Dist.parse("2/5,2/5,1/5"), 5
+    law = statistic_law(statistic, p, r, n)
+    brute: dict = {}
+    for seq in _product(range(3), repeat=n):
+        weight = Fraction(1)
+        for t in seq:
+            weight *= r[t]
+        counts = [seq.count(t) for t in range(3)]
+        value = _brute_statistic(statistic, p, counts, n)
+        brute[value] = brute.get(value, 0) + weight
+    assert law == {v: w for v, w in brute.items() if w}
+    assert sum(law.values()) == 1
+    threshold = sorted(law)[len(law) // 2]
+    assert exact_power(statistic, p, r, n, threshold) == sum(
+        w for v, w in brute.items() if v > threshold)
+
+
+def test_power_is_exact_while_small_then_approximate():
+    r = Dist.parse("2/5,2/5,1/5")
+    small = power("tv", P, r, 5, Fraction(1, 10))
+    assert small.exact == exact_power("tv", P, r, 5, Fraction(1, 10))
+    assert small.method.startswith("exact")
+    large = power("tv", P, r, 10**5, Fraction(1, 10))
+    assert large.exact is None and large.method.startswith("normal")
+
+
+def test_chi2_approximation_against_the_exact_law():
+    """At n = 100 (5,151 histograms) the non-central chi-square approximation against the
+    exact multinomial law, for a bias of the order of the noise."""
+    r = Dist.parse("3/5,1/4,3/20")
+    threshold = chi2_threshold(2, 0.05)
+    exact = exact_power("chi2", P, r, 100, threshold)
+    approx = power("chi2", P, r, 100, threshold, max_outcomes=1)
+    assert approx.exact is None and approx.method.startswith("non-central chi-square")
+    assert abs(approx.power_float - float(exact)) < 0.03
+    assert 0.3 < float(exact) < 0.7
+
+
+def test_tv_moments_in_closed_form():
+    """Two tokens: TV = |X| with X ~ N(d, r(1-r)/n): the folded normal's moments."""
+    import math
+
+    n, d, s = 400, 0.01, math.sqrt(0.26 * 0.74 / 400)
+    mean, var = tv_moments([0.25, 0.75], [0.26, 0.74], n)
+    folded = s * math.sqrt(2 / math.pi) * math.exp(-d * d / (2 * s * s)) + d * math.erf(
+        d / (s * math.sqrt(2)))
+    assert mean == pytest.approx(folded, rel=1e-9)
+    assert var == pytest.approx(d * d + s * s - folded ** 2, rel=1e-6)
+
+
+def test_samples_needed_and_detectable_bias_agree():
+    r = Dist.parse("51/100,29/100,1/5")
+    n = samples_needed(P, r, alpha=0.01)
+    tv = float(sum(abs(a - b) for a, b in zip(P.probs, r.probs)) / 2)
+    found = detectable_bias("chi2", P, r, n, chi2_threshold(2, 0.01))
+    assert found == pytest.approx(tv, rel=1e-3)
+    assert power("chi2", P, r, n, chi2_threshold(2, 0.01)).power_float == pytest.approx(
+        0.5, abs=1e-3)
+
+
+def test_a_tv_threshold_never_sees_below_itself():
+    """With many samples the TV statistic tends to the bias: a threshold test detects about
+    its own threshold and never a smaller bias."""
+    r = Dist.parse("51/100,29/100,1/5")                     # TV 1/100
+    assert detectable_bias("tv", P, r, 10**9, Fraction(1, 200)) == pytest.approx(
+        1 / 200, rel=1e-2)
+    assert power("tv", P, r, 10**9, Fraction(1, 50)).power_float < 1e-12
+
+
+def test_gallery_float32_bias_needs_quadrillions_of_samples():
+    """The float32 one-draft kernel's exact bias (about 2.7e-8) against the chi-square test
+    at level 0.01 with half power; the non-centrality it reaches checked by Marcum's Q
+    (the tail of the non-central chi-square with 2 degrees of freedom) as an integral."""
+    import mpmath
+
+    r = verify("sps", P, Q, arith="float32").law_dist()
+    distance = sum((b - a) ** 2 / a for a, b in zip(P.probs, r.probs))
+    n = samples_needed(P, r, alpha=0.01)
+    assert 10**15 < n < 10**16
+    c = float(chi2_threshold(2, 0.01))
+
+    def marcum(lam):               # P(chi2'(2, lam) > c) = Q_1(sqrt(lam), sqrt(c))
+        a = mpmath.sqrt(lam)
+        return mpmath.quad(lambda t: t * mpmath.exp(-(t * t + lam) / 2)
+                           * mpmath.besseli(0, a * t),
+                           [mpmath.sqrt(c), mpmath.sqrt(c) + 20, mpmath.inf])
+
+    assert abs(marcum(float(n * distance)) - 0.5) < 1e-9   # one sample moves it by ~1e-16
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: statistic_law("kl", P, P, 3), "choose one of tv, l2, chi2"),
+    (lambda: statistic_law("tv", P, P, 0), "n=0"),
+    (lambda: statistic_law("chi2", Dist.parse("0,1"), Dist.parse("1/2,1/2"), 3), "positive"),
+    (lambda: exact_power("tv", P, P, 3, -1), "threshold=-1"),
+    (lambda: samples_needed(P, P), "r equals p"),
+    (lambda: detectable_bias("tv", P, Q, 10, Fraction(1, 10), level=1), "level=1"),
+])
+def test_bad_power_arguments(call, words):
+    with pytest.raises(InvalidInput, match=words):
+        call()
+
+
+def test_exact_law_refused_up_front():
+    with pytest.raises(TooLarge, match="histograms of 1000 samples on 3 tokens"):
+        statistic_law("tv", P, P, 1000, max_outcomes=10_000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("statistic, r, threshold", [
+    ("tv", "51/100,29/100,1/5", Fraction(1, 100)),
+    ("tv", "51/100,29/100,1/5", Fraction(12, 1000)),
+    ("l2", "51/100,29/100,1/5", Fraction(1, 10**4)),
+    ("chi2", "51/100,29/100,1/5", None),
+])
+def test_power_approximations_against_simulation(statistic, r, threshold):
+    """At n = 10**4 samples, 40,000 simulated tests (standard error of the rate below
+    0.0025): the approximation within 0.03, and for TV the two moments within 2%."""
+    np = pytest.importorskip("numpy")
+    n, runs = 10**4, 40_000
+    r = Dist.parse(r)
+    if threshold is None:
+        threshold = chi2_threshold(2, 0.01)
+    report = power(statistic, P, r, n, threshold)
+    assert report.exact is None
+    pf = np.array([float(v) for v in P.probs])
+    counts = np.random.default_rng(7).multinomial(n, [float(v) for v in r.probs], size=runs)
+    e = counts / n - pf
+    values = {"tv": 0.5 * np.abs(e).sum(1), "l2": (e ** 2).sum(1),
+              "chi2": (n * e ** 2 / pf).sum(1)}[statistic]
+    simulated = float((values > float(threshold)).mean())
+    assert abs(report.power_float - simulated) < 0.03
+    if statistic == "tv":
+        mean, var = tv_moments(list(pf), [float(v) for v in r.probs], n)
+        assert mean == pytest.approx(values.mean(), rel=0.02)
+        assert var == pytest.approx(values.var(), rel=0.02)

@@ -7,7 +7,10 @@
   against the target and the exact TV;
 - :func:`probability` is the exact probability that a randomized check holds (a function with
   a rule's signature that draws through the sampler and returns a bool);
-  :func:`probability_report` adds the paths on which it fails.
+  :func:`probability_report` adds the paths on which it fails;
+- :func:`power`, :func:`detectable_bias` and :func:`samples_needed` (:mod:`.power`): what a
+  statistical histogram test (TV, squared L2 or chi-square, ``n`` samples, a threshold) can
+  see: its exact power for small ``n``, a stated approximation beyond.
 
 The pytest plugin (:mod:`exactspec.pytest_plugin`) wraps these as fixtures and a marker.
 
@@ -22,8 +25,11 @@ Fraction(1, 3)
 
 from .assertions import (LosslessAssertionError, assert_acceptance, assert_lossless,
                          assert_lossless_family)
+from .power import (PowerReport, chi2_threshold, detectable_bias, exact_power, power,
+                    samples_needed, statistic_law)
 from .probability import FailingPath, ProbabilityReport, probability, probability_report
 
 __all__ = ["LosslessAssertionError", "assert_acceptance", "assert_lossless",
            "assert_lossless_family", "probability", "probability_report", "ProbabilityReport",
-           "FailingPath"]
+           "FailingPath", "PowerReport", "chi2_threshold", "detectable_bias", "exact_power",
+           "power", "samples_needed", "statistic_law"]
