@@ -473,3 +473,21 @@ def test_power_approximations_against_simulation(statistic, r, threshold):
         mean, var = tv_moments(list(pf), [float(v) for v in r.probs], n)
         assert mean == pytest.approx(values.mean(), rel=0.02)
         assert var == pytest.approx(values.var(), rel=0.02)
+
+
+def test_an_outer_timer_survives_the_deadline():
+    """A caller's own SIGALRM timer (pytest-timeout's signal method) is re-armed afterwards."""
+    import signal
+
+    if not hasattr(signal, "setitimer"):
+        pytest.skip("no interval timers here")
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        assert probability(f"{SAMPLERS}:emitted_in_top_k", P, Q) == 1
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0 < left <= 30 and not fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

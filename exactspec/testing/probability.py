@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -38,6 +39,8 @@ from ..verify import as_k
 
 __all__ = ["probability", "probability_report", "ProbabilityReport", "FailingPath",
            "DEFAULT_SECONDS"]
+
+_clock = time.perf_counter  # taken before any watch replaces the clock
 
 #: Wall-clock seconds a whole probability computation may take before it is stopped (a check
 #: that never returns, or one far more expensive than its size estimate said).
@@ -149,12 +152,16 @@ def _deadline(seconds: float | None):
         raise _OutOfTime()
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    outer, _interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = _clock()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer:                   # a timer of the caller's (pytest-timeout): re-armed
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (_clock() - start), 1e-3),
+                             _interval)
 
 
 def _as_bool(value, name: str) -> bool:
