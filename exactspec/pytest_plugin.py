@@ -79,10 +79,10 @@ def validate_options(args: tuple, kwargs: dict, where: str = "") -> dict:
     >>> validate_options((), {"arith": "float32", "max_paths": 1000})
     {'arith': 'float32', 'max_paths': 1000}
     >>> try:
-    ...     validate_options((), {"arith": "float8"})
+    ...     validate_options((), {"grid": 0})
     ... except pytest.UsageError as err:
     ...     print(err)
-    @pytest.mark.exactspec(arith='float8'): need a float format: float32, bfloat16, float16 or float64
+    @pytest.mark.exactspec(grid=0): need a positive integer number of grid points
     """
     at = f" on {where}" if where else ""
     if args:

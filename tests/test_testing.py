@@ -193,10 +193,11 @@ def test_probability_command_top_k_equals_a_count(capsys):
     assert obj["probability_float"] == float(expected)
     assert obj["failure"] == "3/83886080" and obj["failing_paths"] == 1
     assert obj["failing"][0]["probability"] == "3/83886080"
-    assert obj["arith"] == "float32" and obj["paths"] >= 2
+    assert obj["arith"] == "float32" and obj["grid"] == GRID and obj["paths"] >= 2
     code, out, _ = run(capsys, "probability", f"{SAMPLERS}:emitted_in_top_k",
                        "--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5", "--arith", "float32")
     assert code == 0 and "P(check holds) = 1 " in out and "holds on every path" in out
+    assert "float32 arithmetic, uniforms on a grid of 2**24" in out
 
 
 def test_probability_command_grid_text(capsys, tmp_path):

@@ -99,9 +99,9 @@ def _failure(split, *, head: str = "", arith=None, grid=None, tolerance=None
         lines.append(f"TV(exact-arithmetic output law, target) = "
                      f"{exact_str(split.bias_exact_arith)}")
     if tolerance is not None:
-        lines.append(f"Tolerance: {exact_str(tolerance)}"
-                     + (" (it applies only to a rounding-only bias)" if split.verdict == "lossy-logic"
-                        else " (the bias is above it)"))
+        why = (" (it applies only to a rounding-only bias)" if split.verdict == "lossy-logic"
+               else " (the bias is above it)")
+        lines.append(f"Tolerance: {exact_str(tolerance)}{why}")
     lines.append(f"Mismatched tokens: {mismatched} / {len(p)}")
     lines.append(_table(p, law))
     return LosslessAssertionError("\n".join(lines), p=p, q=split.q, k=split.k, law=dict(law),
@@ -250,8 +250,9 @@ def assert_acceptance(rule, p, q, expected, *, k: int = 1, grid: int | None = No
     d = exact_difference(got, want)
     if exact_sign(d) == 0:
         return
+    where = _instance_text(result.method.name, result.p, result.q, result.k, grid, arith)
     raise LosslessAssertionError(
-        f"Acceptance differs: {_instance_text(result.method.name, result.p, result.q, result.k, grid, arith)}\n"
+        f"Acceptance differs: {where}\n"
         f"expected {exact_str(want)}, got {exact_str(got)} "
         f"(got - expected = {exact_str(d)}, ~{_float(d):.3g})",
         p=result.p, q=result.q, k=result.k, law=dict(result.law), verdict="acceptance",

@@ -114,9 +114,10 @@ class ProbabilityReport:
     def text(self) -> str:
         lines = [f"check {self.check}, k = {self.k}"
                  + (f", {self.arith} arithmetic" if self.arith else "")
-                 + (f", uniforms on a grid of {self.grid}" if self.grid else "")
+                 + (f", uniforms on a grid of {_grid_text(self.grid)}" if self.grid else "")
                  + f" ({self.paths} paths)",
-                 f"P(check holds) = {exact_str(self.probability)} (~{_float(self.probability):.6g})"]
+                 f"P(check holds) = {exact_str(self.probability)} "
+                 f"(~{_float(self.probability):.10g})"]
         if self.failing_paths:
             lines.append(f"P(check fails) = {exact_str(self.failure)} "
                          f"(~{_float(self.failure):.3g}), on {self.failing_paths} path"
@@ -131,6 +132,10 @@ class ProbabilityReport:
 
 def _float(x) -> float:
     return float(x.evalf(30)) if hasattr(x, "free_symbols") else float(x)
+
+
+def _grid_text(grid: int) -> str:
+    return f"2**{grid.bit_length() - 1}" if grid & (grid - 1) == 0 else str(grid)
 
 
 class _OutOfTime(BaseException):
@@ -215,13 +220,14 @@ def probability_report(check, p, q, *, k: int = 1, grid: int | None = None,
         raise InvalidInput(f"max_failing={max_failing!r}: need an integer >= 0")
     if seconds is not None and not seconds > 0:
         raise InvalidInput(f"seconds={seconds!r}: need a positive number of seconds")
-    run_p, run_q, factory, fmt_name = p, q, None, None
+    run_p, run_q, factory, fmt_name, shown_grid = p, q, None, None, grid
     if arith is not None:
         from ..engine.float_sampler import FloatSampler, float_dist
         from ..engine.floats import get_format
 
         fmt = get_format(arith)
         fmt_name = fmt.name
+        shown_grid = grid if grid is not None else fmt.grid   # the format's generator
         run_p, run_q = float_dist(p, fmt), float_dist(q, fmt)
         factory = lambda: FloatSampler(fmt, grid)  # noqa: E731
     user = _is_user(m)
@@ -279,7 +285,7 @@ def probability_report(check, p, q, *, k: int = 1, grid: int | None = None,
             holds = Fraction(int(holds.p), int(holds.q))
     else:
         holds = Fraction(holds)
-    return ProbabilityReport(name, holds, enumeration.paths, failing, count[0], k, grid,
+    return ProbabilityReport(name, holds, enumeration.paths, failing, count[0], k, shown_grid,
                              fmt_name)
 
 
