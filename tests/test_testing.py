@@ -492,3 +492,26 @@ def test_an_outer_timer_survives_the_deadline():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.slow
+def test_the_example_suite_fails_on_a_broken_sampler(pytester, monkeypatch):
+    """``ENGINE_SAMPLER=resample_from_target``: the example suite's law assertion fails with
+    one message naming the instance and its exact TV (1/10 on the seed example: the law
+    min(p, q) + (1 - 3/5) p = (2/5, 8/25, 7/25))."""
+    monkeypatch.setenv("ENGINE_SAMPLER", "resample_from_target")
+    suite = ROOT / "examples" / "engine_tests" / "test_engine_sampler.py"
+    result = pytester.runpytest(str(suite), "-p", "no:cacheprovider", "-k",
+                                "sampler_is_lossless")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        f"E   *LosslessAssertionError: Not lossless: resample_from_target on p = {P!r}, "
+        f"q = {Q!r}, k = 1",
+        "E       Verdict: lossy by logic*",
+        "E       TV(output law, target) = 1/10 (~0.1)",
+        "E       Mismatched tokens: 3 / 3",
+        "E        token  target  output  output - target",
+        "E        0      1/2     2/5     -1/10",
+        "E        1      3/10    8/25    +1/50",
+        "E        2      1/5     7/25    +2/25",
+    ])
