@@ -59,6 +59,21 @@ def test_assert_lossless_under_float32_and_tolerance():
         assert_lossless("naive", P, Q, arith="float32", tolerance=1)
 
 
+def test_a_grid_alone_is_named():
+    def le_kernel(s, p, q):
+        x = s.draft(q)
+        return x if s.uniform() <= p[x] / q[x] else s.draw(Dist([0, 1]))
+
+    p, q = Dist.parse("0,1"), Dist.parse("1,0")
+    assert_lossless(le_kernel, p, q)                      # ideal uniforms: u = 0 has weight 0
+    with pytest.raises(AssertionError) as info:
+        assert_lossless(le_kernel, p, q, grid=GRID)
+    text = str(info.value)
+    assert "uniforms on a grid of 2**24" in text and "Verdict: lossy in exact arithmetic " \
+        "with uniforms on this grid" in text
+    assert info.value.bias == Fraction(1, GRID)          # the one grid point u = 0
+
+
 def test_family_names_the_smallest_counterexample():
     with pytest.raises(LosslessAssertionError) as info:
         assert_lossless("naive")                   # p, q omitted: the family is searched

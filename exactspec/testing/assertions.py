@@ -93,7 +93,10 @@ def _failure(split, *, head: str = "", arith=None, grid=None, tolerance=None
     lines = [f"Not lossless: {_instance_text(run.method.name, p, split.q, split.k, grid, arith)}"]
     if head:
         lines.append(head)
-    lines.append(f"Verdict: {_VERDICT_LINE[split.verdict]}")
+    verdict = _VERDICT_LINE[split.verdict]
+    if split.verdict == "lossy-logic" and not arith and grid:
+        verdict = "lossy in exact arithmetic with uniforms on this grid"
+    lines.append(f"Verdict: {verdict}")
     lines.append(f"TV(output law, target) = {exact_str(split.bias)} (~{_float(split.bias):.3g})")
     if arith and split.verdict == "lossy-logic":
         lines.append(f"TV(exact-arithmetic output law, target) = "
