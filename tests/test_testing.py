@@ -181,8 +181,9 @@ def test_bad_checks_refused(check, error, words):
 
 
 def test_bad_probability_arguments():
-    with pytest.raises(InvalidInput, match="seconds"):
-        probability(returns_an_int, P, Q, seconds=0)
+    for seconds in (0, float("inf"), float("nan"), "5", True):
+        with pytest.raises(InvalidInput, match="seconds"):
+            probability(returns_an_int, P, Q, seconds=seconds)
     with pytest.raises(InvalidInput, match="max_failing"):
         probability_report(returns_an_int, P, Q, max_failing=-1)
     with pytest.raises(InvalidInput, match="q has 2 entries but p has 3"):

@@ -157,7 +157,7 @@ def _deadline(seconds: float | None):
         raise _OutOfTime()
 
     previous = signal.signal(signal.SIGALRM, expire)
-    outer, _interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    outer, _interval = signal.setitimer(signal.ITIMER_REAL, float(seconds))
     start = _clock()
     try:
         yield
@@ -218,8 +218,10 @@ def probability_report(check, p, q, *, k: int = 1, grid: int | None = None,
     m.check(p, q, k)
     if not isinstance(max_failing, int) or max_failing < 0:
         raise InvalidInput(f"max_failing={max_failing!r}: need an integer >= 0")
-    if seconds is not None and not seconds > 0:
-        raise InvalidInput(f"seconds={seconds!r}: need a positive number of seconds")
+    if seconds is not None and not (isinstance(seconds, (int, float, Fraction))
+                                    and not isinstance(seconds, bool) and 0 < seconds < 1e9):
+        raise InvalidInput(f"seconds={seconds!r}: need a positive number of seconds, or None "
+                           "for no limit")
     run_p, run_q, factory, fmt_name, shown_grid = p, q, None, None, grid
     if arith is not None:
         from ..engine.float_sampler import FloatSampler, float_dist
@@ -264,7 +266,7 @@ def probability_report(check, p, q, *, k: int = 1, grid: int | None = None,
                                           max_paths=max_paths, sampler_factory=factory,
                                           on_path=on_path, watch=user)
     except _OutOfTime:
-        raise TooLarge(f"the check {name} ran for more than {seconds:g} s and had not "
+        raise TooLarge(f"the check {name} ran for more than {float(seconds):g} s and had not "
                        "finished: it may never return (a loop that makes no random choice), "
                        "or give a larger seconds= budget") from None
     finally:
