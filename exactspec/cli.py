@@ -191,6 +191,22 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: when stderr is a terminal)")
     sw.add_argument("--json", action="store_true")
+
+    pb = sub.add_parser("probability", help="the exact probability that a randomized check "
+                        "holds, and the paths where it fails")
+    pb.add_argument("check", help="file.py:function or module:function: check(s, p, q[, k]) "
+                    "draws through s and returns True/False (or raises AssertionError)")
+    _add_instance(pb)
+    pb.add_argument("--grid", type=int, metavar="N",
+                    help="explicit uniforms on {0, 1/N, ..., (N-1)/N} (e.g. 16777216)")
+    pb.add_argument("--arith", choices=["float32", "bfloat16", "float16", "float64"],
+                    help="run the check's arithmetic in this float format, exactly rounded")
+    pb.add_argument("--max-paths", type=int, metavar="N",
+                    help="insist on enumerating up to N paths (default budget 10**7)")
+    pb.add_argument("--failing", type=int, default=10, metavar="N",
+                    help="show at most N failing paths (default 10; all are counted)")
+    pb.add_argument("--seconds", type=float, default=60.0, metavar="S",
+                    help="stop a check that runs longer than S seconds (default 60)")
     return parser
 
 
@@ -800,9 +816,28 @@ def cmd_sweep(args) -> int:
     return EXIT_OK
 
 
+def cmd_probability(args) -> int:
+    from .testing.probability import probability_report
+
+    if ":" not in args.check:
+        raise _UsageError(f"probability: {args.check!r}: name the check as file.py:function "
+                          "or module:function")
+    if args.failing < 0:
+        raise _UsageError(f"--failing={args.failing}: must be a non-negative integer")
+    if not args.seconds > 0 or args.seconds == float("inf"):
+        raise _UsageError(f"--seconds={args.seconds}: must be a positive number of seconds")
+    p, q = _read_pair(args)
+    max_paths = args.max_paths if args.max_paths is not None else 10**7
+    report = probability_report(args.check, p, q, k=args.k, grid=args.grid, arith=args.arith,
+                                max_paths=max_paths, max_failing=args.failing,
+                                seconds=args.seconds)
+    _emit(report.to_json(), args.json, report.text())
+    return EXIT_OK
+
+
 COMMANDS = {"example": cmd_example, "verify": cmd_verify, "simulate": cmd_simulate,
             "optimal": cmd_optimal, "compare": cmd_compare, "rho": cmd_rho, "tree": cmd_tree,
-            "prove": cmd_prove, "sweep": cmd_sweep}
+            "prove": cmd_prove, "sweep": cmd_sweep, "probability": cmd_probability}
 
 
 _VALUE_OPTIONS = {"--p", "--q", "--labels"}

@@ -25,7 +25,7 @@ LAYERS = [
     ("verify", "rounding"),
     ("bounds",),
     ("sequences",),
-    ("gallery",),
+    ("gallery", "testing", "pytest_plugin"),
     ("claims",),
     ("sweep",),
     ("cli", "__main__"),
