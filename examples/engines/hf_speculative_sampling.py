@@ -8,18 +8,19 @@ token is drawn with ``torch.multinomial`` from the residual ``(p - q)`` clamped 
 normalised in place.  Here one position is checked; the draft is drawn in the function from the
 draft row ``q`` (the engine counts it as the draft).
 
-``sample`` is lossless; ``sample_unclamped`` keeps the residual's negative entries at 0 only by
-accident of the ``relu`` being forgotten: ``torch.multinomial`` refuses negative weights, so the
-bug is written as engines have written it, normalising ``p - q`` where it is positive but
-dividing by the sum of the whole, unclamped row (``(p - q).sum()`` is 0): see
-``sample_wrong_norm`` for the version that runs; ``sample_wrong_row`` compares against the
-wrong row (``q / p``), a ratio against the wrong distribution.
+``sample`` is lossless.  Two bug classes of this code are beside it: ``sample_wrong_row`` takes
+the acceptance ratio against the wrong row (``q / p`` instead of ``p / q``), and
+``sample_resample_from_p`` draws a rejected position's token from the target row instead of the
+residual.  Under ``--arith float32`` the correct rule is lossy by rounding only: its uniform is
+on the ``2**-24`` grid of ``torch.rand`` and the test ``r <= ratio`` (not ``<``) accepts one grid
+point too many when the ratio is a grid point (TV ``2**-24 / 3`` on the instance below).
 
 Run with exactspec (the body is unchanged PyTorch)::
 
     exactspec verify examples/engines/hf_speculative_sampling.py:sample --p 1/2,1/3,1/6 --q 1/3,1/3,1/3
     exactspec verify examples/engines/hf_speculative_sampling.py:sample_wrong_row --p 1/2,1/3,1/6 --q 1/3,1/3,1/3
     exactspec verify examples/engines/hf_speculative_sampling.py:sample --p 1/2,1/3,1/6 --q 1/3,1/3,1/3 --arith float32
+    exactspec verify examples/engines/hf_speculative_sampling.py:sample_resample_from_p --p 1/2,1/3,1/6 --q 1/3,1/3,1/3
 
 The same file runs unchanged under real PyTorch (``sample(p, q)`` with float tensors ``p`` and
 ``q`` of one row each returns a one-element int64 tensor).
