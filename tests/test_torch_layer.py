@@ -16,7 +16,7 @@ import pytest
 from exactspec import Dist, verify
 from exactspec.cli import main
 from exactspec.core.dist import total_variation
-from exactspec.engine.floats import FORMATS, FloatValue
+from exactspec.engine.floats import FORMATS, FloatValue, exact_value
 from exactspec.torch_layer import installed, load_pytorch_rule
 from exactspec.torch_layer.context import Run
 
@@ -139,11 +139,11 @@ def test_softmax_exact_where_rational_and_float32_rounded():
         assert torch.softmax(masked, dim=-1).tolist() == [F(1, 2), 0, F(1, 2)]
         import sympy
         exact = torch.softmax(torch.tensor([F(0), F(1)], dtype=torch.float64), dim=0).tolist()
-        assert sympy.simplify(exact[1] - sympy.E / (1 + sympy.E)) == 0
+        assert (exact[1] - sympy.E / (1 + sympy.E)).equals(0)
     f32 = FORMATS["float32"]
     with installed(Run(None, f32)) as torch:
         logits = torch.tensor([0.0, math.log(3.0)])
-        out = [F(v) for v in torch.nn.functional.softmax(logits, dim=0).tolist()]
+        out = [exact_value(v) for v in torch.nn.functional.softmax(logits, dim=0).tolist()]
         assert out == [F(1, 4), F(12582913, 16777216)]     # as engine.floats.softmax rounds
 
 
@@ -153,10 +153,12 @@ def test_float32_cumsum_accumulates_in_float64_as_the_cpu_kernel():
     expected = np.cumsum(np.array(values, dtype=np.float32), dtype=np.float64).astype(np.float32)
     with installed(Run(None, f32)) as torch:
         got = torch.tensor(values).cumsum(0).tolist()
-        assert [F(v) for v in got] == [F(float(v)) for v in expected] == \
+        assert [exact_value(v) for v in got] == [F(float(v)) for v in expected] == \
             [F(1), F(1), 1 + F(1, 2 ** 23)]
-        third = torch.tensor([F(1, 3)]).item()
-        assert third == F(f32.round(F(1, 3)))              # literals rounded into the dtype
+        third = torch.tensor([F(1, 3)]).item()             # a Python float: float64
+        assert third.fmt is FORMATS["float64"]
+        assert exact_value(third) == F(f32.round(F(1, 3)))  # literals rounded into the dtype
+        assert exact_value(third * 3) == 1 + F(1, 2 ** 25)  # Python's float arithmetic
         with pytest.raises(Exception, match="summation order"):
             torch.ones(5).sum()
 
@@ -285,6 +287,25 @@ def test_exponential_race_as_the_engine_races(tmp_path):
     assert law(f"{path}:race", P, q2) == law(twin, P, q2)
 
 
+def test_softmax_with_temperature_and_top_p_written_with_sort_cumsum_scatter(tmp_path):
+    import sympy
+
+    path = rule_file(tmp_path, """
+        import torch.nn.functional as F
+        def top_p(p, q):
+            probs = F.softmax(torch.tensor([0.0, 1.0, 2.0], dtype=p.dtype) / 2, dim=-1)
+            sorted_probs, order = probs.sort(descending=True)
+            sorted_probs[sorted_probs.cumsum(-1) - sorted_probs > 0.6] = 0
+            filtered = torch.zeros_like(probs).scatter_(-1, order, sorted_probs)
+            return torch.multinomial(filtered, 1)
+        """)
+    got = law(f"{path}:top_p", Q, Q)
+    e, root = sympy.E, sympy.sqrt(sympy.E)      # weights 1 : e^(1/2) : e; the top two kept
+    assert got[0] == 0
+    assert (got[1] - root / (e + root)).equals(0)
+    assert (got[2] - e / (e + root)).equals(0)
+
+
 def test_a_seeded_generator_is_accepted(tmp_path):
     path = rule_file(tmp_path, """
         def seeded(p, q):
@@ -334,12 +355,23 @@ def test_verify_json_of_a_pytorch_rule(capsys):
     ("e = torch.empty(3, dtype=p.dtype)\n    e[:2] = torch.rand(2, dtype=p.dtype)\n"
      "    return (e < p).int().argmax()", "never written (rule.py:5)"),
     ("return torch.tensor([0.5])", "return the emitted token index"),
+    ("return torch.zeros(3, dtype=torch.int64).scatter_(0, torch.tensor([0, 0]), "
+     "torch.tensor([1, 2])).argmax()", "depends on the hardware's order"),
 ])
 def test_refusals_are_one_line_exit_2(capsys, tmp_path, body, message):
     path = rule_file(tmp_path, f"def f(p, q):\n    {body}\n")
     code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q", "1/3,1/3,1/3")
     assert code == 2 and message in err, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_long_float_sum_under_arith_is_refused_in_one_line(capsys):
+    p, q = ",".join(["1/5"] * 5), ",".join(["1/10"] * 4 + ["3/5"])
+    code, _, err = cli(capsys, "verify", f"{HF}:sample", "--p", p, "--q", q, "--arith", "float32")
+    assert code == 2 and "a float32 sum of 5 terms under --arith" in err
+    assert "hf_speculative_sampling.py:" in err and len(err.strip().splitlines()) == 1
+    code, _, _ = cli(capsys, "verify", f"{HF}:sample", "--p", p, "--q", q)
+    assert code == 0                                     # exact arithmetic: any order
 
 
 def test_a_noise_value_read_alone_is_undecided_in_one_line(capsys, tmp_path):
@@ -372,4 +404,4 @@ def test_deterministic_float32_ops_match_real_torch():
             "mul_half": (x.half() * y.half()).float().tolist(),
         }
     for key in expect:
-        assert [F(v) for v in got[key]] == [F(v) for v in expect[key]], key
+        assert [exact_value(v) for v in got[key]] == [F(v) for v in expect[key]], key

@@ -326,17 +326,23 @@ class Tensor:
         return self.dtype.itemsize
 
     # -- Python conversions ------------------------------------------------------------
+    def _python(self, v):
+        """An element as Python reads it: an exact number in the exact run; under ``--arith``
+        a ``float64`` value (a Python float), so that Python arithmetic on it rounds as
+        Python's floats do."""
+        if self.dtype.kind != "float" or is_random(v):
+            return v
+        if isinstance(v, FloatValue):
+            return v if v.fmt is FORMATS["float64"] else FloatValue(v.value, FORMATS["float64"])
+        return exact_number(v)
+
     def item(self):
         if self.numel() != 1:
             raise refuse(f"item() of a tensor of {self.numel()} elements")
-        v = self._values()[0]
-        if self.dtype.kind == "float" and not is_random(v):
-            return exact_number(v)
-        return v
+        return self._python(self._values()[0])
 
     def tolist(self):
-        values = [exact_number(v) if self.dtype.kind == "float" and not is_random(v) else v
-                  for v in self._values()]
+        values = [self._python(v) for v in self._values()]
 
         def nest(vals, shape):
             if not shape:
@@ -378,13 +384,13 @@ class Tensor:
         def text(v):
             return str(exact_number(v)) if not is_random(v) else repr(v)
 
-        try:
-            body = ", ".join(text(v) for v in self._st.data[:0] or self._values())
-        except Exception:  # uninitialised memory: never read to print it
-            body = "..."
+        values = [self._st.data[pos] for pos in self._positions()]
+        body = ", ".join("?" if v is UNSET else text(v) for v in values)
         return f"tensor([{body}], shape={list(self._shape)}, dtype={self.dtype!r})"
 
     def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):       # protocols probed by Python,
+            raise AttributeError(name)                          # copy, NumPy: not there
         raise refuse(f"Tensor.{name} is outside exactspec's tensor layer")
 
     # -- views -------------------------------------------------------------------------
@@ -646,7 +652,7 @@ class Tensor:
         av = a._expanded_values(shape) if isinstance(a, Tensor) else [a] * n
         bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * n
         if compare:
-            out = [_truth(op(cast(x, dtype), cast(y, dtype))) for x, y in zip(av, bv)]
+            out = [decide(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
             return Tensor.new(out, shape, D.bool_)
         out = [arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
         return Tensor.new(out, shape, dtype)
@@ -1085,6 +1091,31 @@ def _check_device(a):
     raise refuse(f"device {a!r}: exactspec runs a PyTorch rule on its own CPU tensor layer")
 
 
+_SIGNS: dict = {}        # comparisons of exact sympy numbers already decided
+
+
+def decide(op, a, b) -> bool:
+    """``op(a, b)`` for two elements, as a bool; a comparison with a random element is a branch
+    of the engine; one of exact sympy numbers (an exact softmax) is remembered."""
+    if _is_sympy(a) or _is_sympy(b):
+        try:
+            key = (op, a, b)
+            hit = _SIGNS.get(key)
+        except TypeError:
+            key, hit = None, None
+        if hit is not None:
+            return hit
+        out = _truth(op(a, b))
+        if key is not None and len(_SIGNS) < 1 << 16:
+            _SIGNS[key] = out
+        return out
+    return _truth(op(a, b))
+
+
+def _is_sympy(x) -> bool:
+    return type(x).__module__.startswith("sympy")
+
+
 def _truth(r) -> bool:
     if isinstance(r, bool):
         return r
@@ -1112,9 +1143,9 @@ def _extreme(a, b, maximum: bool):
         if is_nan(x) or is_nan(y):
             out.append(x if is_nan(x) else y)
         elif maximum:
-            out.append(y if _truth(x < y) else x)
+            out.append(y if decide(operator.lt, x, y) else x)
         else:
-            out.append(y if _truth(y < x) else x)
+            out.append(y if decide(operator.lt, y, x) else x)
     return Tensor.new(out, shape, dtype)
 
 
@@ -1180,8 +1211,7 @@ def _arg_index(values, largest: bool) -> int:
         v = values[i]
         if is_nan(v):
             return i
-        better = v > values[best] if largest else v < values[best]
-        if _truth(better):
+        if decide(operator.gt if largest else operator.lt, v, values[best]):
             best = i
     return best
 
@@ -1193,7 +1223,7 @@ def _sorted_order(values, descending: bool) -> list:
         if na or nb:
             c = (1 if na else 0) - (1 if nb else 0)     # NaN is the largest
         else:
-            c = -1 if _truth(a < b) else (1 if _truth(b < a) else 0)
+            c = -1 if decide(operator.lt, a, b) else (1 if decide(operator.lt, b, a) else 0)
         return -c if descending else c
 
     return sorted(range(len(values)), key=functools.cmp_to_key(compare))
