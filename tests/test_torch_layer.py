@@ -232,11 +232,24 @@ def test_hf_sampler_under_float32_on_the_generator_grid():
     assert split.verdict == "lossy-rounding"
 
 
+@pytest.mark.parametrize("arith", ["float32", "float16", "bfloat16", "float64"])
+def test_hf_sampler_bias_is_one_grid_point_in_every_format(arith):
+    from exactspec.rounding import split_bias
+
+    grid = FORMATS[arith].grid                   # the ratio at token 2 is exactly 1/2 in each
+    split = split_bias(f"{HF}:sample", P, Q, arith=arith)
+    assert split.run.law[2] == F(1, 3) * F(grid // 2 + 1, grid)
+    assert split.bias == split.bias_grid_only == F(1, 3 * grid)
+
+
 def test_a_tensor_of_compared_uniforms(tmp_path):
     path = rule_file(tmp_path, """
         def count(p, q):
             u = torch.rand(3, dtype=p.dtype)
             return (u < p[:3]).sum()
+        def count_filled(p, q):
+            u = torch.empty(2, 3, dtype=p.dtype).uniform_()[1]
+            return (p[:3] > u).sum()
         """)
 
     def twin(s, p, q):
@@ -246,6 +259,7 @@ def test_a_tensor_of_compared_uniforms(tmp_path):
     got = law(f"{path}:count", p4, q4)
     assert got == law(twin, p4, q4)
     assert got[0] == F(1, 2) * F(2, 3) * F(5, 6)                   # closed form
+    assert law(f"{path}:count_filled", p4, q4) == got
     assert law(f"{path}:count", p4, q4, grid=7) == law(twin, p4, q4, grid=7)
 
 
