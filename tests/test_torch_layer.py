@@ -263,6 +263,36 @@ def test_a_tensor_of_compared_uniforms(tmp_path):
     assert law(f"{path}:count", p4, q4, grid=7) == law(twin, p4, q4, grid=7)
 
 
+def test_inverse_cdf_with_searchsorted_is_the_engine_pick(tmp_path):
+    path = rule_file(tmp_path, """
+        def inverse_cdf(p, q):
+            u = torch.rand(1, dtype=p.dtype)
+            return torch.searchsorted(p.cumsum(0), u, right=True)[0]
+        """)
+
+    def twin(s, p, q):
+        return s.pick(p, s.uniform())
+
+    assert law(f"{path}:inverse_cdf") == law(twin) == {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
+    # on {0, 1/5, ..., 4/5}: three points below 1/2, two in [1/2, 5/6), none in [5/6, 1)
+    assert law(f"{path}:inverse_cdf", grid=5) == law(twin, grid=5) == \
+        {0: F(3, 5), 1: F(2, 5), 2: 0}
+
+
+def test_expanded_in_place_and_conflicting_writes_refused():
+    with installed() as torch:
+        row = torch.zeros(3)
+        with pytest.raises(Exception, match="single memory location"):
+            row.expand(2, 3).add_(1)
+        with pytest.raises(Exception, match="different values in one place"):
+            row[torch.tensor([0, 0])] = torch.tensor([1.0, 2.0])
+        row[torch.tensor([0, 0])] = 5                       # the same value twice: fine
+        i = torch.tensor(1)
+        row[i:][0:1].fill_(7)
+        row[i].fill_(8)                                     # a 0-d index selects: a view
+        assert row.tolist() == [5, 8, 0]
+
+
 def test_multinomial_is_the_normalised_row(tmp_path):
     path = rule_file(tmp_path, """
         def pick(p, q):

@@ -12,16 +12,19 @@
 from __future__ import annotations
 
 import math
+import operator
 from fractions import Fraction
 
 from ..engine import floats
 from ..engine.floats import FloatValue
 from . import dtypes as D
 from .context import current, refuse, undecided
-from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, result_type, _dim, _multi_indices
+from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, decide, result_type, _dim, \
+    _multi_indices
 from .values import cast, exact_number, is_random
 
 __all__ = ["where", "gather", "scatter_into", "take_along_dim", "cat", "stack", "softmax",
+           "searchsorted",
            "exp_value", "log_value"]
 
 
@@ -142,6 +145,37 @@ def stack(tensors, dim=0) -> Tensor:
     """``torch.stack``: the tensors joined along a new dimension ``dim``."""
     tensors = [as_tensor(t) for t in tensors]
     return cat([t.unsqueeze(dim) for t in tensors], dim)
+
+
+def searchsorted(sorted_sequence, values, *, right=False, side=None, out_int32=False,
+                 sorter=None):
+    """``torch.searchsorted`` over a 1-D sorted row: for each value the number of entries
+    ``< value`` (``<=`` with ``right=True``), found by comparing in order from the first (each
+    comparison with an explicit uniform is a branch of the engine)."""
+    if sorter is not None:
+        raise refuse("searchsorted with sorter= is outside exactspec's tensor layer")
+    if side is not None:
+        right = side == "right"
+    seq = as_tensor(sorted_sequence)
+    if seq.ndim != 1:
+        raise refuse("searchsorted over a sorted row of more than one dimension is outside "
+                     "exactspec's tensor layer")
+    scalar = not isinstance(values, Tensor)
+    vals = as_tensor(values) if not scalar else Tensor.of([values])
+    dtype = result_type(seq, vals)
+    row = [cast(x, dtype) for x in seq._values()]
+    op = operator.le if right else operator.lt
+    out = []
+    for v in vals._values():
+        v = cast(v, dtype)
+        count = 0
+        while count < len(row) and decide(op, row[count], v):
+            count += 1
+        out.append(count)
+    result_dtype = D.int32 if out_int32 else D.int64
+    if scalar:
+        return Tensor.new(out, (), result_dtype)
+    return Tensor.new(out, vals._shape, result_dtype)
 
 
 def exp_value(v):

@@ -199,6 +199,7 @@ def make_module() -> types.ModuleType:
     torch.where, torch.gather = _fn.where, _fn.gather
     torch.take_along_dim, torch.cat, torch.stack = _fn.take_along_dim, _fn.cat, _fn.stack
     torch.concat = torch.concatenate = _fn.cat
+    torch.searchsorted = _fn.searchsorted
     torch.softmax = functional.softmax = \
         lambda input, dim=None, dtype=None, **kw: _fn.softmax(as_tensor(input), dim, dtype)
     for name in ("argmax", "argmin", "max", "min", "amax", "maximum", "minimum", "clamp", "clip",

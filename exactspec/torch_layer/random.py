@@ -94,7 +94,7 @@ def uniform_fill(t: Tensor, a=0, b=1) -> Tensor:
             u = arith(operator.add, arith(operator.mul, u, cast(b - a, t.dtype)),
                       cast(a, t.dtype))
         values.append(u)
-    t._write(t._positions(), values)
+    t._write(t._own_positions(), values)
     return t
 
 
@@ -181,7 +181,7 @@ def exponential_fill(t: Tensor, lambd=1) -> Tensor:
     n = t.numel()
     noise = run.sampler.exponentials(n)
     scale = 1 / Fraction(exact_number(lambd))
-    t._write(t._positions(), [NoiseValue(noise, i, scale) for i in range(n)])
+    t._write(t._own_positions(), [NoiseValue(noise, i, scale) for i in range(n)])
     return t
 
 

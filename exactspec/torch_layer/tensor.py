@@ -261,7 +261,23 @@ class Tensor:
     def _view(self, shape, strides, offset) -> "Tensor":
         return Tensor(self._st, shape, strides, offset, self.dtype)
 
+    def _own_positions(self) -> list:
+        """The positions an in-place operation writes (refused when two elements of the tensor
+        share one memory location, as torch refuses it: an ``expand``-ed tensor)."""
+        positions = self._positions()
+        if len(set(positions)) != len(positions):
+            raise refuse("in-place write to a tensor in which more than one element refers to "
+                         "a single memory location (an expanded tensor): clone it first")
+        return positions
+
     def _write(self, positions: list, values: list) -> None:
+        if len(set(positions)) != len(positions):
+            seen = {}
+            for pos, v in zip(positions, values):
+                if pos in seen and not _same_value(seen[pos], v):
+                    raise refuse("an indexed write puts different values in one place: which "
+                                 "one torch keeps depends on the hardware's order")
+                seen[pos] = v
         data = self._st.data
         for pos, v in zip(positions, values):
             data[pos] = v
@@ -318,6 +334,27 @@ class Tensor:
 
     def clone(self):
         return Tensor.new(self._values(), self._shape, self.dtype)
+
+    def new_tensor(self, data, dtype=None, **kwargs):
+        return Tensor.of(data, dtype or self.dtype)
+
+    def new_full(self, size, fill_value, dtype=None, **kwargs):
+        dtype = dtype or self.dtype
+        size = tuple(size) if isinstance(size, (tuple, list, Size)) else (size,)
+        return Tensor.new([cast(fill_value, dtype)] * math.prod(size), size, dtype)
+
+    def new_zeros(self, *size, dtype=None, **kwargs):
+        size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
+        return self.new_full(size, 0, dtype)
+
+    def new_ones(self, *size, dtype=None, **kwargs):
+        size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
+        return self.new_full(size, 1, dtype)
+
+    def new_empty(self, *size, dtype=None, **kwargs):
+        size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
+        size = tuple(size)
+        return Tensor.new([UNSET] * math.prod(size), size, dtype or self.dtype)
 
     def is_floating_point(self) -> bool:
         return self.dtype.kind == "float"
@@ -522,6 +559,8 @@ class Tensor:
                               else D.int64)
             elif isinstance(k, bool):
                 k = Tensor.of(k)
+            elif isinstance(k, Tensor) and k.ndim == 0 and k.dtype.kind == "int":
+                k = _index_value(k)             # torch selects with it: a view, like an int
             items.append(k)
         used = sum(k.ndim if isinstance(k, Tensor) and k.dtype is D.bool_ else
                    0 if k is None or k is Ellipsis else 1 for k in items)
@@ -847,7 +886,7 @@ class Tensor:
         if broadcast_shapes(self._shape, result._shape) != tuple(self._shape):
             raise refuse(f"an in-place result of shape {list(result._shape)} does not fit a "
                          f"tensor of shape {list(self._shape)}")
-        self._write(self._positions(), [cast(v, self.dtype)
+        self._write(self._own_positions(), [cast(v, self.dtype)
                                         for v in result._expanded_values(self._shape)])
         return self
 
@@ -884,14 +923,14 @@ class Tensor:
         return self._inplace(self.exp())
 
     def fill_(self, value):
-        self._write(self._positions(), self._fill_values(value, self._shape))
+        self._write(self._own_positions(), self._fill_values(value, self._shape))
         return self
 
     def zero_(self):
         return self.fill_(0)
 
     def copy_(self, src):
-        self._write(self._positions(), self._fill_values(as_tensor(src), self._shape))
+        self._write(self._own_positions(), self._fill_values(as_tensor(src), self._shape))
         return self
 
     def masked_fill_(self, mask, value):
@@ -1110,6 +1149,12 @@ def decide(op, a, b) -> bool:
             _SIGNS[key] = out
         return out
     return _truth(op(a, b))
+
+
+def _same_value(a, b) -> bool:
+    if is_random(a) or is_random(b):
+        return a is b
+    return not is_nan(a) and decide(operator.eq, exact_number(a), exact_number(b))
 
 
 def _is_sympy(x) -> bool:
