@@ -22,6 +22,7 @@ from exactspec.torch_layer.context import Run
 
 ROOT = Path(__file__).resolve().parent.parent
 HF = str(ROOT / "examples" / "engines" / "hf_speculative_sampling.py")
+VLLM = str(ROOT / "examples" / "engines" / "vllm_rejection_sampler.py")
 P, Q = Dist.parse("1/2,1/3,1/6"), Dist.parse("1/3,1/3,1/3")
 
 
@@ -240,6 +241,26 @@ def test_hf_sampler_bias_is_one_grid_point_in_every_format(arith):
     split = split_bias(f"{HF}:sample", P, Q, arith=arith)
     assert split.run.law[2] == F(1, 3) * F(grid // 2 + 1, grid)
     assert split.bias == split.bias_grid_only == F(1, 3 * grid)
+
+
+def test_vllm_style_sampler_lossy_by_its_clamp_at_tiny():
+    t = F(1, 2 ** 126)                                   # torch.finfo(torch.float32).tiny
+    r = verify(f"{VLLM}:sample", P, Q)
+    # a rejection (probability 1/6) recovers from (1/6, t, t) / (1/6 + 2t)
+    recovered = [F(1, 6) / (F(1, 6) + 2 * t), t / (F(1, 6) + 2 * t), t / (F(1, 6) + 2 * t)]
+    accepted = [F(1, 3), F(1, 3), F(1, 6)]               # min(p, q)
+    assert r.law == {i: accepted[i] + F(1, 6) * recovered[i] for i in range(3)}
+    assert total_variation(r.law_dist(), P) == 2 * t / (1 + 12 * t)
+    wrong = verify(f"{VLLM}:sample_target_recovery", P, Q)
+    assert wrong.law == verify(f"{HF}:sample_resample_from_p", P, Q).law
+    assert total_variation(wrong.law_dist(), P) == F(1, 12)
+
+
+def test_vllm_style_noise_filled_through_a_copy_is_refused(capsys):
+    code, _, err = cli(capsys, "verify", f"{VLLM}:sample_copy_noise", "--p", "1/2,1/3,1/6",
+                       "--q", "1/3,1/3,1/3")
+    assert code == 2 and "read of torch.empty memory that was never written" in err
+    assert "(vllm_rejection_sampler.py:" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_tensor_of_compared_uniforms(tmp_path):
