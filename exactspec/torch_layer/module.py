@@ -225,18 +225,31 @@ def make_module() -> types.ModuleType:
 def installed(run: Run | None = None):
     """``torch`` (and its submodules) resolve to the layer inside the block; ``run`` is the
     run the random constructors branch in."""
-    saved = {k: m for k, m in sys.modules.items() if k == "torch" or k.startswith("torch.")}
-    for k in saved:
-        del sys.modules[k]
-    torch = make_module()
+    if not _MODULE:
+        _MODULE.append(make_module())
+    torch = _MODULE[0]
     ours = {"torch": torch, "torch.nn": torch.nn, "torch.nn.functional": torch.nn.functional,
             "torch.cuda": torch.cuda}
+    present = sys.modules.get("torch")
+    if present is None or present is torch:         # no other torch loaded: swap our names
+        saved = {k: sys.modules[k] for k in ours if k in sys.modules}
+        everything = False
+    else:                                           # a real torch: set all of it aside
+        saved = {k: m for k, m in sys.modules.items() if k == "torch" or k.startswith("torch.")}
+        for k in saved:
+            del sys.modules[k]
+        everything = True
     sys.modules.update(ours)
     CURRENT.append(run if run is not None else Run())
     try:
         yield torch
     finally:
         CURRENT.pop()
-        for k in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
-            del sys.modules[k]
+        names = [k for k in sys.modules if k == "torch" or k.startswith("torch.")] \
+            if everything else list(ours)
+        for k in names:
+            sys.modules.pop(k, None)
         sys.modules.update(saved)
+
+
+_MODULE: list = []      # the layer's module object, made once

@@ -20,7 +20,7 @@ import operator
 from fractions import Fraction
 
 from ..engine.floats import FORMATS, FloatValue, exact_value
-from .context import current, refuse, undecided
+from .context import CURRENT, current, refuse, undecided
 
 __all__ = ["UNSET", "cast", "divide", "is_random", "is_nan", "exact_number", "arith"]
 
@@ -76,6 +76,13 @@ def _from_python_float(v: float):
 
 def cast(v, dtype):
     """``v`` held as a value of ``dtype`` in the current run."""
+    if dtype.kind == "float":                      # the common cases first
+        t = type(v)
+        fmt = CURRENT[-1].fmt
+        if t is Fraction and fmt is None:
+            return v
+        if t is FloatValue and fmt is not None and v.fmt.name == dtype.name:
+            return v
     if v is UNSET:
         raise refuse("read of torch.empty memory that was never written")
     kind = dtype.kind
@@ -146,6 +153,8 @@ def _settle(r):
 
 def arith(op, a, b):
     """``op(a, b)`` for two elements already cast to the dtype of the operation."""
+    if type(a) is Fraction and type(b) is Fraction and (op is not operator.truediv or b):
+        return op(a, b)
     if hasattr(a, "noise_index") or hasattr(b, "noise_index"):     # exponential noise
         return _noise_arith(op, a, b)
     if op is operator.truediv and current().exact:
