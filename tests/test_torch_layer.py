@@ -371,6 +371,29 @@ def test_softmax_with_temperature_and_top_p_written_with_sort_cumsum_scatter(tmp
     assert (got[2] - e / (e + root)).equals(0)
 
 
+def test_top_k_and_top_p_warpers_on_log_probabilities(tmp_path):
+    path = rule_file(tmp_path, """
+        import torch.nn.functional as F
+        def top_k(p, q):
+            logits = torch.log(p)
+            top = torch.topk(logits, 2).values[..., -1, None]
+            logits = logits.masked_fill(logits < top, float("-inf"))
+            return torch.multinomial(F.softmax(logits, dim=-1), 1)
+        def top_p(p, q):
+            logits = torch.log(p).unsqueeze(0)
+            sorted_logits, sorted_indices = torch.sort(logits, descending=False)
+            cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+            remove = cumulative <= (1 - 0.6)
+            remove[..., -1:] = 0
+            remove = remove.scatter(1, sorted_indices, remove)
+            logits = logits.masked_fill(remove, -float("inf"))
+            return torch.multinomial(F.softmax(logits, dim=-1), num_samples=1).squeeze(1)
+        """)
+    # both keep tokens 0 and 1 of p = (1/2, 1/3, 1/6): renormalised, (3/5, 2/5, 0)
+    expected = {0: F(3, 5), 1: F(2, 5), 2: 0}
+    assert law(f"{path}:top_k") == law(f"{path}:top_p") == expected
+
+
 def test_a_seeded_generator_is_accepted(tmp_path):
     path = rule_file(tmp_path, """
         def seeded(p, q):

@@ -580,6 +580,8 @@ class Tensor:
             if k is None:
                 parts.append(("none",))
             elif isinstance(k, slice):
+                if k.step is not None and _index_value(k.step) <= 0:
+                    raise refuse("a slice step must be positive (torch refuses it too)")
                 n = self._shape[d]
                 parts.append(("slice", d, range(*k.indices(n))))
                 d += 1
