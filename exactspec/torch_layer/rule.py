@@ -11,7 +11,6 @@ ones), calls the function under the layer with the random constructors branching
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import inspect
 import sys
@@ -22,28 +21,12 @@ from ..core.errors import ExactspecError, InvalidInput
 from ..engine.float_sampler import FloatSampler
 from . import dtypes as D
 from .context import Run
+from .detect import imports_torch
 from .module import installed
 from .tensor import Tensor
 from .values import cast
 
-__all__ = ["PyTorchRule", "imports_torch", "load_pytorch_rule"]
-
-
-def imports_torch(path) -> bool:
-    """Whether the Python file ``path`` imports torch (``import torch``, ``import torch.nn``,
-    ``from torch import ...``) anywhere in it."""
-    try:
-        tree = ast.parse(Path(path).read_text())
-    except (OSError, SyntaxError, ValueError):
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            if any(a.name == "torch" or a.name.startswith("torch.") for a in node.names):
-                return True
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module and \
-                (node.module == "torch" or node.module.startswith("torch.")):
-            return True
-    return False
+__all__ = ["PyTorchRule", "load_pytorch_rule"]
 
 
 def _positional(function) -> list | None:
