@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "exactspec"
 #: Lowest first.  A module may import its own layer and those below it, never one above.
 LAYERS = [
     ("core", "checker", "generic_checker"),
-    ("engine",),
+    ("engine", "torch_layer"),
     ("optimum",),
     ("numpy_backend",),
     ("key",),

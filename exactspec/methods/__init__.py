@@ -63,7 +63,13 @@ def get_method(spec) -> Method:
 
 
 def load_user_method(spec: str) -> Method:
-    """Load ``path/to/file.py:function`` or ``package.module:function``."""
+    """Load ``path/to/file.py:function`` or ``package.module:function``; a function of
+    ``(p, q)`` in a file that imports torch is a PyTorch rule (:mod:`exactspec.torch_layer`)."""
+    from ..torch_layer import load_pytorch_rule
+
+    rule = load_pytorch_rule(spec)
+    if rule is not None:
+        return Method(name=spec, run=rule, summary=rule.summary, k_values=(1,), user=True)
     return as_method(load_user_object(spec), name=spec)
 
 

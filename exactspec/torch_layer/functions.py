@@ -1,0 +1,287 @@
+"""The layer's functions beyond a tensor's own methods: ``where``, ``gather``, ``scatter``,
+``take_along_dim``, ``cat``, ``stack``, ``softmax``, and ``exp``/``log`` of one element.
+
+>>> from .tensor import Tensor
+>>> t = Tensor.of([[1, 2, 3], [4, 5, 6]])
+>>> gather(t, 1, Tensor.of([[2, 0], [1, 1]])).tolist()
+[[3, 1], [5, 5]]
+>>> softmax(Tensor.of([Fraction(0), Fraction(0)]), 0).tolist()
+[Fraction(1, 2), Fraction(1, 2)]
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from fractions import Fraction
+
+from ..engine import floats
+from ..engine.floats import FloatValue
+from . import dtypes as D
+from .context import current, refuse, undecided
+from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, decide, result_type, _dim, \
+    _multi_indices
+from .values import cast, exact_number, is_random
+
+__all__ = ["where", "gather", "scatter_into", "take_along_dim", "cat", "stack", "softmax",
+           "searchsorted",
+           "exp_value", "log_value"]
+
+
+def where(condition, x, y):
+    """``torch.where(condition, x, y)``: ``x`` where the condition holds, else ``y``."""
+    condition = as_tensor(condition)
+    dtype = result_type(x, y)
+    shapes = [t._shape for t in (condition, x, y) if isinstance(t, Tensor)]
+    shape = broadcast_shapes(*shapes)
+    n = math.prod(shape)
+    cv = condition._expanded_values(shape)
+    xv = x._expanded_values(shape) if isinstance(x, Tensor) else [x] * n
+    yv = y._expanded_values(shape) if isinstance(y, Tensor) else [y] * n
+    return Tensor.new([cast(a if cast(c, D.bool_) else b, dtype) for c, a, b in zip(cv, xv, yv)],
+                      shape, dtype)
+
+
+def _index_tensor(index) -> Tensor:
+    index = as_tensor(index)
+    if index.dtype.kind != "int":
+        raise refuse(f"an index tensor must be of an integer dtype, not {index.dtype.name}")
+    return index
+
+
+def gather(t: Tensor, dim, index) -> Tensor:
+    """``out[i][j] = t[index[i][j]][j]`` along ``dim`` (the shape of ``index``)."""
+    index = _index_tensor(index)
+    d = _dim(dim, t.ndim)
+    if index.ndim != t.ndim:
+        raise refuse("gather: index and input must have the same number of dimensions")
+    data = t._st.data
+    out = []
+    for idx, i in zip(_multi_indices(index._shape), index._values()):
+        n = t._shape[d]
+        if not -n <= i < n:
+            raise refuse(f"gather: index {i} is out of bounds for dimension {d} of size {n}")
+        pos = t._off
+        for k, (c, st) in enumerate(zip(idx, t._strides)):
+            if k != d and c >= t._shape[k]:
+                raise refuse("gather: index is larger than the input outside the gathered "
+                             "dimension")
+            pos += (i % n if k == d else c) * st
+        out.append(data[pos])
+    return Tensor.new([cast(v, t.dtype) for v in out], index._shape, t.dtype)
+
+
+def take_along_dim(t: Tensor, indices, dim=None) -> Tensor:
+    """``torch.take_along_dim``: ``gather`` after broadcasting the other dimensions."""
+    indices = _index_tensor(indices)
+    if dim is None:
+        return gather(t.reshape(-1), 0, indices.reshape(-1))
+    d = _dim(dim, t.ndim)
+    shape_t, shape_i = list(t._shape), list(indices._shape)
+    shape_t[d] = shape_i[d] = 1
+    common = list(broadcast_shapes(tuple(shape_t), tuple(shape_i)))
+    t_shape, i_shape = list(common), list(common)
+    t_shape[d], i_shape[d] = t._shape[d], indices._shape[d]
+    return gather(t.expand(t_shape), d, indices.expand(i_shape))
+
+
+def scatter_into(t: Tensor, dim, index, src, reduce=None) -> Tensor:
+    """``t.scatter_(dim, index, src)``: ``t[index[i][j]][j] = src[i][j]`` along ``dim`` (a
+    number ``src`` fills).  Several writes to one place: the last one wins here; torch does not
+    say which wins, so a rule whose result depends on it is refused."""
+    if reduce is not None:
+        raise refuse("scatter with reduce= is outside exactspec's tensor layer")
+    index = _index_tensor(index)
+    d = _dim(dim, t.ndim)
+    if isinstance(src, Tensor):
+        values = src[tuple(slice(0, n) for n in index._shape)]._values() if src.ndim else \
+            src._values() * index.numel()
+    else:
+        values = [src] * index.numel()
+    positions, seen = [], {}
+    for idx, i, v in zip(_multi_indices(index._shape), index._values(), values):
+        n = t._shape[d]
+        if not -n <= i < n:
+            raise refuse(f"scatter: index {i} is out of bounds for dimension {d} of size {n}")
+        pos = t._off + sum((i % n if k == d else c) * st
+                           for k, (c, st) in enumerate(zip(idx, t._strides)))
+        v = cast(v, t.dtype)
+        if pos in seen and not _same(seen[pos], v):
+            raise refuse("scatter writes different values to one place: which one torch keeps "
+                         "depends on the hardware's order")
+        seen[pos] = v
+        positions.append(pos)
+    t._write(positions, [seen[p] for p in positions])
+    return t
+
+
+def _same(a, b) -> bool:
+    if is_random(a) or is_random(b):
+        return a is b
+    return exact_number(a) == exact_number(b)
+
+
+def cat(tensors, dim=0) -> Tensor:
+    """``torch.cat``: the tensors joined along ``dim``."""
+    tensors = [as_tensor(t) for t in tensors]
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.numel() == 0)] or tensors[:1]
+    dtype = result_type(*tensors)
+    d = _dim(dim, tensors[0].ndim)
+    for t in tensors:
+        if t.ndim != tensors[0].ndim or any(a != b for k, (a, b) in
+                                            enumerate(zip(t._shape, tensors[0]._shape)) if k != d):
+            raise refuse("cat: tensors must have the same shape except in the joined dimension")
+    lanes_all = [t._lanes(d)[1] for t in tensors]
+    outer = [tensors[0]._shape[k] for k in range(tensors[0].ndim) if k != d]
+    joined = [[cast(v, dtype) for lanes in lanes_all for v in lanes[r]]
+              for r in range(len(lanes_all[0]))]
+    n = sum(t._shape[d] for t in tensors)
+    moved = Tensor.new([v for lane in joined for v in lane], outer + [n], dtype)
+    inverse = list(range(d)) + [len(outer)] + list(range(d, len(outer)))
+    return moved.permute(inverse).contiguous()
+
+
+def stack(tensors, dim=0) -> Tensor:
+    """``torch.stack``: the tensors joined along a new dimension ``dim``."""
+    tensors = [as_tensor(t) for t in tensors]
+    return cat([t.unsqueeze(dim) for t in tensors], dim)
+
+
+def searchsorted(sorted_sequence, values, *, right=False, side=None, out_int32=False,
+                 sorter=None):
+    """``torch.searchsorted`` over a 1-D sorted row: for each value the number of entries
+    ``< value`` (``<=`` with ``right=True``), found by comparing in order from the first (each
+    comparison with an explicit uniform is a branch of the engine)."""
+    if sorter is not None:
+        raise refuse("searchsorted with sorter= is outside exactspec's tensor layer")
+    if side is not None:
+        right = side == "right"
+    seq = as_tensor(sorted_sequence)
+    if seq.ndim != 1:
+        raise refuse("searchsorted over a sorted row of more than one dimension is outside "
+                     "exactspec's tensor layer")
+    scalar = not isinstance(values, Tensor)
+    vals = as_tensor(values) if not scalar else Tensor.of([values])
+    dtype = result_type(seq, vals)
+    row = [cast(x, dtype) for x in seq._values()]
+    op = operator.le if right else operator.lt
+    out = []
+    for v in vals._values():
+        v = cast(v, dtype)
+        count = 0
+        while count < len(row) and decide(op, row[count], v):
+            count += 1
+        out.append(count)
+    result_dtype = D.int32 if out_int32 else D.int64
+    if scalar:
+        return Tensor.new(out, (), result_dtype)
+    return Tensor.new(out, vals._shape, result_dtype)
+
+
+def exp_value(v):
+    """``exp`` of one element: exact (a sympy number; 1 at 0) or correctly rounded."""
+    if is_random(v):
+        raise undecided("exp of a random value is beyond the exact method")
+    if isinstance(v, FloatValue):
+        return floats.exp(v)
+    if isinstance(v, float):
+        return Fraction(0) if v == -math.inf else v
+    if v == 0:
+        return Fraction(1)
+    import sympy
+
+    return sympy.exp(_sympy(v))
+
+
+def log_value(v):
+    """``log`` of one element: exact (a sympy number; 0 at 1) or correctly rounded."""
+    if is_random(v):
+        raise undecided("log of a random value is beyond the exact method")
+    if isinstance(v, FloatValue):
+        return floats.log(v)
+    if isinstance(v, float):
+        return v
+    if v == 0:
+        return -math.inf
+    if v < 0:
+        return math.nan
+    if v == 1:
+        return Fraction(0)
+    import sympy
+
+    return sympy.log(_sympy(v))
+
+
+def _sympy(v):
+    import sympy
+
+    if isinstance(v, Fraction):
+        return sympy.Rational(v.numerator, v.denominator)
+    return sympy.sympify(v)
+
+
+def softmax(t: Tensor, dim=-1, dtype=None) -> Tensor:
+    """``softmax`` along ``dim``: ``exp(x - max) / sum``; exact, or rounded as the format does.
+
+    In the exact run the result is rational when every finite logit of a row is equal (a
+    masked row), otherwise exact sympy numbers; ``-inf`` logits get weight exactly 0."""
+    if dim is None:
+        raise refuse("softmax needs dim=")
+    t = t.to(dtype) if dtype is not None else t
+    if t.dtype.kind != "float":
+        raise refuse("softmax of a non-float tensor")
+    d = _dim(dim, t.ndim)
+    outer, lanes = t._lanes(d)
+    rows = []
+    for lane in lanes:
+        if any(is_random(v) for v in lane):
+            raise undecided("softmax of random values is beyond the exact method")
+        if current().exact:
+            rows.append(_exact_softmax(lane))
+        else:
+            rows.append(floats.softmax(lane))
+    moved = Tensor.new([v for row in rows for v in row], list(outer) + [t._shape[d]] if t.ndim
+                       else [], t.dtype)
+    if not t.ndim:
+        return moved
+    inverse = list(range(d)) + [t.ndim - 1] + list(range(d, t.ndim - 1))
+    return moved.permute(inverse).contiguous()
+
+
+_SOFTMAX: dict = {}       # exact softmax rows already computed (a rule runs once per path)
+
+
+def _exact_softmax(lane):
+    try:
+        key = tuple(lane)
+        hit = _SOFTMAX.get(key)
+    except TypeError:
+        key, hit = None, None
+    if hit is not None:
+        return list(hit)
+    out = _exact_softmax_row(lane)
+    if key is not None and len(_SOFTMAX) < 1024:
+        _SOFTMAX[key] = tuple(out)
+    return out
+
+
+def _exact_softmax_row(lane):
+    finite = [v for v in lane if not (isinstance(v, float) and v == -math.inf)]
+    if not finite:
+        return [math.nan] * len(lane)
+    if any(isinstance(v, float) for v in finite):
+        raise refuse("softmax of a row holding inf or nan")
+    if all(v == finite[0] for v in finite):
+        share = Fraction(1, len(finite))
+        return [Fraction(0) if isinstance(v, float) else share for v in lane]
+    import sympy
+
+    top = max(finite, key=lambda v: sympy.N(_sympy(v), 30))
+    weights = [Fraction(0) if isinstance(v, float) else sympy.exp(_sympy(v) - _sympy(top))
+               for v in lane]
+    total = sympy.Add(*[_sympy(w) for w in weights])
+    return [w if w == 0 else w / total for w in weights]
+
+
+OPS.update(where=where, gather=gather, scatter_into=scatter_into, softmax=softmax,
+           exp_value=exp_value, log_value=log_value)

@@ -1,0 +1,268 @@
+"""Random constructors that branch through the engine's sampler.
+
+- ``torch.rand``, ``rand_like``, ``empty(...).uniform_()``: each element is an explicit uniform
+  ``s.uniform()``: ideal on ``[0, 1)`` in the exact run (on ``{0, 1/N, ...}`` with
+  ``--grid N``), on the format's generator grid under ``--arith`` (``j / 2**24`` for
+  ``float32``).  Comparing an element with a threshold (``u < c``, ``u <= c``) is a branch of
+  the engine whose weight is the length (or grid count) of the piece; nothing is sampled.
+- ``exponential_()``: the tensor becomes one noise vector ``s.exponentials(n)``; ``w / E``,
+  ``E / w`` and ``E`` itself are decided by ``argmax``/``argmin`` as one exponential race
+  (:mod:`exactspec.engine.races`, exact even when the noise serves several races).  A single
+  noise value read on its own is beyond the exact method.
+- ``torch.multinomial(w, n)``: each sample is token ``i`` with probability ``w_i / sum w`` (with
+  replacement), and without replacement the next token from the weights left (successive
+  sampling).  This is the law of PyTorch's CPU kernel: for one sample or without replacement it
+  divides ``w`` by a fresh exponential vector and takes the argmax (top-``n``), an exponential
+  race on fresh noise, whose first arrival is ``i`` with probability ``w_i / sum w`` (the
+  minimum of independent ``Exp(w_i)``); with replacement it inverts the normalised cumulative
+  sum, the same law.  The float rounding of the kernel's ``w / E`` is not modelled (ties of
+  about ``2**-24`` per pair, as :mod:`exactspec.engine.races` says).  A draw from the draft
+  row ``q`` exactly as the rule received it is the rule's draft (``s.draft``: counted for
+  ``P(Y in X)``).
+- ``generator=`` and ``torch.Generator().manual_seed(seed)``: accepted; a seeded stream is a
+  fixed function of its seed, and the layer models every draw as independent of all others
+  (per-request streams as independent streams).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from ..core.dist import Dist
+from ..engine.exact import ExactSampler
+from . import dtypes as D
+from .context import current, refuse, undecided
+from .tensor import OPS, Tensor
+from .values import arith, cast, exact_number, is_nan, is_random
+
+__all__ = ["Generator", "rand", "uniform_fill", "exponential_fill", "multinomial", "race_index",
+           "NoiseValue", "RaceScore"]
+
+
+class Generator:
+    """``torch.Generator``: accepted, seeded or not; its draws are modelled as independent."""
+
+    def __init__(self, device="cpu"):
+        self.device = device
+        self._seed = 67280421310721
+
+    def manual_seed(self, seed):
+        self._seed = int(seed)
+        return self
+
+    def seed(self):
+        return self._seed
+
+    def initial_seed(self):
+        return self._seed
+
+
+def _sampler():
+    run = current()
+    if run.sampler is None:
+        raise refuse("a random constructor outside the rule's run (at import time)")
+    return run
+
+
+def _check_dtype(run, dtype):
+    if dtype.kind != "float":
+        raise refuse(f"random uniforms of dtype {dtype.name}: give a float dtype")
+    if not run.exact and dtype.name != run.fmt.name:
+        raise refuse(f"uniforms of dtype {dtype.name} under --arith {run.fmt.name}: the layer's "
+                     f"generator draws {run.fmt.name} values (run with --arith {dtype.name})")
+
+
+def rand(shape, dtype=None) -> Tensor:
+    """A tensor of explicit uniforms (see the module's text)."""
+    run = _sampler()
+    dtype = dtype or D.default_dtype()
+    _check_dtype(run, dtype)
+    n = math.prod(shape)
+    return Tensor.new([run.sampler.uniform() for _ in range(n)], shape, dtype)
+
+
+def uniform_fill(t: Tensor, a=0, b=1) -> Tensor:
+    """``t.uniform_(a, b)``: every element a fresh uniform, scaled to ``[a, b)``."""
+    run = _sampler()
+    _check_dtype(run, t.dtype)
+    values = []
+    for _ in range(t.numel()):
+        u = run.sampler.uniform()
+        if (a, b) != (0, 1):
+            import operator
+            u = arith(operator.add, arith(operator.mul, u, cast(b - a, t.dtype)),
+                      cast(a, t.dtype))
+        values.append(u)
+    t._write(t._own_positions(), values)
+    return t
+
+
+class NoiseValue:
+    """Element ``index`` of an exponential noise vector, times ``scale``."""
+
+    __slots__ = ("noise", "noise_index", "scale")
+
+    def __init__(self, noise, index: int, scale=Fraction(1)):
+        self.noise = noise
+        self.noise_index = index
+        self.scale = scale
+
+    def __rtruediv__(self, w):                        # w / E: the race's score of weight w
+        return RaceScore(self.noise, self.noise_index, _weight(w) / self.scale, True)
+
+    def __truediv__(self, w):                         # E / w
+        w = _weight(w)
+        if w <= 0:
+            raise undecided("exponential noise divided by a weight that is not positive")
+        return RaceScore(self.noise, self.noise_index, w / self.scale, False)
+
+    def __mul__(self, c):
+        c = _weight(c)
+        if c <= 0:
+            raise undecided("exponential noise times a number that is not positive")
+        return NoiseValue(self.noise, self.noise_index, self.scale * c)
+
+    __rmul__ = __mul__
+
+    def _refuse(self, *args):
+        raise undecided(f"noise{self.noise.ident}[{self.noise_index}]: a single exponential "
+                        "value read on its own is beyond the exact method; use it in a race "
+                        "(w / E, then argmax)")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse
+
+    def __bool__(self):
+        self._refuse()
+
+    def __repr__(self):
+        return f"E{self.noise.ident}[{self.noise_index}]"
+
+
+class RaceScore:
+    """The score of token ``noise_index`` in a race: ``w / E`` (``over=True``) or ``E / w``."""
+
+    __slots__ = ("noise", "noise_index", "weight", "over")
+
+    def __init__(self, noise, index: int, weight, over: bool):
+        self.noise = noise
+        self.noise_index = index
+        self.weight = weight
+        self.over = over
+
+    def _refuse(self, *args):
+        raise undecided(f"a race score (w / E) of noise{self.noise.ident} used outside an "
+                        "argmax/argmin is beyond the exact method")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse
+    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+
+    def __bool__(self):
+        self._refuse()
+
+    def __repr__(self):
+        return f"score{self.noise_index}(noise{self.noise.ident})"
+
+
+def _weight(w):
+    if is_random(w):
+        raise undecided("a race between two random quantities is beyond the exact method")
+    x = exact_number(w)
+    if isinstance(x, float):
+        raise refuse(f"a race weight of {x}: not a finite number")
+    return x
+
+
+def exponential_fill(t: Tensor, lambd=1) -> Tensor:
+    """``t.exponential_(lambd)``: ``t`` becomes one noise vector of ``Exp(lambd)`` values."""
+    run = _sampler()
+    if t.dtype.kind != "float":
+        raise refuse("exponential_ of a non-float tensor")
+    n = t.numel()
+    noise = run.sampler.exponentials(n)
+    scale = 1 / Fraction(exact_number(lambd))
+    t._write(t._own_positions(), [NoiseValue(noise, i, scale) for i in range(n)])
+    return t
+
+
+def race_index(values, largest: bool):
+    """The argmax (argmin) of a row of race scores as one exponential race, or None when the
+    row holds no noise."""
+    noisy = [v for v in values if isinstance(v, (NoiseValue, RaceScore))]
+    if not noisy:
+        return None
+    if len(noisy) != len(values):
+        raise undecided("argmax over noise mixed with other values is beyond the exact method")
+    noise = values[0].noise
+    over = [v.over if isinstance(v, RaceScore) else False for v in values]
+    if any(v.noise is not noise for v in values) or len(set(over)) != 1:
+        raise undecided("argmax over scores of different races is beyond the exact method")
+    index = [v.noise_index for v in values]
+    if sorted(index) != list(range(noise.n)):
+        raise undecided("argmax over part of a noise vector is beyond the exact method")
+    weights = [Fraction(0)] * noise.n
+    for v in values:
+        weights[v.noise_index] = v.weight if isinstance(v, RaceScore) else 1 / v.scale
+    if not over[0] and any(w == 0 for w in weights):
+        raise undecided("E / w with a weight 0 (an infinite score) in a race")
+    first = over[0] == largest
+    token = current().sampler.race(weights, noise, first=first, what="race")
+    return index.index(token)
+
+
+def _is_draft_row(t: Tensor, run) -> bool:
+    if run.draft is None:
+        return False
+    q, version, _ = run.draft
+    return t._st is q._st and t._st.version == version and t.numel() == q.numel() and \
+        t._positions() == q._positions()
+
+
+def multinomial(t: Tensor, num_samples, replacement=False) -> Tensor:
+    """``torch.multinomial(t, num_samples, replacement)`` (see the module's text)."""
+    run = _sampler()
+    num_samples = int(num_samples)
+    if t.ndim not in (1, 2):
+        raise refuse("multinomial takes a 1-D or 2-D tensor of weights")
+    if t.dtype.kind != "float":
+        raise refuse("multinomial takes float weights")
+    rows = [t] if t.ndim == 1 else [t[i] for i in range(t._shape[0])]
+    n = t._shape[-1]
+    if num_samples < 1 or (not replacement and num_samples > n):
+        raise refuse(f"multinomial: cannot draw {num_samples} samples from {n} categories "
+                     f"{'' if replacement else 'without replacement'}".rstrip())
+    out = []
+    for row in rows:
+        if _is_draft_row(row, run) and num_samples == 1:
+            q_dist = run.draft[2]
+            label = run.sampler.draft(q_dist)
+            out.append([list(q_dist.labels).index(label)])
+            continue
+        weights = []
+        for v in row._values():
+            if is_random(v):
+                raise undecided("multinomial over random weights is beyond the exact method")
+            x = exact_number(v)
+            if is_nan(x) or (isinstance(x, float) and math.isinf(x)) or x < 0:
+                raise refuse("invalid multinomial distribution (a weight is negative, inf or "
+                             "nan)")
+            weights.append(x)
+        chosen = []
+        for k in range(num_samples):
+            left = [Fraction(0) if (not replacement and i in chosen) else w
+                    for i, w in enumerate(weights)]
+            total = sum(left[1:], left[0])
+            if total == 0:
+                raise refuse("invalid multinomial distribution (sum of probabilities <= 0)")
+            dist = Dist([w / total for w in left], list(range(n)), check=False)
+            draw = ExactSampler.draw if isinstance(run.sampler, ExactSampler) else \
+                type(run.sampler).draw                   # the sampling interpreter
+            chosen.append(draw(run.sampler, dist, what="multinomial"))
+        out.append(chosen)
+    values = [i for row in out for i in row]
+    shape = (num_samples,) if t.ndim == 1 else (len(rows), num_samples)
+    return Tensor.new(values, shape, D.int64)
+
+
+OPS.update(uniform_fill=uniform_fill, exponential_fill=exponential_fill,
+           multinomial=multinomial, race_index=race_index)

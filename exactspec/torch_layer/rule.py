@@ -1,0 +1,128 @@
+"""A PyTorch rule: ``fn(p, q)`` in a file that does ``import torch``, run by the engine.
+
+A function of two parameters (the target and draft rows, no sampler parameter) in a file that
+imports torch is a PyTorch rule.  :func:`load_pytorch_rule` imports the file freshly with
+``torch`` resolving to the layer (:mod:`.module`) and returns a :class:`PyTorchRule`, a method
+``run(s, p, q, k)`` of the engine's sampling interface: each run builds ``p`` and ``q`` as 1-D
+tensors (``float64`` holding the exact values, or the ``--arith`` dtype holding the rounded
+ones), calls the function under the layer with the random constructors branching through
+``s``, and reads the emitted token index (a Python int or a one-element integer tensor).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import traceback
+from pathlib import Path
+
+from ..core.errors import ExactspecError, InvalidInput
+from ..engine.float_sampler import FloatSampler
+from . import dtypes as D
+from .context import Run
+from .detect import imports_torch
+from .module import installed
+from .tensor import Tensor
+from .values import cast
+
+__all__ = ["PyTorchRule", "load_pytorch_rule"]
+
+
+def _positional(function) -> list | None:
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return None
+    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and p.default is p.empty]
+
+
+def load_pytorch_rule(spec: str):
+    """The :class:`PyTorchRule` named by ``file.py:function`` when the file imports torch and
+    the function takes ``(p, q)``; ``None`` otherwise (the caller loads it as a sampler rule)."""
+    where, _, name = spec.rpartition(":")
+    path = Path(where)
+    if not where or not name or not where.endswith(".py") or not path.is_file() or \
+            not imports_torch(path):
+        return None
+    module_name = f"_exactspec_torch_rule_{abs(hash(str(path.resolve())))}"
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(loader_spec)
+    try:
+        with installed():
+            sys.modules[module_name] = module
+            loader_spec.loader.exec_module(module)
+    except ExactspecError:
+        raise
+    except Exception as err:
+        raise InvalidInput(f"method {spec!r}: importing {where} under exactspec's tensor layer "
+                           f"failed: {type(err).__name__}: {err}{_user_where(err, path)}") \
+            from None
+    finally:
+        sys.modules.pop(module_name, None)
+    function = getattr(module, name, None)
+    if function is None:
+        raise InvalidInput(f"method {spec!r}: {where} has no function {name!r}")
+    positional = _positional(function)
+    if positional is None or len(positional) != 2 or positional[0].name == "s":
+        return None
+    return PyTorchRule(function, spec, path)
+
+
+def _user_where(err, path) -> str:
+    frames = [f for f in traceback.extract_tb(err.__traceback__)
+              if Path(f.filename).resolve() == Path(path).resolve()]
+    return f" ({Path(path).name}:{frames[-1].lineno})" if frames else ""
+
+
+class PyTorchRule:
+    """``run(s, p, q, k)`` of the engine for a PyTorch rule ``function(p, q)``."""
+
+    def __init__(self, function, spec: str, path):
+        self.function = function
+        self.spec = spec
+        self.path = Path(path)
+        self.__wrapped__ = function
+        self.__name__ = getattr(function, "__name__", "rule")
+        self.__doc__ = function.__doc__
+
+    @property
+    def summary(self) -> str:
+        return (self.function.__doc__ or "").strip().split("\n")[0]
+
+    def __call__(self, s, p, q, k=1):
+        fmt = s.fmt if isinstance(s, FloatSampler) else None
+        run = Run(s, fmt)
+        with installed(run):
+            dtype = D.float64 if fmt is None else D.DTYPES[fmt.name]
+            p_row = Tensor.new([cast(v, dtype) for v in p.probs], (len(p.probs),), dtype)
+            q_row = Tensor.new([cast(v, dtype) for v in q.probs], (len(q.probs),), dtype)
+            run.draft = (q_row, q_row._st.version, q)
+            try:
+                result = self.function(p_row, q_row)
+                index = self._index(result, len(p.probs))
+            except ExactspecError:
+                raise
+            except Exception as err:
+                raise InvalidInput(f"the PyTorch rule {self.spec} raised {type(err).__name__}: "
+                                   f"{err}{_user_where(err, self.path)}") from None
+        return p.labels[index]
+
+    def _index(self, result, n: int) -> int:
+        if isinstance(result, Tensor):
+            if result.numel() != 1 or result.dtype.kind != "int":
+                raise InvalidInput(f"the PyTorch rule {self.spec} returned a tensor of "
+                                   f"{result.numel()} {result.dtype.name} values: return the "
+                                   "emitted token index (an int or a one-element integer "
+                                   "tensor)")
+            result = result._values()[0]
+        if isinstance(result, bool) or not isinstance(result, int):
+            raise InvalidInput(f"the PyTorch rule {self.spec} returned {result!r}: return the "
+                               "emitted token index (an int or a one-element integer tensor)")
+        if not 0 <= result < n:
+            raise InvalidInput(f"the PyTorch rule {self.spec} returned token {result}, outside "
+                               f"0..{n - 1}")
+        return result

@@ -1,0 +1,1276 @@
+"""The tensor of the layer: n-d views over a shared storage, with torch's semantics.
+
+A :class:`Tensor` is a view (``shape``, ``strides``, ``offset``) over a :class:`Storage`, a flat
+list of elements (:mod:`.values`).  Basic indexing (ints, slices, ``None``, ``...``),
+``view``/``reshape`` of a contiguous tensor, ``squeeze``/``unsqueeze``/``expand``/``permute``
+are views: writing through them writes the tensor they came from, as in torch.  Advanced
+indexing (integer tensors, lists, boolean masks) copies, and assigning through it writes the
+positions it names.  Elementwise operations broadcast and promote as torch does
+(:mod:`.dtypes`), and in-place operations write into the storage.
+
+Orders declared (they matter only under ``--arith``, where rounding depends on them):
+
+- ``sum``: left to right; under ``--arith`` a float sum of more than :data:`SUM_TERMS` terms is
+  refused, because kernels sum longer rows with several accumulators or a tree, an order that
+  depends on the machine's vector width and is not modelled; ``float16``/``bfloat16`` are summed
+  in ``float32`` and rounded once at the end;
+- ``cumsum``: a running sum accumulated in ``float64`` for ``float32``/``float64`` (``float32``
+  for the half types), each output rounded into the dtype, as torch's CPU kernel does;
+- ``argmax``/``argmin``/``max(dim)``/``min(dim)``: the first index on ties (an all-zero row
+  gives 0), a NaN wins; ``sort`` is stable (equal values keep their index order, descending
+  too; NaN sorts as the largest); ``topk`` is the first ``k`` of that sort (torch leaves the
+  order among tied values unspecified: a rule whose law depends on it is checked with this
+  order only);
+- ``softmax``: exact in the exact run (a sympy number where ``exp`` makes one irrational), and
+  under ``--arith`` as :func:`exactspec.engine.floats.softmax` computes it (``exp``
+  correctly rounded; torch's vectorised ``exp`` is within an ulp of it).
+
+>>> t = Tensor.of([[1, 2, 3], [4, 5, 6]])
+>>> row = t[1]
+>>> row[0] = 40
+>>> t.tolist()
+[[1, 2, 3], [40, 5, 6]]
+>>> (t[:, 1:] * Fraction(1, 2)).tolist()
+[[Fraction(1, 1), Fraction(3, 2)], [Fraction(5, 2), Fraction(3, 1)]]
+>>> Tensor.of([0, 3, 3]).argmax().item()
+1
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+from collections import namedtuple
+from fractions import Fraction
+
+from ..engine.floats import FORMATS, FloatValue
+from . import dtypes as D
+from .context import current, refuse, undecided
+from .values import UNSET, arith, cast, exact_number, is_nan, is_random
+
+__all__ = ["Tensor", "Storage", "Size", "SUM_TERMS", "result_type", "as_tensor",
+           "broadcast_shapes"]
+
+#: Under ``--arith``, the longest float sum whose order (left to right) is modelled.
+SUM_TERMS = 4
+
+#: Operations defined in :mod:`.functions` and :mod:`.random` (which import this module),
+#: filled in when they are imported; a tensor's methods reach them here.
+OPS: dict = {}
+
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of ints with ``numel()``."""
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+
+class Storage:
+    """The flat memory under tensors; ``version`` counts writes."""
+
+    __slots__ = ("data", "version")
+
+    def __init__(self, data: list):
+        self.data = data
+        self.version = 0
+
+
+def _contiguous(shape) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape ``shapes`` broadcast to, as torch does (refused when they do not fit)."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        sizes = {s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0} - {1}
+        if len(sizes) > 1:
+            raise refuse(f"shapes {', '.join(str(list(s)) for s in shapes)} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def _scalar_dtype(x):
+    if isinstance(x, bool):
+        return D.bool_
+    if isinstance(x, int):
+        return D.int64
+    if isinstance(x, FloatValue):
+        return D.DTYPES[x.fmt.name]
+    return D.default_dtype()
+
+
+def result_type(*xs) -> D.DType:
+    """The dtype torch computes an operation on ``xs`` (tensors and Python numbers) in."""
+    groups = [None, None, None]            # dimensioned tensors, zero-dim tensors, numbers
+    for x in xs:
+        if isinstance(x, Tensor):
+            d, g = x.dtype, (0 if x.ndim else 1)
+        elif x is None:
+            continue
+        else:
+            d, g = _scalar_dtype(x), 2
+        groups[g] = d if groups[g] is None else D.promote(groups[g], d)
+    out = groups[0]
+    for g in (1, 2):
+        d = groups[g]
+        if d is None:
+            continue
+        if out is None:
+            out = d
+        elif D.category(d) > D.category(out):
+            out = d if g == 1 else {0: D.bool_, 1: D.int64,
+                                    2: D.default_dtype()}[D.category(d)]
+    return out
+
+
+def as_tensor(x, dtype=None) -> "Tensor":
+    """``x`` as a tensor (a tensor unchanged unless ``dtype`` asks for another)."""
+    if isinstance(x, Tensor):
+        return x if dtype is None or x.dtype is dtype else x.to(dtype)
+    return Tensor.of(x, dtype)
+
+
+def _flatten(data, shape=None):
+    if isinstance(data, Tensor):
+        return data._values(), tuple(data.shape)
+    if isinstance(data, (list, tuple)):
+        if not data:
+            return [], (0,)
+        parts = [_flatten(x) for x in data]
+        inner = parts[0][1]
+        if any(p[1] != inner for p in parts):
+            raise refuse("torch.tensor of nested lists of different lengths")
+        return [v for p in parts for v in p[0]], (len(data),) + inner
+    return [data], ()
+
+
+def _dtype_of_values(values) -> D.DType:
+    if values and all(isinstance(v, bool) for v in values):
+        return D.bool_
+    if values and all(isinstance(v, int) for v in values):
+        return D.int64
+    fv = [v for v in values if isinstance(v, FloatValue)]
+    if fv:
+        return D.DTYPES[fv[0].fmt.name]
+    return D.default_dtype()
+
+
+def _index_value(i) -> int:
+    if isinstance(i, Tensor):
+        if i.numel() != 1 or i.dtype.kind == "float":
+            raise refuse("an index must be an integer (or a one-element integer tensor)")
+        return int(i._values()[0])
+    if isinstance(i, bool) or not isinstance(i, int):
+        raise refuse(f"index {i!r}: not an integer")
+    return i
+
+
+def _dim(d, ndim: int) -> int:
+    d = _index_value(d)
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise refuse(f"dim {d} is out of range for a tensor of {ndim} dimensions")
+    return d % n
+
+
+class Tensor:
+    """A tensor of the layer (see the module's text)."""
+
+    __slots__ = ("_st", "_shape", "_strides", "_off", "dtype", "__weakref__")
+    __hash__ = object.__hash__
+    is_cuda = False
+    requires_grad = False
+
+    def __init__(self, storage: Storage, shape, strides, offset: int, dtype: D.DType):
+        self._st = storage
+        self._shape = tuple(shape)
+        self._strides = tuple(strides)
+        self._off = offset
+        self.dtype = dtype
+
+    # -- construction ------------------------------------------------------------------
+    @classmethod
+    def new(cls, values: list, shape, dtype: D.DType) -> "Tensor":
+        """A fresh contiguous tensor holding ``values`` (already of ``dtype``)."""
+        shape = tuple(shape)
+        return cls(Storage(values), shape, _contiguous(shape), 0, dtype)
+
+    @classmethod
+    def of(cls, data, dtype=None) -> "Tensor":
+        """``torch.tensor(data, dtype=dtype)``."""
+        values, shape = _flatten(data)
+        dtype = dtype or (data.dtype if isinstance(data, Tensor) else _dtype_of_values(values))
+        return cls.new([cast(v, dtype) for v in values], shape, dtype)
+
+    # -- shape -------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[_dim(dim, self.ndim)]
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    def numel(self) -> int:
+        return math.prod(self._shape)
+
+    nelement = numel
+
+    @property
+    def device(self):
+        return D.device("cpu")
+
+    def stride(self, dim=None):
+        return self._strides if dim is None else self._strides[_dim(dim, self.ndim)]
+
+    def is_contiguous(self) -> bool:
+        expected = _contiguous(self._shape)
+        return all(n == 1 or a == b for n, a, b in zip(self._shape, self._strides, expected))
+
+    def _positions(self) -> list:
+        out = [self._off]
+        for n, st in zip(self._shape, self._strides):
+            out = [p + i * st for p in out for i in range(n)]
+        return out
+
+    def _values(self) -> list:
+        data = self._st.data
+        out = [data[p] for p in self._positions()]
+        if any(v is UNSET for v in out):
+            raise refuse("read of torch.empty memory that was never written")
+        return out
+
+    def _view(self, shape, strides, offset) -> "Tensor":
+        return Tensor(self._st, shape, strides, offset, self.dtype)
+
+    def _own_positions(self) -> list:
+        """The positions an in-place operation writes (refused when two elements of the tensor
+        share one memory location, as torch refuses it: an ``expand``-ed tensor)."""
+        positions = self._positions()
+        if len(set(positions)) != len(positions):
+            raise refuse("in-place write to a tensor in which more than one element refers to "
+                         "a single memory location (an expanded tensor): clone it first")
+        return positions
+
+    def _write(self, positions: list, values: list) -> None:
+        if len(set(positions)) != len(positions):
+            seen = {}
+            for pos, v in zip(positions, values):
+                if pos in seen and not _same_value(seen[pos], v):
+                    raise refuse("an indexed write puts different values in one place: which "
+                                 "one torch keeps depends on the hardware's order")
+                seen[pos] = v
+        data = self._st.data
+        for pos, v in zip(positions, values):
+            data[pos] = v
+        self._st.version += 1
+
+    # -- dtype and device --------------------------------------------------------------
+    def to(self, *args, **kwargs) -> "Tensor":
+        dtype = kwargs.get("dtype")
+        for a in list(args) + [kwargs.get("device")]:
+            if isinstance(a, D.DType):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+            elif a is not None:
+                _check_device(a)
+        if dtype is None or dtype is self.dtype:
+            return self
+        return Tensor.new([cast(v, dtype) for v in self._values()], self._shape, dtype)
+
+    type = to
+
+    def float(self):
+        return self.to(D.float32)
+
+    def double(self):
+        return self.to(D.float64)
+
+    def half(self):
+        return self.to(D.float16)
+
+    def bfloat16(self):
+        return self.to(D.bfloat16)
+
+    def long(self):
+        return self.to(D.int64)
+
+    def int(self):
+        return self.to(D.int32)
+
+    def bool(self):
+        return self.to(D.bool_)
+
+    def cpu(self):
+        return self
+
+    def cuda(self, *args, **kwargs):
+        raise refuse("Tensor.cuda(): exactspec runs a PyTorch rule on its own CPU tensor layer")
+
+    def detach(self):
+        return self
+
+    def contiguous(self):
+        return self if self.is_contiguous() else self.clone()
+
+    def clone(self):
+        return Tensor.new(self._values(), self._shape, self.dtype)
+
+    def new_tensor(self, data, dtype=None, **kwargs):
+        return Tensor.of(data, dtype or self.dtype)
+
+    def new_full(self, size, fill_value, dtype=None, **kwargs):
+        dtype = dtype or self.dtype
+        size = tuple(size) if isinstance(size, (tuple, list, Size)) else (size,)
+        return Tensor.new([cast(fill_value, dtype)] * math.prod(size), size, dtype)
+
+    def new_zeros(self, *size, dtype=None, **kwargs):
+        size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
+        return self.new_full(size, 0, dtype)
+
+    def new_ones(self, *size, dtype=None, **kwargs):
+        size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
+        return self.new_full(size, 1, dtype)
+
+    def new_empty(self, *size, dtype=None, **kwargs):
+        size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
+        size = tuple(size)
+        return Tensor.new([UNSET] * math.prod(size), size, dtype or self.dtype)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.kind == "float"
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    # -- Python conversions ------------------------------------------------------------
+    def _python(self, v):
+        """An element as Python reads it: an exact number in the exact run; under ``--arith``
+        a ``float64`` value (a Python float), so that Python arithmetic on it rounds as
+        Python's floats do."""
+        if self.dtype.kind != "float" or is_random(v):
+            return v
+        if isinstance(v, FloatValue):
+            return v if v.fmt is FORMATS["float64"] else FloatValue(v.value, FORMATS["float64"])
+        return exact_number(v)
+
+    def item(self):
+        if self.numel() != 1:
+            raise refuse(f"item() of a tensor of {self.numel()} elements")
+        return self._python(self._values()[0])
+
+    def tolist(self):
+        values = [self._python(v) for v in self._values()]
+
+        def nest(vals, shape):
+            if not shape:
+                return vals[0]
+            step = len(vals) // shape[0] if shape[0] else 0
+            return [nest(vals[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+        return nest(values, self._shape)
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise refuse(f"the truth value of a tensor of {self.numel()} elements is ambiguous")
+        return cast(self._values()[0], D.bool_)
+
+    def __int__(self):
+        if self.numel() != 1:
+            raise refuse(f"int() of a tensor of {self.numel()} elements")
+        return cast(self._values()[0], D.int64)
+
+    def __index__(self):
+        if self.dtype.kind == "float":
+            raise refuse("a float tensor used as an index")
+        return self.__int__()
+
+    def __float__(self):
+        raise refuse("float() of a tensor leaves the modelled arithmetic (use .item(), exact)")
+
+    def __len__(self):
+        if not self._shape:
+            raise refuse("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise refuse("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __repr__(self):
+        def text(v):
+            return str(exact_number(v)) if not is_random(v) else repr(v)
+
+        values = [self._st.data[pos] for pos in self._positions()]
+        body = ", ".join("?" if v is UNSET else text(v) for v in values)
+        return f"tensor([{body}], shape={list(self._shape)}, dtype={self.dtype!r})"
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):       # protocols probed by Python,
+            raise AttributeError(name)                          # copy, NumPy: not there
+        raise refuse(f"Tensor.{name} is outside exactspec's tensor layer")
+
+    # -- views -------------------------------------------------------------------------
+    def _shape_arg(self, shape) -> list:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+            shape = shape[0]
+        shape = [_index_value(n) for n in shape]
+        if shape.count(-1) > 1:
+            raise refuse("only one dimension can be -1")
+        if -1 in shape:
+            rest = math.prod(n for n in shape if n != -1)
+            shape[shape.index(-1)] = self.numel() // rest if rest else 0
+        if math.prod(shape) != self.numel():
+            raise refuse(f"shape {shape} is invalid for a tensor of {self.numel()} elements")
+        return shape
+
+    def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], D.DType):
+            raise refuse("Tensor.view(dtype) (a bit cast) is outside exactspec's tensor layer")
+        shape = self._shape_arg(shape)
+        if not self.is_contiguous():
+            raise refuse("view of a non-contiguous tensor: use reshape (torch refuses it too)")
+        return self._view(shape, _contiguous(shape), self._off)
+
+    def reshape(self, *shape):
+        shape = self._shape_arg(shape)
+        if self.is_contiguous():
+            return self._view(shape, _contiguous(shape), self._off)
+        return Tensor.new(self._values(), shape, self.dtype)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        a, b = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)
+        shape = list(self._shape[:a]) + [math.prod(self._shape[a:b + 1])] + \
+            list(self._shape[b + 1:])
+        return self.reshape(shape)
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            keep = [i for i, n in enumerate(self._shape) if n != 1]
+        else:
+            dims = {_dim(d, self.ndim) for d in (dim if isinstance(dim, (tuple, list))
+                                                  else (dim,))}
+            keep = [i for i, n in enumerate(self._shape) if not (i in dims and n == 1)]
+        return self._view([self._shape[i] for i in keep], [self._strides[i] for i in keep],
+                          self._off)
+
+    def unsqueeze(self, dim):
+        d = _index_value(dim)
+        if not -(self.ndim + 1) <= d <= self.ndim:
+            raise refuse(f"unsqueeze dim {d} is out of range")
+        d %= self.ndim + 1
+        shape, strides = list(self._shape), list(self._strides)
+        shape.insert(d, 1)
+        strides.insert(d, strides[d] * shape[d + 1] if d < len(strides) else 1)
+        return self._view(shape, strides, self._off)
+
+    def expand(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+            shape = shape[0]
+        shape = [_index_value(n) for n in shape]
+        extra = len(shape) - self.ndim
+        if extra < 0:
+            raise refuse(f"expand to {shape}: fewer dimensions than the tensor's")
+        strides = []
+        for i, n in enumerate(shape):
+            if i < extra:
+                if n < 0:
+                    raise refuse("expand: -1 is not allowed for a new leading dimension")
+                strides.append(0)
+                continue
+            own, st = self._shape[i - extra], self._strides[i - extra]
+            if n == -1 or n == own:
+                shape[i] = own
+                strides.append(st)
+            elif own == 1:
+                strides.append(0)
+            else:
+                raise refuse(f"expand of size {own} to {n} in dimension {i}")
+        return self._view(shape, strides, self._off)
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def permute(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = dims[0]
+        dims = [_dim(d, self.ndim) for d in dims]
+        if sorted(dims) != list(range(self.ndim)):
+            raise refuse(f"permute{tuple(dims)}: not a permutation of the dimensions")
+        return self._view([self._shape[d] for d in dims], [self._strides[d] for d in dims],
+                          self._off)
+
+    def transpose(self, a, b):
+        dims = list(range(self.ndim))
+        a, b = _dim(a, self.ndim), _dim(b, self.ndim)
+        dims[a], dims[b] = dims[b], dims[a]
+        return self.permute(dims)
+
+    def t(self):
+        return self if self.ndim < 2 else self.transpose(0, 1)
+
+    @property
+    def T(self):
+        return self.permute(list(reversed(range(self.ndim))))
+
+    def _expanded_values(self, shape) -> list:
+        if tuple(self._shape) == tuple(shape):
+            return self._values()
+        return self.expand(shape)._values()
+
+    # -- indexing ----------------------------------------------------------------------
+    def _index(self, key):
+        """``(shape, positions, view)``: the storage positions ``self[key]`` names, in its
+        order, and the view when the key is basic."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        items = []
+        for k in key:
+            if isinstance(k, (list, tuple)):
+                k = Tensor.of(list(k), D.bool_ if k and all(isinstance(x, bool) for x in k)
+                              else D.int64)
+            elif isinstance(k, bool):
+                k = Tensor.of(k)
+            elif isinstance(k, Tensor) and k.ndim == 0 and k.dtype.kind == "int":
+                k = _index_value(k)             # torch selects with it: a view, like an int
+            items.append(k)
+        used = sum(k.ndim if isinstance(k, Tensor) and k.dtype is D.bool_ else
+                   0 if k is None or k is Ellipsis else 1 for k in items)
+        ellipses = [i for i, k in enumerate(items) if k is Ellipsis]   # by identity: a
+        if len(ellipses) > 1:                                           # tensor's == is lazy
+            raise refuse("an index can have only one ellipsis")
+        if used > self.ndim:
+            raise refuse(f"too many indices for a tensor of {self.ndim} dimensions")
+        if ellipses:
+            i = ellipses[0]
+            items[i:i + 1] = [slice(None)] * (self.ndim - used)
+        else:
+            items += [slice(None)] * (self.ndim - used)
+        advanced = any(isinstance(k, Tensor) for k in items)
+        parts, d = [], 0
+        for k in items:
+            if k is None:
+                parts.append(("none",))
+            elif isinstance(k, slice):
+                if k.step is not None and _index_value(k.step) <= 0:
+                    raise refuse("a slice step must be positive (torch refuses it too)")
+                n = self._shape[d]
+                parts.append(("slice", d, range(*k.indices(n))))
+                d += 1
+            elif isinstance(k, Tensor) and k.dtype is D.bool_:
+                if tuple(k._shape) != tuple(self._shape[d:d + k.ndim]):
+                    raise refuse(f"mask of shape {list(k._shape)} does not match the indexed "
+                                 f"shape {list(self._shape[d:d + k.ndim])}")
+                hits = [idx for idx, v in zip(_multi_indices(k._shape), k._values()) if v]
+                for j in range(k.ndim):
+                    parts.append(("adv", d + j, Tensor.new([h[j] for h in hits], (len(hits),),
+                                                           D.int64)))
+                d += k.ndim
+            elif isinstance(k, Tensor):
+                if k.dtype.kind != "int":
+                    raise refuse(f"tensors used as indices must be integer or bool, not "
+                                 f"{k.dtype.name}")
+                parts.append(("adv", d, k))
+                d += 1
+            else:
+                i = _index_value(k)
+                n = self._shape[d]
+                if not -n <= i < n:
+                    raise refuse(f"index {i} is out of bounds for dimension {d} of size {n}")
+                parts.append(("adv", d, Tensor.new([i % n], (), D.int64)) if advanced
+                             else ("int", d, i % n))
+                d += 1
+        if not advanced:
+            shape, strides, off = [], [], self._off
+            for part in parts:
+                if part[0] == "none":
+                    shape.append(1)
+                    strides.append(0)
+                elif part[0] == "int":
+                    off += part[2] * self._strides[part[1]]
+                else:
+                    r = part[2]
+                    st = self._strides[part[1]]
+                    off += r.start * st if len(r) else 0
+                    shape.append(len(r))
+                    strides.append(st * r.step)
+            view = self._view(shape, strides, off)
+            return tuple(shape), view._positions(), view
+        adv = [p for p in parts if p[0] == "adv"]
+        bshape = broadcast_shapes(*(p[2]._shape for p in adv))
+        adv_values = [[_checked(v, self._shape[p[1]], p[1]) for v in p[2]._expanded_values(bshape)]
+                      for p in adv]
+        where = [i for i, p in enumerate(parts) if p[0] == "adv"]
+        together = where == list(range(where[0], where[-1] + 1))
+        layout = []                      # output blocks: ("adv",) or a basic part
+        for i, p in enumerate(parts):
+            if p[0] == "adv":
+                if together and i == where[0]:
+                    layout.append(("adv",))
+            else:
+                layout.append(p)
+        if not together:
+            layout.insert(0, ("adv",))
+        shape = []
+        for block in layout:
+            shape.extend(bshape if block[0] == "adv" else [1] if block[0] == "none"
+                         else [len(block[2])])
+        # every output element: the basic parts' indices and the advanced block's flat index
+        ranges = [range(math.prod(bshape)) if b[0] == "adv" else range(1) if b[0] == "none"
+                  else b[2] for b in layout]
+        positions = []
+        adv_dims = [p[1] for p in adv]
+        for combo in _product(ranges):
+            pos = self._off
+            for block, c in zip(layout, combo):
+                if block[0] == "adv":
+                    for dim_, vals in zip(adv_dims, adv_values):
+                        pos += vals[c] * self._strides[dim_]
+                elif block[0] == "slice":
+                    pos += c * self._strides[block[1]]
+            positions.append(pos)
+        return tuple(shape), positions, None
+
+    def __getitem__(self, key):
+        shape, positions, view = self._index(key)
+        if view is not None:
+            return view
+        data = self._st.data
+        values = [data[p] for p in positions]
+        if any(v is UNSET for v in values):
+            raise refuse("read of torch.empty memory that was never written")
+        return Tensor.new(values, shape, self.dtype)
+
+    def __setitem__(self, key, value):
+        shape, positions, _ = self._index(key)
+        self._write(positions, self._fill_values(value, shape))
+
+    def _fill_values(self, value, shape) -> list:
+        if isinstance(value, Tensor):
+            if D.category(value.dtype) > D.category(self.dtype):
+                raise refuse(f"assigning {value.dtype.name} values into a {self.dtype.name} "
+                             "tensor")
+            return [cast(v, self.dtype) for v in value._expanded_values(shape)]
+        v = cast(value, self.dtype)
+        return [v] * math.prod(shape)
+
+    # -- elementwise -------------------------------------------------------------------
+    def _binary(self, other, op, *, compare=False, true_div=False, reverse=False):
+        a, b = (other, self) if reverse else (self, other)
+        dtype = result_type(a, b)
+        if true_div and dtype.kind != "float":
+            dtype = D.default_dtype()
+        shape = broadcast_shapes(*(x._shape for x in (a, b) if isinstance(x, Tensor)))
+        n = math.prod(shape)
+        av = a._expanded_values(shape) if isinstance(a, Tensor) else [a] * n
+        bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * n
+        if compare:
+            out = [decide(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
+            return Tensor.new(out, shape, D.bool_)
+        out = [arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
+        return Tensor.new(out, shape, dtype)
+
+    def __add__(self, o):
+        return self._binary(o, operator.add)
+
+    def __radd__(self, o):
+        return self._binary(o, operator.add, reverse=True)
+
+    def __sub__(self, o):
+        return self._binary(o, operator.sub)
+
+    def __rsub__(self, o):
+        return self._binary(o, operator.sub, reverse=True)
+
+    def __mul__(self, o):
+        return self._binary(o, operator.mul)
+
+    def __rmul__(self, o):
+        return self._binary(o, operator.mul, reverse=True)
+
+    def __truediv__(self, o):
+        return self._binary(o, operator.truediv, true_div=True)
+
+    def __rtruediv__(self, o):
+        return self._binary(o, operator.truediv, true_div=True, reverse=True)
+
+    def add(self, o, alpha=1):
+        return self + (o * alpha if alpha != 1 else o)
+
+    def sub(self, o, alpha=1):
+        return self - (o * alpha if alpha != 1 else o)
+
+    def mul(self, o):
+        return self * o
+
+    def div(self, o):
+        return self / o
+
+    def __floordiv__(self, o):
+        if result_type(self, o).kind == "float":
+            raise refuse("floor division of float tensors is outside exactspec's tensor layer")
+        return self._binary(o, operator.floordiv)
+
+    def __mod__(self, o):
+        if result_type(self, o).kind == "float":
+            raise refuse("remainder of float tensors is outside exactspec's tensor layer")
+        return self._binary(o, operator.mod)
+
+    def __lt__(self, o):
+        return self._binary(o, operator.lt, compare=True)
+
+    def __le__(self, o):
+        return self._binary(o, operator.le, compare=True)
+
+    def __gt__(self, o):
+        return self._binary(o, operator.gt, compare=True)
+
+    def __ge__(self, o):
+        return self._binary(o, operator.ge, compare=True)
+
+    def __eq__(self, o):
+        return self._binary(o, operator.eq, compare=True)
+
+    def __ne__(self, o):
+        return self._binary(o, operator.ne, compare=True)
+
+    lt, le, gt, ge, eq, ne = __lt__, __le__, __gt__, __ge__, __eq__, __ne__
+
+    def _logical(self, other, op):
+        if self.dtype is not D.bool_ or (isinstance(other, Tensor) and other.dtype is not D.bool_):
+            if result_type(self, other).kind == "float":
+                raise refuse("bitwise operations take bool or integer tensors")
+        return self._binary(other, op)
+
+    def __and__(self, o):
+        return self._logical(o, operator.and_)
+
+    __rand__ = __and__
+
+    def __or__(self, o):
+        return self._logical(o, operator.or_)
+
+    __ror__ = __or__
+
+    def __xor__(self, o):
+        return self._logical(o, operator.xor)
+
+    __rxor__ = __xor__
+
+    def __invert__(self):
+        if self.dtype is D.bool_:
+            return Tensor.new([not v for v in self._values()], self._shape, D.bool_)
+        if self.dtype.kind == "int":
+            return Tensor.new([~v for v in self._values()], self._shape, self.dtype)
+        raise refuse("~ of a float tensor")
+
+    def logical_not(self):
+        return Tensor.new([not cast(v, D.bool_) for v in self._values()], self._shape, D.bool_)
+
+    def logical_and(self, o):
+        return self.bool() & as_tensor(o).bool()
+
+    def logical_or(self, o):
+        return self.bool() | as_tensor(o).bool()
+
+    def _unary(self, f, dtype=None):
+        dtype = dtype or self.dtype
+        return Tensor.new([f(cast(v, dtype)) for v in self._values()], self._shape, dtype)
+
+    def __neg__(self):
+        if self.dtype is D.bool_:
+            raise refuse("negation of a bool tensor")
+        return self._unary(operator.neg)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self._unary(abs)
+
+    abs = __abs__
+    neg = __neg__
+
+    def reciprocal(self):
+        dtype = self.dtype if self.dtype.kind == "float" else D.default_dtype()
+        return self._binary_scalar_left(1, dtype)
+
+    def _binary_scalar_left(self, scalar, dtype):
+        one = cast(scalar, dtype)
+        return Tensor.new([arith(operator.truediv, one, cast(v, dtype)) for v in self._values()],
+                          self._shape, dtype)
+
+    def exp(self):
+        exp_value = OPS["exp_value"]
+        dtype = self.dtype if self.dtype.kind == "float" else D.default_dtype()
+        return self._unary(exp_value, dtype)
+
+    def log(self):
+        log_value = OPS["log_value"]
+        dtype = self.dtype if self.dtype.kind == "float" else D.default_dtype()
+        return self._unary(log_value, dtype)
+
+    def isnan(self):
+        return Tensor.new([is_nan(v) for v in self._values()], self._shape, D.bool_)
+
+    def isinf(self):
+        return Tensor.new([_is_inf(v) for v in self._values()], self._shape, D.bool_)
+
+    def isfinite(self):
+        return Tensor.new([not (_is_inf(v) or is_nan(v)) for v in self._values()], self._shape,
+                          D.bool_)
+
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise refuse("clamp needs min or max")
+        out = self
+        if min is not None:
+            out = _extreme(out, min, maximum=True)
+        if max is not None:
+            out = _extreme(out, max, maximum=False)
+        return out
+
+    clip = clamp
+
+    def clamp_min(self, min):
+        return self.clamp(min=min)
+
+    def clamp_max(self, max):
+        return self.clamp(max=max)
+
+    def maximum(self, other):
+        return _extreme(self, other, maximum=True)
+
+    def minimum(self, other):
+        return _extreme(self, other, maximum=False)
+
+    def where(self, condition, other):
+        return OPS["where"](condition, self, other)
+
+    def masked_fill(self, mask, value):
+        return self.clone().masked_fill_(mask, value)
+
+    # -- in place ----------------------------------------------------------------------
+    def _inplace(self, result) -> "Tensor":
+        if not isinstance(result, Tensor):
+            result = Tensor.of(result)
+        if D.category(result.dtype) > D.category(self.dtype):
+            raise refuse(f"result type {result.dtype.name} can't be cast to the desired output "
+                         f"type {self.dtype.name} of an in-place operation")
+        if broadcast_shapes(self._shape, result._shape) != tuple(self._shape):
+            raise refuse(f"an in-place result of shape {list(result._shape)} does not fit a "
+                         f"tensor of shape {list(self._shape)}")
+        self._write(self._own_positions(), [cast(v, self.dtype)
+                                        for v in result._expanded_values(self._shape)])
+        return self
+
+    def add_(self, o, alpha=1):
+        return self._inplace(self.add(o, alpha=alpha))
+
+    def sub_(self, o, alpha=1):
+        return self._inplace(self.sub(o, alpha=alpha))
+
+    def mul_(self, o):
+        return self._inplace(self * o)
+
+    def div_(self, o):
+        return self._inplace(self / o)
+
+    def clamp_(self, min=None, max=None):
+        return self._inplace(self.clamp(min, max))
+
+    clip_ = clamp_
+
+    def clamp_min_(self, min):
+        return self._inplace(self.clamp(min=min))
+
+    def clamp_max_(self, max):
+        return self._inplace(self.clamp(max=max))
+
+    def reciprocal_(self):
+        return self._inplace(self.reciprocal())
+
+    def neg_(self):
+        return self._inplace(-self)
+
+    def exp_(self):
+        return self._inplace(self.exp())
+
+    def fill_(self, value):
+        self._write(self._own_positions(), self._fill_values(value, self._shape))
+        return self
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def copy_(self, src):
+        self._write(self._own_positions(), self._fill_values(as_tensor(src), self._shape))
+        return self
+
+    def masked_fill_(self, mask, value):
+        mask = as_tensor(mask)
+        if mask.dtype is not D.bool_:
+            raise refuse("masked_fill needs a bool mask")
+        if broadcast_shapes(self._shape, mask._shape) != tuple(self._shape):
+            raise refuse(f"mask of shape {list(mask._shape)} does not fit shape "
+                         f"{list(self._shape)}")
+        if isinstance(value, Tensor):
+            if value.numel() != 1:
+                raise refuse("masked_fill takes a number or a one-element tensor")
+            value = value._values()[0]
+        v = cast(value, self.dtype)
+        hits = [p for p, m in zip(self._positions(), mask._expanded_values(self._shape)) if m]
+        self._write(hits, [v] * len(hits))
+        return self
+
+    def scatter_(self, dim, index, src=None, value=None, reduce=None):
+        return OPS["scatter_into"](self, dim, index, src if src is not None else value, reduce)
+
+    def scatter(self, dim, index, src=None, value=None, reduce=None):
+        return self.clone().scatter_(dim, index, src, value, reduce)
+
+    def uniform_(self, a=0, b=1, generator=None):
+        return OPS["uniform_fill"](self, a, b)
+
+    def exponential_(self, lambd=1, generator=None):
+        return OPS["exponential_fill"](self, lambd)
+
+    def normal_(self, *args, **kwargs):
+        raise refuse("normal_: Gaussian noise is outside exactspec's tensor layer")
+
+    # -- reductions --------------------------------------------------------------------
+    def _lanes(self, dim):
+        """``(outer shape, lanes)``: the values along ``dim`` for every other index."""
+        d = _dim(dim, self.ndim)
+        if self.ndim == 0:
+            return (), [self._values()]
+        order = [i for i in range(self.ndim) if i != d] + [d]
+        moved = self.permute(order)
+        values = moved._values()
+        n = self._shape[d]
+        lanes = [values[i:i + n] for i in range(0, len(values), n)] if n else \
+            [[] for _ in range(math.prod(moved._shape[:-1]))]
+        return tuple(moved._shape[:-1]), lanes
+
+    def _reduce(self, dim, keepdim, f, dtype):
+        if dim is None:
+            out = f(self._values())
+            shape = (1,) * self.ndim if keepdim else ()
+            return Tensor.new([out], shape, dtype)
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        if len(dims) > 1:
+            t = self
+            for dd in sorted((_dim(x, self.ndim) for x in dims), reverse=True):
+                t = t._reduce(dd, keepdim, f, dtype)
+            return t
+        d = _dim(dims[0], self.ndim)
+        outer, lanes = self._lanes(d)
+        shape = list(outer)
+        if keepdim and self.ndim:
+            shape.insert(d, 1)
+        return Tensor.new([f(lane) for lane in lanes], shape, dtype)
+
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        out_dtype = dtype or (self.dtype if self.dtype.kind == "float" else D.int64)
+        return self._reduce(dim, keepdim, lambda lane: _sum(lane, out_dtype), out_dtype)
+
+    def mean(self, dim=None, keepdim=False):
+        if self.dtype.kind != "float":
+            raise refuse("mean of a non-float tensor (torch refuses it too)")
+        total = self.sum(dim, keepdim)
+        count = self.numel() // max(1, total.numel())
+        return total / count
+
+    def cumsum(self, dim, dtype=None):
+        out_dtype = dtype or (self.dtype if self.dtype.kind == "float" else D.int64)
+        d = _dim(dim, self.ndim)
+        order = [i for i in range(self.ndim) if i != d] + [d]
+        moved = self.permute(order) if self.ndim else self.reshape(1)
+        out = Tensor.new([None] * self.numel(), moved._shape, out_dtype)
+        _, lanes = self._lanes(d) if self.ndim else ((), [self._values()])
+        flat = [v for lane in lanes for v in _running_sum(lane, out_dtype)]
+        out._st.data[:] = flat
+        inverse = [order.index(i) for i in range(self.ndim)]
+        return (out.permute(inverse) if self.ndim else out.reshape(())).contiguous()
+
+    def _arg(self, dim, keepdim, largest):
+        if dim is None:
+            flat = self.reshape(-1) if self.is_contiguous() else self.clone().reshape(-1)
+            i = _arg_index(flat._values(), largest)
+            return Tensor.new([i], (1,) * self.ndim if keepdim else (), D.int64)
+        return self._reduce(dim, keepdim, lambda lane: _arg_index(lane, largest), D.int64)
+
+    def argmax(self, dim=None, keepdim=False):
+        return self._arg(dim, keepdim, True)
+
+    def argmin(self, dim=None, keepdim=False):
+        return self._arg(dim, keepdim, False)
+
+    def _extreme_reduce(self, dim, keepdim, largest, other):
+        if other is not None:
+            return _extreme(self, other, maximum=largest)
+        if dim is None:
+            values = self._values()
+            return Tensor.new([values[_arg_index(values, largest)]], (), self.dtype)
+        idx = self._arg(dim, keepdim, largest)
+        outer, lanes = self._lanes(dim)
+        vals = [lane[i] for lane, i in zip(lanes, idx._values())]
+        return ValuesIndices(Tensor.new(vals, idx._shape, self.dtype), idx)
+
+    def max(self, dim=None, keepdim=False, other=None):
+        if isinstance(dim, Tensor):
+            dim, other = None, dim
+        return self._extreme_reduce(dim, keepdim, True, other)
+
+    def min(self, dim=None, keepdim=False, other=None):
+        if isinstance(dim, Tensor):
+            dim, other = None, dim
+        return self._extreme_reduce(dim, keepdim, False, other)
+
+    def amax(self, dim=None, keepdim=False):
+        r = self.max(dim, keepdim)
+        return r.values if isinstance(r, ValuesIndices) else r
+
+    def any(self, dim=None, keepdim=False):
+        return self._reduce(dim, keepdim, lambda lane: any(cast(v, D.bool_) for v in lane),
+                            D.bool_)
+
+    def all(self, dim=None, keepdim=False):
+        return self._reduce(dim, keepdim, lambda lane: all(cast(v, D.bool_) for v in lane),
+                            D.bool_)
+
+    def sort(self, dim=-1, descending=False, stable=False):
+        d = _dim(dim, self.ndim)
+        outer, lanes = self._lanes(d)
+        orders = [_sorted_order(lane, descending) for lane in lanes]
+        return self._from_lanes(d, [[lane[i] for i in o] for lane, o in zip(lanes, orders)],
+                                orders, len(lanes[0]) if lanes else 0)
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return self.sort(dim, descending).indices
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        k = _index_value(k)
+        d = _dim(dim, self.ndim)
+        outer, lanes = self._lanes(d)
+        if lanes and not 0 <= k <= len(lanes[0]):
+            raise refuse(f"topk: k={k} is out of range for a dimension of {len(lanes[0])}")
+        orders = [_sorted_order(lane, largest)[:k] for lane in lanes]
+        return self._from_lanes(d, [[lane[i] for i in o] for lane, o in zip(lanes, orders)],
+                                orders, k)
+
+    def _from_lanes(self, d, value_lanes, index_lanes, n):
+        outer = [self._shape[i] for i in range(self.ndim) if i != d]
+        moved = outer + [n]
+        inverse = list(range(d)) + [self.ndim - 1] + list(range(d, self.ndim - 1))
+        vals = Tensor.new([v for lane in value_lanes for v in lane], moved, self.dtype)
+        idx = Tensor.new([v for lane in index_lanes for v in lane], moved, D.int64)
+        if self.ndim == 0:
+            return ValuesIndices(vals.reshape(()), idx.reshape(()))
+        return ValuesIndices(vals.permute(inverse).contiguous(),
+                             idx.permute(inverse).contiguous())
+
+    def gather(self, dim, index):
+        return OPS["gather"](self, dim, index)
+
+    def softmax(self, dim=-1, dtype=None):
+        return OPS["softmax"](self, dim, dtype)
+
+    def multinomial(self, num_samples, replacement=False, generator=None):
+        return OPS["multinomial"](self, num_samples, replacement)
+
+
+def _checked(i, n, d):
+    if not -n <= i < n:
+        raise refuse(f"index {i} is out of bounds for dimension {d} of size {n}")
+    return i % n
+
+
+def _multi_indices(shape):
+    return list(_product([range(n) for n in shape]))
+
+
+def _product(ranges):
+    out = [()]
+    for r in ranges:
+        out = [c + (i,) for c in out for i in r]
+    return out
+
+
+def _check_device(a):
+    name = getattr(a, "type", a)
+    if isinstance(name, str) and name.split(":")[0] in ("cpu",):
+        return
+    raise refuse(f"device {a!r}: exactspec runs a PyTorch rule on its own CPU tensor layer")
+
+
+_SIGNS: dict = {}        # comparisons of exact sympy numbers already decided
+
+
+def decide(op, a, b) -> bool:
+    """``op(a, b)`` for two elements, as a bool; a comparison with a random element is a branch
+    of the engine; one of exact sympy numbers (an exact softmax) is remembered."""
+    if _is_sympy(a) or _is_sympy(b):
+        try:
+            key = (op, a, b)
+            hit = _SIGNS.get(key)
+        except TypeError:
+            key, hit = None, None
+        if hit is not None:
+            return hit
+        out = _truth(op(a, b))
+        if key is not None and len(_SIGNS) < 1 << 16:
+            _SIGNS[key] = out
+        return out
+    return _truth(op(a, b))
+
+
+def _same_value(a, b) -> bool:
+    if is_random(a) or is_random(b):
+        return a is b
+    return not is_nan(a) and decide(operator.eq, exact_number(a), exact_number(b))
+
+
+def _is_sympy(x) -> bool:
+    return type(x).__module__.startswith("sympy")
+
+
+def _truth(r) -> bool:
+    if isinstance(r, bool):
+        return r
+    try:
+        return bool(r)
+    except TypeError as err:
+        raise undecided(f"a comparison the exact method cannot decide ({err})") from None
+
+
+def _is_inf(v) -> bool:
+    x = v.value if isinstance(v, FloatValue) else v
+    return isinstance(x, float) and math.isinf(x)
+
+
+def _extreme(a, b, maximum: bool):
+    """``torch.maximum``/``minimum`` (and clamp's two halves): NaN propagates."""
+    a = as_tensor(a) if not isinstance(a, Tensor) else a
+    dtype = result_type(a, b)
+    shape = broadcast_shapes(a._shape, b._shape) if isinstance(b, Tensor) else a._shape
+    av = a._expanded_values(shape)
+    bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * len(av)
+    out = []
+    for x, y in zip(av, bv):
+        x, y = cast(x, dtype), cast(y, dtype)
+        if is_nan(x) or is_nan(y):
+            out.append(x if is_nan(x) else y)
+        elif maximum:
+            out.append(y if decide(operator.lt, x, y) else x)
+        else:
+            out.append(y if decide(operator.lt, y, x) else x)
+    return Tensor.new(out, shape, dtype)
+
+
+def _sum(lane, dtype):
+    if dtype.kind != "float":
+        return sum((cast(v, dtype) for v in lane), 0)
+    lane = [cast(v, dtype) for v in lane]
+    if any(is_random(v) for v in lane):
+        raise undecided("the sum of random values is beyond the exact method")
+    run = current()
+    if run.exact:
+        total = Fraction(0)
+        for v in lane:
+            total = arith(operator.add, total, v)
+        return total
+    if len(lane) > SUM_TERMS:
+        raise refuse(f"a {dtype.name} sum of {len(lane)} terms under --arith: its rounding "
+                     "depends on the kernel's summation order (vector width, tree), which is "
+                     f"modelled (left to right) only up to {SUM_TERMS} terms")
+    acc = FORMATS["float32"] if dtype.rank == 1 else FORMATS[dtype.name]
+    total = FloatValue(0.0, acc)
+    for v in lane:
+        total = total + FloatValue(acc.round(Fraction(v.value)) if math.isfinite(v.value)
+                                   else v.value, acc)
+    return cast(total, dtype)
+
+
+def _running_sum(lane, dtype):
+    lane = [cast(v, dtype) for v in lane]
+    if any(is_random(v) for v in lane):
+        raise undecided("the cumulative sum of random values is beyond the exact method")
+    if dtype.kind != "float" or current().exact:
+        out, total = [], (0 if dtype.kind != "float" else Fraction(0))
+        for v in lane:
+            total = arith(operator.add, total, v)
+            out.append(total)
+        return out
+    acc = FORMATS["float64"] if dtype.rank >= 2 else FORMATS["float32"]
+    total = FloatValue(0.0, acc)
+    out = []
+    for v in lane:
+        total = total + cast_format(v, acc)
+        out.append(cast(total, dtype))
+    return out
+
+
+def cast_format(v: FloatValue, fmt) -> FloatValue:
+    x = v.value
+    return FloatValue(fmt.round(Fraction(x)) if math.isfinite(x) else x, fmt)
+
+
+def _arg_index(values, largest: bool) -> int:
+    """The first index of the largest (smallest) value; a NaN wins."""
+    if not values:
+        raise refuse("argmax/argmin of an empty tensor")
+    raced = OPS["race_index"](values, largest)
+    if raced is not None:
+        return raced
+    best = 0
+    if is_nan(values[0]):
+        return 0
+    for i in range(1, len(values)):
+        v = values[i]
+        if is_nan(v):
+            return i
+        if decide(operator.gt if largest else operator.lt, v, values[best]):
+            best = i
+    return best
+
+
+def _sorted_order(values, descending: bool) -> list:
+    def compare(i, j):
+        a, b = values[i], values[j]
+        na, nb = is_nan(a), is_nan(b)
+        if na or nb:
+            c = (1 if na else 0) - (1 if nb else 0)     # NaN is the largest
+        else:
+            c = -1 if decide(operator.lt, a, b) else (1 if decide(operator.lt, b, a) else 0)
+        return -c if descending else c
+
+    return sorted(range(len(values)), key=functools.cmp_to_key(compare))

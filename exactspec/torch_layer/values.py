@@ -1,0 +1,180 @@
+"""One element of a tensor: casts into a dtype and the arithmetic of two elements.
+
+In the exact run a float element is an exact number (division by zero gives ``inf`` or ``nan``
+as IEEE does, other arithmetic stays exact); under ``--arith`` it is a
+:class:`~exactspec.engine.floats.FloatValue` of its dtype's format and each operation is
+rounded once.  A Python float met in user code is taken at its exact binary value in the exact
+run (counted on the sampler's ``floats``) and rounded into the dtype under ``--arith``.
+
+>>> from .dtypes import float32, int64
+>>> cast(0.5, float32), cast(Fraction(-7, 2), int64)
+(Fraction(1, 2), -3)
+>>> divide(Fraction(1), Fraction(0)), divide(Fraction(0), Fraction(0))
+(inf, nan)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from fractions import Fraction
+
+from ..engine.floats import FORMATS, FloatValue, exact_value
+from .context import CURRENT, current, refuse, undecided
+
+__all__ = ["UNSET", "cast", "divide", "is_random", "is_nan", "exact_number", "arith"]
+
+
+class _Unset:
+    """The content of ``torch.empty`` memory never written."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<uninitialised>"
+
+
+UNSET = _Unset()
+
+
+def is_random(v) -> bool:
+    """An engine object standing for a random value (a uniform, an expression of one, noise)."""
+    if isinstance(v, (bool, int, Fraction, float, FloatValue)):
+        return False
+    return (hasattr(v, "base") and hasattr(v, "scale")) or hasattr(v, "_float_threshold") \
+        or type(v).__name__ in ("Linear", "Product", "LogValue") or hasattr(v, "noise_index")
+
+
+def is_nan(v) -> bool:
+    if isinstance(v, float):
+        return v != v
+    if isinstance(v, FloatValue):
+        return v.value != v.value
+    return False
+
+
+def exact_number(v):
+    """The exact value of a non-random element: a Fraction (``inf``/``nan`` stay floats), an
+    exact sympy number, or a Python int/bool unchanged."""
+    if isinstance(v, FloatValue):
+        return exact_value(v)
+    if isinstance(v, float):
+        if math.isfinite(v):
+            return Fraction(v)
+        return v
+    return v
+
+
+def _from_python_float(v: float):
+    if not math.isfinite(v):
+        return v
+    sampler = current().sampler
+    if sampler is not None and hasattr(sampler, "floats"):
+        sampler.floats += 1
+    return Fraction(v)
+
+
+def cast(v, dtype):
+    """``v`` held as a value of ``dtype`` in the current run."""
+    if dtype.kind == "float":                      # the common cases first
+        t = type(v)
+        fmt = CURRENT[-1].fmt
+        if t is Fraction and fmt is None:
+            return v
+        if t is FloatValue and fmt is not None and v.fmt.name == dtype.name:
+            return v
+    if v is UNSET:
+        raise refuse("read of torch.empty memory that was never written")
+    kind = dtype.kind
+    if kind == "bool":
+        if is_random(v):
+            raise undecided("bool of a random value: compare it with a threshold first")
+        return bool(exact_number(v) != 0) if not isinstance(v, bool) else v
+    if kind == "int":
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, int):
+            return v
+        if is_random(v):
+            raise undecided("an integer of a random value is beyond the exact method: "
+                            "compare the value with a threshold instead")
+        x = exact_number(v)
+        if isinstance(x, float):
+            raise refuse(f"converting {x} to {dtype.name}: not a finite number")
+        if isinstance(x, Fraction):
+            return int(x)                    # truncation toward zero, as .to(int64) does
+        return int(x)
+    fmt = None if current().exact else FORMATS[dtype.name]
+    if is_random(v):
+        base = getattr(v, "base", None)
+        vfmt = getattr(base, "fmt", None)
+        if fmt is not None and vfmt is not None and vfmt is not fmt:
+            raise refuse(f"a uniform of the {vfmt.name} generator used as {dtype.name}: under "
+                         f"--arith the random constructors draw {vfmt.name} values")
+        return v
+    if fmt is None:
+        if isinstance(v, bool):
+            return Fraction(int(v))
+        if isinstance(v, int):
+            return Fraction(v)
+        if isinstance(v, float):
+            return _from_python_float(v)
+        if isinstance(v, FloatValue):
+            return exact_value(v)
+        return v
+    if isinstance(v, FloatValue):
+        if v.fmt is fmt:
+            return v
+        return FloatValue(fmt.round(exact_value(v)), fmt)
+    if isinstance(v, bool):
+        v = int(v)
+    if isinstance(v, (int, Fraction, float)):
+        return FloatValue(fmt.round(v), fmt)
+    raise refuse(f"a {type(v).__name__} value in a {dtype.name} tensor under --arith "
+                 f"{fmt.name}: not a number of the format")
+
+
+def divide(a, b):
+    """``a / b`` in the exact run: IEEE's ``inf``/``nan`` on a zero divisor."""
+    if isinstance(b, (Fraction, int)) and not is_random(a) and b == 0:
+        a = exact_number(a)
+        if is_nan(a) or a == 0:
+            return math.nan
+        return math.inf if a > 0 else -math.inf
+    return _settle(operator.truediv(a, b))
+
+
+def _settle(r):
+    """A float produced by exact arithmetic with an infinity: finite ones are exact."""
+    if isinstance(r, float) and math.isfinite(r):
+        return Fraction(r)
+    return r
+
+
+def arith(op, a, b):
+    """``op(a, b)`` for two elements already cast to the dtype of the operation."""
+    if type(a) is Fraction and type(b) is Fraction and (op is not operator.truediv or b):
+        return op(a, b)
+    if hasattr(a, "noise_index") or hasattr(b, "noise_index"):     # exponential noise
+        return _noise_arith(op, a, b)
+    if op is operator.truediv and current().exact:
+        return divide(a, b)
+    try:
+        r = op(a, b)
+    except TypeError as err:
+        if is_random(a) or is_random(b):
+            raise undecided(f"this arithmetic on a random value is beyond the exact method "
+                            f"({err})") from None
+        raise
+    return _settle(r) if current().exact else r
+
+
+def _noise_arith(op, a, b):
+    names = {operator.truediv: ("__truediv__", "__rtruediv__"),
+             operator.mul: ("__mul__", "__rmul__")}
+    if op not in names:
+        raise undecided("this arithmetic on exponential noise is beyond the exact method: "
+                        "use it in a race (w / E, then argmax)")
+    if hasattr(a, "noise_index"):
+        return getattr(a, names[op][0])(b)
+    return getattr(b, names[op][1])(a)

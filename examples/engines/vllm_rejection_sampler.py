@@ -1,0 +1,103 @@
+"""A pure-PyTorch rejection sampler in the style of vLLM's first engine, one position.
+
+The code follows the structure of the rejection sampler of vLLM's first engine
+(``vllm/model_executor/layers/rejection_sampler.py``; our own code, not a copy): batched tensors
+``[batch, k, vocab]``, the draft and target probabilities of the drafted tokens picked with
+``gather``, acceptance by ``torch.rand_like(...) < min(p / q, 1)``, recovered probabilities
+``clamp(p - q, min=tiny)`` normalised by their sum, and the recovered token drawn as an
+exponential race, ``probs.div_(noise).argmax(dim=1)``, with one noise row per request, each
+filled in place through a slice of ``torch.empty_like(probs)`` (a per-request generator may
+seed it).  ``sample`` adapts it to one request and one draft position: the draft token is drawn
+from ``q`` with ``torch.multinomial``.
+
+What exactspec finds (``--p 1/2,1/3,1/6 --q 1/3,1/3,1/3``):
+
+- ``sample``: lossy, by the clamp at ``torch.finfo(torch.float32).tiny`` (``t = 2**-126``):
+  a rejected position gives every token with ``p <= q`` a weight ``t`` instead of 0, an exact
+  TV of ``2t / (1 + 12t)`` on this instance (about ``2.4e-38``, also under ``--arith float32``; the clamp exists to avoid a
+  0/0 when ``p = q``);
+- ``sample_copy_noise``: the noise rows are filled through advanced indexing (``noise[rows]``),
+  which writes into a copy, so the race reads ``torch.empty`` memory that was never written: on
+  a GPU it races against whatever the memory held; exactspec refuses it with the line;
+- ``sample_target_recovery``: the recovered token is drawn from ``p`` rather than the residual
+  (TV ``1/12``).
+
+Run with exactspec (the bodies are unchanged PyTorch)::
+
+    exactspec verify examples/engines/vllm_rejection_sampler.py:sample --p 1/2,1/3,1/6 --q 1/3,1/3,1/3
+    exactspec verify examples/engines/vllm_rejection_sampler.py:sample_copy_noise --p 1/2,1/3,1/6 --q 1/3,1/3,1/3
+    exactspec verify examples/engines/vllm_rejection_sampler.py:sample_target_recovery --p 1/2,1/3,1/6 --q 1/3,1/3,1/3
+
+The same file runs unchanged under real PyTorch (``sample(p, q)`` on float tensors of one row
+each returns a 0-d int64 tensor).
+"""
+
+import torch
+
+SMALLEST_POSITIVE = torch.finfo(torch.float32).tiny
+
+
+def _batch_gather(probs, token_ids):
+    """``probs[b, j, token_ids[b, j]]`` for ``probs`` of shape [batch, k, vocab]."""
+    return probs.gather(-1, token_ids.unsqueeze(-1)).squeeze(-1)
+
+
+def _get_accepted(target_probs, draft_probs, draft_token_ids):
+    selected_draft = _batch_gather(draft_probs, draft_token_ids)
+    selected_target = _batch_gather(target_probs, draft_token_ids)
+    uniform_rand = torch.rand_like(selected_target)
+    capped_ratio = torch.minimum(selected_target / selected_draft,
+                                 torch.full((1,), 1, dtype=target_probs.dtype))
+    return uniform_rand < capped_ratio
+
+
+def _get_recovered_probs(target_probs, draft_probs):
+    difference = target_probs - draft_probs
+    f = torch.clamp(difference, min=SMALLEST_POSITIVE)
+    return f / torch.sum(f, dim=-1, keepdim=True)
+
+
+def _multinomial(probs, k, generators):
+    """One token per row of ``probs`` [batch * k, vocab] by an exponential race."""
+    noise = torch.empty_like(probs)
+    for request in range(noise.shape[0] // k):
+        rows = slice(request * k, (request + 1) * k)
+        noise[rows].exponential_(1.0, generator=generators.get(request))
+    return probs.div_(noise).argmax(dim=1)
+
+
+def _multinomial_copy(probs, k, generators):
+    """The same, with the rows picked by advanced indexing: a copy is filled, not ``noise``."""
+    noise = torch.empty_like(probs)
+    for request in range(noise.shape[0] // k):
+        rows = list(range(request * k, (request + 1) * k))
+        noise[rows].exponential_(1.0, generator=generators.get(request))
+    return probs.div_(noise).argmax(dim=1)
+
+
+def _verify(p, q, recovered_probs_of, multinomial):
+    batch, k = 1, 1
+    target_probs = p.reshape(batch, k, -1)
+    draft_probs = q.reshape(batch, k, -1)
+    draft_token_ids = torch.multinomial(q, num_samples=1).reshape(batch, k)
+    accepted = _get_accepted(target_probs, draft_probs, draft_token_ids)
+    recovered_probs = recovered_probs_of(target_probs, draft_probs).reshape(batch * k, -1)
+    generators = {0: torch.Generator().manual_seed(0)}
+    recovered = multinomial(recovered_probs, k, generators).reshape(batch, k)
+    output = torch.where(accepted, draft_token_ids, recovered)
+    return output[0, 0]
+
+
+def sample(p, q):
+    """vLLM-style rejection sampling at one position (lossy by the clamp at tiny)."""
+    return _verify(p, q, _get_recovered_probs, _multinomial)
+
+
+def sample_copy_noise(p, q):
+    """The noise rows filled through advanced indexing: never written (refused)."""
+    return _verify(p, q, _get_recovered_probs, _multinomial_copy)
+
+
+def sample_target_recovery(p, q):
+    """The recovered token drawn from the target row instead of the residual (lossy)."""
+    return _verify(p, q, lambda target, draft: target.clone(), _multinomial)

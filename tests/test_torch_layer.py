@@ -1,0 +1,495 @@
+"""The exact tensor layer standing in for torch: op semantics, random constructors enumerated to
+their exact laws (each law two ways: a PyTorch rule and the same rule on the sampling interface),
+PyTorch rules through ``exactspec verify``, and refusals in one line."""
+
+from __future__ import annotations
+
+import math
+import sys
+import textwrap
+from fractions import Fraction as F
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from exactspec import Dist, verify
+from exactspec.cli import main
+from exactspec.core.dist import total_variation
+from exactspec.engine.floats import FORMATS, FloatValue, exact_value
+from exactspec.torch_layer import installed, load_pytorch_rule
+from exactspec.torch_layer.context import Run
+
+ROOT = Path(__file__).resolve().parent.parent
+HF = str(ROOT / "examples" / "engines" / "hf_speculative_sampling.py")
+VLLM = str(ROOT / "examples" / "engines" / "vllm_rejection_sampler.py")
+P, Q = Dist.parse("1/2,1/3,1/6"), Dist.parse("1/3,1/3,1/3")
+
+
+def rule_file(tmp_path, source: str, name: str = "rule.py") -> str:
+    path = tmp_path / name
+    path.write_text("import torch\n" + textwrap.dedent(source))
+    return str(path)
+
+
+# -- op semantics ---------------------------------------------------------------------------
+def test_dtype_promotion_as_torch_does_it():
+    with installed() as torch:
+        i = torch.tensor([1, 2])
+        assert (i + 0.5).dtype is torch.float32          # a number only raises the category
+        assert (i / i).dtype is torch.float32            # true division of integers
+        assert (i + True).dtype is torch.int64
+        h, b = torch.ones(2, dtype=torch.float16), torch.ones(2, dtype=torch.bfloat16)
+        assert (h + b).dtype is torch.float32
+        f32 = torch.ones(2, dtype=torch.float32)
+        zero_d = torch.tensor(1, dtype=torch.float64)
+        assert (f32 * zero_d).dtype is torch.float32      # a 0-d tensor of the same category
+        assert (i * zero_d).dtype is torch.float64        # ... counts when its category is higher
+        assert (f32 < 1).dtype is torch.bool
+        assert torch.tensor([True, False]).to(torch.int64).tolist() == [1, 0]
+        assert torch.tensor([F(-7, 2), F(7, 2)]).long().tolist() == [-3, 3]   # toward zero
+
+
+def test_broadcasting_and_exact_values():
+    with installed() as torch:
+        col = torch.tensor([[F(1)], [F(2)]], dtype=torch.float64)
+        row = torch.tensor([F(1, 3), F(1, 2), F(1)], dtype=torch.float64)
+        assert (col * row).tolist() == [[F(1, 3), F(1, 2), F(1)], [F(2, 3), F(1), F(2)]]
+        assert (col / 0).tolist() == [[math.inf], [math.inf]]
+        assert math.isnan((torch.zeros(1) / 0).item())
+        assert torch.clamp(row - F(1, 2), min=0).tolist() == [0, 0, F(1, 2)]
+        assert torch.maximum(row, col).shape == (2, 3)
+
+
+def test_views_write_through_and_advanced_indexing_copies():
+    with installed() as torch:
+        t = torch.zeros(2, 3, dtype=torch.float64)
+        t[1][2] = 5                               # a view of a view
+        t[:, 0].fill_(1)                          # a column view, in place
+        t.view(6)[1] = 7
+        t.unsqueeze(0)[0, 0, 2] = 9
+        assert t.tolist() == [[1, 7, 9], [1, 0, 5]]
+        copy = t[torch.tensor([0, 1]), torch.tensor([2, 2])]
+        copy[0] = 100                             # advanced indexing copies: t unchanged
+        assert copy.tolist() == [100, 5] and t[0, 2].item() == 9
+        t[t > 4] = -1                             # a boolean mask assigns through
+        assert t.tolist() == [[1, -1, -1], [1, 0, -1]]
+        t[torch.tensor([1]), 1] = 3               # advanced assignment
+        assert t[1].tolist() == [1, 3, -1]
+        e = t[0].expand(2, 3)
+        assert e.tolist() == [[1, -1, -1], [1, -1, -1]]
+        x = torch.arange(6).reshape(2, 3)
+        assert x.permute(1, 0)[2].tolist() == [2, 5]
+        assert x[..., 1].tolist() == [1, 4] and x[None, :, 0].tolist() == [[0, 3]]
+
+
+def test_in_place_ops_alias_their_storage():
+    with installed() as torch:
+        p = torch.tensor([F(1, 2), F(1, 4), F(1, 4)], dtype=torch.float64)
+        alias = p[1:]
+        alias.mul_(2).add_(1).div_(2)
+        assert p.tolist() == [F(1, 2), F(3, 4), F(3, 4)]
+        p.clamp_min_(F(3, 5))
+        assert p.tolist() == [F(3, 5), F(3, 4), F(3, 4)]
+        ints = torch.tensor([1, 2])
+        with pytest.raises(Exception, match="can't be cast"):
+            ints.div_(2)
+
+
+def test_reductions_ties_and_order():
+    with installed() as torch:
+        assert torch.tensor([0, 3, 3]).argmax().item() == 1           # first index on ties
+        assert torch.zeros(4).argmax().item() == 0                     # an all-zero row gives 0
+        m = torch.tensor([[1, 5, 5], [7, 7, 0]])
+        values, indices = m.max(dim=1)
+        assert values.tolist() == [5, 7] and indices.tolist() == [1, 0]
+        assert m.argmax(dim=0, keepdim=True).tolist() == [[1, 1, 0]]
+        assert m.sum().item() == 25 and m.sum(dim=0).tolist() == [8, 12, 5]
+        assert m.cumsum(dim=1).tolist() == [[1, 6, 11], [7, 14, 14]]
+        assert (m > 4).any(dim=1).tolist() == [True, True]
+        assert (m > 0).all(dim=0).tolist() == [True, True, False]
+        nan = torch.tensor([F(1), F(0), F(2)], dtype=torch.float64) / \
+            torch.tensor([F(1), F(0), F(1)], dtype=torch.float64)
+        assert nan.argmax().item() == 1                               # NaN wins, as in torch
+        s = torch.tensor([3, 1, 3, 2])
+        assert s.sort(descending=True).indices.tolist() == [0, 2, 3, 1]   # stable
+        assert s.sort().values.tolist() == [1, 2, 3, 3]
+        assert s.topk(2).indices.tolist() == [0, 2]
+        w = torch.tensor([F(1, 10), F(1, 2), F(1, 5), F(1, 5)], dtype=torch.float64)
+        sorted_w, order = w.sort(descending=True)
+        keep = sorted_w.cumsum(-1) - sorted_w < F(7, 10)           # top-p written with sort
+        filtered = torch.zeros_like(w).scatter_(0, order, sorted_w * keep)
+        assert filtered.tolist() == [0, F(1, 2), F(1, 5), 0]
+
+
+def test_gather_where_masked_fill_take_along_dim():
+    with installed() as torch:
+        t = torch.tensor([[1, 2, 3], [4, 5, 6]])
+        idx = torch.tensor([[2], [0]])
+        assert t.gather(1, idx).tolist() == [[3], [4]]
+        assert torch.take_along_dim(t, idx, dim=1).tolist() == [[3], [4]]
+        assert torch.where(t > 2, t, 0).tolist() == [[0, 0, 3], [4, 5, 6]]
+        assert t.masked_fill(t % 2 == 0, -1).tolist() == [[1, -1, 3], [-1, 5, -1]]
+        assert torch.cat([t, t[:1]]).shape == (3, 3)
+        assert torch.stack([t[0], t[1]], dim=1).tolist() == [[1, 4], [2, 5], [3, 6]]
+
+
+def test_softmax_exact_where_rational_and_float32_rounded():
+    with installed() as torch:
+        masked = torch.tensor([F(0), -math.inf, F(0)], dtype=torch.float64)
+        assert torch.softmax(masked, dim=-1).tolist() == [F(1, 2), 0, F(1, 2)]
+        import sympy
+        exact = torch.softmax(torch.tensor([F(0), F(1)], dtype=torch.float64), dim=0).tolist()
+        assert (exact[1] - sympy.E / (1 + sympy.E)).equals(0)
+    f32 = FORMATS["float32"]
+    with installed(Run(None, f32)) as torch:
+        logits = torch.tensor([0.0, math.log(3.0)])
+        out = [exact_value(v) for v in torch.nn.functional.softmax(logits, dim=0).tolist()]
+        assert out == [F(1, 4), F(12582913, 16777216)]     # as engine.floats.softmax rounds
+
+
+def test_float32_cumsum_accumulates_in_float64_as_the_cpu_kernel():
+    f32 = FORMATS["float32"]
+    values = [1.0, 2.0 ** -24, 2.0 ** -24]
+    expected = np.cumsum(np.array(values, dtype=np.float32), dtype=np.float64).astype(np.float32)
+    with installed(Run(None, f32)) as torch:
+        got = torch.tensor(values).cumsum(0).tolist()
+        assert [exact_value(v) for v in got] == [F(float(v)) for v in expected] == \
+            [F(1), F(1), 1 + F(1, 2 ** 23)]
+        third = torch.tensor([F(1, 3)]).item()             # a Python float: float64
+        assert third.fmt is FORMATS["float64"]
+        assert exact_value(third) == F(f32.round(F(1, 3)))  # literals rounded into the dtype
+        assert exact_value(third * 3) == 1 + F(1, 2 ** 25)  # Python's float arithmetic
+        with pytest.raises(Exception, match="summation order"):
+            torch.ones(5).sum()
+
+
+def test_empty_memory_and_outside_names_refused_with_the_line():
+    with installed() as torch:
+        e = torch.empty(3)
+        e[0] = 1
+        assert e[0].item() == 1
+        with pytest.raises(Exception, match=r"never written \(test_torch_layer.py:\d+\)"):
+            e.sum()
+        with pytest.raises(Exception, match=r"torch.cuda.is_available is refused"):
+            torch.cuda.is_available()
+        with pytest.raises(Exception, match=r"torch.fft is outside"):
+            torch.fft
+
+
+def test_the_layer_is_installed_only_while_it_runs():
+    before = sys.modules.get("torch")
+    with installed() as torch:
+        assert sys.modules["torch"] is torch
+        import torch.nn.functional as functional
+        assert functional is torch.nn.functional
+    assert sys.modules.get("torch") is before
+
+
+# -- random constructors: the same law two ways -----------------------------------------------
+def law(method, p=P, q=Q, **kw):
+    return verify(method, p, q, **kw).law
+
+
+def test_hf_sampler_is_lossless_with_the_law_of_the_sampling_interface_rule():
+    torch_rule = verify(f"{HF}:sample", P, Q)
+    assert torch_rule.lossless and torch_rule.law == {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
+    assert torch_rule.acceptance == verify("sps", P, Q).acceptance == F(5, 6)
+
+
+def test_hf_bug_variants_refuted_with_their_exact_tv():
+    def wrong_row(s, p, q):                # the same bug on the sampling interface
+        x = s.draft(q)
+        if s.uniform() <= q[x] / p[x]:
+            return x
+        residual = [max(a - b, 0) for a, b in zip(p.probs, q.probs)]
+        total = sum(residual)
+        return s.draw(Dist([r / total for r in residual], p.labels))
+
+    r = verify(f"{HF}:sample_wrong_row", P, Q)
+    assert r.law == law(wrong_row) == {0: F(1, 3), 1: F(1, 3), 2: F(1, 3)}
+    assert not r.lossless and total_variation(r.law_dist(), P) == F(1, 6)
+    r = verify(f"{HF}:sample_resample_from_p", P, Q)
+    assert r.law == {0: F(5, 12), 1: F(7, 18), 2: F(7, 36)} and total_variation(r.law_dist(), P) == F(1, 12)
+
+
+def test_hf_sampler_under_float32_on_the_generator_grid():
+    from exactspec.rounding import split_bias
+
+    split = split_bias(f"{HF}:sample", P, Q, arith="float32")
+
+    def same_in_interface(s, p, q):
+        x = s.draft(q)
+        if s.uniform() <= p[x] / q[x]:
+            return x
+        residual = [(a - b if a > b else a - a) for a, b in zip(p.probs, q.probs)]
+        total = sum(residual[1:], residual[0])
+        return s.draw(Dist([r / total for r in residual], p.labels, check=False))
+
+    twin = split_bias(same_in_interface, P, Q, arith="float32")
+    assert split.run.law == twin.run.law
+    # r <= 1/2 on the 2**24 grid holds at 2**23 + 1 points: token 2 gains that one point
+    assert split.run.law[2] == F(1, 3) * F(2 ** 23 + 1, 2 ** 24) == F(2796203, 16777216)
+    assert split.verdict == "lossy-rounding"
+
+
+@pytest.mark.parametrize("arith", ["float32", "float16", "bfloat16", "float64"])
+def test_hf_sampler_bias_is_one_grid_point_in_every_format(arith):
+    from exactspec.rounding import split_bias
+
+    grid = FORMATS[arith].grid                   # the ratio at token 2 is exactly 1/2 in each
+    split = split_bias(f"{HF}:sample", P, Q, arith=arith)
+    assert split.run.law[2] == F(1, 3) * F(grid // 2 + 1, grid)
+    assert split.bias == split.bias_grid_only == F(1, 3 * grid)
+
+
+def test_vllm_style_sampler_lossy_by_its_clamp_at_tiny():
+    t = F(1, 2 ** 126)                                   # torch.finfo(torch.float32).tiny
+    r = verify(f"{VLLM}:sample", P, Q)
+    # a rejection (probability 1/6) recovers from (1/6, t, t) / (1/6 + 2t)
+    recovered = [F(1, 6) / (F(1, 6) + 2 * t), t / (F(1, 6) + 2 * t), t / (F(1, 6) + 2 * t)]
+    accepted = [F(1, 3), F(1, 3), F(1, 6)]               # min(p, q)
+    assert r.law == {i: accepted[i] + F(1, 6) * recovered[i] for i in range(3)}
+    assert total_variation(r.law_dist(), P) == 2 * t / (1 + 12 * t)
+    wrong = verify(f"{VLLM}:sample_target_recovery", P, Q)
+    assert wrong.law == verify(f"{HF}:sample_resample_from_p", P, Q).law
+    assert total_variation(wrong.law_dist(), P) == F(1, 12)
+
+
+def test_vllm_style_noise_filled_through_a_copy_is_refused(capsys):
+    code, _, err = cli(capsys, "verify", f"{VLLM}:sample_copy_noise", "--p", "1/2,1/3,1/6",
+                       "--q", "1/3,1/3,1/3")
+    assert code == 2 and "read of torch.empty memory that was never written" in err
+    assert "(vllm_rejection_sampler.py:" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_tensor_of_compared_uniforms(tmp_path):
+    path = rule_file(tmp_path, """
+        def count(p, q):
+            u = torch.rand(3, dtype=p.dtype)
+            return (u < p[:3]).sum()
+        def count_filled(p, q):
+            u = torch.empty(2, 3, dtype=p.dtype).uniform_()[1]
+            return (p[:3] > u).sum()
+        """)
+
+    def twin(s, p, q):
+        return sum(1 for i in range(3) if s.uniform() < p.probs[i])
+
+    p4, q4 = Dist.parse("1/2,1/3,1/6,0"), Dist.parse("1/4,1/4,1/4,1/4")
+    got = law(f"{path}:count", p4, q4)
+    assert got == law(twin, p4, q4)
+    assert got[0] == F(1, 2) * F(2, 3) * F(5, 6)                   # closed form
+    assert law(f"{path}:count_filled", p4, q4) == got
+    assert law(f"{path}:count", p4, q4, grid=7) == law(twin, p4, q4, grid=7)
+
+
+def test_inverse_cdf_with_searchsorted_is_the_engine_pick(tmp_path):
+    path = rule_file(tmp_path, """
+        def inverse_cdf(p, q):
+            u = torch.rand(1, dtype=p.dtype)
+            return torch.searchsorted(p.cumsum(0), u, right=True)[0]
+        """)
+
+    def twin(s, p, q):
+        return s.pick(p, s.uniform())
+
+    assert law(f"{path}:inverse_cdf") == law(twin) == {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
+    # on {0, 1/5, ..., 4/5}: three points below 1/2, two in [1/2, 5/6), none in [5/6, 1)
+    assert law(f"{path}:inverse_cdf", grid=5) == law(twin, grid=5) == \
+        {0: F(3, 5), 1: F(2, 5), 2: 0}
+
+
+def test_expanded_in_place_and_conflicting_writes_refused():
+    with installed() as torch:
+        row = torch.zeros(3)
+        with pytest.raises(Exception, match="single memory location"):
+            row.expand(2, 3).add_(1)
+        with pytest.raises(Exception, match="different values in one place"):
+            row[torch.tensor([0, 0])] = torch.tensor([1.0, 2.0])
+        row[torch.tensor([0, 0])] = 5                       # the same value twice: fine
+        i = torch.tensor(1)
+        row[i:][0:1].fill_(7)
+        row[i].fill_(8)                                     # a 0-d index selects: a view
+        assert row.tolist() == [5, 8, 0]
+
+
+def test_multinomial_is_the_normalised_row(tmp_path):
+    path = rule_file(tmp_path, """
+        def pick(p, q):
+            w = p * torch.tensor([2, 1, 0]) + q       # unnormalised weights
+            return torch.multinomial(w, 1)[0]
+        def two(p, q):
+            picks = torch.multinomial(q + p, 2, replacement=False)
+            return picks[1]
+        """)
+    # w = (1 + 1/3, 1/3 + 1/3, 1/3) / (7/3)
+    assert law(f"{path}:pick") == {0: F(4, 7), 1: F(2, 7), 2: F(1, 7)}
+    w = [F(5, 6), F(2, 3), F(1, 2)]                    # p + q, total 2: successive sampling
+    second = {j: sum(w[i] / 2 * w[j] / (2 - w[i]) for i in range(3) if i != j) for j in range(3)}
+    assert law(f"{path}:two") == second
+
+
+def test_exponential_race_as_the_engine_races(tmp_path):
+    path = rule_file(tmp_path, """
+        def race(p, q):
+            e = torch.empty_like(q).exponential_()
+            draft = (q / e).argmax()
+            if torch.rand(1, dtype=p.dtype) < p[draft] / q[draft]:
+                return draft
+            residual = (p - q).clamp_min(0)
+            return residual.div_(e).argmax(dim=-1)    # the same noise again: shared
+        """)
+
+    def twin(s, p, q):
+        e = s.exponentials(3)
+        x = (list(q.probs) / e).argmax()
+        if s.uniform() < p[x] / q[x]:
+            return x
+        return ([max(a - b, 0) for a, b in zip(p.probs, q.probs)] / e).argmax()
+
+    q2 = Dist.parse("1/6,1/2,1/3")
+    assert law(f"{path}:race", P, q2) == law(twin, P, q2)
+
+
+def test_softmax_with_temperature_and_top_p_written_with_sort_cumsum_scatter(tmp_path):
+    import sympy
+
+    path = rule_file(tmp_path, """
+        import torch.nn.functional as F
+        def top_p(p, q):
+            probs = F.softmax(torch.tensor([0.0, 1.0, 2.0], dtype=p.dtype) / 2, dim=-1)
+            sorted_probs, order = probs.sort(descending=True)
+            sorted_probs[sorted_probs.cumsum(-1) - sorted_probs > 0.6] = 0
+            filtered = torch.zeros_like(probs).scatter_(-1, order, sorted_probs)
+            return torch.multinomial(filtered, 1)
+        """)
+    got = law(f"{path}:top_p", Q, Q)
+    e, root = sympy.E, sympy.sqrt(sympy.E)      # weights 1 : e^(1/2) : e; the top two kept
+    assert got[0] == 0
+    assert (got[1] - root / (e + root)).equals(0)
+    assert (got[2] - e / (e + root)).equals(0)
+
+
+def test_top_k_and_top_p_warpers_on_log_probabilities(tmp_path):
+    path = rule_file(tmp_path, """
+        import torch.nn.functional as F
+        def top_k(p, q):
+            logits = torch.log(p)
+            top = torch.topk(logits, 2).values[..., -1, None]
+            logits = logits.masked_fill(logits < top, float("-inf"))
+            return torch.multinomial(F.softmax(logits, dim=-1), 1)
+        def top_p(p, q):
+            logits = torch.log(p).unsqueeze(0)
+            sorted_logits, sorted_indices = torch.sort(logits, descending=False)
+            cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+            remove = cumulative <= (1 - 0.6)
+            remove[..., -1:] = 0
+            remove = remove.scatter(1, sorted_indices, remove)
+            logits = logits.masked_fill(remove, -float("inf"))
+            return torch.multinomial(F.softmax(logits, dim=-1), num_samples=1).squeeze(1)
+        """)
+    # both keep tokens 0 and 1 of p = (1/2, 1/3, 1/6): renormalised, (3/5, 2/5, 0)
+    expected = {0: F(3, 5), 1: F(2, 5), 2: 0}
+    assert law(f"{path}:top_k") == law(f"{path}:top_p") == expected
+
+
+def test_a_seeded_generator_is_accepted(tmp_path):
+    path = rule_file(tmp_path, """
+        def seeded(p, q):
+            g = torch.Generator(device="cpu").manual_seed(1234)
+            draft = torch.multinomial(q, 1, generator=g)
+            u = torch.rand(1, generator=g, dtype=p.dtype)
+            if (u < p[draft] / q[draft]).item():
+                return draft
+            r = (p - q).clamp(min=0)
+            return torch.multinomial(r / r.sum(), 1, generator=g)
+        """)
+    assert verify(f"{path}:seeded", P, Q).lossless
+
+
+def test_a_three_parameter_function_is_not_a_pytorch_rule(tmp_path):
+    path = rule_file(tmp_path, """
+        def f(s, p, q):
+            return s.draw(p)
+        """)
+    assert load_pytorch_rule(f"{path}:f") is None
+
+
+# -- the command line ------------------------------------------------------------------------
+def cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_verify_json_of_a_pytorch_rule(capsys):
+    import json
+
+    code, out, _ = cli(capsys, "verify", f"{HF}:sample", "--p", "1/2,1/3,1/6", "--q",
+                       "1/3,1/3,1/3", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["lossless"] and data["acceptance"] == "5/6"
+    code, out, _ = cli(capsys, "verify", f"{HF}:sample_wrong_row", "--p", "1/2,1/3,1/6",
+                       "--q", "1/3,1/3,1/3", "--json")
+    assert code == 1 and json.loads(out)["differs"] == ["0", "2"]
+
+
+@pytest.mark.parametrize("body, message", [
+    ("return p.cosh().argmax()", "Tensor.cosh is outside exactspec's tensor layer (rule.py:3)"),
+    ("return torch.fft.fft(p)", "torch.fft is outside exactspec's tensor layer (rule.py:3)"),
+    ("return torch.cuda.current_device()", "torch.cuda.current_device is refused"),
+    ("return p.to('cuda').argmax()", "exactspec runs a PyTorch rule on its own CPU"),
+    ("e = torch.empty(3, dtype=p.dtype)\n    e[:2] = torch.rand(2, dtype=p.dtype)\n"
+     "    return (e < p).int().argmax()", "never written (rule.py:5)"),
+    ("return torch.tensor([0.5])", "return the emitted token index"),
+    ("return torch.zeros(3, dtype=torch.int64).scatter_(0, torch.tensor([0, 0]), "
+     "torch.tensor([1, 2])).argmax()", "depends on the hardware's order"),
+])
+def test_refusals_are_one_line_exit_2(capsys, tmp_path, body, message):
+    path = rule_file(tmp_path, f"def f(p, q):\n    {body}\n")
+    code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q", "1/3,1/3,1/3")
+    assert code == 2 and message in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_long_float_sum_under_arith_is_refused_in_one_line(capsys):
+    p, q = ",".join(["1/5"] * 5), ",".join(["1/10"] * 4 + ["3/5"])
+    code, _, err = cli(capsys, "verify", f"{HF}:sample", "--p", p, "--q", q, "--arith", "float32")
+    assert code == 2 and "a float32 sum of 5 terms under --arith" in err
+    assert "hf_speculative_sampling.py:" in err and len(err.strip().splitlines()) == 1
+    code, _, _ = cli(capsys, "verify", f"{HF}:sample", "--p", p, "--q", q)
+    assert code == 0                                     # exact arithmetic: any order
+
+
+def test_a_noise_value_read_alone_is_undecided_in_one_line(capsys, tmp_path):
+    path = rule_file(tmp_path, "def f(p, q):\n"
+                               "    return (torch.empty_like(p).exponential_() < p).int().argmax()\n")
+    code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/2", "--q", "1/2,1/2")
+    assert code == 3 and "a single exponential value read on its own" in err
+    assert "(rule.py:3)" in err and len(err.strip().splitlines()) == 1
+
+
+# -- against real torch, where it is installed -----------------------------------------------
+def test_deterministic_float32_ops_match_real_torch():
+    real = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    a, b = rng.random(4).astype(np.float32), rng.random(4).astype(np.float32) + 0.1
+    expect = {
+        "div": (real.tensor(a) / real.tensor(b)).tolist(),
+        "sub_clamp": real.clamp(real.tensor(a) - real.tensor(b), min=0).tolist(),
+        "cumsum": real.tensor(a).cumsum(0).tolist(),
+        "sum": [real.tensor(a).sum().item()],
+        "mul_half": (real.tensor(a).half() * real.tensor(b).half()).float().tolist(),
+    }
+    with installed(Run(None, FORMATS["float32"])) as torch:
+        x, y = torch.tensor(a.tolist()), torch.tensor(b.tolist())
+        got = {
+            "div": (x / y).tolist(),
+            "sub_clamp": torch.clamp(x - y, min=0).tolist(),
+            "cumsum": x.cumsum(0).tolist(),
+            "sum": [x.sum().item()],
+            "mul_half": (x.half() * y.half()).float().tolist(),
+        }
+    for key in expect:
+        assert [exact_value(v) for v in got[key]] == [F(v) for v in expect[key]], key
