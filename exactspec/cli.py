@@ -669,6 +669,9 @@ def cmd_tree(args) -> int:
             gamma = args.gamma if args.gamma is not None else spec.get("gamma")
             m = args.m if args.m is not None else spec.get("m")
             function = load_user_function(name, base)
+            for key in ("arith", "grid", "tolerance"):   # the spec's, unless given here
+                if getattr(args, key) is None and spec.get(key) is not None:
+                    setattr(args, key, spec[key] if key != "tolerance" else str(spec[key]))
             return _search_sequences(args, function, gamma=_whole(gamma, "gamma"),
                                      m=_whole(m, "m"), context_free=False, name=name)
         return _sequence_report(args, args.spec, args.verifier, gamma=args.gamma, m=args.m)

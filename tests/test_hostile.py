@@ -465,3 +465,27 @@ def test_pure_grid_bias_is_not_called_logic(capsys, tmp_path):
 def test_options_a_route_cannot_honour_are_refused(capsys, tmp_path, argv, words):
     spec = user_file(tmp_path, "oneroute", ONE_ROUTE)
     refused(capsys, [a.format(rule=spec) for a in argv], *words)
+
+
+@pytest.mark.parametrize("case", sorted(HIDDEN))
+@pytest.mark.parametrize("route", ["tokens", "tree"])
+def test_hidden_randomness_refused_on_the_multi_position_route(capsys, tmp_path, case, route):
+    """The watch and the replay of the one-position route also guard verify --tokens and
+    tree --verifier (one route): no law is printed for a rule that draws outside s."""
+    header, test, word = HIDDEN[case]
+    spec = user_file(tmp_path, case, header + f"""
+def rule(s, pair, ctx):
+    x = s.draft(pair.draft(ctx))
+    if {test}:
+        return (x,)
+    return (s.draw(pair.target(ctx)),)
+""")
+    if route == "tokens":
+        argv = ["verify", spec, "--tokens", "2", *PQ]
+    else:
+        tree = tmp_path / "spec.json"
+        tree.write_text(json.dumps({"target": {"": PQ[1]}, "draft": {"": PQ[3]}, "m": 2}))
+        argv = ["tree", tree, "--verifier", spec]
+    line = refused(capsys, argv, "hidden" if word == "hidden" else word)
+    if word != "hidden":
+        assert f"{case}.py line" in line

@@ -39,6 +39,7 @@ from fractions import Fraction
 
 from ..core.dist import exact_str
 from ..core.errors import InvalidInput, TooLarge
+from ..engine.watch import HiddenRandomness
 from ..sequences.context import ContextPair
 from ..sequences.user import (HiddenState, UserVerifier, load_user_function, position_pair,
                               user_report)
@@ -95,7 +96,7 @@ def search_sequence_counterexample(function, *, gamma: int | None = None,
         try:
             report = user_report({"m": m}, verifier, pair=pair, gamma=gamma, arith=arith,
                                  grid=grid, tolerance=tolerance, max_paths=max_paths)
-        except HiddenState:
+        except (HiddenState, HiddenRandomness):
             raise
         except (InvalidInput, TooLarge):
             continue

@@ -182,7 +182,11 @@ def _call_user(function, args):
         where = _user_line(err.__traceback__)
         if not where:
             raise
-        raise InvalidInput(f"{err}{where}") from None
+        try:                      # the same kind of error (hidden randomness stays one)
+            named = type(err)(f"{err}{where}")
+        except TypeError:
+            named = InvalidInput(f"{err}{where}")
+        raise named from None
 
 
 def _user_line(tb) -> str:
@@ -429,7 +433,16 @@ class _Run:
 
 def _prove(verifier, pair, m, ctx, target, arith, grid, max_paths) -> _Run:
     """The law of the first ``m`` tokens in ``arith`` (exact when ``None``) with uniforms on
-    ``grid``, every reachable (context, state) enumerated once; hidden state refused."""
+    ``grid``, every reachable (context, state) enumerated once; hidden state refused, and
+    hidden randomness under the watch of every exact run (:func:`~exactspec.engine.watch.
+    watched`)."""
+    from ..engine.watch import watched
+
+    with watched():
+        return _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths)
+
+
+def _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths) -> _Run:
     factory = _factory(arith, grid)
     before = state_fingerprint(verifier.function)
     signature = _replay_signature(verifier, pair, ctx, factory)
