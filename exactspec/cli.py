@@ -65,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="numpy: float64 at vocabulary scale (never a proof)")
     ve.add_argument("--arith", choices=["float32", "bfloat16", "float16", "float64"],
                     help="run the method's arithmetic in this float format, exactly rounded, "
-                    "and pair it with exact arithmetic: lossless, lossy by rounding only, or "
-                    "lossy by logic")
+                    "and pair it with exact arithmetic: lossless, lossy by the grid only, by "
+                    "rounding, or by logic")
     ve.add_argument("--tolerance", metavar="T",
                     help="a bias of the grid or of rounding only (--grid, --arith) at most T "
                     "exits 0 (e.g. 2**-20 or 1e-6, read exactly)")
