@@ -494,6 +494,13 @@ def _write_json(path, obj) -> None:
 def _search(args) -> int:
     from .gallery.search import search_counterexample
 
+    for flag, given in (("--p", args.p), ("--q", args.q), ("--logits-p", args.logits_p),
+                        ("--logits-q", args.logits_q), ("--certificate", args.certificate),
+                        ("--backend numpy", args.backend == "numpy")):
+        if given:
+            raise _UsageError(f"{flag} does not apply to --search (it tries its own small "
+                              "instances; prove the counterexample it prints without --search)")
+
     tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
                                                                        "--tolerance")
     found = search_counterexample(args.method, k=args.k, grid=args.grid, arith=args.arith,

@@ -461,6 +461,9 @@ def test_pure_grid_bias_is_not_called_logic(capsys, tmp_path):
     (["verify", "sps", "--search", "--search-tokens", "100"], ["--search-tokens 100"]),
     (["tree", str(ROOT / "examples" / "chain.json"), "--search-tokens", "2"],
      ["--search-tokens", "user's verifier"]),
+    (["verify", "sps", "--search", *PQ], ["--p", "--search"]),
+    (["verify", "sps", "--search", "--certificate", "c.json"], ["--certificate", "--search"]),
+    (["verify", "sps", "--search", "--backend", "numpy"], ["--backend numpy", "--search"]),
 ])
 def test_options_a_route_cannot_honour_are_refused(capsys, tmp_path, argv, words):
     spec = user_file(tmp_path, "oneroute", ONE_ROUTE)
