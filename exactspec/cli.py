@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("method", help="sps, naive, top1, ... or file.py:function")
     ve.add_argument("--p", help="target: 1/2,3/10,1/5 or @file.json")
     ve.add_argument("--q", help="draft: 1/5,1/5,3/5 or @file.json")
-    ve.add_argument("--k", type=int, default=1, help="drafts per position (default 1)")
+    ve.add_argument("--k", type=int, help="drafts per position (default 1)")
     ve.add_argument("--labels", help="token labels: abc or a,b,c")
     ve.add_argument("--normalize", action="store_true", help="rescale p and q to sum 1")
     ve.add_argument("--json", action="store_true", help="one JSON object on stdout")
@@ -86,21 +86,26 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--certificate", metavar="FILE", help="write the certificate (JSON)")
     ve.add_argument("--search", action="store_true",
                     help="look for a small rational counterexample (no --p/--q needed)")
+    ve.add_argument("--search-tokens", type=int, metavar="N",
+                    help="with --search: vocabulary sizes 1 to N, smallest first (default 3)")
     ve.add_argument("--backend", choices=["exact", "numpy"], default="exact",
                     help="numpy: float64 at vocabulary scale (never a proof)")
     ve.add_argument("--arith", choices=["float32", "bfloat16", "float16", "float64"],
                     help="run the method's arithmetic in this float format, exactly rounded, "
-                    "and pair it with exact arithmetic: lossless, lossy by rounding only, or "
-                    "lossy by logic")
+                    "and pair it with exact arithmetic: lossless, lossy by the grid only, by "
+                    "rounding, or by logic")
     ve.add_argument("--tolerance", metavar="T",
-                    help="with --arith: a rounding-only bias at most T exits 0 (e.g. 2**-20 "
-                    "or 1e-6, read exactly)")
+                    help="a bias of the grid or of rounding only (--grid, --arith) at most T "
+                    "exits 0 (e.g. 2**-20 or 1e-6, read exactly)")
     ve.add_argument("--logits-p", metavar="L", help="target logits: 2,1,0 or @file.json "
                     "(the target is their exact softmax; --arith computes it in the format)")
     ve.add_argument("--logits-q", metavar="L", help="draft logits, as --logits-p")
     ve.add_argument("--tokens", type=int, metavar="M",
-                    help="the method is a multi-position rule f(s, pair, ctx) -> tokens: prove "
-                         "its first M generated tokens on the pair (p, q) at every context")
+                    help="the method is a multi-position rule, f(s, pair, ctx) or f(s, drafts, "
+                         "p, q) with --gamma: prove its first M generated tokens on the pair "
+                         "(p, q) at every context (the route of `tree --verifier`)")
+    ve.add_argument("--gamma", type=int,
+                    help="with --tokens: draft tokens per call, for a rule f(s, drafts, p, q)")
 
     si = sub.add_parser("simulate", help="sample a method: empirical law and acceptance")
     si.add_argument("method")
@@ -141,13 +146,15 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--arith", choices=["float32", "bfloat16", "float16", "float64"],
                     help="the user's verifier in this float format, paired with exact "
                     "arithmetic")
-    tr.add_argument("--tolerance", metavar="T", help="with --arith: a rounding-only bias at "
-                    "most T exits 0")
+    tr.add_argument("--tolerance", metavar="T", help="a bias of the grid or of rounding only "
+                    "(--grid, --arith) at most T exits 0")
     tr.add_argument("--certificate", metavar="FILE",
                     help="write every path of the generation (JSON) for the checker")
     tr.add_argument("--search", action="store_true",
                     help="with a user's verifier: search small per-position rows for the "
                     "smallest counterexample (the spec's model is not needed)")
+    tr.add_argument("--search-tokens", type=int, metavar="N",
+                    help="with --search: vocabulary sizes 1 to N, smallest first (default 3)")
 
     pr = sub.add_parser("prove", help="run the claims and print each verdict")
     pr.add_argument("name", nargs="?", help="one claim (default: all)")
@@ -351,6 +358,11 @@ def cmd_verify(args) -> int:
 
     if args.tokens is not None:
         return _verify_sequence(args)
+    if args.gamma is not None:
+        raise _UsageError("--gamma applies to a multi-position rule (--tokens M)")
+    if args.search_tokens is not None and not args.search:
+        raise _UsageError("--search-tokens applies to --search")
+    args.k = 1 if args.k is None else args.k
     if args.search:
         return _search(args)
     if args.backend == "numpy":
@@ -374,6 +386,15 @@ def cmd_verify(args) -> int:
         # the plain enumeration when it is small; merged states for methods with a stepped
         # form (rrs, rrs-wor, kseq, spechub) when the paths are too many to list
         result = exact_verification(args.method, p, q, args.k, max_paths=max_paths)
+    if args.grid:   # the grid run beside ideal uniforms: lossless, lossy-grid or lossy-logic
+        from .bounds.compare import exact_verification
+        from .rounding import BiasSplit
+
+        ideal = exact_verification(args.method, p, q, args.k, max_paths=max_paths)
+        split = BiasSplit(result.method, result.p, result.q, result.k, None, args.grid,
+                          ideal, None, result)
+        _emit(split.to_json(), args.json, split.text())
+        return EXIT_OK if split.ok else EXIT_REFUTED
     _emit(result.to_json(), args.json, _verify_text(result))
     return EXIT_OK if result.lossless else EXIT_REFUTED
 
@@ -462,17 +483,45 @@ def _read_logits(text, name, labels_arg):
         labels = parse_labels(labels_arg, len(values), name="labels")
     return values, labels
 def _verify_sequence(args) -> int:
-    from .sequences.user_rules import prove_user_rule, user_rule_text
+    """``verify F --tokens M``: the route of ``tree --verifier F`` on a context-free spec."""
+    from .sequences.context import ContextPair
 
-    for flag, value in (("--grid", args.grid), ("--certificate", args.certificate),
-                        ("--search", args.search), ("--backend numpy", args.backend == "numpy")):
-        if value:
-            raise _UsageError(f"{flag} does not apply to a multi-position rule (--tokens)")
+    for flag, given in (("--k", args.k is not None), ("--backend numpy", args.backend == "numpy"),
+                        ("--logits-p", args.logits_p), ("--logits-q", args.logits_q)):
+        if given:
+            raise _UsageError(f"{flag} does not apply to a multi-position rule (--tokens): give "
+                              "--p and --q, the pair at every context")
+    if args.tokens < 1:
+        raise _UsageError(f"--tokens={args.tokens}: need a number of tokens >= 1")
+    if args.search:
+        if args.p is not None or args.q is not None:
+            raise _UsageError("--search tries its own small pairs: give no --p/--q")
+        return _search_sequences(args, args.method, gamma=args.gamma, m=args.tokens,
+                                 context_free=True)
     p, q = _read_pair(args)
-    max_paths = args.max_paths if args.max_paths is not None else 10**7
-    report = prove_user_rule(args.method, p, q, args.tokens, max_paths=max_paths)
-    _emit(report, args.json, user_rule_text(report))
-    return EXIT_OK if report["lossless"] else EXIT_REFUTED
+    pair = ContextPair.context_free(p, q)
+    return _sequence_report(args, {"m": args.tokens}, args.method, pair=pair,
+                            gamma=args.gamma, m=args.tokens)
+
+
+def _sequence_report(args, spec, function, *, pair=None, gamma=None, m=None) -> int:
+    """The one report of a user's multi-position rule, from ``verify --tokens`` or ``tree``."""
+    from .sequences.user import DEFAULT_MAX_PATHS, user_report, user_text
+
+    if args.search_tokens is not None:
+        raise _UsageError("--search-tokens applies to --search")
+    report = user_report(spec, function, pair=pair, gamma=gamma, m=m, arith=args.arith,
+                         grid=args.grid, tolerance=_tolerance(args),
+                         max_paths=args.max_paths or DEFAULT_MAX_PATHS,
+                         certificate=bool(args.certificate))
+    if args.certificate:
+        _write_json(args.certificate, report.pop("certificate"))
+    _emit(report, args.json, user_text(report))
+    return EXIT_OK if report["ok"] else EXIT_REFUTED
+
+
+def _tolerance(args):
+    return None if args.tolerance is None else _read_exact_number(args.tolerance, "--tolerance")
 
 
 def _write_json(path, obj) -> None:
@@ -488,10 +537,19 @@ def _write_json(path, obj) -> None:
 def _search(args) -> int:
     from .gallery.search import search_counterexample
 
+    for flag, given in (("--p", args.p), ("--q", args.q), ("--logits-p", args.logits_p),
+                        ("--logits-q", args.logits_q), ("--certificate", args.certificate),
+                        ("--backend numpy", args.backend == "numpy")):
+        if given:
+            raise _UsageError(f"{flag} does not apply to --search (it tries its own small "
+                              "instances; prove the counterexample it prints without --search)")
+
     tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
                                                                        "--tolerance")
     found = search_counterexample(args.method, k=args.k, grid=args.grid, arith=args.arith,
                                   tolerance=tolerance,
+                                  max_tokens=3 if args.search_tokens is None
+                                  else args.search_tokens,
                                   max_paths=args.max_paths if args.max_paths else 10**6)
     result = found.counterexample
     if result is None:
@@ -652,33 +710,34 @@ def cmd_tree(args) -> int:
     from .sequences.trees import tree_report, tree_text
 
     if args.verifier or _spec_names_function(args.spec):
-        from .sequences.user import user_report, user_text
-
-        tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
-                                                                           "--tolerance")
         if args.search:
-            return _search_sequences(args, tolerance)
-        report = user_report(args.spec, args.verifier, gamma=args.gamma, m=args.m,
-                             arith=args.arith, grid=args.grid, tolerance=tolerance,
-                             max_paths=args.max_paths or 10**6,
-                             certificate=bool(args.certificate))
-        if args.certificate:
-            _write_json(args.certificate, report.pop("certificate"))
-        _emit(report, args.json, user_text(report))
-        return EXIT_OK if report["ok"] else EXIT_REFUTED
+            from .sequences.context import read_spec
+            from .sequences.user import _SPEC_KEYS, load_user_function
+
+            spec, base = read_spec(args.spec, "spec", _SPEC_KEYS)
+            name = args.verifier or spec.get("verifier")
+            gamma = args.gamma if args.gamma is not None else spec.get("gamma")
+            m = args.m if args.m is not None else spec.get("m")
+            function = load_user_function(name, base)
+            for key in ("arith", "grid", "tolerance"):   # the spec's, unless given here
+                if getattr(args, key) is None and spec.get(key) is not None:
+                    setattr(args, key, spec[key] if key != "tolerance" else str(spec[key]))
+            return _search_sequences(args, function, gamma=_whole(gamma, "gamma"),
+                                     m=_whole(m, "m"), context_free=False, name=name)
+        return _sequence_report(args, args.spec, args.verifier, gamma=args.gamma, m=args.m)
     given = [f"--{n}" for n in ("gamma", "m", "certificate") if getattr(args, n) is not None]
     if args.search:
         given.append("--search")
+    if args.search_tokens is not None:
+        given.append("--search-tokens")
     if given:
         raise _UsageError(f"{given[0]} applies to a user's verifier (--verifier file.py:function "
                           "or a spec whose 'verifier' names one)")
     if args.arith or args.grid or args.tolerance is not None:
         from .sequences.user import builtin_report, user_text
 
-        tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
-                                                                           "--tolerance")
         report = builtin_report(args.spec, arith=args.arith, grid=args.grid,
-                                tolerance=tolerance, max_paths=args.max_paths or 10**6)
+                                tolerance=_tolerance(args), max_paths=args.max_paths or 10**6)
         _emit(report, args.json, user_text(report))
         return EXIT_OK if report["ok"] else EXIT_REFUTED
     report = tree_report(args.spec, max_paths=args.max_paths or 10**6)
@@ -686,39 +745,48 @@ def cmd_tree(args) -> int:
     return EXIT_OK if report["lossless"] else EXIT_REFUTED
 
 
-def _search_sequences(args, tolerance) -> int:
-    """``tree --verifier F --search``: the smallest per-position counterexample."""
+def _whole(value, name):
+    """A spec's count (``gamma``, ``m``) as an int, or ``None``."""
+    from fractions import Fraction
+
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, Fraction) and value.denominator == 1:
+        return int(value)
+    raise _UsageError(f"spec: {name}={value!r}: need a whole number")
+
+
+def _search_sequences(args, function, *, gamma, m, context_free, name=None) -> int:
+    """``tree --verifier F --search`` and ``verify F --tokens M --search``: the smallest
+    counterexample among the instances of ``verify --search``, in its order."""
     from .gallery.search_sequences import search_sequence_counterexample
-    from .sequences.context import read_json
-    from .sequences.user import load_user_function, user_text
+    from .sequences.user import user_text
 
-    from pathlib import Path
-
-    spec = read_json(args.spec, "spec")
-    if not isinstance(spec, dict):
-        raise _UsageError("the spec must be a JSON object")
-    name = args.verifier or spec.get("verifier")
-    function = load_user_function(name, Path(args.spec).parent)
-    gamma = args.gamma if args.gamma is not None else spec.get("gamma")
-    if gamma is None:
-        raise _UsageError("--search needs gamma (in the spec or --gamma)")
-    m = args.m if args.m is not None else spec.get("m")
+    if args.certificate:
+        raise _UsageError("--certificate with --search: search first, then prove the "
+                          "counterexample with --certificate")
+    tokens = 3 if args.search_tokens is None else args.search_tokens
+    name = name or str(function)
     found = search_sequence_counterexample(
-        function, gamma=int(gamma), m=None if m is None else int(m), arith=args.arith,
-        grid=args.grid, tolerance=tolerance, max_paths=args.max_paths or 10**5)
+        function, gamma=gamma, m=m, tokens=tokens, context_free=context_free, name=name,
+        arith=args.arith, grid=args.grid, tolerance=_tolerance(args),
+        max_paths=args.max_paths or 10**5)
+    shape = "context-free pairs (p, q)" if context_free else "per-position rows"
     if found.report is None:
-        obj = {"verifier": name, "counterexample": None, "instances": found.instances}
-        _emit(obj, args.json, f"no counterexample among {found.instances} small per-position "
-              "instances (evidence, not a proof)")
+        obj = {"verifier": name, "counterexample": None, "instances": found.instances,
+               "search_tokens": tokens}
+        _emit(obj, args.json, f"no counterexample among {found.instances} small {shape} on 1 "
+              f"to {tokens} tokens (evidence, not a proof)")
         return EXIT_OK
     obj = dict(found.report)
     obj["counterexample"] = found.rows
     obj["instances"] = found.instances
+    obj["search_tokens"] = tokens
     rows = found.rows
-    text = (f"counterexample found after {found.instances} instances: target rows "
-            f"{' | '.join(rows['target'])}; draft rows {' | '.join(rows['draft'])}\n"
-            + user_text(found.report))
-    _emit(obj, args.json, text)
+    where = (f"p = {rows['p']}, q = {rows['q']}" if context_free else
+             f"target rows {' | '.join(rows['target'])}; draft rows {' | '.join(rows['draft'])}")
+    _emit(obj, args.json, f"counterexample found after {found.instances} instances: {where}\n"
+          + user_text(found.report))
     return EXIT_REFUTED
 
 

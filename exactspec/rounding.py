@@ -4,16 +4,21 @@ A float kernel of a lossless rule is almost never exactly lossless: its ratios a
 rounded and its uniforms live on a grid, so its output law misses ``p`` by something like
 ``2**-25``.  A float kernel with a *logic* bug (a residual that loses mass, a wrong
 normalisation) misses it too.  :func:`split_bias` tells the two apart: it runs the method with
-its arithmetic in a float format (:mod:`exactspec.engine.float_sampler`) and the same method in
-exact arithmetic with ideal uniforms, both exactly, and says
+its arithmetic in a float format (:mod:`exactspec.engine.float_sampler`), the same method in
+exact arithmetic with ideal uniforms, and in exact arithmetic on the float run's uniform grid,
+all three exactly, and says (:func:`exactspec.verify.verdict_of`)
 
-- ``"lossless"``: the float run's output law is ``p`` exactly;
-- ``"lossy-rounding"``: the float run is lossy but the exact-arithmetic run is lossless: the
-  whole bias is rounding (``bias``, exact, and the tokens it comes from);
-- ``"lossy-logic"``: the exact-arithmetic run is lossy too (``bias_exact_arith``).
+- ``"lossless"``: the run asked for gives ``p`` exactly;
+- ``"lossy-grid"``: exact arithmetic on the uniform grid is lossy but ideal uniforms are not,
+  and the run asked for is lossy by the grid alone (``bias_grid_only``);
+- ``"lossy-rounding"``: the float run is lossy beyond the grid while the exact-arithmetic run
+  with ideal uniforms is lossless: the bias is rounding (``bias``, exact, and its tokens);
+- ``"lossy-logic"``: the exact-arithmetic run with ideal uniforms is lossy too
+  (``bias_exact_arith``).
 
-A ``tolerance`` accepts a rounding-only bias up to that size.  Without a float format the
-verdict is ``"lossless"`` or ``"lossy-logic"``.  Probabilities may be given as logits: the
+A ``tolerance`` accepts a grid or rounding bias up to that size.  Without a float format but
+with a grid, the run asked for is exact arithmetic on the grid, paired with ideal uniforms;
+with neither, the verdict is ``"lossless"`` or ``"lossy-logic"``.  Probabilities may be given as logits: the
 target is then their exact softmax (irrational, in sympy), and the float run computes the
 softmax in the format (correctly rounded ``exp``, sum left to right, one division each).
 
@@ -36,14 +41,29 @@ from .core.dist import Dist, exact_str
 from .core.errors import InvalidInput, Undecided
 from .engine.exact import DEFAULT_MAX_PATHS, ExactSampler, enumerate_paths
 from .methods import get_method
-from .verify import Verification, _checked, _is_user_method, _user_errors
+from .verify import (VERDICTS, Verification, _checked, _is_user_method, _user_errors,
+                     verdict_of)
 
 __all__ = ["BiasSplit", "split_bias", "softmax_exact", "VERDICTS", "exact_sign",
-           "exact_difference"]
+           "exact_difference", "verdict_of", "tolerated", "grid_text"]
 
-VERDICTS = ("lossless", "lossy-rounding", "lossy-logic")
-VERDICT_TEXT = {"lossless": "LOSSLESS", "lossy-rounding": "LOSSY BY ROUNDING ONLY",
-                "lossy-logic": "LOSSY BY LOGIC"}
+VERDICT_TEXT = {"lossless": "LOSSLESS", "lossy-grid": "LOSSY BY THE GRID ONLY",
+                "lossy-rounding": "LOSSY BY ROUNDING ONLY", "lossy-logic": "LOSSY BY LOGIC"}
+
+
+def tolerated(verdict: str, bias, tolerance) -> bool:
+    """Whether a grid or rounding bias is within ``tolerance`` (exit 0); a logic bias never is.
+
+    >>> tolerated("lossy-grid", Fraction(1, 8), Fraction(1, 8)), tolerated("lossy-logic", 0, 1)
+    (True, False)
+    """
+    return (verdict in ("lossy-grid", "lossy-rounding") and tolerance is not None
+            and exact_sign(exact_difference(bias, tolerance)) <= 0)
+
+
+def grid_text(grid: int) -> str:
+    """A grid size as printed: ``2**24`` for a power of two."""
+    return f"2**{grid.bit_length() - 1}" if grid & (grid - 1) == 0 else str(grid)
 
 
 def _is_symbolic(x) -> bool:
@@ -136,9 +156,10 @@ class BiasSplit:
     """A float run next to the exact-arithmetic run of the same rule, and the verdict.
 
     ``rounded`` is the float run (``None`` without ``arith``); ``exact`` the exact-arithmetic
-    run with ideal uniforms (on ``grid`` when no format is given); ``grid_only`` the exact
-    arithmetic on the float run's generator grid (how much of the bias the grid alone makes;
-    ``None`` when not computed).  ``bias`` and ``bias_exact_arith`` are exact TVs to ``p``.
+    run with ideal uniforms; ``grid_only`` the exact arithmetic on the run's uniform grid (the
+    float run's generator grid, or ``grid``; without ``arith`` it is the run asked for; ``None``
+    when there is no grid or it cannot be computed).  ``bias``, ``bias_exact_arith`` and
+    ``bias_grid_only`` are exact TVs to ``p``.
     """
 
     method: Any
@@ -155,42 +176,49 @@ class BiasSplit:
 
     def __post_init__(self):
         self.bias_exact_arith, self.differences_exact_arith = _tv(self.exact.law, self.p)
-        if self.rounded is not None:
-            self.bias, self.differences = _tv(self.rounded.law, self.p)
-        else:
-            self.bias, self.differences = self.bias_exact_arith, self.differences_exact_arith
+        self.bias, self.differences = _tv(self.run.law, self.p)
         self.bias_grid_only = None if self.grid_only is None else _tv(self.grid_only.law,
                                                                        self.p)[0]
 
     @property
     def verdict(self) -> str:
-        if exact_sign(self.bias) == 0:
-            return "lossless"
-        if self.rounded is not None and exact_sign(self.bias_exact_arith) == 0:
-            return "lossy-rounding"
-        return "lossy-logic"
+        same = None
+        if self.rounded is not None and self.grid_only is not None:
+            same = all(exact_sign(exact_difference(self.rounded.law[t], self.grid_only.law[t]))
+                       == 0 for t in self.p.labels)
+        return verdict_of(exact_sign(self.bias) == 0, exact_sign(self.bias_exact_arith) == 0,
+                          rounded=self.rounded is not None, same_as_grid=same)
 
     @property
     def within_tolerance(self) -> bool:
-        return (self.verdict == "lossy-rounding" and self.tolerance is not None
-                and exact_sign(exact_difference(self.bias, self.tolerance)) <= 0)
+        return tolerated(self.verdict, self.bias, self.tolerance)
 
     @property
     def ok(self) -> bool:
-        """Exit 0: lossless, or a rounding-only bias within the tolerance."""
+        """Exit 0: lossless, or a grid or rounding bias within the tolerance."""
         return self.verdict == "lossless" or self.within_tolerance
 
     @property
     def run(self) -> Verification:
-        """The run the verdict is about: the float run when there is one."""
-        return self.rounded if self.rounded is not None else self.exact
+        """The run the verdict is about: the float run when there is one, else the run on the
+        grid when there is one, else the exact-arithmetic run."""
+        if self.rounded is not None:
+            return self.rounded
+        if self.grid is not None and self.grid_only is not None:
+            return self.grid_only
+        return self.exact
 
     def to_json(self) -> dict:
-        """The ``verify --json`` object, with ``arith``, ``verdict``, ``bias`` and
-        ``bias_exact_arith`` (PRODUCT.md, added contract)."""
+        """The ``verify --json`` object (the run's :meth:`Verification.to_json` keys), with
+        ``arith``, ``grid``, ``verdict``, ``bias`` (the run asked for), ``bias_exact_arith``
+        (exact arithmetic, ideal uniforms) and ``bias_grid_only`` (exact arithmetic on the
+        grid; ``null`` without a grid), exact strings, and ``*_float`` twins."""
         run = self.run
         labels = self.p.labels
-        out: dict[str, Any] = {
+        run.__dict__["_verdict"] = self.verdict   # known here: no second pairing of the run
+        out: dict[str, Any] = {k: v for k, v in run.to_json().items()
+                               if k not in ("differs", "bias", "verdict")}
+        out.update({
             "method": run.method.name,
             "k": self.k,
             "labels": [str(t) for t in labels],
@@ -201,24 +229,26 @@ class BiasSplit:
             "acceptance_float": _float(run.acceptance),
             "paths": run.paths,
             "arith": self.arith or "exact",
+            "grid": self.rounded_grid,
             "verdict": self.verdict,
             "bias": exact_str(self.bias),
             "bias_float": _float(self.bias),
             "bias_exact_arith": exact_str(self.bias_exact_arith),
             "bias_exact_arith_float": _float(self.bias_exact_arith),
-        }
+            "bias_grid_only": (None if self.bias_grid_only is None
+                               else exact_str(self.bias_grid_only)),
+            "bias_grid_only_float": (None if self.bias_grid_only is None
+                                     else _float(self.bias_grid_only)),
+        })
         if self.differences:
             out["differs"] = [str(t) for t in self.differences]
             out["difference"] = {str(t): exact_str(d) for t, d in self.differences.items()}
-        if self.rounded is not None:
-            out["grid"] = self.rounded_grid
+        if run is not self.exact:
             out["exact_arith"] = {
                 "output": {str(t): exact_str(self.exact.law[t]) for t in labels},
                 "acceptance": exact_str(self.exact.acceptance),
                 "differs": [str(t) for t in self.differences_exact_arith],
                 "paths": self.exact.paths}
-            if self.bias_grid_only is not None:
-                out["bias_grid_only"] = exact_str(self.bias_grid_only)
         if self.logits:
             out["inputs"] = "logits"
         if self.tolerance is not None:
@@ -235,17 +265,20 @@ class BiasSplit:
         return self.grid if self.grid is not None else get_format(self.arith).grid
 
     def text(self) -> str:
-        """A table of the float run beside the exact-arithmetic run, and the verdict."""
+        """A table of the run asked for beside the exact-arithmetic run, the verdict and the
+        three TVs side by side."""
         labels = self.p.labels
         head = f"method {self.run.method.name}, k = {self.k}"
-        if self.rounded is not None:
-            grid = self.rounded_grid
-            shown = f"2**{grid.bit_length() - 1}" if grid & (grid - 1) == 0 else str(grid)
-            head += (f": {self.arith} arithmetic, uniforms on a grid of {shown} "
-                     f"({self.rounded.paths} paths), paired with exact arithmetic "
-                     f"({self.exact.paths} paths)")
-            header = ["token", "target p", self.arith, "exact arith", f"{self.arith} - p"]
-            rows = [[t, exact_str(self.p[t]), exact_str(self.rounded.law[t]),
+        run = self.run
+        if run is not self.exact:
+            name = self.arith or f"grid {grid_text(self.grid)}"
+            what = (f"{self.arith} arithmetic, uniforms on a grid of "
+                    f"{grid_text(self.rounded_grid)}" if self.rounded is not None else
+                    f"exact arithmetic, uniforms on a grid of {grid_text(self.grid)}")
+            head += (f": {what} ({run.paths} paths), paired with exact arithmetic and ideal "
+                     f"uniforms ({self.exact.paths} paths)")
+            header = ["token", "target p", name, "exact arith", f"{name} - p"]
+            rows = [[t, exact_str(self.p[t]), exact_str(run.law[t]),
                      exact_str(self.exact.law[t]),
                      exact_str(self.differences.get(t, 0))] for t in labels]
         else:
@@ -256,31 +289,55 @@ class BiasSplit:
         widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
         table = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
                           for r in [header] + rows)
-        lines = [head, table, f"acceptance P(Y in X) = {exact_str(self.run.acceptance)}"]
+        lines = [head, table, f"acceptance P(Y in X) = {exact_str(run.acceptance)}"]
         verdict = self.verdict
+        where = ", ".join(f"{t} ({'+' if exact_sign(d) > 0 else ''}{exact_str(d)})"
+                          for t, d in self.differences.items())
         if verdict == "lossless":
             lines.append("LOSSLESS: the output law equals p exactly on this instance")
         elif verdict == "lossy-rounding":
-            where = ", ".join(f"{t} ({'+' if exact_sign(d) > 0 else ''}{exact_str(d)})"
-                              for t, d in self.differences.items())
             lines.append(f"LOSSY BY ROUNDING ONLY: the same rule in exact arithmetic is "
                          f"lossless; TV({self.arith} output, p) = {exact_str(self.bias)} "
                          f"(~{_float(self.bias):.3g}), at {where}")
             if self.bias_grid_only is not None:
                 lines.append(f"  of which the uniform grid alone (exact arithmetic on the grid)"
                              f" gives TV {exact_str(self.bias_grid_only)}")
+        elif verdict == "lossy-grid":
+            lines.append(f"LOSSY BY THE GRID ONLY: the same rule with ideal uniforms is "
+                         f"lossless; TV(output on the grid of {grid_text(self.rounded_grid)}, "
+                         f"p) = {exact_str(self.bias)} (~{_float(self.bias):.3g}), at {where}")
         else:
             lines.append(f"LOSSY BY LOGIC: the rule is lossy in exact arithmetic too; "
                          f"TV(exact-arithmetic output, p) = {exact_str(self.bias_exact_arith)} "
                          f"(~{_float(self.bias_exact_arith):.3g}), at "
                          + ", ".join(str(t) for t in self.differences_exact_arith))
-            if self.rounded is not None:
-                lines.append(f"  TV({self.arith} output, p) = {exact_str(self.bias)} "
-                             f"(~{_float(self.bias):.3g})")
-        if self.tolerance is not None and verdict == "lossy-rounding":
-            lines.append(f"tolerance {exact_str(self.tolerance)}: the rounding bias is "
+        if run is not self.exact:
+            lines.append(split_line(self.arith, self.rounded_grid, self.bias,
+                                    self.bias_exact_arith, self.bias_grid_only))
+        if self.tolerance is not None and verdict in ("lossy-grid", "lossy-rounding"):
+            lines.append(f"tolerance {exact_str(self.tolerance)}: the bias is "
                          + ("within it" if self.within_tolerance else "ABOVE it"))
         return "\n".join(lines)
+
+
+def split_line(arith, grid, bias, bias_exact_arith, bias_grid_only) -> str:
+    """The three TVs side by side: the run asked for, exact arithmetic with ideal uniforms,
+    exact arithmetic on the grid.
+
+    >>> split_line("float32", 2**24, Fraction(3, 2**26), Fraction(0), Fraction(1, 2**26))
+    'TV to the target: float32 run 3/67108864 (~4.47e-08); exact arithmetic, ideal uniforms 0; exact arithmetic on the grid of 2**24 1/67108864 (~1.49e-08)'
+    """
+    def shown(x):
+        if x is None:
+            return "not computed"
+        return exact_str(x) if exact_sign(x) == 0 else f"{exact_str(x)} (~{_float(x):.3g})"
+
+    name = f"{arith} run" if arith else f"grid {grid_text(grid)} run" if grid else "run"
+    out = f"TV to the target: {name} {shown(bias)}; exact arithmetic, ideal uniforms " \
+          f"{shown(bias_exact_arith)}"
+    if grid is not None:
+        out += f"; exact arithmetic on the grid of {grid_text(grid)} {shown(bias_grid_only)}"
+    return out
 
 
 def _float(x) -> float:
@@ -320,13 +377,14 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         Target and draft (or give ``logits_p`` and ``logits_q``: rational logits whose exact
         softmax is the target and draft, and whose float softmax the float run receives).
     arith : str, optional
-        ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"float64"``; without it, one exact
-        run (on ``grid`` if given) and a verdict ``"lossless"`` or ``"lossy-logic"``.
+        ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"float64"``; without it, the exact
+        run (on ``grid`` if given, then paired with ideal uniforms).
     grid : int, optional
-        The float run's uniform grid (default: the format's generator, ``2**24`` for
-        ``float32``).  The exact-arithmetic twin always uses ideal uniforms.
+        The uniform grid of the run asked for (with ``arith``, default: the format's
+        generator, ``2**24`` for ``float32``).  The exact-arithmetic twin always uses ideal
+        uniforms; a third run, exact arithmetic on the grid, tells the grid from rounding.
     tolerance : number, optional
-        A rounding-only bias at most this large counts as accepted (:attr:`BiasSplit.ok`).
+        A grid or rounding bias at most this large counts as accepted (:attr:`BiasSplit.ok`).
     keep_paths : bool
         Keep the paths of the run the verdict is about (for its certificate).
     """
@@ -357,8 +415,8 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         if p is None or q is None:
             raise InvalidInput("give p and q (or logits_p and logits_q)")
         m, p, q = _checked(method, p, q, k)
-    exact = _enumerate(m, p, q, k, grid=None if fmt else grid, max_paths=max_paths,
-                       keep_paths=keep_paths and fmt is None)
+    exact = _enumerate(m, p, q, k, grid=None, max_paths=max_paths,
+                       keep_paths=keep_paths and fmt is None and grid is None)
     rounded = grid_only = None
     if fmt is not None:
         from .engine.float_sampler import FloatSampler, float_dist
@@ -371,12 +429,15 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         rounded = _enumerate(m, fp, fq, k, grid=grid, max_paths=max_paths,
                              factory=lambda: FloatSampler(fmt, grid), keep_paths=keep_paths,
                              arith=fmt.name)
-        if not use_logits:
-            on_grid = grid if grid is not None else fmt.grid
-            try:
-                grid_only = _enumerate(m, p, q, k, grid=on_grid, max_paths=max_paths,
-                                       factory=lambda: ExactSampler(grid=on_grid))
-            except TypeError:  # irrational thresholds (s.exp in exact arithmetic) on a grid
-                grid_only = None
+    if grid is not None or (fmt is not None and not use_logits):
+        on_grid = grid if grid is not None else fmt.grid
+        try:
+            grid_only = _enumerate(m, p, q, k, grid=on_grid, max_paths=max_paths,
+                                   factory=lambda: ExactSampler(grid=on_grid),
+                                   keep_paths=keep_paths and fmt is None)
+        except TypeError:  # irrational thresholds (s.exp in exact arithmetic) on a grid
+            if fmt is None:
+                raise
+            grid_only = None
     return BiasSplit(m, p, q, k, fmt.name if fmt else None, grid, exact, rounded, grid_only,
                      tolerance, use_logits)

@@ -20,7 +20,34 @@ from .core.errors import InvalidInput
 from .methods import Method, get_method
 
 __all__ = ["Verification", "verify", "simulate", "certificate_of", "certificate_paths",
-           "verify_to_certificate"]
+           "verify_to_certificate", "VERDICTS", "verdict_of"]
+
+VERDICTS = ("lossless", "lossy-grid", "lossy-rounding", "lossy-logic")
+
+
+def verdict_of(lossless: bool, ideal_lossless: bool, *, rounded: bool = False,
+               same_as_grid: bool | None = None) -> str:
+    """The verdict of a run, one word of :data:`VERDICTS`, from exact comparisons.
+
+    ``lossless``: the run asked for gives ``p`` exactly; ``ideal_lossless``: the same rule in
+    exact arithmetic with ideal uniforms does; ``rounded``: the run asked for computes in a float
+    format; ``same_as_grid``: its law equals that of exact arithmetic on its uniform grid
+    (``None`` when that run is not available).  A lossy run whose ideal twin is lossless is
+    ``"lossy-grid"`` when the grid alone makes the whole difference (always so without a float
+    format), ``"lossy-rounding"`` when the float run is lossy beyond the grid.
+
+    >>> verdict_of(False, True), verdict_of(False, True, rounded=True, same_as_grid=False)
+    ('lossy-grid', 'lossy-rounding')
+    >>> verdict_of(False, False, rounded=True), verdict_of(True, False)
+    ('lossy-logic', 'lossless')
+    """
+    if lossless:
+        return "lossless"
+    if not ideal_lossless:
+        return "lossy-logic"
+    if not rounded or same_as_grid:
+        return "lossy-grid"
+    return "lossy-rounding"
 
 
 @dataclass
@@ -29,7 +56,9 @@ class Verification:
 
     ``lossless`` is True when the output law equals ``p`` exactly.  ``acceptance`` is
     ``P(Y in X)``; ``explicit_acceptance`` the probability of an explicit accept.  ``differs``
-    lists the labels where the output law differs from ``p``.
+    lists the labels where the output law differs from ``p``.  ``verdict`` is one word of
+    :data:`VERDICTS`: a lossy run on a grid or in a float format is compared with the same
+    method in exact arithmetic with ideal uniforms (and on the grid alone), run on demand.
     """
 
     method: Method
@@ -73,6 +102,32 @@ class Verification:
         """``TV(output law, p)``: 0 exactly when lossless."""
         return total_variation(self.law_dist(), self.p)
 
+    @property
+    def verdict(self) -> str:
+        """``"lossless"``, ``"lossy-grid"``, ``"lossy-rounding"`` or ``"lossy-logic"``
+        (:func:`verdict_of`); a lossy run with a grid or a float format runs its ideal twin."""
+        if self.lossless:
+            return "lossless"
+        if self.grid is None and self.arith is None:
+            return "lossy-logic"
+        cached = self.__dict__.get("_verdict")
+        if cached is None:
+            ideal = verify(self.method, self.p, self.q, self.k, max_paths=None)
+            same = None
+            if self.arith is not None and ideal.lossless:
+                from .engine.floats import get_format
+
+                grid = self.grid if self.grid is not None else get_format(self.arith).grid
+                try:
+                    on_grid = verify(self.method, self.p, self.q, self.k, grid=grid,
+                                     max_paths=None)
+                    same = all(_equal(self.law[t], on_grid.law[t]) for t in self.p.labels)
+                except TypeError:       # irrational thresholds on a grid
+                    same = None
+            cached = self.__dict__["_verdict"] = verdict_of(
+                False, ideal.lossless, rounded=self.arith is not None, same_as_grid=same)
+        return cached
+
     def to_json(self) -> dict:
         """The ``verify --json`` object of PRODUCT.md."""
         out: dict[str, Any] = {
@@ -82,7 +137,7 @@ class Verification:
             "target": self.p.to_json(),
             "output": {str(lab): exact_str(self.law[lab]) for lab in self.p.labels},
             "lossless": self.lossless,
-            "verdict": "lossless" if self.lossless else "lossy-logic",
+            "verdict": self.verdict,
             "acceptance": exact_str(self.acceptance),
             "acceptance_float": float(self.acceptance),
         }
@@ -93,7 +148,10 @@ class Verification:
             out["floats_converted"] = self.enumeration.floats
         if not self.lossless:
             out["differs"] = [str(lab) for lab in self.differs]
-            out["bias"] = exact_str(self.bias)
+        out["bias"] = "0" if self.lossless else exact_str(self.bias)
+        if self.grid is None and self.arith is None:   # this run is the ideal one
+            out["bias_exact_arith"] = out["bias"]
+            out["bias_grid_only"] = None
         return out
 
     def certificate(self) -> dict:
@@ -285,7 +343,7 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
         check_unchanged(m.run, before, m.name)
     if not _equal(enumeration.total, 1):
         raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
-    return Verification(m, p, q, k, enumeration, grid)
+    return Verification(m, p, q, k, enumeration, grid, arith)
 
 
 

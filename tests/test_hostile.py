@@ -394,3 +394,101 @@ def test_the_cli_end_to_end_in_a_subprocess(tmp_path):
     done = subprocess.run([sys.executable, "-m", "exactspec.checker", str(cert)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "CERTIFICATE OK" in done.stdout
+
+
+# -- 5. multi-position rules: one route, every option honoured or refused ----------------------
+ONE_ROUTE = """
+from exactspec import residual
+
+calls = 0
+
+
+def rule(s, pair, ctx):
+    p, q = pair.target(ctx), pair.draft(ctx)
+    x = s.draft(q)
+    if s.uniform() <= p[x] / q[x]:
+        return (x,)
+    return (s.draw(residual(p, q)),)
+
+
+def counted(s, pair, ctx):
+    global calls
+    calls += 1
+    return (s.draw(pair.target(ctx)),)
+
+
+def single(s, p, q):
+    x = s.draft(q)
+    if s.uniform() <= p[x] / q[x]:
+        return s.accept(x)
+    return s.draw(residual(p, q))
+"""
+
+
+def test_tokens_with_arith_is_never_dropped(capsys, tmp_path):
+    """verify --tokens --arith float32 once printed PROVED and exit 0 without the float run."""
+    spec = user_file(tmp_path, "oneroute", ONE_ROUTE)
+    code, out, _ = run(capsys, "verify", spec, "--tokens", "2", *PQ, "--arith", "float32",
+                       "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["verdict"] == "lossy-rounding" and obj["arith"] == "float32"
+    assert obj["bias_exact_arith"] == "0" and Fraction(obj["bias"]) > 0
+
+
+def test_tokens_refuses_a_call_counter(capsys, tmp_path):
+    """A module-global call counter once gave a 'law' of total mass 9/4 through --tokens."""
+    spec = user_file(tmp_path, "oneroute", ONE_ROUTE).replace(":rule", ":counted")
+    refused(capsys, ["verify", spec, "--tokens", "3", *PQ], "hidden state", "'calls'")
+
+
+def test_pure_grid_bias_is_not_called_logic(capsys, tmp_path):
+    spec = user_file(tmp_path, "oneroute", ONE_ROUTE).replace(":rule", ":single")
+    code, out, _ = run(capsys, "verify", spec, "--p", "0,1", "--q", "1/2,1/2", "--grid", "4",
+                       "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["verdict"] == "lossy-grid" and obj["bias"] == "1/8"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["verify", "{rule}", "--tokens", "2", *PQ, "--k", "2"], ["--k", "multi-position"]),
+    (["verify", "{rule}", "--tokens", "2", *PQ, "--backend", "numpy"], ["--backend numpy"]),
+    (["verify", "{rule}", "--tokens", "2", "--logits-p", "1,2", "--logits-q", "2,1"],
+     ["--logits-p"]),
+    (["verify", "{rule}", "--tokens", "2", "--search", *PQ], ["--search", "--p"]),
+    (["verify", "sps", *PQ, "--gamma", "2"], ["--gamma", "--tokens"]),
+    (["verify", "sps", *PQ, "--search-tokens", "2"], ["--search-tokens", "--search"]),
+    (["verify", "sps", "--search", "--search-tokens", "0"], ["--search-tokens 0"]),
+    (["verify", "sps", "--search", "--search-tokens", "100"], ["--search-tokens 100"]),
+    (["tree", str(ROOT / "examples" / "chain.json"), "--search-tokens", "2"],
+     ["--search-tokens", "user's verifier"]),
+    (["verify", "sps", "--search", *PQ], ["--p", "--search"]),
+    (["verify", "sps", "--search", "--certificate", "c.json"], ["--certificate", "--search"]),
+    (["verify", "sps", "--search", "--backend", "numpy"], ["--backend numpy", "--search"]),
+])
+def test_options_a_route_cannot_honour_are_refused(capsys, tmp_path, argv, words):
+    spec = user_file(tmp_path, "oneroute", ONE_ROUTE)
+    refused(capsys, [a.format(rule=spec) for a in argv], *words)
+
+
+@pytest.mark.parametrize("case", sorted(HIDDEN))
+@pytest.mark.parametrize("route", ["tokens", "tree"])
+def test_hidden_randomness_refused_on_the_multi_position_route(capsys, tmp_path, case, route):
+    """The watch and the replay of the one-position route also guard verify --tokens and
+    tree --verifier (one route): no law is printed for a rule that draws outside s."""
+    header, test, word = HIDDEN[case]
+    spec = user_file(tmp_path, case, header + f"""
+def rule(s, pair, ctx):
+    x = s.draft(pair.draft(ctx))
+    if {test}:
+        return (x,)
+    return (s.draw(pair.target(ctx)),)
+""")
+    if route == "tokens":
+        argv = ["verify", spec, "--tokens", "2", *PQ]
+    else:
+        tree = tmp_path / "spec.json"
+        tree.write_text(json.dumps({"target": {"": PQ[1]}, "draft": {"": PQ[3]}, "m": 2}))
+        argv = ["tree", tree, "--verifier", spec]
+    line = refused(capsys, argv, "hidden" if word == "hidden" else word)
+    if word != "hidden":
+        assert f"{case}.py line" in line

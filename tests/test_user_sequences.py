@@ -264,7 +264,9 @@ def test_grid_is_honoured_for_user_sequences():
     from exactspec.engine.exact import ExactSampler
 
     report = user_report(SPEC, f"{USER}:chain", grid=8, gamma=1)
-    assert report["verdict"] == "lossy-logic"
+    # the chain is lossless with ideal uniforms: the whole bias is the grid's
+    assert report["verdict"] == "lossy-grid" and report["bias_exact_arith"] == "0"
+    assert report["bias"] == report["bias_grid_only"] == report["tv"] != "0"
     verifier = UserVerifier(load("chain"), 1)
     full = enumerate_runs(lambda s: _generate(s, verifier, PAIR, 2, ()), max_paths=None,
                           sampler_factory=lambda: ExactSampler(grid=8)).law
@@ -301,3 +303,251 @@ def test_exactspec_functions_with_memo_caches_are_not_hidden_state():
     r = verify(key_law, p, other, 2)               # the memo changes during this run
     assert r.lossless
     assert r.acceptance == optimum(p, other, 2).alpha_star
+
+
+# -- one route: verify F --tokens M and tree SPEC --verifier F -------------------------------------
+ROUTE_RULES = '''
+from fractions import Fraction
+from exactspec import residual
+
+calls = 0
+
+
+def le_call(s, pair, ctx):
+    """The one-draft rule with u <= p/q (a kernel's test), one token per call."""
+    p, q = pair.target(ctx), pair.draft(ctx)
+    x = s.draft(q)
+    if s.uniform() <= p[x] / q[x]:
+        return (x,)
+    return (s.draw(residual(p, q)),)
+
+
+def le_single(s, p, q):
+    x = s.draft(q)
+    if s.uniform() <= p[x] / q[x]:
+        return s.accept(x)
+    return s.draw(residual(p, q))
+
+
+def counted(s, pair, ctx):
+    """Emits one token per call, and counts its calls in a module global."""
+    global calls
+    calls += 1
+    return (s.draw(pair.target(ctx)),)
+
+
+def tiny_logic(s, pair, ctx):
+    """Accepts a little too rarely: 1 - 2**-100 of min(1, p/q); the float format rounds the
+    factor to 1, exact arithmetic keeps it."""
+    p, q = pair.target(ctx), pair.draft(ctx)
+    x = s.draft(q)
+    if s.uniform() < min(1, p[x] / q[x]) * (1 - Fraction(1, 2**100)):
+        return (x,)
+    return (s.draw(residual(p, q)),)
+
+
+def greedy_rows(s, drafts, p, q):
+    """On a rejection, the residual's most likely token instead of a draw from it (the same as a
+    draw while the residual is one token, which it always is on two tokens)."""
+    x = drafts[0]
+    if s.coin(min(1, p[0][x] / q[0][x])):
+        return (x, s.draw(p[1]))
+    r = residual(p[0], q[0])
+    return (max(r.labels, key=lambda t: r[t]),)
+
+
+def greedy_call(s, pair, ctx):
+    p, q = pair.target(ctx), pair.draft(ctx)
+    x = s.draft(q)
+    if s.coin(min(1, p[x] / q[x])):
+        return (x,)
+    r = residual(p, q)
+    return (max(r.labels, key=lambda t: r[t]),)
+
+
+def greedy_single(s, p, q):
+    x = s.draft(q)
+    if s.coin(min(1, p[x] / q[x])):
+        return s.accept(x)
+    r = residual(p, q)
+    return max(r.labels, key=lambda t: r[t])
+'''
+P3, Q3 = "1/2,3/10,1/5", "1/5,1/5,3/5"
+
+
+@pytest.fixture
+def route(tmp_path):
+    """The rules file, and a tree spec of the pair that verify --tokens builds from --p/--q."""
+    rules = tmp_path / "route_rules.py"
+    rules.write_text(ROUTE_RULES)
+
+    def spec(p=P3, q=Q3, m=2, **extra):
+        path = tmp_path / f"spec_{len(list(tmp_path.iterdir()))}.json"
+        path.write_text(json.dumps({"target": {"": p}, "draft": {"": q}, "m": m, **extra}))
+        return path
+
+    return types.SimpleNamespace(rules=str(rules), spec=spec)
+
+
+def both_routes(capsys, route, name, options, p=P3, q=Q3, m=2):
+    """The same rule and options through verify --tokens and through tree."""
+    spec = route.spec(p, q, m)
+    a = run_cli(capsys, "verify", f"{route.rules}:{name}", "--tokens", m, "--p", p, "--q", q,
+                *options)
+    b = run_cli(capsys, "tree", spec, "--verifier", f"{route.rules}:{name}", *options)
+    return a, b
+
+
+def test_verify_tokens_arith_is_lossy_by_rounding_as_tree(capsys, route):
+    """verify --tokens --arith float32 runs the float run (it was dropped: PROVED, exit 0): the
+    u <= p/q rule is lossy by rounding, with the tree route's report, and its law is the
+    product of the one-position float32 law (calls from a context-free pair are independent)."""
+    from exactspec import Dist, verify
+
+    (ca, oa, _), (cb, ob, _) = both_routes(capsys, route, "le_call", ["--arith", "float32",
+                                                                      "--json"])
+    a, b = json.loads(oa), json.loads(ob)
+    assert ca == cb == 1 and a == b
+    assert a["verdict"] == "lossy-rounding" and a["arith"] == "float32"
+    assert a["bias_exact_arith"] == "0"
+    assert 0 < Fraction(a["bias_grid_only"]) < Fraction(a["bias"]) < Fraction(1, 10**7)
+    one = verify(f"{route.rules}:le_single", Dist.parse(P3), Dist.parse(Q3), arith="float32")
+    law = {f"{x},{y}": one.law[x] * one.law[y] for x in range(3) for y in range(3)}
+    assert {k: Fraction(v) for k, v in a["law"].items()} == law
+    target = {f"{x},{y}": Fraction(p) * Fraction(r) for x, p in enumerate(P3.split(","))
+              for y, r in enumerate(P3.split(","))}
+    assert Fraction(a["bias"]) == sum(max(law[k] - target[k], 0) for k in law)
+
+
+def test_counter_in_a_module_global_refused_on_both_routes(capsys, route):
+    for code, out, err in both_routes(capsys, route, "counted", []):
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert "hidden state" in err and "'calls'" in err
+
+
+def test_pure_grid_bias_is_lossy_grid_on_every_route(capsys, route):
+    """u <= p/q with p(0) = 0: on a grid of 8, u = 0 accepts token 0 (target 0) with
+    probability q(0) / 8 = 1/16 per call; ideal uniforms never do."""
+    code, out, _ = run_cli(capsys, "verify", f"{route.rules}:le_single", "--p", "0,1", "--q",
+                           "1/2,1/2", "--grid", 8, "--json")
+    one = json.loads(out)
+    assert code == 1 and one["verdict"] == "lossy-grid" and one["lossless"] is False
+    assert one["bias"] == one["bias_grid_only"] == "1/16" and one["bias_exact_arith"] == "0"
+    code, out, _ = run_cli(capsys, "verify", f"{route.rules}:le_single", "--p", "0,1", "--q",
+                           "1/2,1/2", "--grid", 8)
+    assert code == 1 and "LOSSY BY THE GRID ONLY" in out and "ideal uniforms 0" in out
+    code, _, _ = run_cli(capsys, "verify", f"{route.rules}:le_single", "--p", "0,1", "--q",
+                         "1/2,1/2", "--grid", 8, "--tolerance", "1/16")
+    assert code == 0
+    (ca, oa, _), (cb, ob, _) = both_routes(capsys, route, "le_call", ["--grid", 8, "--json"],
+                                           p="0,1", q="1/2,1/2")
+    a, b = json.loads(oa), json.loads(ob)
+    assert ca == cb == 1 and a == b and a["verdict"] == "lossy-grid"
+    # two independent calls: TV = 1 - (1 - 1/16)**2
+    assert Fraction(a["bias"]) == 1 - (1 - Fraction(1, 16)) ** 2 == Fraction(a["bias_grid_only"])
+    assert a["bias_exact_arith"] == "0"
+
+
+def test_split_shown_in_tree_text_and_json(capsys, route):
+    """A logic bias of 2**-100 scale beside a rounding bias of 1e-8 scale: the label comes from
+    the exact comparison (lossy-logic), and the three TVs are shown side by side."""
+    spec = route.spec()
+    code, out, _ = run_cli(capsys, "tree", spec, "--verifier", f"{route.rules}:tiny_logic",
+                           "--arith", "float32", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["verdict"] == "lossy-logic"
+    assert 0 < Fraction(obj["bias_exact_arith"]) < Fraction(1, 2**90)
+    assert Fraction(1, 10**9) < Fraction(obj["bias"]) < Fraction(1, 10**7)
+    assert obj["bias_grid_only"] is not None
+    code, out, _ = run_cli(capsys, "tree", spec, "--verifier", f"{route.rules}:tiny_logic",
+                           "--arith", "float32")
+    assert code == 1 and "REFUTED (lossy by logic)" in out
+    split = [line for line in out.splitlines() if line.startswith("TV to the target")]
+    assert len(split) == 1 and "float32 run" in split[0] and "ideal uniforms" in split[0]
+    assert "on the grid of 2**24" in split[0]
+    # a built-in spec under --arith shows the split too
+    code, out, _ = run_cli(capsys, "tree", ROOT / "examples" / "chain.json", "--arith",
+                           "float32")
+    assert "TV to the target: float32 run" in out
+
+
+@pytest.mark.parametrize("name, gamma", [
+    ("greedy_call", None),
+    pytest.param("greedy_rows", 1, marks=pytest.mark.slow),   # 3 rows a side: ~700 instances
+])
+def test_three_token_counterexample_found_by_tree_search(capsys, route, name, gamma):
+    """A residual replaced by its most likely token is exact on two tokens (the residual is one
+    token there): the search reaches three tokens, in verify --search's order, and finds it;
+    --search-tokens 2 stops before."""
+    spec = route.spec("1/2,1/2", "1/2,1/2", m=1, **({"gamma": gamma} if gamma else {}))
+    name = f"{route.rules}:{name}"
+    code, out, _ = run_cli(capsys, "tree", spec, "--verifier", name, "--search",
+                           "--search-tokens", 2, "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["counterexample"] is None and obj["search_tokens"] == 2
+    two = obj["instances"]
+    code, out, _ = run_cli(capsys, "tree", spec, "--verifier", name, "--search", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["verdict"] == "lossy-logic" and obj["instances"] > two
+    assert obj["search_tokens"] == 3
+    assert all(len(row.split(",")) == 3 for side in obj["counterexample"].values()
+               for row in side)
+    pair = _load_pair({"target": obj["counterexample"]["target"],
+                       "draft": obj["counterexample"]["draft"]}, None)
+    direct = user_report({"gamma": gamma, "m": 1}, name, pair=pair)
+    assert direct["law"] == obj["law"] and direct["tv"] == obj["tv"] != "0"
+
+
+def test_search_order_shared_with_verify_search(capsys, route):
+    """One-token calls of the same rule: verify --tokens 1 --search tries the pairs of verify
+    --search in the same order, so both stop at the same instance."""
+    code, out, _ = run_cli(capsys, "verify", f"{route.rules}:greedy_single", "--search",
+                           "--json")
+    single = json.loads(out)
+    code2, out, _ = run_cli(capsys, "verify", f"{route.rules}:greedy_call", "--tokens", 1,
+                            "--search", "--json")
+    seq = json.loads(out)
+    assert code == code2 == 1 and single["instances"] == seq["instances"]
+    p = ",".join(single["counterexample"]["p"].values())
+    q = ",".join(single["counterexample"]["q"].values())
+    assert seq["counterexample"] == {"p": p, "q": q} and len(p.split(",")) == 3
+    assert Fraction(seq["bias"]) == Fraction(single["bias"])
+
+
+@pytest.mark.parametrize("options", [
+    [], ["--arith", "bfloat16"], ["--grid", "8"], ["--grid", "8", "--tolerance", "1/10"],
+    ["--arith", "float16", "--tolerance", "1"], ["--max-paths", "100000"],
+])
+def test_every_option_means_the_same_on_both_routes(capsys, route, options):
+    (ca, oa, ea), (cb, ob, eb) = both_routes(capsys, route, "le_call", options + ["--json"])
+    assert (ca, json.loads(oa), ea) == (cb, json.loads(ob), eb)
+
+
+def test_certificate_and_budget_the_same_on_both_routes(capsys, route, tmp_path):
+    spec = route.spec()
+    certs = [tmp_path / "a.json", tmp_path / "b.json"]
+    code, _, _ = run_cli(capsys, "verify", f"{route.rules}:le_call", "--tokens", 2, "--p", P3,
+                         "--q", Q3, "--certificate", certs[0])
+    code2, _, _ = run_cli(capsys, "tree", spec, "--verifier", f"{route.rules}:le_call",
+                          "--certificate", certs[1])
+    assert code == code2 == 0
+    assert json.loads(certs[0].read_text()) == json.loads(certs[1].read_text())
+    assert check_certificate(str(certs[0])) == []
+    (ca, oa, ea), (cb, ob, eb) = both_routes(capsys, route, "le_call", ["--max-paths", "3"])
+    assert ca == cb == 2 and oa == ob == "" and ea == eb and ea.count("\n") == 1
+    assert "budget of 3" in ea
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--k", "2"], ["--k", "multi-position"]),
+    (["--backend", "numpy"], ["--backend numpy"]),
+    (["--logits-p", "1,2,3"], ["--logits-p"]),
+    (["--search-tokens", "2"], ["--search-tokens", "--search"]),
+    (["--search", "--certificate", "c.json"], ["--certificate", "--search"]),
+])
+def test_options_a_route_cannot_honour_are_refused_in_one_line(capsys, route, argv, words):
+    pq = [] if "--search" in argv else ["--p", P3, "--q", Q3]
+    code, out, err = run_cli(capsys, "verify", f"{route.rules}:le_call", "--tokens", 2, *pq,
+                             *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert all(w in err for w in words), err

@@ -1,8 +1,12 @@
 """Search small rational instances for a counterexample to a rule meant to be lossless.
 
-Instances are tried from the smallest up: vocabulary sizes 1 to ``max_tokens``, entries with a
-common denominator up to ``max_denominator`` (every composition of it), every pair ``(p, q)``.
-Finding nothing is evidence, not a proof.
+Instances are tried from the smallest up (:func:`small_instances`, shared with the search over
+multi-position rules, :mod:`exactspec.gallery.search_sequences`): vocabulary sizes 1 to
+``max_tokens``; within one size, rows (distributions) with entries of a common denominator up to
+``max_denominator`` ranked by denominator (point masses first), and tuples of rows ordered by
+the largest rank they use, then by the sum of their ranks.  Each vocabulary size has its own
+budget of instances, so that a larger size is always reached.  Finding nothing is evidence,
+not a proof.
 
 >>> from exactspec.methods.naive import naive
 >>> found = search_counterexample(naive)
@@ -21,7 +25,10 @@ from ..core.errors import ExactspecError, InvalidInput
 from ..methods import get_method
 from ..verify import Verification, verify
 
-__all__ = ["SearchResult", "search_counterexample", "small_dists"]
+__all__ = ["SearchResult", "search_counterexample", "small_dists", "small_instances",
+           "PER_SIZE"]
+
+PER_SIZE = 1000   # instances tried at most per vocabulary size
 
 
 @dataclass
@@ -49,51 +56,107 @@ def small_dists(n: int, denominator: int):
         yield Dist([Fraction(a, denominator) for a in parts])
 
 
+def row_pool(n: int, max_denominator: int) -> list:
+    """The distributions on ``n`` tokens with entries of denominator at most
+    ``max_denominator``, each once, by denominator (point masses first).
+
+    >>> [",".join(map(str, d.probs)) for d in row_pool(2, 3)]
+    ['0,1', '1,0', '1/2,1/2', '1/3,2/3', '2/3,1/3']
+    """
+    pool, seen = [], set()
+    for d in range(1, max_denominator + 1):
+        for dist in small_dists(n, d):
+            if dist.probs not in seen:
+                seen.add(dist.probs)
+                pool.append(dist)
+    return pool
+
+
+def by_size(size: int, slots: int):
+    """Every tuple of ``slots`` ranks below ``size``, those whose largest rank is smaller first
+    (and, within one largest rank, by the sum of ranks), generated lazily level by level.
+
+    >>> list(by_size(2, 2))
+    [(0, 0), (0, 1), (1, 0), (1, 1)]
+    """
+    for top in range(size):
+        if (top + 1) ** slots > 200_000:
+            yield from (r for r in product(range(top + 1), repeat=slots) if top in r)
+            continue
+        level = [r for r in product(range(top + 1), repeat=slots) if top in r]
+        yield from sorted(level, key=lambda r: (sum(r), r))
+
+
+def small_instances(slots: int, *, max_tokens: int = 3, max_denominator: int = 4,
+                    per_size: int | None = PER_SIZE):
+    """Tuples of ``slots`` small rational distributions on a common vocabulary, smallest
+    first: ``(n, rows)`` for vocabulary sizes ``n = 1 .. max_tokens``; within one size, in the
+    order of :func:`by_size` over :func:`row_pool`; at most ``per_size`` tuples per size.
+
+    ``slots = 2`` gives the pairs ``(p, q)`` of ``verify --search``; a multi-position rule
+    takes one row per position and side.
+
+    >>> [(n, [",".join(map(str, r.probs)) for r in rows])
+    ...  for n, rows in small_instances(2, max_tokens=2)][:4]
+    [(1, ['1', '1']), (2, ['0,1', '0,1']), (2, ['0,1', '1,0']), (2, ['1,0', '0,1'])]
+    """
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise InvalidInput(f"--search-tokens {max_tokens!r}: need a vocabulary size >= 1")
+    if max_tokens > 12:
+        raise InvalidInput(f"--search-tokens {max_tokens}: at most 12 tokens (the rows of a "
+                           "larger vocabulary are too many to search from the smallest up)")
+    for n in range(1, max_tokens + 1):
+        pool = row_pool(n, max_denominator)
+        for count, ranked in enumerate(by_size(len(pool), slots)):
+            if per_size is not None and count >= per_size:
+                break
+            yield n, [pool[i] for i in ranked]
+
+
 def search_counterexample(method, k: int = 1, *, max_tokens: int = 3,
                           max_denominator: int = 4, grid: int | None = None,
                           arith: str | None = None, tolerance=None,
-                          max_paths: int | None = 10**6) -> SearchResult:
+                          max_paths: int | None = 10**6,
+                          per_size: int | None = PER_SIZE) -> SearchResult:
     """Try every small rational ``(p, q)`` in order of size; stop at the first lossy one.
 
     The instances where verification bugs show come first within each size: zeros and point
     masses (entries 0 and 1), ties (``p = q`` at a token), and from three tokens on, residuals
-    spread over several tokens.  ``grid`` puts the uniforms on a grid; ``arith`` runs the
-    method in a float format (:func:`exactspec.rounding.split_bias`): a counterexample is then
-    an instance lossy by logic, or lossy by rounding beyond ``tolerance`` when one is given.
-    The result's ``split`` holds the float/exact pair of the counterexample.
+    spread over several tokens (:func:`small_instances`).  ``grid`` puts the uniforms on a
+    grid and ``arith`` runs the method in a float format, paired with ideal uniforms and exact
+    arithmetic (:func:`exactspec.rounding.split_bias`): a counterexample is then an instance
+    lossy by logic, or lossy by the grid or rounding beyond ``tolerance`` when one is given
+    (on a grid without a format, any grid bias beyond ``tolerance``, 0 by default).
+    The result's ``split`` holds the runs of the counterexample.
     """
     m = get_method(method)
     tried = 0
     refusal = None
-    seen = set()
-    for n in range(1, max_tokens + 1):
-        for d in range(1, max_denominator + 1):
-            dists = [x for x in small_dists(n, d)]
-            for p, q in product(dists, repeat=2):
-                key = (p.probs, q.probs)
-                if key in seen:
-                    continue
-                seen.add(key)
-                try:
-                    m.check(p, q, k)
-                except InvalidInput as err:
-                    refusal = err
-                    continue
-                tried += 1
-                if arith is None:
-                    result = verify(m, p, q, k, grid=grid, max_paths=max_paths)
-                    if not result.lossless:
-                        return SearchResult(result, tried)
-                    continue
-                result = verify(m, p, q, k, grid=grid, max_paths=max_paths, arith=arith)
-                if result.lossless:
-                    continue
-                from ..rounding import split_bias
+    for _, (p, q) in small_instances(2, max_tokens=max_tokens,
+                                      max_denominator=max_denominator, per_size=per_size):
+        try:
+            m.check(p, q, k)
+        except InvalidInput as err:
+            refusal = err
+            continue
+        tried += 1
+        if arith is None and grid is None:
+            result = verify(m, p, q, k, max_paths=max_paths)
+            if not result.lossless:
+                return SearchResult(result, tried)
+            continue
+        result = verify(m, p, q, k, grid=grid, max_paths=max_paths, arith=arith)
+        if result.lossless:
+            continue
+        from ..rounding import split_bias
 
-                split = split_bias(m, p, q, k, arith=arith, grid=grid, tolerance=tolerance,
-                                   max_paths=max_paths)
-                if split.verdict == "lossy-logic" or (tolerance is not None and not split.ok):
-                    return SearchResult(split.run, tried, split)
+        split = split_bias(m, p, q, k, arith=arith, grid=grid, tolerance=tolerance,
+                           max_paths=max_paths)
+        # under a float format every kernel is lossy by rounding: only logic, or a bias
+        # beyond the tolerance, is a counterexample; on a grid alone, any bias beyond it
+        if split.verdict == "lossy-logic" or (not split.ok and (tolerance is not None
+                                                                or arith is None)):
+            return SearchResult(split.run, tried, split)
     if tried == 0:
         raise InvalidInput(f"--search: {m.name} runs on none of the small instances at k = {k}"
                            + (f" ({refusal})" if refusal is not None else "")

@@ -1,14 +1,22 @@
-"""Search small per-position instances for a counterexample to a user's multi-position rule.
+"""Search small instances for a counterexample to a user's multi-position rule.
 
-A multi-position verifier (:mod:`exactspec.sequences.user`) is tried on pairs given by
-per-position rows: position ``i`` has its own target row ``p_i`` and draft row ``q_i`` (the
-bonus row ``p_gamma`` too), each a small rational distribution.  Different rows at different
-positions are where sequence-level bugs show (a residual of the wrong position, a bonus token
-from the wrong row, a rejection followed by an acceptance at the last position); point masses
-and ties come first.  Instances are tried from the smallest up (the largest denominator used,
-then the sum of the rows' ranks); the first lossy one is returned with its exact report.  An
-instance on which the user's code raises an error of its own (a residual of equal rows) is
-skipped.  Finding nothing is evidence, not a proof.
+The instances are those of ``verify --search`` (:func:`exactspec.gallery.search.small_instances`:
+vocabulary sizes 1 to ``tokens``, rows of denominator at most ``max_denominator``, point masses
+first, each size with its own budget), in the same order; each instance is proved by the same
+report as every other route (:func:`exactspec.sequences.user.user_report`).  Two shapes of
+instance:
+
+- **per-position rows** (``exactspec tree --search``): position ``i`` has its own target row
+  ``p_i`` and draft row ``q_i`` (the bonus row ``p_gamma`` too).  Different rows at different
+  positions are where sequence-level bugs show (a residual of the wrong position, a bonus token
+  from the wrong row, a rejection followed by an acceptance at the last position);
+- **context-free** (``exactspec verify F --tokens M --search``): one pair ``(p, q)`` at every
+  context, the model ``verify --tokens`` proves on.
+
+The first lossy instance is returned with its exact report: lossy by logic; with a grid alone,
+any bias beyond the tolerance; under a float format, a bias beyond the tolerance when one is
+given.  An instance on which the user's code raises an error of its own (a residual of equal
+rows) is skipped.  Finding nothing is evidence, not a proof.
 
 >>> from exactspec.core.dist import residual
 >>> def stale(s, drafts, p, q):
@@ -28,12 +36,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from itertools import product
 
 from ..core.dist import exact_str
 from ..core.errors import InvalidInput, TooLarge
-from ..sequences.user import position_pair, user_report
-from .search import small_dists
+from ..engine.watch import HiddenRandomness
+from ..sequences.context import ContextPair
+from ..sequences.user import (HiddenState, UserVerifier, load_user_function, position_pair,
+                              user_report)
+from .search import PER_SIZE, small_instances
 
 __all__ = ["SequenceSearch", "search_sequence_counterexample"]
 
@@ -47,60 +57,55 @@ class SequenceSearch:
     instances: int
 
 
-def _row_pool(n: int, max_denominator: int) -> list:
-    pool, seen = [], set()
-    for d in range(1, max_denominator + 1):
-        for dist in small_dists(n, d):
-            if dist.probs not in seen:
-                seen.add(dist.probs)
-                pool.append(dist)
-    return pool
-
-
-def _by_size(size: int, slots: int):
-    """Every tuple of ``slots`` ranks below ``size``, those whose largest rank is smaller first
-    (and, within one largest rank, by the sum of ranks), generated lazily level by level."""
-    for top in range(size):
-        level = [r for r in product(range(top + 1), repeat=slots) if top in r] \
-            if (top + 1) ** slots <= 200_000 else None
-        if level is None:
-            yield from (r for r in product(range(top + 1), repeat=slots) if top in r)
-            continue
-        yield from sorted(level, key=lambda r: (sum(r), r))
-
-
-def search_sequence_counterexample(function, *, gamma: int, m: int | None = None,
-                                   tokens: int = 2, max_denominator: int = 3,
+def search_sequence_counterexample(function, *, gamma: int | None = None,
+                                   m: int | None = None, tokens: int = 3,
+                                   max_denominator: int = 4, context_free: bool = False,
                                    arith: str | None = None, grid: int | None = None,
                                    tolerance=None, max_paths: int | None = 10**5,
-                                   max_instances: int = 1000) -> SequenceSearch:
-    """Try per-position rows on ``tokens`` tokens with entries of denominator at most
-    ``max_denominator``; stop at the first instance that is lossy (by logic; with ``arith``,
-    or by rounding beyond ``tolerance`` when one is given)."""
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
-        raise InvalidInput(f"gamma={gamma!r}: need an integer >= 1")
-    m = m if m is not None else gamma + 1
-    pool = _row_pool(tokens, max_denominator)
-    slots = 2 * gamma + 1  # p_0..p_gamma, q_0..q_{gamma-1}
+                                   per_size: int | None = PER_SIZE,
+                                   name: str | None = None) -> SequenceSearch:
+    """Try instances on 1 to ``tokens`` tokens with entries of denominator at most
+    ``max_denominator``, smallest first; stop at the first lossy one.
+
+    ``context_free`` searches pairs ``(p, q)`` used at every context; otherwise per-position
+    rows: ``gamma + 1`` target rows and ``gamma`` draft rows for a rule given the rows of every
+    position (``m`` of each for a whole-call rule without ``gamma``).
+    """
+    if isinstance(function, str):
+        name, function = name or function, load_user_function(function)
+    verifier = UserVerifier(function, gamma, name)  # the shape, and gamma when it needs one
+    m = m if m is not None else verifier.max_tokens
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        raise InvalidInput(f"m={m!r}: need a number of tokens >= 1")
+    if context_free:
+        n_target, n_draft = 1, 1
+    elif gamma is not None:
+        n_target, n_draft = gamma + 1, gamma
+    else:
+        n_target, n_draft = m, m
     tried = 0
-    for ranked in _by_size(len(pool), slots):
-        if tried >= max_instances:
-            break
-        rows = [pool[i] for i in ranked]
-        target, draft = rows[:gamma + 1], rows[gamma + 1:]
-        table = {"target": [list(r.probs) for r in target],
-                 "draft": [list(r.probs) for r in draft]}
-        pair = position_pair(table)
+    for _, rows in small_instances(n_target + n_draft, max_tokens=tokens,
+                                   max_denominator=max_denominator, per_size=per_size):
+        target, draft = rows[:n_target], rows[n_target:]
+        if context_free:
+            pair = ContextPair.context_free(target[0], draft[0])
+        else:
+            pair = position_pair({"target": [list(r.probs) for r in target],
+                                  "draft": [list(r.probs) for r in draft]})
         tried += 1
         try:
-            report = user_report({"gamma": gamma, "m": m}, function, pair=pair, arith=arith,
+            report = user_report({"m": m}, verifier, pair=pair, gamma=gamma, arith=arith,
                                  grid=grid, tolerance=tolerance, max_paths=max_paths)
-        except (InvalidInput, TooLarge) as err:
-            if "hidden state" in str(err):
-                raise
+        except (HiddenState, HiddenRandomness):
+            raise
+        except (InvalidInput, TooLarge):
             continue
-        if report["verdict"] == "lossy-logic" or (tolerance is not None and not report["ok"]):
-            shown = {side: [",".join(exact_str(Fraction(v)) for v in row) for row in rows_]
-                     for side, rows_ in table.items()}
+        verdict = report["verdict"]
+        if verdict == "lossy-logic" or (not report["ok"] and (tolerance is not None
+                                                              or arith is None)):
+            shown = {side: [",".join(exact_str(Fraction(v)) for v in r.probs) for r in rows_]
+                     for side, rows_ in (("target", target), ("draft", draft))}
+            if context_free:
+                shown = {"p": shown["target"][0], "q": shown["draft"][0]}
             return SequenceSearch(report, shown, tried)
     return SequenceSearch(None, None, tried)

@@ -741,7 +741,14 @@ def tree_report(spec, *, max_paths: int | None = 10**6) -> dict:
         "context": context_key(ctx),
         "m": m,
         "lossless": proof.lossless,
-        "verdict": "PROVED" if proof.lossless else "REFUTED",
+        # exact arithmetic, ideal uniforms: a lossy law is the logic's (the one vocabulary of
+        # every route; --arith and --grid pair runs in sequences.user.builtin_report)
+        "verdict": "lossless" if proof.lossless else "lossy-logic",
+        "arith": "exact",
+        "grid": None,
+        "bias": exact_str(proof.tv),
+        "bias_exact_arith": exact_str(proof.tv),
+        "bias_grid_only": None,
         "tokens_per_call": exact_str(tpc),
         "tokens_per_call_float": float(tpc),
         "accepted_per_call": exact_str(tpc - 1),

@@ -182,7 +182,11 @@ def _call_user(function, args):
         where = _user_line(err.__traceback__)
         if not where:
             raise
-        raise InvalidInput(f"{err}{where}") from None
+        try:                      # the same kind of error (hidden randomness stays one)
+            named = type(err)(f"{err}{where}")
+        except TypeError:
+            named = InvalidInput(f"{err}{where}")
+        raise named from None
 
 
 def _user_line(tb) -> str:
@@ -245,7 +249,7 @@ def _joint(verifier, pair, m, ctx, factory, max_paths, root=None):
     calls: dict = {}
     if root is not None:
         calls[(ctx, None)] = root
-    counts = {"paths": 0, "calls": 0}
+    counts = {"paths": 0, "calls": 0, "floats": 0}
     memo: dict = {}
 
     def one(c, state):
@@ -257,6 +261,7 @@ def _joint(verifier, pair, m, ctx, factory, max_paths, root=None):
             counted.add(key)
             counts["paths"] += law.paths
             counts["calls"] += 1
+            counts["floats"] += getattr(law, "floats_converted", 0)
         return law.law
 
     counted: set = set()
@@ -357,20 +362,30 @@ def _load_pair(spec: dict, base: Path | None) -> ContextPair:
     return ContextPair.from_table(table)
 
 
+DEFAULT_MAX_PATHS = 10**6   # one budget for every route to a user's multi-position rule
+
+
 def user_report(spec, function=None, *, pair: ContextPair | None = None,
                 gamma: int | None = None, m: int | None = None, arith: str | None = None,
-                grid: int | None = None, tolerance=None, max_paths: int | None = 10**6,
-                certificate: bool = False) -> dict:
+                grid: int | None = None, tolerance=None,
+                max_paths: int | None = DEFAULT_MAX_PATHS, certificate: bool = False) -> dict:
     """Prove a user's multi-position verifier on a spec; a JSON-ready report.
+
+    The one entry point for a user's multi-position rule: ``exactspec tree SPEC --verifier
+    F`` and ``exactspec verify F --tokens M`` (a context-free spec: ``(p, q)`` at every
+    context, ``m = M``) both land here.
 
     ``spec`` is a dict or the path of a JSON file: the model pair (docs/tree_format.md, or
     per-position rows), ``verifier`` (``"file.py:function"``, relative to the spec file),
     ``gamma``, ``m`` (default ``gamma + 1``), ``context``; the keyword arguments override it.
     Keys: ``verifier``, ``m``, ``law`` and ``target`` (the first ``m`` tokens, exact),
-    ``lossless``, ``verdict``, ``tokens_per_call`` (exact), ``differs``, ``difference`` and
-    ``tv`` when lossy; with ``arith`` also ``arith``, ``bias``, ``bias_exact_arith`` and
-    ``exact_arith`` (the same verifier in exact arithmetic); ``certificate`` (every path of the
-    generation) on request.
+    ``lossless``, ``verdict`` (``lossless``, ``lossy-grid``, ``lossy-rounding``,
+    ``lossy-logic``), ``bias`` (TV of the run asked for), ``bias_exact_arith`` (exact
+    arithmetic, ideal uniforms) and ``bias_grid_only`` (exact arithmetic on the run's grid,
+    ``null`` without one), ``tokens_per_call`` (exact), ``floats_converted``, ``differs``,
+    ``difference`` and ``tv`` (the run asked for) when lossy; ``exact_arith`` (the same
+    verifier in exact arithmetic with ideal uniforms) when the run asked for is another;
+    ``certificate`` (every path of the generation) on request.
     """
     spec, base = read_spec(spec, "spec", _SPEC_KEYS)
     if function is None:
@@ -378,7 +393,9 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         if not isinstance(function, str) or ":" not in function:
             raise InvalidInput("spec: 'verifier' must name the user's function as "
                                "file.py:function (or give --verifier)")
-    if isinstance(function, str):
+    if isinstance(function, UserVerifier):
+        name, function = function.name, function.function
+    elif isinstance(function, str):
         name = function
         function = load_user_function(function, base)
     else:
@@ -396,33 +413,94 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     ctx = parse_context(spec.get("context", ""), pair.labels)
     arith = arith if arith is not None else spec.get("arith")
     grid = grid if grid is not None else spec.get("grid")
+    if tolerance is None:
+        tolerance = spec.get("tolerance")
+    if tolerance is not None:
+        tolerance = Fraction(tolerance)
+        if tolerance < 0:
+            raise InvalidInput(f"tolerance={exact_str(tolerance)}: need a number >= 0")
+    return _report(verifier, pair, m, ctx, arith=arith, grid=grid, tolerance=tolerance,
+                   max_paths=max_paths, certificate=certificate)
+
+
+class _Run:
+    """One exact enumeration of the first ``m`` tokens (one arithmetic, one grid)."""
+
+    def __init__(self, law, tpc, paths, calls, root, floats):
+        self.law, self.tpc, self.paths, self.calls = law, tpc, paths, calls
+        self.root, self.floats = root, floats
+
+
+def _prove(verifier, pair, m, ctx, target, arith, grid, max_paths) -> _Run:
+    """The law of the first ``m`` tokens in ``arith`` (exact when ``None``) with uniforms on
+    ``grid``, every reachable (context, state) enumerated once; hidden state refused, and
+    hidden randomness under the watch of every exact run (:func:`~exactspec.engine.watch.
+    watched`)."""
+    from ..engine.watch import watched
+
+    with watched():
+        return _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths)
+
+
+def _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths) -> _Run:
+    factory = _factory(arith, grid)
+    before = state_fingerprint(verifier.function)
+    signature = _replay_signature(verifier, pair, ctx, factory)
+    root = _call_law(verifier, pair, ctx, None, factory, max_paths)  # enumerated once
+    _check_unchanged(verifier, before)
+    law, counts = _joint(verifier, pair, m, ctx, factory, max_paths, root=root)
+    _check_unchanged(verifier, before)
+    if _replay_signature(verifier, pair, ctx, factory) != signature:
+        raise HiddenState(
+            f"{verifier.name} keeps hidden state: the same random choices of its first "
+            "call, replayed after the enumeration, gave a different result, so its calls "
+            "depend on what ran before; declare the state (a last parameter `state`, "
+            "returning (tokens, new_state)) or remove it")
+    extra = [t for t in law if t not in target]
+    if extra:
+        raise InvalidInput(f"{verifier.name} produced {extra[0]!r}, not a sequence of "
+                           f"tokens of the vocabulary {list(pair.labels)}")
+    full = {t: law.get(t, Fraction(0)) for t in target}
+    tpc = sum((w * len(tokens) for (tokens, _), w in root.law.items()), Fraction(0))
+    return _Run(full, tpc, counts["paths"], counts["calls"], root, counts["floats"])
+
+
+def _law_json(law: dict) -> dict:
+    return {context_key(t): exact_str(w) for t, w in law.items() if w != 0}
+
+
+def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, arith, grid,
+            tolerance, max_paths, certificate) -> dict:
+    """The report of :func:`user_report`: the run asked for (``arith``, ``grid``), the same
+    verifier in exact arithmetic with ideal uniforms, and in exact arithmetic on the grid."""
+    from ..rounding import tolerated
+    from ..verify import verdict_of
+
+    fmt = None
+    if arith is not None:
+        from ..engine.floats import get_format
+
+        fmt = get_format(arith)
+    on_grid = grid if grid is not None else (fmt.grid if fmt is not None else None)
     target = pair.joint(m, ctx)
-
-    def prove(arith_here, grid_here):
-        factory = _factory(arith_here, grid_here)
-        before = state_fingerprint(function)
-        signature = _replay_signature(verifier, pair, ctx, factory)
-        root = _call_law(verifier, pair, ctx, None, factory, max_paths)  # enumerated once
-        _check_unchanged(verifier, before)
-        law, counts = _joint(verifier, pair, m, ctx, factory, max_paths, root=root)
-        _check_unchanged(verifier, before)
-        if _replay_signature(verifier, pair, ctx, factory) != signature:
-            raise HiddenState(
-                f"{verifier.name} keeps hidden state: the same random choices of its first "
-                "call, replayed after the enumeration, gave a different result, so its calls "
-                "depend on what ran before; declare the state (a last parameter `state`, "
-                "returning (tokens, new_state)) or remove it")
-        extra = [t for t in law if t not in target]
-        if extra:
-            raise InvalidInput(f"{verifier.name} produced {extra[0]!r}, not a sequence of "
-                               f"tokens of the vocabulary {list(pair.labels)}")
-        full = {t: law.get(t, Fraction(0)) for t in target}
-        tpc = sum((w * len(tokens) for (tokens, _), w in root.law.items()), Fraction(0))
-        return full, tpc, counts["paths"], counts["calls"], root
-
-    law, tpc, paths, calls, root = prove(arith, grid)
-    differs = [t for t in target if law[t] != target[t]]
-    tv = _tv(law, target)
+    asked = _prove(verifier, pair, m, ctx, target, arith, grid, max_paths)
+    ideal = asked if on_grid is None else _prove(verifier, pair, m, ctx, target, None, None,
+                                                 max_paths)
+    grid_only = None
+    if on_grid is not None:
+        if fmt is None:
+            grid_only = asked
+        else:
+            try:
+                grid_only = _prove(verifier, pair, m, ctx, target, None, on_grid, max_paths)
+            except TypeError:  # irrational thresholds (s.exp in exact arithmetic) on a grid
+                grid_only = None
+    tv, tv_ideal = _tv(asked.law, target), _tv(ideal.law, target)
+    tv_grid = None if grid_only is None else _tv(grid_only.law, target)
+    differs = [t for t in target if asked.law[t] != target[t]]
+    same = None if grid_only is None or fmt is None else grid_only.law == asked.law
+    verdict = verdict_of(not differs, tv_ideal == 0, rounded=fmt is not None,
+                         same_as_grid=same)
     report: dict[str, Any] = {
         "kind": "exactspec-user-sequence-report",
         "verifier": verifier.describe(),
@@ -430,49 +508,38 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         "context": context_key(ctx),
         "m": m,
         "lossless": not differs,
-        "law": {context_key(t): exact_str(w) for t, w in law.items() if w != 0},
-        "target": {context_key(t): exact_str(w) for t, w in target.items() if w != 0},
-        "tokens_per_call": exact_str(tpc),
-        "tokens_per_call_float": float(tpc),
-        "call_law": _call_law_json(root.law),
-        "paths": paths,
-        "calls_enumerated": calls,
+        "law": _law_json(asked.law),
+        "target": _law_json(target),
+        "tokens_per_call": exact_str(asked.tpc),
+        "tokens_per_call_float": float(asked.tpc),
+        "call_law": _call_law_json(asked.root.law),
+        "paths": asked.paths,
+        "calls_enumerated": asked.calls,
+        "arith": fmt.name if fmt is not None else "exact",
+        "grid": on_grid,
+        "verdict": verdict,
+        "bias": exact_str(tv),
+        "bias_float": float(tv),
+        "bias_exact_arith": exact_str(tv_ideal),
+        "bias_exact_arith_float": float(tv_ideal),
+        "bias_grid_only": None if tv_grid is None else exact_str(tv_grid),
+        "bias_grid_only_float": None if tv_grid is None else float(tv_grid),
+        "floats_converted": ideal.floats,
     }
     if differs:
         report["differs"] = [context_key(t) for t in differs]
-        report["difference"] = {context_key(t): exact_str(law[t] - target[t]) for t in differs}
+        report["difference"] = {context_key(t): exact_str(asked.law[t] - target[t])
+                                for t in differs}
         report["tv"] = exact_str(tv)
         report["tv_float"] = float(tv)
-    if arith is not None:
-        from ..engine.floats import get_format
-
-        fmt = get_format(arith)
-        exact_law, exact_tpc, exact_paths, _, _ = prove(None, None)
-        exact_tv = _tv(exact_law, target)
-        report["arith"] = fmt.name
-        report["grid"] = grid if grid is not None else fmt.grid
-        report["bias"] = exact_str(tv)
-        report["bias_float"] = float(tv)
-        report["bias_exact_arith"] = exact_str(exact_tv)
-        report["bias_exact_arith_float"] = float(exact_tv)
+    if ideal is not asked:
         report["exact_arith"] = {
-            "law": {context_key(t): exact_str(w) for t, w in exact_law.items() if w != 0},
-            "tokens_per_call": exact_str(exact_tpc), "paths": exact_paths,
-            "differs": [context_key(t) for t in target if exact_law[t] != target[t]]}
-        verdict = "lossless" if tv == 0 else ("lossy-rounding" if exact_tv == 0
-                                              else "lossy-logic")
-    else:
-        report["arith"] = "exact"
-        report["bias"] = exact_str(tv)
-        report["bias_exact_arith"] = exact_str(tv)
-        verdict = "lossless" if tv == 0 else "lossy-logic"
-    report["verdict"] = verdict
-    if tolerance is None:
-        tolerance = spec.get("tolerance")
+            "law": _law_json(ideal.law), "tokens_per_call": exact_str(ideal.tpc),
+            "paths": ideal.paths,
+            "differs": [context_key(t) for t in target if ideal.law[t] != target[t]]}
     if tolerance is not None:
-        tolerance = Fraction(tolerance)
         report["tolerance"] = exact_str(tolerance)
-        report["within_tolerance"] = verdict == "lossy-rounding" and tv <= tolerance
+        report["within_tolerance"] = tolerated(verdict, tv, tolerance)
     report["ok"] = verdict == "lossless" or bool(report.get("within_tolerance"))
     if certificate:
         enumeration = enumerate_runs(lambda s: _generate(s, verifier, pair, m, ctx),
@@ -484,7 +551,7 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
 
 
 def builtin_report(spec, *, arith: str | None = None, grid: int | None = None, tolerance=None,
-                   max_paths: int | None = 10**6) -> dict:
+                   max_paths: int | None = DEFAULT_MAX_PATHS) -> dict:
     """A built-in chain, tree or block spec (docs/tree_format.md) run as a whole-call verifier
     with its arithmetic in ``arith`` and/or its uniforms on ``grid``: the same report as
     :func:`user_report`, paired with exact arithmetic.
@@ -544,9 +611,39 @@ def user_text(report: dict, max_rows: int = 24) -> str:
         lines.append(f"PROVED: the first {report['m']} tokens follow the target's joint law "
                      "exactly")
     elif verdict == "lossy-rounding":
-        lines.append(f"LOSSY BY ROUNDING ONLY: exact arithmetic is lossless; TV = "
-                     f"{report['bias']} (~{report['bias_float']:.3g})")
+        lines.append(f"REFUTED (lossy by rounding only): exact arithmetic with ideal uniforms "
+                     f"is lossless; TV = {report['bias']} (~{report['bias_float']:.3g})")
+    elif verdict == "lossy-grid":
+        lines.append(f"REFUTED (lossy by the grid only): exact arithmetic with ideal uniforms "
+                     f"is lossless; TV = {report['bias']} (~{report['bias_float']:.3g})")
     else:
         lines.append(f"REFUTED (lossy by logic): TV = {report['bias_exact_arith']}"
                      f"; differs at {', '.join(differs[:8])}")
+    if report["arith"] != "exact" or report["grid"] is not None:
+        lines.append(_split_line(report))
+    if "tolerance" in report and verdict in ("lossy-grid", "lossy-rounding"):
+        lines.append(f"tolerance {report['tolerance']}: the bias is "
+                     + ("within it" if report["within_tolerance"] else "ABOVE it"))
     return "\n".join(lines)
+
+
+def _split_line(report: dict) -> str:
+    """The TVs of the three runs side by side, as the one-position report prints them."""
+    from ..rounding import split_line
+
+    def value(key):
+        text = report.get(key)
+        return None if text is None else _exact(text)
+
+    return split_line(None if report["arith"] == "exact" else report["arith"], report["grid"],
+                      value("bias"), value("bias_exact_arith"), value("bias_grid_only"))
+
+
+def _exact(text: str):
+    """An exact value printed by :func:`exact_str` read back (a Fraction, or a sympy number)."""
+    try:
+        return Fraction(text)
+    except ValueError:
+        import sympy
+
+        return sympy.sympify(text)
