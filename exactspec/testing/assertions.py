@@ -37,7 +37,7 @@ class LosslessAssertionError(AssertionError):
 
     ``p``, ``q``, ``k``: the instance (the counterexample of a family); ``law``: the exact
     output law; ``bias``: the exact TV to ``p`` (``None`` for an acceptance); ``verdict``:
-    ``"lossy-logic"``, ``"lossy-rounding"`` or ``"acceptance"``.
+    ``"lossy-logic"``, ``"lossy-rounding"``, ``"lossy-grid"`` or ``"acceptance"``.
     """
 
     __module__ = "exactspec.testing"     # the name pytest shows: where users import it
@@ -82,6 +82,7 @@ def _instance_text(name: str, p: Dist, q: Dist, k: int, grid, arith) -> str:
 _VERDICT_LINE = {
     "lossy-logic": "lossy by logic (the rule is lossy in exact arithmetic)",
     "lossy-rounding": "lossy by rounding only (the rule is lossless in exact arithmetic)",
+    "lossy-grid": "lossy by the grid only (the rule is lossless with ideal uniforms)",
 }
 
 
@@ -94,15 +95,13 @@ def _failure(split, *, head: str = "", arith=None, grid=None, tolerance=None
     if head:
         lines.append(head)
     verdict = _VERDICT_LINE[split.verdict]
-    if split.verdict == "lossy-logic" and not arith and grid:
-        verdict = "lossy in exact arithmetic with uniforms on this grid"
     lines.append(f"Verdict: {verdict}")
     lines.append(f"TV(output law, target) = {exact_str(split.bias)} (~{_float(split.bias):.3g})")
     if arith and split.verdict == "lossy-logic":
         lines.append(f"TV(exact-arithmetic output law, target) = "
                      f"{exact_str(split.bias_exact_arith)}")
     if tolerance is not None:
-        why = (" (it applies only to a rounding-only bias)" if split.verdict == "lossy-logic"
+        why = (" (it applies only to a grid or rounding bias)" if split.verdict == "lossy-logic"
                else " (the bias is above it)")
         lines.append(f"Tolerance: {exact_str(tolerance)}{why}")
     lines.append(f"Mismatched tokens: {mismatched} / {len(p)}")
@@ -144,7 +143,7 @@ def assert_lossless(rule, p=None, q=None, *, k: int = 1, grid: int | None = None
         Run the rule's arithmetic in a float format (``"float32"``, ...) and pair it with exact
         arithmetic (:func:`exactspec.rounding.split_bias`).
     tolerance : number, optional
-        With ``arith``: a rounding-only bias at most this large passes.  A bias of the logic
+        With ``arith`` or ``grid``: a grid or rounding bias at most this large passes.  A bias of the logic
         never passes.
 
     Raises
