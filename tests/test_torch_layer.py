@@ -230,7 +230,8 @@ def test_hf_sampler_under_float32_on_the_generator_grid():
     assert split.run.law == twin.run.law
     # r <= 1/2 on the 2**24 grid holds at 2**23 + 1 points: token 2 gains that one point
     assert split.run.law[2] == F(1, 3) * F(2 ** 23 + 1, 2 ** 24) == F(2796203, 16777216)
-    assert split.verdict == "lossy-rounding"
+    assert split.verdict == "lossy-grid"                 # the grid alone: same law as exact
+    assert split.bias == split.bias_grid_only == F(1, 50331648)
 
 
 @pytest.mark.parametrize("arith", ["float32", "float16", "bfloat16", "float64"])

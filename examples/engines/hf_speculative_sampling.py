@@ -11,7 +11,7 @@ draft row ``q`` (the engine counts it as the draft).
 ``sample`` is lossless.  Two bug classes of this code are beside it: ``sample_wrong_row`` takes
 the acceptance ratio against the wrong row (``q / p`` instead of ``p / q``), and
 ``sample_resample_from_p`` draws a rejected position's token from the target row instead of the
-residual.  Under ``--arith float32`` the correct rule is lossy by rounding only: its uniform is
+residual.  Under ``--arith float32`` the correct rule is lossy by the grid only: its uniform is
 on the ``2**-24`` grid of ``torch.rand`` and the test ``r <= ratio`` (not ``<``) accepts one grid
 point too many when the ratio is a grid point (TV ``2**-24 / 3`` on the instance below).
 
