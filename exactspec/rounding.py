@@ -63,7 +63,11 @@ def exact_difference(a, b):
         return Fraction(a) - Fraction(b)
     import sympy
 
-    d = sympy.simplify(sympy.sympify(a) - sympy.sympify(b))
+    d = sympy.sympify(a) - sympy.sympify(b)
+    v = sympy.N(d, 60)
+    if v.is_Number and v != 0 and abs(v) > sympy.Float(10) ** -50:
+        return d           # clearly non-zero (exact_sign decides its sign): no simplification
+    d = sympy.simplify(d)
     if d.is_Rational:
         return Fraction(int(d.p), int(d.q))
     return d
@@ -98,7 +102,7 @@ def _tv(law: dict, target: Dist):
     if _is_symbolic(tv):
         import sympy
 
-        tv = sympy.simplify(tv)
+        tv = sympy.together(tv) if len(positive) > 1 else tv
     return tv, {t: d for t, d in diffs.items() if signs[t] != 0}
 
 

@@ -18,7 +18,22 @@ floating-point format does it (:mod:`.floats`):
   token of positive weight (a clamped ``searchsorted``);
 - drafts (``s.draft``, ``s.drafts``) come from the draft model's exact law: the draft tokens are
   the kernel's input, not its arithmetic;
-- ``s.exp``, ``s.log``, ``s.softmax``: correctly rounded in the format.
+- ``s.exp``, ``s.log``, ``s.softmax``: correctly rounded in the format;
+- races (``w / E``, ``log(w) + G``, ``logits + G``, ``s.race``): the weights (or logits) are
+  the format's values, rounded into it as a tensor of that dtype holds them, and the race over
+  them is decided exactly with *continuous* noise (:mod:`.races`: fresh or shared noise, exact
+  cone volumes; Gumbel-max over logits ``l`` is the race over ``exp(l - max l)``).
+
+**Why continuous noise.**  The rounding that belongs to the kernel is that of the values it
+races: the weights (a residual ``max(p - q, 0)`` computed in the format, a target row as the
+kernel holds it) and their logits; that part is modelled exactly.  The noise itself is not the
+kernel's arithmetic but its generator's, and no single rounded transform is *the* generator's:
+``-log(u)``, ``-log1p(-u)``, ``-log(-log(u))`` are computed differently by different libraries,
+devices and versions (fast approximate logarithms on GPUs among them).  A discrete model of one
+of them would also have ``2**24`` values per token for ``float32``, and the joint law over noise
+shared between races could no longer be the exact polytope volume of :mod:`.races`.  What this
+model leaves out is the noise's own discretisation: ties between two scores (probability about
+``2**-24`` per pair for ``float32`` noise) and the grid of the noise's values.
 
 >>> from exactspec.core.dist import Dist
 >>> from exactspec.engine.exact import enumerate_paths
@@ -262,6 +277,39 @@ class FloatSampler(ExactSampler):
         lab, lo, hi = self._choose(what, options)
         base.lo, base.hi = lo, hi
         return lab
+
+    def race(self, weights, noise, *, first: bool = True, what: str = "race"):
+        """The race over ``weights`` as the format holds them (each rounded into it), with
+        continuous noise (module docstring: why)."""
+        from .races import Logits
+
+        if isinstance(weights, Logits):
+            weights = Logits(self._in_format(weights.values, "logit"))
+        else:
+            weights = self._in_format(weights, "race weight")
+        return ExactSampler.race(self, weights, noise, first=first, what=what)
+
+    def _in_format(self, values, what: str):
+        """A Dist, mapping or sequence with each number rounded into the format."""
+        def one(lab, v):
+            if isinstance(v, FloatValue):
+                return v
+            try:
+                return FloatValue.of(v, self.fmt)
+            except TypeError:
+                raise InvalidInput(f"{what} of {lab!r} is {v!r}, not a number the "
+                                   f"{self.fmt.name} arithmetic can hold") from None
+
+        if isinstance(values, Dist):
+            return {lab: one(lab, v) for lab, v in zip(values.labels, values.probs)}
+        if hasattr(values, "keys") and hasattr(values, "values"):
+            return {lab: one(lab, v) for lab, v in values.items()}
+        try:
+            items = list(values)
+        except TypeError:
+            raise InvalidInput(f"{what}s {values!r}: give a Dist, a mapping or a sequence of "
+                               "numbers") from None
+        return [one(i, v) for i, v in enumerate(items)]
 
     # -- cutting the grid --------------------------------------------------------------------
     def _cut_point(self, expr: _Expr, c) -> Fraction:
