@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--tolerance", metavar="T",
                     help="with --arith: a rounding-only bias at most T exits 0 (e.g. 2**-20 "
                     "or 1e-6, read exactly)")
+    ve.add_argument("--elementwise", choices=["correct", "numpy", "torch"], default="correct",
+                    help="with --arith: exp and log correctly rounded (default), or NumPy's / "
+                    "PyTorch's CPU functions of the dtype, on the exact float inputs")
     ve.add_argument("--logits-p", metavar="L", help="target logits: 2,1,0 or @file.json "
                     "(the target is their exact softmax; --arith computes it in the format)")
     ve.add_argument("--logits-q", metavar="L", help="draft logits, as --logits-p")
@@ -116,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "arithmetic")
     tr.add_argument("--tolerance", metavar="T", help="with --arith: a rounding-only bias at "
                     "most T exits 0")
+    tr.add_argument("--elementwise", choices=["correct", "numpy", "torch"], default="correct",
+                    help="with --arith: exp and log correctly rounded (default), or NumPy's / "
+                    "PyTorch's CPU functions of the dtype, on the exact float inputs")
     tr.add_argument("--certificate", metavar="FILE",
                     help="write every path of the generation (JSON) for the checker")
     tr.add_argument("--search", action="store_true",
@@ -309,10 +315,14 @@ def cmd_verify(args) -> int:
     if args.tokens is not None:
         return _verify_sequence(args)
     if args.search:
+        if args.elementwise != "correct":
+            raise _UsageError("--elementwise does not apply to --search (its float runs use "
+                              "correctly rounded exp and log)")
         return _search(args)
     if args.backend == "numpy":
         return _float_command("verify", args)
-    if args.arith or args.tolerance is not None or args.logits_p or args.logits_q:
+    if args.arith or args.tolerance is not None or args.logits_p or args.logits_q or \
+            args.elementwise != "correct":
         return _verify_arith(args)
     p, q = _read_pair(args)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
@@ -357,12 +367,13 @@ def _verify_arith(args) -> int:
             raise _UsageError(f"--logits-q has {len(lq)} entries but --logits-p has {len(lp)}")
         split = split_bias(args.method, k=args.k, arith=args.arith, grid=args.grid,
                            tolerance=tolerance, logits_p=lp, logits_q=lq, labels=labels,
-                           max_paths=max_paths, keep_paths=bool(args.certificate))
+                           max_paths=max_paths, keep_paths=bool(args.certificate),
+                           elementwise=args.elementwise)
     else:
         p, q = _read_pair(args)
         split = split_bias(args.method, p, q, args.k, arith=args.arith, grid=args.grid,
                            tolerance=tolerance, max_paths=max_paths,
-                           keep_paths=bool(args.certificate))
+                           keep_paths=bool(args.certificate), elementwise=args.elementwise)
     if args.certificate:
         _write_json(args.certificate, split.run.certificate())
     _emit(split.to_json(), args.json, split.text())
@@ -422,6 +433,7 @@ def _verify_sequence(args) -> int:
     from .sequences.user_rules import prove_user_rule, user_rule_text
 
     for flag, value in (("--grid", args.grid), ("--certificate", args.certificate),
+                        ("--elementwise", args.elementwise != "correct"),
                         ("--search", args.search), ("--backend numpy", args.backend == "numpy")):
         if value:
             raise _UsageError(f"{flag} does not apply to a multi-position rule (--tokens)")
@@ -608,6 +620,10 @@ def cmd_rho(args) -> int:
 def cmd_tree(args) -> int:
     from .sequences.trees import tree_report, tree_text
 
+    if args.elementwise != "correct" and (args.search or not (
+            args.verifier or _spec_names_function(args.spec))):
+        raise _UsageError("--elementwise applies to a user's verifier under --arith (not to "
+                          "--search or a built-in tree method)")
     if args.verifier or _spec_names_function(args.spec):
         from .sequences.user import user_report, user_text
 
@@ -618,7 +634,7 @@ def cmd_tree(args) -> int:
         report = user_report(args.spec, args.verifier, gamma=args.gamma, m=args.m,
                              arith=args.arith, grid=args.grid, tolerance=tolerance,
                              max_paths=args.max_paths or 10**6,
-                             certificate=bool(args.certificate))
+                             certificate=bool(args.certificate), elementwise=args.elementwise)
         if args.certificate:
             _write_json(args.certificate, report.pop("certificate"))
         _emit(report, args.json, user_text(report))

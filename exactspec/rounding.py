@@ -123,11 +123,11 @@ def softmax_exact(logits, labels=None, name: str = "p") -> Dist:
     return Dist(probs, labels, check=False, name=name)
 
 
-def _float_softmax_dist(logits, labels, fmt, exact_dist: Dist):
+def _float_softmax_dist(logits, labels, fmt, exact_dist: Dist, elementwise="correct"):
     from .engine.float_sampler import FloatDist
     from .engine.floats import FloatValue, softmax
 
-    values = softmax([FloatValue.of(Fraction(x), fmt) for x in logits])
+    values = softmax([FloatValue.of(Fraction(x), fmt) for x in logits], library=elementwise)
     out = FloatDist.__new__(FloatDist)
     Dist.__init__(out, values, exact_dist.labels, check=False)
     object.__setattr__(out, "exact_dist", exact_dist)  # Dist is read-only
@@ -156,6 +156,7 @@ class BiasSplit:
     grid_only: Verification | None
     tolerance: Any = None
     logits: bool = False
+    elementwise: str = "correct"
 
     def __post_init__(self):
         self.bias_exact_arith, self.differences_exact_arith = _tv(self.exact.law, self.p)
@@ -216,6 +217,7 @@ class BiasSplit:
             out["difference"] = {str(t): exact_str(d) for t, d in self.differences.items()}
         if self.rounded is not None:
             out["grid"] = self.rounded_grid
+            out["elementwise"] = self.elementwise
             out["exact_arith"] = {
                 "output": {str(t): exact_str(self.exact.law[t]) for t in labels},
                 "acceptance": exact_str(self.exact.acceptance),
@@ -245,8 +247,10 @@ class BiasSplit:
         if self.rounded is not None:
             grid = self.rounded_grid
             shown = f"2**{grid.bit_length() - 1}" if grid & (grid - 1) == 0 else str(grid)
-            head += (f": {self.arith} arithmetic, uniforms on a grid of {shown} "
-                     f"({self.rounded.paths} paths), paired with exact arithmetic "
+            lib = "correctly rounded" if self.elementwise == "correct" else \
+                f"{self.elementwise}'s {self.arith}"
+            head += (f": {self.arith} arithmetic (exp/log {lib}), uniforms on a grid of "
+                     f"{shown} ({self.rounded.paths} paths), paired with exact arithmetic "
                      f"({self.exact.paths} paths)")
             header = ["token", "target p", self.arith, "exact arith", f"{self.arith} - p"]
             rows = [[t, exact_str(self.p[t]), exact_str(self.rounded.law[t]),
@@ -315,7 +319,7 @@ def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, a
 def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                grid: int | None = None, tolerance=None, logits_p=None, logits_q=None,
                labels=None, max_paths: int | None = DEFAULT_MAX_PATHS,
-               keep_paths: bool = False) -> BiasSplit:
+               keep_paths: bool = False, elementwise: str = "correct") -> BiasSplit:
     """Run ``method`` with its arithmetic in ``arith`` and in exact arithmetic; the verdict.
 
     Parameters
@@ -333,6 +337,10 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         A rounding-only bias at most this large counts as accepted (:attr:`BiasSplit.ok`).
     keep_paths : bool
         Keep the paths of the run the verdict is about (for its certificate).
+    elementwise : str
+        With ``arith``: where the float run's ``exp`` and ``log`` come from, ``"correct"``
+        (correctly rounded), ``"numpy"`` or ``"torch"`` (the library's function on the exact
+        float input, :func:`~exactspec.engine.floats.elementwise`).
     """
     if tolerance is not None:
         tolerance = Fraction(tolerance) if not isinstance(tolerance, str) else \
@@ -344,6 +352,13 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         from .engine.floats import get_format
 
         fmt = get_format(arith)
+    if elementwise != "correct" and fmt is None:
+        raise InvalidInput(f"elementwise={elementwise!r} applies to a float run: give arith "
+                           "(--arith float32, ...)")
+    if fmt is not None:
+        from .engine.floats import check_elementwise
+
+        check_elementwise(elementwise, fmt)
     use_logits = logits_p is not None or logits_q is not None
     if use_logits:
         if logits_p is None or logits_q is None:
@@ -368,12 +383,13 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         from .engine.float_sampler import FloatSampler, float_dist
 
         if use_logits:
-            fp = _float_softmax_dist(logits_p, labels, fmt, p)
-            fq = _float_softmax_dist(logits_q, labels, fmt, q)
+            fp = _float_softmax_dist(logits_p, labels, fmt, p, elementwise)
+            fq = _float_softmax_dist(logits_q, labels, fmt, q, elementwise)
         else:
             fp, fq = float_dist(p, fmt), float_dist(q, fmt)
         rounded = _enumerate(m, fp, fq, k, grid=grid, max_paths=max_paths,
-                             factory=lambda: FloatSampler(fmt, grid), keep_paths=keep_paths,
+                             factory=lambda: FloatSampler(fmt, grid, elementwise),
+                             keep_paths=keep_paths,
                              arith=fmt.name)
         if not use_logits:
             on_grid = grid if grid is not None else fmt.grid
@@ -383,4 +399,4 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
             except TypeError:  # irrational thresholds (s.exp in exact arithmetic) on a grid
                 grid_only = None
     return BiasSplit(m, p, q, k, fmt.name if fmt else None, grid, exact, rounded, grid_only,
-                     tolerance, use_logits)
+                     tolerance, use_logits, elementwise)

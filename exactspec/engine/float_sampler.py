@@ -18,7 +18,12 @@ floating-point format does it (:mod:`.floats`):
   token of positive weight (a clamped ``searchsorted``);
 - drafts (``s.draft``, ``s.drafts``) come from the draft model's exact law: the draft tokens are
   the kernel's input, not its arithmetic;
-- ``s.exp``, ``s.log``, ``s.softmax``: correctly rounded in the format;
+- ``s.exp``, ``s.log``, ``s.softmax``: correctly rounded in the format, or taken from the
+  library the kernel calls (``elementwise="numpy"`` or ``"torch"``,
+  :func:`~exactspec.engine.floats.elementwise`); an ``exp`` that overflows to infinity on a
+  finite input stops the run there (:class:`~exactspec.engine.floats.FloatOverflow`, with the
+  operation and its input), rather than surfacing later as an infinity or a NaN in a sum or a
+  draw;
 - races (``w / E``, ``log(w) + G``, ``logits + G``, ``s.race``): the weights (or logits) are
   the format's values, rounded into it as a tensor of that dtype holds them, and the race over
   them is decided exactly with *continuous* noise (:mod:`.races`: fresh or shared noise, exact
@@ -55,7 +60,8 @@ from fractions import Fraction
 from ..core.dist import Dist
 from ..core.errors import InvalidInput
 from .exact import ExactSampler
-from .floats import FloatFormat, FloatValue, exp, get_format, log, softmax
+from .floats import (FloatFormat, FloatOverflow, FloatValue, check_elementwise, elementwise,
+                     get_format, softmax)
 from .uniform import Uniform
 
 __all__ = ["FloatSampler", "FloatDist", "float_dist", "FloatUniform"]
@@ -197,10 +203,20 @@ class FloatSampler(ExactSampler):
         ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"float64"``.
     grid : int, optional
         The uniform generator's grid (default: the format's, ``2**24`` for ``float32``).
+    elementwise : str
+        Where ``s.exp``, ``s.log`` and the ``exp`` of ``s.softmax`` come from: ``"correct"``
+        (correctly rounded, the default), ``"numpy"`` (NumPy's ufunc of the dtype) or
+        ``"torch"`` (PyTorch's CPU function), evaluated on the exact float input.
+
+    >>> from fractions import Fraction
+    >>> s = FloatSampler("float32", elementwise="numpy")
+    >>> Fraction(s.exp(-61 / 16).value) - Fraction(FloatSampler("float32").exp(-61 / 16).value)
+    Fraction(1, 536870912)
     """
 
-    def __init__(self, arith, grid: int | None = None):
+    def __init__(self, arith, grid: int | None = None, elementwise: str = "correct"):
         self.fmt = get_format(arith)
+        self.elementwise = check_elementwise(elementwise, self.fmt)
         super().__init__(grid=grid if grid is not None else self.fmt.grid)
 
     # -- values ----------------------------------------------------------------------------
@@ -208,16 +224,27 @@ class FloatSampler(ExactSampler):
         return FloatValue.of(x, self.fmt)
 
     def exp(self, x) -> FloatValue:
-        """``exp(x)``, correctly rounded in the format."""
-        return exp(self._value(x))
+        """``exp(x)`` in the format (correctly rounded, or the library's); an overflow to
+        infinity is reported here."""
+        v = self._value(x)
+        out = elementwise("exp", v, self.elementwise)
+        if out.value == math.inf and math.isfinite(v.value):
+            how = "" if self.elementwise == "correct" else f" ({self.elementwise})"
+            raise FloatOverflow(
+                f"{self.fmt.name} overflow: s.exp({v}){how} is above the largest "
+                f"{self.fmt.name} value ({self.fmt.max_value:.9g}) and rounds to inf; the "
+                f"{self.fmt.name} kernel overflows at this exp (subtract the maximum first, as "
+                "softmax does)")
+        return out
 
     def log(self, x) -> FloatValue:
-        """``log(x)``, correctly rounded in the format."""
-        return log(self._value(x))
+        """``log(x)`` in the format (correctly rounded, or the library's)."""
+        return elementwise("log", self._value(x), self.elementwise)
 
     def softmax(self, logits) -> list:
-        """The softmax of ``logits`` as :func:`~exactspec.engine.floats.softmax` computes it."""
-        return softmax([self._value(x) for x in logits])
+        """The softmax of ``logits`` as :func:`~exactspec.engine.floats.softmax` computes it
+        (its ``exp`` from ``elementwise``)."""
+        return softmax([self._value(x) for x in logits], library=self.elementwise)
 
     # -- the sampling interface --------------------------------------------------------------
     def uniform(self):

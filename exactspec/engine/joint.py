@@ -305,18 +305,26 @@ def compare_product(factors: tuple, t, strict: bool) -> bool:
     """Decide ``u_1 ... u_k < t`` (or ``<=``) for fresh uniforms, exactly."""
     sampler = factors[0].sampler
     for u in factors:
-        if u.linked or getattr(u, "spent", False) or u.lo != 0 or u.hi != 1:
-            raise Undecided(f"a product of uniforms where u{u.ident} was already compared is "
-                            "beyond the exact method (products are exact for fresh uniforms)")
+        if u.linked or getattr(u, "spent", False):
+            raise Undecided(f"a product of uniforms where u{u.ident} was compared jointly with "
+                            "another uniform or used in a product before is beyond the exact "
+                            "method (products are exact for uniforms cut by thresholds only)")
     if not isinstance(t, (int, Fraction)):
         raise Undecided("a product of uniforms compared with a symbolic threshold is beyond "
                         "the exact method")
     t = Fraction(t)
     k = len(factors)
+    boxes = [(Fraction(u.lo), Fraction(u.hi)) for u in factors]
     if sampler.grid is None:
-        p_yes = _product_below(t, k)
+        if all(box == (0, 1) for box in boxes):
+            p_yes = _product_below(t, k)
+        else:
+            p_yes = _product_below_in_box(t, boxes)
     else:
-        p_yes = Fraction(_product_grid_count(t, k, sampler.grid, strict), sampler.grid ** k)
+        grid = sampler.grid
+        ranges = [range(math.ceil(lo * grid), math.ceil(hi * grid)) for lo, hi in boxes]
+        p_yes = Fraction(_product_grid_count(t, k, grid, strict, ranges),
+                         math.prod(len(r) for r in ranges))
     for u in factors:
         u.spent = True
     names = " * ".join(f"u{u.ident}" for u in factors)
@@ -347,20 +355,57 @@ def _product_below(t: Fraction, k: int):
     return sympy.nsimplify(sympy.expand(value)) if value.is_Rational else sympy.expand(value)
 
 
-def _product_grid_count(t: Fraction, k: int, grid: int, strict: bool) -> int:
-    """Tuples ``(j_1..j_k)`` in ``[0, N)^k`` with ``prod j_i / N^k < t`` (or ``<=``)."""
-    if grid ** (k - 1) > MAX_GRID_POINTS:
-        raise TooLarge(f"counting a product of {k} uniforms on the grid visits {grid ** (k - 1):,}"
+def _product_below_in_box(t: Fraction, boxes: list):
+    """``P(u_1 ... u_k < t)`` for independent ``u_i`` uniform on ``[lo_i, hi_i)`` (uniforms
+    already cut by thresholds): by inclusion-exclusion over the box's corners,
+    ``vol = sum_corners (-1)^(number of lo_i) V(x)``, where ``V(x) = X P(U_1 ... U_k < t / X)``
+    (``X = prod x_i``) is the volume of ``{prod u < t}`` in the box ``[0, x)``; divided by the
+    box's volume.  Exact, sympy when irrational.
+
+    >>> _product_below_in_box(Fraction(1, 4), [(Fraction(1, 2), Fraction(1)), (0, 1)])
+    log(2)/2
+    """
+    import sympy
+
+    k = len(boxes)
+    size = math.prod(hi - lo for lo, hi in boxes)
+    if size == 0:
+        raise InvalidInput("a product of uniforms on a path of probability 0")
+    total = sympy.Integer(0)
+    for corner in itertools.product((0, 1), repeat=k):
+        x = math.prod(boxes[i][1] if c == 0 else boxes[i][0] for i, c in enumerate(corner))
+        if x == 0:
+            continue
+        below = _product_below(t / x, k)
+        term = sympy.Rational(x.numerator, x.denominator) * sympy.sympify(
+            below if not isinstance(below, Fraction) else
+            sympy.Rational(below.numerator, below.denominator))
+        total += (-1) ** sum(corner) * term
+    value = sympy.expand(total / sympy.Rational(size.numerator, size.denominator))
+    if value.is_Rational:
+        return Fraction(int(value.p), int(value.q))
+    return value
+
+
+def _product_grid_count(t: Fraction, k: int, grid: int, strict: bool, ranges=None) -> int:
+    """Tuples ``(j_1..j_k)`` in ``[0, N)^k`` (or in ``ranges``, the grid indices still
+    possible for each factor) with ``prod j_i / N^k < t`` (or ``<=``)."""
+    if ranges is None:
+        ranges = [range(grid)] * k
+    points = math.prod(len(r) for r in ranges[:-1])
+    if points > MAX_GRID_POINTS:
+        raise TooLarge(f"counting a product of {k} uniforms on the grid visits {points:,}"
                        f" points, over the budget of {MAX_GRID_POINTS:,}: use a smaller --grid",
-                       estimate=grid ** (k - 1), budget=MAX_GRID_POINTS)
+                       estimate=points, budget=MAX_GRID_POINTS)
     bound = t * grid ** k
+    last = ranges[-1]
     total = 0
-    for js in itertools.product(range(grid), repeat=k - 1):
+    for js in itertools.product(*ranges[:-1]):
         prod = math.prod(js)
         if prod == 0:
-            total += grid if (0 < bound if strict else 0 <= bound) else 0
+            total += len(last) if (0 < bound if strict else 0 <= bound) else 0
             continue
         limit = bound / prod                              # j_k < limit  or  <= limit
         top = math.ceil(limit) if strict else math.floor(limit) + 1
-        total += min(grid, max(0, top))
+        total += max(0, min(last.stop, top) - last.start)
     return total

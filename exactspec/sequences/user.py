@@ -226,11 +226,11 @@ def _check_unchanged(verifier: UserVerifier, before: dict) -> None:
 
 
 # -- laws ---------------------------------------------------------------------------------------
-def _factory(arith, grid):
+def _factory(arith, grid, elementwise="correct"):
     if arith is not None:
         from ..engine.float_sampler import FloatSampler
 
-        return lambda: FloatSampler(arith, grid)
+        return lambda: FloatSampler(arith, grid, elementwise)
     return lambda: ExactSampler(grid=grid)
 
 
@@ -360,7 +360,7 @@ def _load_pair(spec: dict, base: Path | None) -> ContextPair:
 def user_report(spec, function=None, *, pair: ContextPair | None = None,
                 gamma: int | None = None, m: int | None = None, arith: str | None = None,
                 grid: int | None = None, tolerance=None, max_paths: int | None = 10**6,
-                certificate: bool = False) -> dict:
+                certificate: bool = False, elementwise: str = "correct") -> dict:
     """Prove a user's multi-position verifier on a spec; a JSON-ready report.
 
     ``spec`` is a dict or the path of a JSON file: the model pair (docs/tree_format.md, or
@@ -370,7 +370,9 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     ``lossless``, ``verdict``, ``tokens_per_call`` (exact), ``differs``, ``difference`` and
     ``tv`` when lossy; with ``arith`` also ``arith``, ``bias``, ``bias_exact_arith`` and
     ``exact_arith`` (the same verifier in exact arithmetic); ``certificate`` (every path of the
-    generation) on request.
+    generation) on request.  ``elementwise`` (with ``arith``): where the float run's ``exp``
+    and ``log`` come from (``"correct"``, ``"numpy"``, ``"torch"``), reported as
+    ``elementwise``.
     """
     spec, base = read_spec(spec, "spec", _SPEC_KEYS)
     if function is None:
@@ -398,8 +400,12 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     grid = grid if grid is not None else spec.get("grid")
     target = pair.joint(m, ctx)
 
+    if elementwise != "correct" and arith is None:
+        raise InvalidInput(f"elementwise={elementwise!r} applies to a float run: give arith "
+                           "(--arith float32, ...)")
+
     def prove(arith_here, grid_here):
-        factory = _factory(arith_here, grid_here)
+        factory = _factory(arith_here, grid_here, elementwise)
         before = state_fingerprint(function)
         signature = _replay_signature(verifier, pair, ctx, factory)
         root = _call_law(verifier, pair, ctx, None, factory, max_paths)  # enumerated once
@@ -450,6 +456,7 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         exact_law, exact_tpc, exact_paths, _, _ = prove(None, None)
         exact_tv = _tv(exact_law, target)
         report["arith"] = fmt.name
+        report["elementwise"] = elementwise
         report["grid"] = grid if grid is not None else fmt.grid
         report["bias"] = exact_str(tv)
         report["bias_float"] = float(tv)
@@ -477,7 +484,7 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     if certificate:
         enumeration = enumerate_runs(lambda s: _generate(s, verifier, pair, m, ctx),
                                      keep_paths=True, max_paths=max_paths,
-                                     sampler_factory=_factory(arith, grid))
+                                     sampler_factory=_factory(arith, grid, elementwise))
         report["certificate"] = sequence_certificate(enumeration, target, name=verifier.name,
                                                      m=m, ctx=ctx)
     return report
