@@ -504,3 +504,19 @@ def test_a_lookup_past_the_total_is_refused():
 
     with pytest.raises(InvalidInput, match="past the cumulative sums"):
         enumerate_paths(short, Dist.parse("1/2,1/2"), Dist.parse("1/2,1/2"))
+
+
+def test_tree_route_says_which_elementwise_functions(capsys):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    base = ["tree", str(examples / "chain_user.json"), "--verifier",
+            f"{examples / 'chain_user.py'}:chain", "--arith", "float32"]
+    code, out, err = run_cli(capsys, *base, "--elementwise", "numpy", "--json")
+    obj = json.loads(out)
+    assert obj["elementwise"] == "numpy" and obj["verdict"] == "lossy-rounding", err
+    code, out, err = run_cli(capsys, *base)
+    assert "(exp/log correctly rounded)" in out.splitlines()[0]
+    code, out, err = run_cli(capsys, "tree", str(examples / "tree.json"), "--arith", "float32",
+                             "--elementwise", "numpy")
+    assert code == 2 and out == "" and "--elementwise" in err

@@ -14,9 +14,12 @@ uniforms, use ``1 - u``, take a ``min``, or multiply uniforms.  Here:
 - a :class:`Product` ``c * u_1 ... u_k`` of fresh uniforms compared with a constant ``t``:
   ``P(u_1 ... u_k < t) = t sum_{j<k} (-ln t)^j / j!`` for ``0 < t < 1`` (``-ln u_i`` are
   i.i.d. ``Exp(1)``; their sum is Gamma(k, 1), whose tail at ``-ln t`` is that sum), an exact
-  sympy value with logarithms; on a grid the tuples are counted, a rational.  The uniforms of a
-  product are spent: using them again is beyond this method (``Undecided``), as is a product
-  of uniforms already cut.
+  sympy value with logarithms; on a grid the tuples are counted, a rational.  A factor already
+  cut by thresholds (``u < a`` before ``u * v < t``: a prefix product) is uniform on its
+  interval ``[lo, hi)``: the volume of ``{prod u < t}`` in the box of intervals is a signed sum
+  over the box's corners of the same closed form (inclusion-exclusion), and on a grid the
+  tuples of the remaining points are counted.  The uniforms of a product are spent: using them
+  again is beyond this method (``Undecided``), as is a product of uniforms linked to others.
 
 The sampling interpreter needs none of this: its uniforms are numbers.
 

@@ -7,9 +7,14 @@ and take an argmax:
   ``(w / E).argmax()`` (equivalently ``(E / w).argmin()``);
 - *Gumbel-max*: ``G = s.gumbels(n)`` and ``(log(w) + G).argmax()``.
 
-Both read the same through ``s.race(w, noise)``.  A noise vector may be used in several races
-(an engine draws one per request and reuses it for every draft position), and the weights of a
-race may depend on earlier outcomes.
+- *Gumbel-max over raw logits*: ``(logits + G).argmax()``, the race over the weights
+  ``exp(l - max l)`` (:func:`logit_weights`; its first-arrival law is ``softmax(l)``, exact in
+  sympy, rational where the logits are logarithms of rationals).
+
+Both read the same through ``s.race(w, noise)``.  Weights held in a float format (the float
+interpreter, :mod:`.float_sampler`) are read at their exact binary values.  A noise vector may
+be used in several races (an engine draws one per request and reuses it for every draft
+position), and the weights of a race may depend on earlier outcomes.
 
 **Exact laws.**  Write ``T_v = E_v / w_v`` (the arrival time of token ``v``, ``Exp(w_v)``).
 The race's winner is ``argmin_v T_v``; ``argmax`` of the same scores is the *last* arrival.

@@ -526,12 +526,21 @@ def _call_law_json(law: dict) -> dict:
     return {k: exact_str(v) for k, v in out.items() if v != 0}
 
 
+def _elementwise_text(report: dict) -> str:
+    library = report.get("elementwise")
+    if library is None:
+        return ""
+    return " (exp/log correctly rounded)" if library == "correct" else \
+        f" (exp/log {library}'s {report['arith']})"
+
+
 def user_text(report: dict, max_rows: int = 24) -> str:
     """A short summary of :func:`user_report`: verdict, tokens per call, the law of the first
     ``m`` tokens beside the target (the differing sequences first)."""
     v = report["verifier"]
     head = (f"user verifier {v['function']} ({'rows of every position, gamma = ' + str(v['gamma']) if v['shape'] == 'rows' else 'whole call'}"
-            f"{', stateful' if v['stateful'] else ''}); {report['arith']} arithmetic; "
+            f"{', stateful' if v['stateful'] else ''}); {report['arith']} arithmetic"
+            f"{_elementwise_text(report)}; "
             f"first m = {report['m']} tokens from context '{report['context']}'")
     keys = list(report["target"]) + [k for k in report["law"] if k not in report["target"]]
     differs = report.get("differs", [])
