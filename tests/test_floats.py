@@ -498,6 +498,30 @@ def test_unnormalised_inverse_cdf_is_lossless_exactly_and_rounded_under_arith():
     assert split.bias == Fraction(1, 25165824)
 
 
+def test_a_list_of_weights_picks_an_index_in_every_interpreter():
+    from exactspec.engine.sampling import RandomSampler
+
+    def rule(s, p, q, k):
+        w = [2 * v for v in p.probs]
+        return p.labels[s.pick(w, s.uniform() * sum(w))]
+
+    p = Dist.parse("1/2,1/3,1/6")
+    assert enumerate_paths(rule, p, p).law == dict(zip(p.labels, p.probs))
+    float_law = enumerate_paths(rule, float_dist(p, F32), float_dist(p, F32),
+                                sampler_factory=lambda: FloatSampler(F32)).law
+    w = np.array([2 * np.float32(F32.round(v)) for v in p.probs], dtype=np.float32)
+    cum = np.cumsum(w, dtype=np.float32)
+    u = (np.arange(2**24, dtype=np.float64) / 2**24).astype(np.float32)
+    index = np.minimum(np.searchsorted(cum, u * cum[-1], side="right"), len(w) - 1)
+    assert list(float_law.values()) == [Fraction(int(c), 2**24) for c in np.bincount(index)]
+    s = RandomSampler(np.random.default_rng(0))
+    counts = [0, 0, 0]
+    for _ in range(3000):
+        s._reset()
+        counts[rule(s, p, p, 1)] += 1
+    assert abs(counts[0] / 3000 - 0.5) < 0.05 and abs(counts[2] / 3000 - 1 / 6) < 0.05
+
+
 def test_a_lookup_past_the_total_is_refused():
     def short(s, p, q, k):
         return s.pick(Dist([v / 2 for v in p.probs], p.labels, check=False), s.uniform())

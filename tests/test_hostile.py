@@ -423,6 +423,10 @@ COMPOSE = {
                                   "    return s.pick(Dist(w, p.labels, check=False), "
                                   "s.uniform() * sum(w))", ["--arith", "float32"], 1,
                                   "lossy-rounding"),
+    "pick_over_a_list_float32": ("w = [3 * v for v in p.probs]\n"
+                                 "    return p.labels[s.pick(w, s.uniform() * sum(w))]",
+                                 ["--arith", "float32"], 1, "lossy-rounding"),
+    "pick_over_a_string": ("return s.pick('abc', s.uniform())", [], 2, "give a Dist"),
     "lookup_past_total": ("from exactspec import Dist\n"
                           "    return s.pick(Dist([v / 2 for v in p.probs], p.labels, "
                           "check=False), s.uniform())", [], 2, "past the cumulative sums"),

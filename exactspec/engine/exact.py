@@ -397,7 +397,9 @@ class ExactSampler:
         ``dist`` may hold unnormalised non-negative weights: token ``t`` is picked iff
         ``cum_{t-1} <= u < cum_t`` for the cumulative sums of the weights, so ``u`` scaled by
         their total (``s.pick(w, u * total)``) is the normalised draw; a lookup whose range
-        passes the total is refused."""
+        passes the total is refused.  A plain sequence of weights (a list, a NumPy array)
+        picks an index, a mapping one of its keys."""
+        dist = pick_weights(dist, what)
         base = getattr(u, "base", None)
         if not isinstance(base, Uniform):
             from .joint import Linear
@@ -521,6 +523,37 @@ class ExactSampler:
 
 _SOFTMAX: dict = {}
 _SETTLED: dict = {}
+
+
+class _Weights:
+    """A sequence or mapping of weights read as ``labels`` and ``probs`` (for :meth:`pick`)."""
+
+    __slots__ = ("labels", "probs")
+
+    def __init__(self, labels, probs):
+        self.labels = tuple(labels)
+        self.probs = tuple(probs)
+
+
+def pick_weights(dist, what: str = "pick"):
+    """``dist`` when it has ``labels`` and ``probs`` (a Dist); a mapping's keys and values; a
+    sequence's indices and entries.
+
+    >>> pick_weights([Fraction(1, 2), 1]).labels
+    (0, 1)
+    """
+    if hasattr(dist, "labels") and hasattr(dist, "probs"):
+        return dist
+    if hasattr(dist, "keys") and hasattr(dist, "values"):
+        return _Weights(dist.keys(), dist.values())
+    if isinstance(dist, (str, bytes)):
+        raise InvalidInput(f"{what}: weights {dist!r}: give a Dist, a mapping or a sequence")
+    try:
+        values = list(dist)
+    except TypeError:
+        raise InvalidInput(f"{what}: weights {dist!r}: give a Dist, a mapping or a sequence "
+                           "of non-negative numbers") from None
+    return _Weights(range(len(values)), values)
 
 
 def _settled(expr):

@@ -59,7 +59,7 @@ from fractions import Fraction
 
 from ..core.dist import Dist
 from ..core.errors import InvalidInput
-from .exact import ExactSampler
+from .exact import ExactSampler, pick_weights
 from .floats import (FloatFormat, FloatOverflow, FloatValue, check_elementwise, elementwise,
                      get_format, softmax)
 from .uniform import Uniform
@@ -271,6 +271,7 @@ class FloatSampler(ExactSampler):
         return ExactSampler.drafts(self, _exact_law(q), k, replace)
 
     def pick(self, dist, u, what: str = "pick"):
+        dist = pick_weights(dist, what)
         if isinstance(u, FloatUniform):
             u = _Expr(u, lambda v: v, True)
         if not isinstance(u, _Expr):
@@ -318,12 +319,17 @@ class FloatSampler(ExactSampler):
 
     def _in_format(self, values, what: str):
         """A Dist, mapping or sequence with each number rounded into the format."""
+        from ..core.dist import exact
+        from ..core.errors import NotExact
+
         def one(lab, v):
             if isinstance(v, FloatValue):
                 return v
             try:
+                if isinstance(v, bool) or not isinstance(v, (int, Fraction, float)):
+                    v = exact(v, f"{what} of {lab!r}")   # a NumPy scalar: its exact value
                 return FloatValue.of(v, self.fmt)
-            except TypeError:
+            except (TypeError, NotExact):
                 raise InvalidInput(f"{what} of {lab!r} is {v!r}, not a number the "
                                    f"{self.fmt.name} arithmetic can hold") from None
 

@@ -388,10 +388,13 @@ def check_elementwise(library: str, fmt: FloatFormat | None = None) -> str:
                            "float16 or float64, or --elementwise torch)")
     if library == "torch":
         try:
-            import torch  # noqa: F401
+            import torch
         except ImportError:
             raise InvalidInput("elementwise='torch': PyTorch is not installed here (import "
                                "torch failed); use --elementwise numpy or correct") from None
+        if not all(hasattr(torch, name) for name in ("tensor", "exp", "log", "float32")):
+            raise InvalidInput(f"elementwise='torch': the module torch imported from "
+                               f"{getattr(torch, '__file__', '?')} is not PyTorch")
     return library
 
 

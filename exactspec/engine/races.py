@@ -497,8 +497,9 @@ def _race_options(noise: Noise, weights: list, first: bool) -> list:
         law = first_arrival_law(support) if first else last_arrival_law(support)
         return [(j, pr, race_rows(weights, j, first, n)) for j, pr in zip(candidates, law)]
     if any(not isinstance(w, (int, Fraction)) for w in weights):
-        raise Undecided("a race over symbolic weights on noise already used by an earlier race:"
-                        " its joint law is exact only for rational weights")
+        raise Undecided("a race over irrational or symbolic weights (exp of logits, a "
+                        "symbol) on noise already used by an earlier race: its joint law is "
+                        "exact only for rational weights")
     linked = {i for r in noise.rows for i, v in enumerate(r) if v != 0} | set(candidates)
     rows = len(noise.rows) + len(candidates) - 1
     work = vertex_work(rows + len(linked), len(linked) - 1)
