@@ -413,6 +413,11 @@ COMPOSE = {
                        "    if u < p[0]:\n        return p.labels[0]\n"
                        "    return p.labels[1] if u * v < p[1] else p.labels[2]",
                        [], 1, "lossy-logic"),
+    "running_product": ("u1, u2, u3 = s.uniform(), s.uniform(), s.uniform()\n"
+                        "    if u1 < p[0]:\n        return p.labels[0]\n"
+                        "    if u1 * u2 < p[0]:\n        return p.labels[1]\n"
+                        "    return p.labels[2] if u1 * u2 * u3 < p[0] else p.labels[0]",
+                        [], 1, "lossy-logic"),
     "product_under_arith": ("u, v = s.uniform(), s.uniform()\n"
                             "    return p.labels[0] if u * v < p[0] else p.labels[1]",
                             ["--arith", "float32"], 2, "two explicit uniforms"),

@@ -716,3 +716,46 @@ def test_a_product_whose_factor_was_already_compared(capsys):
                 if not F(i, 8) < F(1, 2) and F(i * j, 64) < F(1, 3))
     assert grid[1] == F(brute, 64) == F(19, 64)
     assert_consistent(prefix, {k: float(sympy.N(x)) for k, x in law.items()})
+
+
+def test_a_running_product_of_uniforms_two_ways():
+    import itertools
+
+    from exactspec.engine.joint import _cut, _extend, _product_below_in_box
+
+    # the carried density against the corners of the box, on cut uniforms
+    for t, boxes in [(F(1, 3), [(F(1, 2), F(1)), (F(0), F(1))]),
+                     (F(1, 5), [(F(1, 4), F(3, 4)), (F(1, 3), F(1))])]:
+        _, mass = _cut(_extend(None, boxes), t, True)
+        assert sympy.simplify(mass - _product_below_in_box(t, boxes)) == 0
+
+    def running(s):                       # stop once the running product drops below 1/3
+        u1, u2, u3 = s.uniform(), s.uniform(), s.uniform()
+        if u1 < F(1, 3):
+            return 0
+        if u1 * u2 < F(1, 3):
+            return 1
+        return 2 if u1 * u2 * u3 < F(1, 3) else 3
+
+    law = enumerate_runs(running).law
+    L = sympy.log(3)
+    # nested events: P(stop by step j) = P(u_1 ... u_j < 1/3) = (1/3) sum_{i<j} (log 3)^i / i!
+    closed = [sympy.Rational(1, 3), L / 3, L**2 / 6, 1 - sympy.Rational(1, 3) * (1 + L + L**2 / 2)]
+    for j in range(4):
+        assert abs(sympy.N(law[j] - closed[j], 50)) < 1e-45
+        assert sympy.simplify(law[j] - closed[j]) == 0
+    grid = enumerate_runs(running, grid=6).law              # counted, and by brute force
+    brute = [0, 0, 0, 0]
+    for js in itertools.product(range(6), repeat=3):
+        u = [F(j, 6) for j in js]
+        brute[0 if u[0] < F(1, 3) else 1 if u[0] * u[1] < F(1, 3) else
+              2 if u[0] * u[1] * u[2] < F(1, 3) else 3] += 1
+    assert [grid.get(j, 0) for j in range(4)] == [F(c, 216) for c in brute]
+    assert_consistent(running, {j: float(sympy.N(v)) for j, v in law.items()})
+
+    def partial(s):                       # reuses one factor of an earlier product only
+        u1, u2, u3 = s.uniform(), s.uniform(), s.uniform()
+        return 0 if u1 * u2 < F(1, 3) else (1 if u1 * u3 < F(1, 3) else 2)
+
+    with pytest.raises(Undecided, match="some, but not all"):
+        enumerate_runs(partial)
