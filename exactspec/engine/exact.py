@@ -426,7 +426,7 @@ class ExactSampler:
         if not options:
             raise InvalidInput(f"{what}: u lies outside the distribution's cumulative range")
         start, end = (base.lo * u.scale + u.shift, base.hi * u.scale + u.shift)
-        if not (start >= 0 and end <= cum):  # part of u's range has no token
+        if not (_at_most(0, start) and _at_most(end, cum)):  # part of u's range: no token
             from ..core.dist import exact_str
 
             raise InvalidInput(
@@ -523,6 +523,18 @@ class ExactSampler:
 
 _SOFTMAX: dict = {}
 _SETTLED: dict = {}
+
+
+def _at_most(a, b) -> bool:
+    """``a <= b`` for exact numbers; for sympy numbers that sympy cannot order (an irrational
+    sum equal to its bound but not simplified to it), ``b - a`` evaluated to 50 digits is not
+    clearly negative."""
+    try:
+        return bool(a <= b)
+    except TypeError:
+        import sympy
+
+        return not sympy.N(sympy.sympify(b) - sympy.sympify(a), 50) < -sympy.Float(10) ** -40
 
 
 class _Weights:
