@@ -544,3 +544,36 @@ def test_tree_route_says_which_elementwise_functions(capsys):
     code, out, err = run_cli(capsys, "tree", str(examples / "tree.json"), "--arith", "float32",
                              "--elementwise", "numpy")
     assert code == 2 and out == "" and "--elementwise" in err
+
+
+def test_torch_elementwise_dispatch_through_a_stand_in(monkeypatch):
+    """The torch route's plumbing (dtype, CPU tensor, read-back) through a stand-in module
+    whose functions are NumPy's: it must give NumPy's values exactly (PyTorch itself is not
+    installed here; where it is, ``test_cli_elementwise`` runs it for real)."""
+    import sys
+    import types
+
+    class Tensor:
+        def __init__(self, value, dtype):
+            self.value, self.dtype = value, dtype
+
+        def item(self):
+            return float(self.value)
+
+    fake = types.ModuleType("torch")
+    fake.float32, fake.float16, fake.float64, fake.bfloat16 = (np.float32, np.float16,
+                                                               np.float64, "bfloat16")
+    fake.tensor = lambda x, dtype, device: Tensor(dtype(x), dtype)
+    fake.exp = lambda t: Tensor(np.exp(t.value), t.dtype)
+    fake.log = lambda t: Tensor(np.log(t.value), t.dtype)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    from exactspec.engine.floats import elementwise
+
+    for v in (-61 / 16, 0.75, 3.0):
+        x = FloatValue(v, F32)
+        assert elementwise("exp", x, "torch").value == float(np.exp(np.float32(v)))
+        assert elementwise("log", FloatValue(abs(v), F32), "torch").value == \
+            float(np.log(np.float32(abs(v))))
+    monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
+    with pytest.raises(InvalidInput, match="is not PyTorch"):
+        FloatSampler("float32", elementwise="torch")
