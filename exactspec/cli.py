@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--tolerance", metavar="T",
                     help="a bias of the grid or of rounding only (--grid, --arith) at most T "
                     "exits 0 (e.g. 2**-20 or 1e-6, read exactly)")
+    ve.add_argument("--elementwise", choices=["correct", "numpy", "torch"], default="correct",
+                    help="with --arith: exp and log correctly rounded (default), or NumPy's / "
+                    "PyTorch's CPU functions of the dtype, on the exact float inputs")
     ve.add_argument("--logits-p", metavar="L", help="target logits: 2,1,0 or @file.json "
                     "(the target is their exact softmax; --arith computes it in the format)")
     ve.add_argument("--logits-q", metavar="L", help="draft logits, as --logits-p")
@@ -148,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "arithmetic")
     tr.add_argument("--tolerance", metavar="T", help="a bias of the grid or of rounding only "
                     "(--grid, --arith) at most T exits 0")
+    tr.add_argument("--elementwise", choices=["correct", "numpy", "torch"], default="correct",
+                    help="with --arith: exp and log correctly rounded (default), or NumPy's / "
+                    "PyTorch's CPU functions of the dtype, on the exact float inputs")
     tr.add_argument("--certificate", metavar="FILE",
                     help="write every path of the generation (JSON) for the checker")
     tr.add_argument("--search", action="store_true",
@@ -364,10 +370,14 @@ def cmd_verify(args) -> int:
         raise _UsageError("--search-tokens applies to --search")
     args.k = 1 if args.k is None else args.k
     if args.search:
+        if args.elementwise != "correct":
+            raise _UsageError("--elementwise does not apply to --search (its float runs use "
+                              "correctly rounded exp and log)")
         return _search(args)
     if args.backend == "numpy":
         return _float_command("verify", args)
-    if args.arith or args.tolerance is not None or args.logits_p or args.logits_q:
+    if args.arith or args.tolerance is not None or args.logits_p or args.logits_q or \
+            args.elementwise != "correct":
         return _verify_arith(args)
     p, q = _read_pair(args)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
@@ -421,12 +431,13 @@ def _verify_arith(args) -> int:
             raise _UsageError(f"--logits-q has {len(lq)} entries but --logits-p has {len(lp)}")
         split = split_bias(args.method, k=args.k, arith=args.arith, grid=args.grid,
                            tolerance=tolerance, logits_p=lp, logits_q=lq, labels=labels,
-                           max_paths=max_paths, keep_paths=bool(args.certificate))
+                           max_paths=max_paths, keep_paths=bool(args.certificate),
+                           elementwise=args.elementwise)
     else:
         p, q = _read_pair(args)
         split = split_bias(args.method, p, q, args.k, arith=args.arith, grid=args.grid,
                            tolerance=tolerance, max_paths=max_paths,
-                           keep_paths=bool(args.certificate))
+                           keep_paths=bool(args.certificate), elementwise=args.elementwise)
     if args.certificate:
         _write_json(args.certificate, split.run.certificate())
     _emit(split.to_json(), args.json, split.text())
@@ -513,7 +524,7 @@ def _sequence_report(args, spec, function, *, pair=None, gamma=None, m=None) -> 
     report = user_report(spec, function, pair=pair, gamma=gamma, m=m, arith=args.arith,
                          grid=args.grid, tolerance=_tolerance(args),
                          max_paths=args.max_paths or DEFAULT_MAX_PATHS,
-                         certificate=bool(args.certificate))
+                         certificate=bool(args.certificate), elementwise=args.elementwise)
     if args.certificate:
         _write_json(args.certificate, report.pop("certificate"))
     _emit(report, args.json, user_text(report))
@@ -709,6 +720,10 @@ def cmd_rho(args) -> int:
 def cmd_tree(args) -> int:
     from .sequences.trees import tree_report, tree_text
 
+    if args.elementwise != "correct" and (args.search or not (
+            args.verifier or _spec_names_function(args.spec))):
+        raise _UsageError("--elementwise applies to a user's verifier under --arith (not to "
+                          "--search or a built-in tree method)")
     if args.verifier or _spec_names_function(args.spec):
         if args.search:
             from .sequences.context import read_spec
@@ -765,6 +780,9 @@ def _search_sequences(args, function, *, gamma, m, context_free, name=None) -> i
     if args.certificate:
         raise _UsageError("--certificate with --search: search first, then prove the "
                           "counterexample with --certificate")
+    if args.elementwise != "correct":
+        raise _UsageError("--elementwise does not apply to --search (its float runs use "
+                          "correctly rounded exp and log)")
     tokens = 3 if args.search_tokens is None else args.search_tokens
     name = name or str(function)
     found = search_sequence_counterexample(

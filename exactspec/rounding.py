@@ -83,7 +83,11 @@ def exact_difference(a, b):
         return Fraction(a) - Fraction(b)
     import sympy
 
-    d = sympy.simplify(sympy.sympify(a) - sympy.sympify(b))
+    d = sympy.sympify(a) - sympy.sympify(b)
+    v = sympy.N(d, 60)
+    if v.is_Number and v != 0 and abs(v) > sympy.Float(10) ** -50:
+        return d           # clearly non-zero (exact_sign decides its sign): no simplification
+    d = sympy.simplify(d)
     if d.is_Rational:
         return Fraction(int(d.p), int(d.q))
     return d
@@ -118,7 +122,7 @@ def _tv(law: dict, target: Dist):
     if _is_symbolic(tv):
         import sympy
 
-        tv = sympy.simplify(tv)
+        tv = sympy.together(tv) if len(positive) > 1 else tv
     return tv, {t: d for t, d in diffs.items() if signs[t] != 0}
 
 
@@ -139,11 +143,11 @@ def softmax_exact(logits, labels=None, name: str = "p") -> Dist:
     return Dist(probs, labels, check=False, name=name)
 
 
-def _float_softmax_dist(logits, labels, fmt, exact_dist: Dist):
+def _float_softmax_dist(logits, labels, fmt, exact_dist: Dist, elementwise="correct"):
     from .engine.float_sampler import FloatDist
     from .engine.floats import FloatValue, softmax
 
-    values = softmax([FloatValue.of(Fraction(x), fmt) for x in logits])
+    values = softmax([FloatValue.of(Fraction(x), fmt) for x in logits], library=elementwise)
     out = FloatDist.__new__(FloatDist)
     Dist.__init__(out, values, exact_dist.labels, check=False)
     object.__setattr__(out, "exact_dist", exact_dist)  # Dist is read-only
@@ -173,6 +177,7 @@ class BiasSplit:
     grid_only: Verification | None
     tolerance: Any = None
     logits: bool = False
+    elementwise: str = "correct"
 
     def __post_init__(self):
         self.bias_exact_arith, self.differences_exact_arith = _tv(self.exact.law, self.p)
@@ -243,6 +248,8 @@ class BiasSplit:
         if self.differences:
             out["differs"] = [str(t) for t in self.differences]
             out["difference"] = {str(t): exact_str(d) for t, d in self.differences.items()}
+        if self.rounded is not None:
+            out["elementwise"] = self.elementwise
         if run is not self.exact:
             out["exact_arith"] = {
                 "output": {str(t): exact_str(self.exact.law[t]) for t in labels},
@@ -272,7 +279,9 @@ class BiasSplit:
         run = self.run
         if run is not self.exact:
             name = self.arith or f"grid {grid_text(self.grid)}"
-            what = (f"{self.arith} arithmetic, uniforms on a grid of "
+            lib = (" (exp/log correctly rounded)" if self.elementwise == "correct" else
+                   f" (exp/log {self.elementwise}'s {self.arith})")
+            what = (f"{self.arith} arithmetic{lib}, uniforms on a grid of "
                     f"{grid_text(self.rounded_grid)}" if self.rounded is not None else
                     f"exact arithmetic, uniforms on a grid of {grid_text(self.grid)}")
             head += (f": {what} ({run.paths} paths), paired with exact arithmetic and ideal "
@@ -368,7 +377,7 @@ def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, a
 def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                grid: int | None = None, tolerance=None, logits_p=None, logits_q=None,
                labels=None, max_paths: int | None = DEFAULT_MAX_PATHS,
-               keep_paths: bool = False) -> BiasSplit:
+               keep_paths: bool = False, elementwise: str = "correct") -> BiasSplit:
     """Run ``method`` with its arithmetic in ``arith`` and in exact arithmetic; the verdict.
 
     Parameters
@@ -387,6 +396,10 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         A grid or rounding bias at most this large counts as accepted (:attr:`BiasSplit.ok`).
     keep_paths : bool
         Keep the paths of the run the verdict is about (for its certificate).
+    elementwise : str
+        With ``arith``: where the float run's ``exp`` and ``log`` come from, ``"correct"``
+        (correctly rounded), ``"numpy"`` or ``"torch"`` (the library's function on the exact
+        float input, :func:`~exactspec.engine.floats.elementwise`).
     """
     if tolerance is not None:
         tolerance = Fraction(tolerance) if not isinstance(tolerance, str) else \
@@ -398,6 +411,13 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         from .engine.floats import get_format
 
         fmt = get_format(arith)
+    if elementwise != "correct" and fmt is None:
+        raise InvalidInput(f"elementwise={elementwise!r} applies to a float run: give arith "
+                           "(--arith float32, ...)")
+    if fmt is not None:
+        from .engine.floats import check_elementwise
+
+        check_elementwise(elementwise, fmt)
     use_logits = logits_p is not None or logits_q is not None
     if use_logits:
         if logits_p is None or logits_q is None:
@@ -422,12 +442,13 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         from .engine.float_sampler import FloatSampler, float_dist
 
         if use_logits:
-            fp = _float_softmax_dist(logits_p, labels, fmt, p)
-            fq = _float_softmax_dist(logits_q, labels, fmt, q)
+            fp = _float_softmax_dist(logits_p, labels, fmt, p, elementwise)
+            fq = _float_softmax_dist(logits_q, labels, fmt, q, elementwise)
         else:
             fp, fq = float_dist(p, fmt), float_dist(q, fmt)
         rounded = _enumerate(m, fp, fq, k, grid=grid, max_paths=max_paths,
-                             factory=lambda: FloatSampler(fmt, grid), keep_paths=keep_paths,
+                             factory=lambda: FloatSampler(fmt, grid, elementwise),
+                             keep_paths=keep_paths,
                              arith=fmt.name)
     if grid is not None or (fmt is not None and not use_logits):
         on_grid = grid if grid is not None else fmt.grid
@@ -440,4 +461,4 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                 raise
             grid_only = None
     return BiasSplit(m, p, q, k, fmt.name if fmt else None, grid, exact, rounded, grid_only,
-                     tolerance, use_logits)
+                     tolerance, use_logits, elementwise)

@@ -371,3 +371,213 @@ def test_search_with_arith_and_grid(capsys):
     assert obj["instances"] == rounding.instances == 12
     grid = search_counterexample(f"{KERNELS}:accept_le", grid=4)
     assert grid.counterexample is not None and not grid.counterexample.lossless
+
+
+# -- the platform's elementwise functions (--elementwise) ------------------------------------
+
+def _softmax_pick(s, p, q, k):
+    """A float kernel: the target's logits, their softmax, an inverse-CDF draw."""
+    w = s.softmax([s.log(v) for v in p.probs])
+    return s.pick(Dist(w, p.labels, check=False), s.uniform())
+
+
+def _softmax_pick_direct(p, library):
+    """The same kernel recomputed directly in NumPy float32 over the whole grid of 2**24
+    uniforms: ``library`` ``"numpy"`` calls NumPy's log/exp, ``"correct"`` rounds mpmath's
+    200-bit values (through float64: a double rounding that could only differ at a float32
+    midpoint, and the values are compared with the engine's below)."""
+    import mpmath
+
+    def fn(name, values):
+        if library == "numpy":
+            return getattr(np, name)(values)
+        mpmath.mp.prec = 200
+        return np.array([float(getattr(mpmath, name)(mpmath.mpf(float(v)))) for v in values],
+                        dtype=np.float32)
+
+    pf = np.array([F32.round(v) for v in p.probs], dtype=np.float32)
+    logits = fn("log", pf)
+    e = fn("exp", (logits - logits.max()).astype(np.float32))
+    total = np.float32(0)
+    for v in e:                                   # the sum left to right
+        total = np.float32(total + v)
+    cum = np.cumsum((e / total).astype(np.float32), dtype=np.float32)
+    u = (np.arange(2**24, dtype=np.float64) / 2**24).astype(np.float32)
+    index = np.minimum(np.searchsorted(cum, u, side="right"), len(cum) - 1)
+    return [Fraction(int(c), 2**24) for c in np.bincount(index, minlength=len(cum))]
+
+
+def test_numpy_float32_softmax_row_differs_from_correctly_rounded():
+    row = [FloatValue(0.0, F32), FloatValue(-61 / 16, F32),
+           FloatValue(F32.round(Fraction(-1, 3)), F32)]
+    correct = [Fraction(v.value) for v in softmax(row)]
+    numpy_row = [Fraction(v.value) for v in softmax(row, library="numpy")]
+    assert correct == [Fraction(9649709, 16777216), Fraction(13644149, 1073741824),
+                       Fraction(3457159, 8388608)]
+    assert numpy_row == [Fraction(9649709, 16777216), Fraction(6822075, 536870912),
+                         Fraction(13828635, 33554432)]
+    # the NumPy row two ways: the engine against NumPy float32 directly
+    x = np.array([v.value for v in row], dtype=np.float32)
+    e = np.exp(x - x.max())
+    total = np.float32(np.float32(e[0] + e[1]) + e[2])
+    assert numpy_row == [Fraction(float(v)) for v in (e / total).astype(np.float32)]
+
+
+def test_a_float_kernel_under_both_elementwise_models_two_ways():
+    from exactspec.rounding import split_bias
+
+    p, q = Dist.parse("1/6,1/2,1/3"), Dist.parse("1/3,1/3,1/3")
+    want = {"correct": ([Fraction(2796203, 16777216), Fraction(8388609, 16777216),
+                         Fraction(1398101, 4194304)], Fraction(1, 12582912)),
+            "numpy": ([Fraction(2796203, 16777216), Fraction(1, 2),
+                       Fraction(5592405, 16777216)], Fraction(1, 50331648))}
+    for library, (law, tv) in want.items():
+        split = split_bias(_softmax_pick, p, q, arith="float32", elementwise=library)
+        assert split.verdict == "lossy-rounding" and split.bias_exact_arith == 0
+        assert [split.rounded.law[t] for t in p.labels] == law
+        assert split.bias == tv == sum(max(a - b, 0) for a, b in zip(law, p.probs))
+        assert split.to_json()["elementwise"] == library
+        assert _softmax_pick_direct(p, library) == law
+
+
+def test_cli_elementwise(capsys, tmp_path):
+    base = ["verify", "sps", "--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5"]
+    code, out, err = run_cli(capsys, *base, "--arith", "float32", "--elementwise", "numpy",
+                             "--json")
+    assert code == 1 and json.loads(out)["elementwise"] == "numpy"
+    code, out, err = run_cli(capsys, *base, "--arith", "float32", "--elementwise", "numpy")
+    assert "exp/log numpy's float32" in out
+    for extra, word in ((["--elementwise", "numpy"], "arith"),
+                        (["--arith", "bfloat16", "--elementwise", "numpy"], "bfloat16")):
+        code, out, err = run_cli(capsys, *base, *extra)
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and word in err
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        code, out, err = run_cli(capsys, *base, "--arith", "float32", "--elementwise", "torch")
+        assert code == 2 and out == "" and "PyTorch is not installed" in err
+
+
+def test_an_exp_overflow_is_reported_where_it_happens(capsys, tmp_path):
+    rule = tmp_path / "overflow.py"
+    rule.write_text("from exactspec import Dist\n"
+                    "def rule(s, p, q, k):\n"
+                    "    w = [s.exp(1000 * v) for v in p.probs]\n"
+                    "    return s.pick(Dist(w, p.labels, check=False), s.uniform())\n")
+    code, out, err = run_cli(capsys, "verify", f"{rule}:rule", "--p", "1/2,1/3,1/6", "--q",
+                             "1/6,1/6,2/3", "--arith", "float32")
+    line = err.strip()
+    assert code == 2 and out == "" and len(line.splitlines()) == 1
+    assert "float32 overflow: s.exp(500)" in line and "overflow.py line 3" in line
+    s = FloatSampler("float32")
+    assert s.exp(88).value == float(np.float32(math.exp(88)))       # below the largest value
+    with pytest.raises(InvalidInput, match="overflow"):
+        s.exp(89)
+
+
+# -- inverse CDF over unnormalised weights at u * total ----------------------------------------
+
+def _unnormalised_pick(s, p, q, k):
+    """``cumsum(w)`` looked up at ``u * total`` (the first index with ``cum > u * total``)."""
+    w = [2 * v for v in p.probs]
+    total = sum(w)
+    return s.pick(Dist(w, p.labels, check=False), s.uniform() * total)
+
+
+def test_unnormalised_inverse_cdf_is_lossless_exactly_and_rounded_under_arith():
+    from exactspec.rounding import split_bias
+
+    p, q = Dist.parse("1/2,1/3,1/6"), Dist.parse("1/6,1/6,2/3")
+    split = split_bias(_unnormalised_pick, p, q, arith="float32")
+    assert split.bias_exact_arith == 0 and split.verdict == "lossy-rounding"
+    law = [split.rounded.law[t] for t in p.labels]
+    # NumPy float32 directly over the grid of 2**24 uniforms
+    w = np.array([2 * np.float32(F32.round(v)) for v in p.probs], dtype=np.float32)
+    cum = np.cumsum(w, dtype=np.float32)
+    u = (np.arange(2**24, dtype=np.float64) / 2**24).astype(np.float32)
+    index = np.minimum(np.searchsorted(cum, u * cum[-1], side="right"), len(w) - 1)
+    direct = [Fraction(int(c), 2**24) for c in np.bincount(index, minlength=len(w))]
+    assert law == direct == [Fraction(1, 2), Fraction(5592406, 16777216),
+                             Fraction(2796202, 16777216)]
+    assert split.bias == Fraction(1, 25165824)
+
+
+def test_a_list_of_weights_picks_an_index_in_every_interpreter():
+    from exactspec.engine.sampling import RandomSampler
+
+    def rule(s, p, q, k):
+        w = [2 * v for v in p.probs]
+        return p.labels[s.pick(w, s.uniform() * sum(w))]
+
+    p = Dist.parse("1/2,1/3,1/6")
+    assert enumerate_paths(rule, p, p).law == dict(zip(p.labels, p.probs))
+    float_law = enumerate_paths(rule, float_dist(p, F32), float_dist(p, F32),
+                                sampler_factory=lambda: FloatSampler(F32)).law
+    w = np.array([2 * np.float32(F32.round(v)) for v in p.probs], dtype=np.float32)
+    cum = np.cumsum(w, dtype=np.float32)
+    u = (np.arange(2**24, dtype=np.float64) / 2**24).astype(np.float32)
+    index = np.minimum(np.searchsorted(cum, u * cum[-1], side="right"), len(w) - 1)
+    assert list(float_law.values()) == [Fraction(int(c), 2**24) for c in np.bincount(index)]
+    s = RandomSampler(np.random.default_rng(0))
+    counts = [0, 0, 0]
+    for _ in range(3000):
+        s._reset()
+        counts[rule(s, p, p, 1)] += 1
+    assert abs(counts[0] / 3000 - 0.5) < 0.05 and abs(counts[2] / 3000 - 1 / 6) < 0.05
+
+
+def test_a_lookup_past_the_total_is_refused():
+    def short(s, p, q, k):
+        return s.pick(Dist([v / 2 for v in p.probs], p.labels, check=False), s.uniform())
+
+    with pytest.raises(InvalidInput, match="past the cumulative sums"):
+        enumerate_paths(short, Dist.parse("1/2,1/2"), Dist.parse("1/2,1/2"))
+
+
+def test_tree_route_says_which_elementwise_functions(capsys):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    base = ["tree", str(examples / "chain_user.json"), "--verifier",
+            f"{examples / 'chain_user.py'}:chain", "--arith", "float32"]
+    code, out, err = run_cli(capsys, *base, "--elementwise", "numpy", "--json")
+    obj = json.loads(out)
+    assert obj["elementwise"] == "numpy" and obj["verdict"] == "lossy-rounding", err
+    code, out, err = run_cli(capsys, *base)
+    assert "(exp/log correctly rounded)" in out.splitlines()[0]
+    code, out, err = run_cli(capsys, "tree", str(examples / "tree.json"), "--arith", "float32",
+                             "--elementwise", "numpy")
+    assert code == 2 and out == "" and "--elementwise" in err
+
+
+def test_torch_elementwise_dispatch_through_a_stand_in(monkeypatch):
+    """The torch route's plumbing (dtype, CPU tensor, read-back) through a stand-in module
+    whose functions are NumPy's: it must give NumPy's values exactly (PyTorch itself is not
+    installed here; where it is, ``test_cli_elementwise`` runs it for real)."""
+    import sys
+    import types
+
+    class Tensor:
+        def __init__(self, value, dtype):
+            self.value, self.dtype = value, dtype
+
+        def item(self):
+            return float(self.value)
+
+    fake = types.ModuleType("torch")
+    fake.float32, fake.float16, fake.float64, fake.bfloat16 = (np.float32, np.float16,
+                                                               np.float64, "bfloat16")
+    fake.tensor = lambda x, dtype, device: Tensor(dtype(x), dtype)
+    fake.exp = lambda t: Tensor(np.exp(t.value), t.dtype)
+    fake.log = lambda t: Tensor(np.log(t.value), t.dtype)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    from exactspec.engine.floats import elementwise
+
+    for v in (-61 / 16, 0.75, 3.0):
+        x = FloatValue(v, F32)
+        assert elementwise("exp", x, "torch").value == float(np.exp(np.float32(v)))
+        assert elementwise("log", FloatValue(abs(v), F32), "torch").value == \
+            float(np.log(np.float32(abs(v))))
+    monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
+    with pytest.raises(InvalidInput, match="is not PyTorch"):
+        FloatSampler("float32", elementwise="torch")

@@ -492,3 +492,66 @@ def rule(s, pair, ctx):
     line = refused(capsys, argv, "hidden" if word == "hidden" else word)
     if word != "hidden":
         assert f"{case}.py line" in line
+
+
+# -- every option composes: races and noise under --arith, logits, products, lookups -------------
+COMPOSE_PQ = ["--p", "1/2,1/3,1/6", "--q", "1/6,1/6,2/3"]
+COMPOSE = {
+    # name: (body of rule(s, p, q), extra arguments, exit code, word in the verdict or message)
+    "race_float32": ("E = s.exponentials(3)\n    return p.labels[(list(p.probs) / E).argmax()]",
+                     ["--arith", "float32"], 1, "lossy-rounding"),
+    "gumbel_float32": ("from exactspec.engine.races import log\n"
+                       "    return p.labels[(log(list(p.probs)) + s.gumbels(3)).argmax()]",
+                       ["--arith", "float32"], 1, "lossy-rounding"),
+    "gumbel_logits": ("return p.labels[([s.log(v) for v in p.probs] + s.gumbels(3)).argmax()]",
+                      [], 0, "lossless"),
+    "gumbel_nan_logit": ("return p.labels[([float('nan'), 0, 0] + s.gumbels(3)).argmax()]",
+                         [], 2, "not a finite"),
+    "prefix_product": ("u, v = s.uniform(), s.uniform()\n"
+                       "    if u < p[0]:\n        return p.labels[0]\n"
+                       "    return p.labels[1] if u * v < p[1] else p.labels[2]",
+                       [], 1, "lossy-logic"),
+    "running_product": ("u1, u2, u3 = s.uniform(), s.uniform(), s.uniform()\n"
+                        "    if u1 < p[0]:\n        return p.labels[0]\n"
+                        "    if u1 * u2 < p[0]:\n        return p.labels[1]\n"
+                        "    return p.labels[2] if u1 * u2 * u3 < p[0] else p.labels[0]",
+                        [], 1, "lossy-logic"),
+    "product_under_arith": ("u, v = s.uniform(), s.uniform()\n"
+                            "    return p.labels[0] if u * v < p[0] else p.labels[1]",
+                            ["--arith", "float32"], 2, "two explicit uniforms"),
+    "unnormalised_pick": ("from exactspec import Dist\n    w = [3 * v for v in p.probs]\n"
+                          "    return s.pick(Dist(w, p.labels, check=False), "
+                          "s.uniform() * sum(w))", [], 0, "lossless"),
+    "unnormalised_pick_float32": ("from exactspec import Dist\n    w = [3 * v for v in p.probs]\n"
+                                  "    return s.pick(Dist(w, p.labels, check=False), "
+                                  "s.uniform() * sum(w))", ["--arith", "float32"], 1,
+                                  "lossy-rounding"),
+    "pick_over_a_list_float32": ("w = [3 * v for v in p.probs]\n"
+                                 "    return p.labels[s.pick(w, s.uniform() * sum(w))]",
+                                 ["--arith", "float32"], 1, "lossy-rounding"),
+    "pick_over_a_string": ("return s.pick('abc', s.uniform())", [], 2, "give a Dist"),
+    "lookup_past_total": ("from exactspec import Dist\n"
+                          "    return s.pick(Dist([v / 2 for v in p.probs], p.labels, "
+                          "check=False), s.uniform())", [], 2, "past the cumulative sums"),
+    "exp_overflow": ("from exactspec import Dist\n    w = [s.exp(1000 * v) for v in p.probs]\n"
+                     "    return s.pick(Dist(w, p.labels, check=False), s.uniform())",
+                     ["--arith", "float32"], 2, "float32 overflow: s.exp(500)"),
+    "elementwise_numpy": ("w = s.softmax([s.log(v) for v in p.probs])\n"
+                          "    from exactspec import Dist\n"
+                          "    return s.pick(Dist(w, p.labels, check=False), s.uniform())",
+                          ["--arith", "float32", "--elementwise", "numpy"], 1, "numpy"),
+    "elementwise_without_arith": ("return s.draw(p)", ["--elementwise", "numpy"], 2, "arith"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COMPOSE))
+def test_every_option_composes(capsys, tmp_path, case):
+    body, extra, want, word = COMPOSE[case]
+    spec = user_file(tmp_path, case, f"def rule(s, p, q):\n    {body}\n")
+    if want == 2:
+        refused(capsys, ["verify", spec, *COMPOSE_PQ, *extra, "--json"], word)
+        return
+    code, out, err = run(capsys, "verify", spec, *COMPOSE_PQ, *extra, "--json")
+    obj = json.loads(out)
+    assert code == want and "Traceback" not in err, err
+    assert word in (obj["verdict"], obj.get("elementwise")), obj

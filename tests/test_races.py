@@ -606,3 +606,156 @@ def test_cli_products_exact_and_on_growing_grids(capsys):
         bias = F(json.loads(out)["bias"])                    # rational on the grid
         errors.append(abs(float(bias) - float(exact)))
     assert errors[2] < errors[1] < errors[0] and errors[2] < 0.01
+
+
+# -- races under --arith, Gumbel-max over raw logits, products of cut uniforms ------------------
+
+RACE_RULES = '''
+from exactspec.engine.races import log
+
+
+def race_p(s, p, q, k):
+    return p.labels[(list(p.probs) / s.exponentials(len(p.labels))).argmax()]
+
+
+def gumbel_p(s, p, q, k):
+    return p.labels[(log(list(p.probs)) + s.gumbels(len(p.labels))).argmax()]
+
+
+def gumbel_logits(s, p, q, k):
+    return p.labels[([s.log(v) for v in p.probs] + s.gumbels(len(p.labels))).argmax()]
+
+
+def recovery_race(s, p, q, k):
+    x = s.draft(q)
+    if s.uniform() < p[x] / q[x]:
+        return x
+    r = [max(a - b, 0) for a, b in zip(p.probs, q.probs)]
+    return p.labels[(r / s.exponentials(len(p.labels))).argmax()]
+'''
+
+
+def test_races_over_float32_weights_run_under_arith(tmp_path, capsys):
+    import json
+
+    from exactspec.engine.floats import FORMATS
+    from exactspec.rounding import split_bias
+
+    rules = tmp_path / "races.py"
+    rules.write_text(RACE_RULES)
+    f32 = FORMATS["float32"]
+    w = [F(f32.round(v)) for v in P3.probs]           # the weights as float32 holds them
+    law = first_arrival_law(w)
+    assert law == [F(33554432, 67108865), F(22369622, 67108865), F(11184811, 67108865)]
+    for name in ("race_p", "gumbel_p"):
+        split = split_bias(f"{rules}:{name}", P3, R3, arith="float32")
+        assert [split.rounded.law[t] for t in P3.labels] == law
+        assert split.verdict == "lossy-rounding" and split.bias == F(1, 134217730)
+    code, out, err = _cli(["verify", f"{rules}:recovery_race", "--arith", "float32",
+                           "--json"] + PQ, capsys)
+    report = json.loads(out)
+    assert code == 1 and report["verdict"] == "lossy-rounding", err
+    assert report["bias_exact_arith"] == "0" and report["bias"] == "1/100663293"
+
+
+def test_gumbel_max_over_raw_logits():
+    from exactspec.engine.races import logit_weights
+
+    def over(logits):
+        return lambda s: (list(logits) + s.gumbels(len(logits))).argmax()
+
+    assert enumerate_runs(over([0, 0])).law == {0: F(1, 2), 1: F(1, 2)}
+    law = enumerate_runs(over([F(1), 0, F(-1)])).law
+    e = sympy.E
+    softmax = [e / (e + 1 + 1 / e), 1 / (e + 1 + 1 / e), (1 / e) / (e + 1 + 1 / e)]
+    for j in range(3):
+        assert sympy.simplify(law[j] - softmax[j]) == 0
+    assert sum(law.values()).equals(1)
+    # numpy arrays of logits, -inf masks a token, logs of rationals give rational weights
+    law = enumerate_runs(lambda s: (np.array([0.0, -np.inf, 0.0]) + s.gumbels(3)).argmax()).law
+    assert law == {0: F(1, 2), 2: F(1, 2)}
+    assert logit_weights([sympy.log(F(1, 6)), sympy.log(F(1, 2))]) == [F(1, 3), F(1)]
+    assert_consistent(over([F(1), 0, F(-1)]), {j: float(v) for j, v in
+                                               enumerate(sympy.N(x) for x in softmax)})
+
+
+def test_gumbel_over_log_probabilities_is_lossless_in_exact_arithmetic(tmp_path, capsys):
+    rules = tmp_path / "races.py"
+    rules.write_text(RACE_RULES)
+    code, out, err = _cli(["verify", f"{rules}:gumbel_logits"] + PQ, capsys)
+    assert code == 0 and "LOSSLESS" in out, err
+
+
+def test_bad_logits_are_invalid_input():
+    with pytest.raises(InvalidInput, match="all -inf"):
+        enumerate_runs(lambda s: ([-np.inf, -np.inf] + s.gumbels(2)).argmax())
+    with pytest.raises(InvalidInput, match="not a finite"):
+        enumerate_runs(lambda s: ([np.nan, 0.0] + s.gumbels(2)).argmax())
+    with pytest.raises(InvalidInput, match="exponential"):
+        enumerate_runs(lambda s: ([0, 0] + s.exponentials(2)).argmax())
+    with pytest.raises(InvalidInput, match="2 logits against a noise vector of 3"):
+        enumerate_runs(lambda s: ([0, 0] + s.gumbels(3)).argmax())
+
+
+def test_a_product_whose_factor_was_already_compared(capsys):
+    import itertools
+
+    def prefix(s):
+        u, v = s.uniform(), s.uniform()
+        if u < F(1, 2):
+            return 0
+        return 1 if u * v < F(1, 3) else 2
+
+    law = enumerate_runs(prefix).law
+    u, v = sympy.symbols("u v", positive=True)
+    integral = sympy.integrate(sympy.Min(1, sympy.Rational(1, 3) / u), (u, sympy.Rational(1, 2), 1))
+    assert law[0] == F(1, 2)
+    assert sympy.simplify(law[1] - integral) == 0 and sympy.simplify(law[1] - sympy.log(2) / 3) == 0
+    grid = enumerate_runs(prefix, grid=8).law                 # counted, and by brute force
+    brute = sum(1 for i, j in itertools.product(range(8), repeat=2)
+                if not F(i, 8) < F(1, 2) and F(i * j, 64) < F(1, 3))
+    assert grid[1] == F(brute, 64) == F(19, 64)
+    assert_consistent(prefix, {k: float(sympy.N(x)) for k, x in law.items()})
+
+
+def test_a_running_product_of_uniforms_two_ways():
+    import itertools
+
+    from exactspec.engine.joint import _cut, _extend, _product_below_in_box
+
+    # the carried density against the corners of the box, on cut uniforms
+    for t, boxes in [(F(1, 3), [(F(1, 2), F(1)), (F(0), F(1))]),
+                     (F(1, 5), [(F(1, 4), F(3, 4)), (F(1, 3), F(1))])]:
+        _, mass = _cut(_extend(None, boxes), t, True)
+        assert sympy.simplify(mass - _product_below_in_box(t, boxes)) == 0
+
+    def running(s):                       # stop once the running product drops below 1/3
+        u1, u2, u3 = s.uniform(), s.uniform(), s.uniform()
+        if u1 < F(1, 3):
+            return 0
+        if u1 * u2 < F(1, 3):
+            return 1
+        return 2 if u1 * u2 * u3 < F(1, 3) else 3
+
+    law = enumerate_runs(running).law
+    L = sympy.log(3)
+    # nested events: P(stop by step j) = P(u_1 ... u_j < 1/3) = (1/3) sum_{i<j} (log 3)^i / i!
+    closed = [sympy.Rational(1, 3), L / 3, L**2 / 6, 1 - sympy.Rational(1, 3) * (1 + L + L**2 / 2)]
+    for j in range(4):
+        assert abs(sympy.N(law[j] - closed[j], 50)) < 1e-45
+        assert sympy.simplify(law[j] - closed[j]) == 0
+    grid = enumerate_runs(running, grid=6).law              # counted, and by brute force
+    brute = [0, 0, 0, 0]
+    for js in itertools.product(range(6), repeat=3):
+        u = [F(j, 6) for j in js]
+        brute[0 if u[0] < F(1, 3) else 1 if u[0] * u[1] < F(1, 3) else
+              2 if u[0] * u[1] * u[2] < F(1, 3) else 3] += 1
+    assert [grid.get(j, 0) for j in range(4)] == [F(c, 216) for c in brute]
+    assert_consistent(running, {j: float(sympy.N(v)) for j, v in law.items()})
+
+    def partial(s):                       # reuses one factor of an earlier product only
+        u1, u2, u3 = s.uniform(), s.uniform(), s.uniform()
+        return 0 if u1 * u2 < F(1, 3) else (1 if u1 * u3 < F(1, 3) else 2)
+
+    with pytest.raises(Undecided, match="some, but not all"):
+        enumerate_runs(partial)

@@ -296,6 +296,19 @@ class ExactSampler:
         self._laws[id(dist)] = (dist, probs, self.floats - floats)
         return probs
 
+    def _weights(self, dist, what: str) -> list:
+        """``dist``'s entries as exact non-negative weights, not necessarily summing to 1: the
+        inverse CDF of :meth:`pick` runs over unnormalised masses too (``cumsum(w)`` looked up
+        at ``u * total``, as kernels write it)."""
+        from ..core.dist import exact_str
+
+        probs = [exact_probability(pr, what, self) for pr in dist.probs]
+        for lab, pr in zip(dist.labels, probs):
+            if isinstance(pr, Fraction) and pr < 0:
+                raise InvalidInput(f"{what}: the weight of {lab!r} is {exact_str(pr)}, "
+                                   "negative")
+        return probs
+
     def coin(self, prob, what: str = "coin") -> bool:
         """True with probability ``prob``."""
         prob = exact_probability(prob, what, self)
@@ -379,7 +392,14 @@ class ExactSampler:
         return u
 
     def pick(self, dist, u, what: str = "pick"):
-        """The token at ``u`` of the inverse CDF of ``dist`` (tokens in their given order)."""
+        """The token at ``u`` of the inverse CDF of ``dist`` (tokens in their given order).
+
+        ``dist`` may hold unnormalised non-negative weights: token ``t`` is picked iff
+        ``cum_{t-1} <= u < cum_t`` for the cumulative sums of the weights, so ``u`` scaled by
+        their total (``s.pick(w, u * total)``) is the normalised draw; a lookup whose range
+        passes the total is refused.  A plain sequence of weights (a list, a NumPy array)
+        picks an index, a mapping one of its keys."""
+        dist = pick_weights(dist, what)
         base = getattr(u, "base", None)
         if not isinstance(base, Uniform):
             from .joint import Linear
@@ -391,7 +411,7 @@ class ExactSampler:
             return self._pick_by_comparisons(dist, u, what)
         options = []
         cum = 0
-        for lab, pr in zip(dist.labels, self._law(dist, what)):
+        for lab, pr in zip(dist.labels, self._weights(dist, what)):
             a, b = cum, cum + pr
             if getattr(b, "is_Rational", None) is False:  # an irrational sum: settle it
                 b = _settled(b)                          # (softmax weights add up to 1)
@@ -405,6 +425,15 @@ class ExactSampler:
                 options.append(((lab, lo, hi), weight, f"{what} {lab} (u{base.ident})"))
         if not options:
             raise InvalidInput(f"{what}: u lies outside the distribution's cumulative range")
+        start, end = (base.lo * u.scale + u.shift, base.hi * u.scale + u.shift)
+        if not (_at_most(0, start) and _at_most(end, cum)):  # part of u's range: no token
+            from ..core.dist import exact_str
+
+            raise InvalidInput(
+                f"{what}: the weights sum to {exact_str(cum)} but the value looked up ranges "
+                f"over [{exact_str(start)}, {exact_str(end)}): part of it falls past the "
+                "cumulative sums and no token is there (an inverse CDF over unnormalised "
+                "weights looks up u * total)")
         lab, lo, hi = self._choose(what, options)
         base.lo, base.hi = lo, hi
         return lab
@@ -494,6 +523,49 @@ class ExactSampler:
 
 _SOFTMAX: dict = {}
 _SETTLED: dict = {}
+
+
+def _at_most(a, b) -> bool:
+    """``a <= b`` for exact numbers; for sympy numbers that sympy cannot order (an irrational
+    sum equal to its bound but not simplified to it), ``b - a`` evaluated to 50 digits is not
+    clearly negative."""
+    try:
+        return bool(a <= b)
+    except TypeError:
+        import sympy
+
+        return not sympy.N(sympy.sympify(b) - sympy.sympify(a), 50) < -sympy.Float(10) ** -40
+
+
+class _Weights:
+    """A sequence or mapping of weights read as ``labels`` and ``probs`` (for :meth:`pick`)."""
+
+    __slots__ = ("labels", "probs")
+
+    def __init__(self, labels, probs):
+        self.labels = tuple(labels)
+        self.probs = tuple(probs)
+
+
+def pick_weights(dist, what: str = "pick"):
+    """``dist`` when it has ``labels`` and ``probs`` (a Dist); a mapping's keys and values; a
+    sequence's indices and entries.
+
+    >>> pick_weights([Fraction(1, 2), 1]).labels
+    (0, 1)
+    """
+    if hasattr(dist, "labels") and hasattr(dist, "probs"):
+        return dist
+    if hasattr(dist, "keys") and hasattr(dist, "values"):
+        return _Weights(dist.keys(), dist.values())
+    if isinstance(dist, (str, bytes)):
+        raise InvalidInput(f"{what}: weights {dist!r}: give a Dist, a mapping or a sequence")
+    try:
+        values = list(dist)
+    except TypeError:
+        raise InvalidInput(f"{what}: weights {dist!r}: give a Dist, a mapping or a sequence "
+                           "of non-negative numbers") from None
+    return _Weights(range(len(values)), values)
 
 
 def _settled(expr):

@@ -18,7 +18,27 @@ floating-point format does it (:mod:`.floats`):
   token of positive weight (a clamped ``searchsorted``);
 - drafts (``s.draft``, ``s.drafts``) come from the draft model's exact law: the draft tokens are
   the kernel's input, not its arithmetic;
-- ``s.exp``, ``s.log``, ``s.softmax``: correctly rounded in the format.
+- ``s.exp``, ``s.log``, ``s.softmax``: correctly rounded in the format, or taken from the
+  library the kernel calls (``elementwise="numpy"`` or ``"torch"``,
+  :func:`~exactspec.engine.floats.elementwise`); an ``exp`` that overflows to infinity on a
+  finite input stops the run there (:class:`~exactspec.engine.floats.FloatOverflow`, with the
+  operation and its input), rather than surfacing later as an infinity or a NaN in a sum or a
+  draw;
+- races (``w / E``, ``log(w) + G``, ``logits + G``, ``s.race``): the weights (or logits) are
+  the format's values, rounded into it as a tensor of that dtype holds them, and the race over
+  them is decided exactly with *continuous* noise (:mod:`.races`: fresh or shared noise, exact
+  cone volumes; Gumbel-max over logits ``l`` is the race over ``exp(l - max l)``).
+
+**Why continuous noise.**  The rounding that belongs to the kernel is that of the values it
+races: the weights (a residual ``max(p - q, 0)`` computed in the format, a target row as the
+kernel holds it) and their logits; that part is modelled exactly.  The noise itself is not the
+kernel's arithmetic but its generator's, and no single rounded transform is *the* generator's:
+``-log(u)``, ``-log1p(-u)``, ``-log(-log(u))`` are computed differently by different libraries,
+devices and versions (fast approximate logarithms on GPUs among them).  A discrete model of one
+of them would also have ``2**24`` values per token for ``float32``, and the joint law over noise
+shared between races could no longer be the exact polytope volume of :mod:`.races`.  What this
+model leaves out is the noise's own discretisation: ties between two scores (probability about
+``2**-24`` per pair for ``float32`` noise) and the grid of the noise's values.
 
 >>> from exactspec.core.dist import Dist
 >>> from exactspec.engine.exact import enumerate_paths
@@ -39,8 +59,9 @@ from fractions import Fraction
 
 from ..core.dist import Dist
 from ..core.errors import InvalidInput
-from .exact import ExactSampler
-from .floats import FloatFormat, FloatValue, exp, get_format, log, softmax
+from .exact import ExactSampler, pick_weights
+from .floats import (FloatFormat, FloatOverflow, FloatValue, check_elementwise, elementwise,
+                     get_format, softmax)
 from .uniform import Uniform
 
 __all__ = ["FloatSampler", "FloatDist", "float_dist", "FloatUniform"]
@@ -182,10 +203,20 @@ class FloatSampler(ExactSampler):
         ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"float64"``.
     grid : int, optional
         The uniform generator's grid (default: the format's, ``2**24`` for ``float32``).
+    elementwise : str
+        Where ``s.exp``, ``s.log`` and the ``exp`` of ``s.softmax`` come from: ``"correct"``
+        (correctly rounded, the default), ``"numpy"`` (NumPy's ufunc of the dtype) or
+        ``"torch"`` (PyTorch's CPU function), evaluated on the exact float input.
+
+    >>> from fractions import Fraction
+    >>> s = FloatSampler("float32", elementwise="numpy")
+    >>> Fraction(s.exp(-61 / 16).value) - Fraction(FloatSampler("float32").exp(-61 / 16).value)
+    Fraction(1, 536870912)
     """
 
-    def __init__(self, arith, grid: int | None = None):
+    def __init__(self, arith, grid: int | None = None, elementwise: str = "correct"):
         self.fmt = get_format(arith)
+        self.elementwise = check_elementwise(elementwise, self.fmt)
         super().__init__(grid=grid if grid is not None else self.fmt.grid)
 
     # -- values ----------------------------------------------------------------------------
@@ -193,16 +224,27 @@ class FloatSampler(ExactSampler):
         return FloatValue.of(x, self.fmt)
 
     def exp(self, x) -> FloatValue:
-        """``exp(x)``, correctly rounded in the format."""
-        return exp(self._value(x))
+        """``exp(x)`` in the format (correctly rounded, or the library's); an overflow to
+        infinity is reported here."""
+        v = self._value(x)
+        out = elementwise("exp", v, self.elementwise)
+        if out.value == math.inf and math.isfinite(v.value):
+            how = "" if self.elementwise == "correct" else f" ({self.elementwise})"
+            raise FloatOverflow(
+                f"{self.fmt.name} overflow: s.exp({v}){how} is above the largest "
+                f"{self.fmt.name} value ({self.fmt.max_value:.9g}) and rounds to inf; the "
+                f"{self.fmt.name} kernel overflows at this exp (subtract the maximum first, as "
+                "softmax does)")
+        return out
 
     def log(self, x) -> FloatValue:
-        """``log(x)``, correctly rounded in the format."""
-        return log(self._value(x))
+        """``log(x)`` in the format (correctly rounded, or the library's)."""
+        return elementwise("log", self._value(x), self.elementwise)
 
     def softmax(self, logits) -> list:
-        """The softmax of ``logits`` as :func:`~exactspec.engine.floats.softmax` computes it."""
-        return softmax([self._value(x) for x in logits])
+        """The softmax of ``logits`` as :func:`~exactspec.engine.floats.softmax` computes it
+        (its ``exp`` from ``elementwise``)."""
+        return softmax([self._value(x) for x in logits], library=self.elementwise)
 
     # -- the sampling interface --------------------------------------------------------------
     def uniform(self):
@@ -229,6 +271,7 @@ class FloatSampler(ExactSampler):
         return ExactSampler.drafts(self, _exact_law(q), k, replace)
 
     def pick(self, dist, u, what: str = "pick"):
+        dist = pick_weights(dist, what)
         if isinstance(u, FloatUniform):
             u = _Expr(u, lambda v: v, True)
         if not isinstance(u, _Expr):
@@ -262,6 +305,44 @@ class FloatSampler(ExactSampler):
         lab, lo, hi = self._choose(what, options)
         base.lo, base.hi = lo, hi
         return lab
+
+    def race(self, weights, noise, *, first: bool = True, what: str = "race"):
+        """The race over ``weights`` as the format holds them (each rounded into it), with
+        continuous noise (module docstring: why)."""
+        from .races import Logits
+
+        if isinstance(weights, Logits):
+            weights = Logits(self._in_format(weights.values, "logit"))
+        else:
+            weights = self._in_format(weights, "race weight")
+        return ExactSampler.race(self, weights, noise, first=first, what=what)
+
+    def _in_format(self, values, what: str):
+        """A Dist, mapping or sequence with each number rounded into the format."""
+        from ..core.dist import exact
+        from ..core.errors import NotExact
+
+        def one(lab, v):
+            if isinstance(v, FloatValue):
+                return v
+            try:
+                if isinstance(v, bool) or not isinstance(v, (int, Fraction, float)):
+                    v = exact(v, f"{what} of {lab!r}")   # a NumPy scalar: its exact value
+                return FloatValue.of(v, self.fmt)
+            except (TypeError, NotExact):
+                raise InvalidInput(f"{what} of {lab!r} is {v!r}, not a number the "
+                                   f"{self.fmt.name} arithmetic can hold") from None
+
+        if isinstance(values, Dist):
+            return {lab: one(lab, v) for lab, v in zip(values.labels, values.probs)}
+        if hasattr(values, "keys") and hasattr(values, "values"):
+            return {lab: one(lab, v) for lab, v in values.items()}
+        try:
+            items = list(values)
+        except TypeError:
+            raise InvalidInput(f"{what}s {values!r}: give a Dist, a mapping or a sequence of "
+                               "numbers") from None
+        return [one(i, v) for i, v in enumerate(items)]
 
     # -- cutting the grid --------------------------------------------------------------------
     def _cut_point(self, expr: _Expr, c) -> Fraction:

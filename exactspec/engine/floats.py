@@ -17,7 +17,18 @@ zero).  ``exp`` and ``log`` are *correctly rounded*: the exact result is enclose
 - :class:`FloatValue`: a value of a format; ``+ - * /``, comparisons, ``abs``, ``min``/``max``
   and Python's ``sum`` (left to right, rounded at each step) behave as the dtype does;
 - :func:`exp`, :func:`log`, :func:`fsum` (left to right) and :func:`softmax`
-  (``exp(x - max x)``, summed left to right, then divided), all rounded as the dtype rounds.
+  (``exp(x - max x)``, summed left to right, then divided), all rounded as the dtype rounds;
+- :func:`elementwise`: ``exp`` and ``log`` taken from the library a kernel calls instead of
+  correctly rounded (:data:`ELEMENTWISE`: ``"correct"``, ``"numpy"``, ``"torch"``).
+
+**The platform's elementwise functions.**  IEEE 754 prescribes correct rounding for ``+ - * /``
+but not for ``exp`` and ``log``: NumPy's ``float32`` ``exp`` differs from the correctly rounded
+value on a large share of inputs (by one unit in the last place), so a float32 softmax row
+computed with it differs from the correctly rounded row in some entry most of the time.
+``elementwise="numpy"`` calls NumPy's ufunc of the format's dtype (``np.exp(np.float32(x))``)
+on the exact input (every value of the format is exactly a NumPy scalar of its dtype) and reads
+the result back at its exact binary value; ``"torch"`` calls PyTorch's CPU function on a tensor
+of the dtype.  Only these functions change: ``+ - * /``, the sums and comparisons stay IEEE's.
 
 >>> f32 = FORMATS["float32"]
 >>> third = f32.round(Fraction(1, 3))
@@ -40,7 +51,12 @@ from fractions import Fraction
 from ..core.errors import InvalidInput, Undecided
 
 __all__ = ["FloatFormat", "FORMATS", "FloatValue", "get_format", "exp", "log", "fsum",
-           "softmax", "exact_value"]
+           "softmax", "exact_value", "ELEMENTWISE", "elementwise", "check_elementwise",
+           "FloatOverflow"]
+
+#: Where ``exp`` and ``log`` come from: correctly rounded, NumPy's ufuncs, PyTorch's CPU
+#: functions.
+ELEMENTWISE = ("correct", "numpy", "torch")
 
 
 @dataclass(frozen=True)
@@ -350,6 +366,81 @@ def log(x, fmt: FloatFormat | None = None) -> FloatValue:
     return FloatValue(_correctly_rounded("log", iv.log, a, f), f)
 
 
+class FloatOverflow(InvalidInput):
+    """A float run overflowed to infinity at an operation of the kernel (reported there)."""
+
+
+def check_elementwise(library: str, fmt: FloatFormat | None = None) -> str:
+    """``library`` checked: one of :data:`ELEMENTWISE`, and able to compute in ``fmt``
+    (NumPy has no ``bfloat16``; PyTorch must be importable).
+
+    >>> check_elementwise("numpy", FORMATS["float32"])
+    'numpy'
+    >>> check_elementwise("numpy", FORMATS["bfloat16"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    exactspec.core.errors.InvalidInput: elementwise='numpy': NumPy has no bfloat16 dtype ...
+    """
+    if library not in ELEMENTWISE:
+        raise InvalidInput(f"elementwise={library!r}: choose one of {', '.join(ELEMENTWISE)}")
+    if library == "numpy" and fmt is not None and fmt.name == "bfloat16":
+        raise InvalidInput("elementwise='numpy': NumPy has no bfloat16 dtype (use float32, "
+                           "float16 or float64, or --elementwise torch)")
+    if library == "torch":
+        try:
+            import torch
+        except ImportError:
+            raise InvalidInput("elementwise='torch': PyTorch is not installed here (import "
+                               "torch failed); use --elementwise numpy or correct") from None
+        if not all(hasattr(torch, name) for name in ("tensor", "exp", "log", "float32")):
+            raise InvalidInput(f"elementwise='torch': the module torch imported from "
+                               f"{getattr(torch, '__file__', '?')} is not PyTorch")
+    return library
+
+
+def _library_call(library: str, name: str, a: float, fmt: FloatFormat) -> float:
+    """``name`` (``exp``, ``log``) of the library, on the exact value ``a`` in ``fmt``'s dtype;
+    the result at its exact binary value (a Python float)."""
+    if library == "numpy":
+        import numpy as np
+
+        dtype = {"float32": np.float32, "float16": np.float16, "float64": np.float64}[fmt.name]
+        with np.errstate(all="ignore"):
+            out = getattr(np, name)(dtype(a))
+        if out.dtype != np.dtype(dtype):
+            raise AssertionError(f"internal: np.{name} on {fmt.name} gave {out.dtype}")
+        return float(out)
+    import torch
+
+    dtype = {"float32": torch.float32, "float16": torch.float16, "float64": torch.float64,
+             "bfloat16": torch.bfloat16}[fmt.name]
+    out = getattr(torch, name)(torch.tensor(a, dtype=dtype, device="cpu"))
+    if out.dtype != dtype:
+        raise AssertionError(f"internal: torch.{name} on {fmt.name} gave {out.dtype}")
+    return float(out.item())
+
+
+def elementwise(name: str, x, library: str = "correct", fmt: FloatFormat | None = None
+                ) -> FloatValue:
+    """``exp`` or ``log`` of ``x`` as ``library`` computes it in ``x``'s format: correctly
+    rounded (:func:`exp`, :func:`log`), or NumPy's / PyTorch's function evaluated on the exact
+    input and read back exactly.
+
+    >>> f32 = FORMATS["float32"]   # NumPy's float32 exp is one unit in the last place off here
+    >>> x = FloatValue(-61 / 16, f32)
+    >>> elementwise("exp", x, "correct").value, elementwise("exp", x, "numpy").value
+    (0.022092876955866814, 0.022092878818511963)
+    """
+    if name not in ("exp", "log"):
+        raise InvalidInput(f"elementwise function {name!r}: exp or log")
+    v = _as_value(x, fmt)
+    if library == "correct":
+        return exp(v) if name == "exp" else log(v)
+    check_elementwise(library, v.fmt)
+    out = _library_call(library, name, v.value, v.fmt)
+    return FloatValue(v.fmt.round(out) if math.isfinite(out) else out, v.fmt)
+
+
 def fsum(values, fmt: FloatFormat | None = None) -> FloatValue:
     """``((v0 + v1) + v2) + ...``, each addition rounded (the order a sequential loop has).
 
@@ -366,10 +457,10 @@ def fsum(values, fmt: FloatFormat | None = None) -> FloatValue:
     return total
 
 
-def softmax(logits, fmt: FloatFormat | None = None) -> list:
+def softmax(logits, fmt: FloatFormat | None = None, library: str = "correct") -> list:
     """``exp(x_i - max x) / sum_j exp(x_j - max x)`` as a kernel computes it in the format:
-    the differences, each ``exp`` (correctly rounded), the sum (left to right) and each
-    quotient rounded.
+    the differences, each ``exp`` (correctly rounded, or ``library``'s: :func:`elementwise`),
+    the sum (left to right) and each quotient rounded.
 
     >>> f32 = FORMATS["float32"]  # log(3) is not a float: the two do not even sum to 1
     >>> [str(v) for v in softmax([0.0, math.log(3.0)], f32)]
@@ -382,6 +473,6 @@ def softmax(logits, fmt: FloatFormat | None = None) -> list:
     for v in values[1:]:
         if v > top:
             top = v
-    weights = [exp(v - top) for v in values]
+    weights = [elementwise("exp", v - top, library) for v in values]
     total = fsum(weights)
     return [w / total for w in weights]

@@ -14,9 +14,16 @@ uniforms, use ``1 - u``, take a ``min``, or multiply uniforms.  Here:
 - a :class:`Product` ``c * u_1 ... u_k`` of fresh uniforms compared with a constant ``t``:
   ``P(u_1 ... u_k < t) = t sum_{j<k} (-ln t)^j / j!`` for ``0 < t < 1`` (``-ln u_i`` are
   i.i.d. ``Exp(1)``; their sum is Gamma(k, 1), whose tail at ``-ln t`` is that sum), an exact
-  sympy value with logarithms; on a grid the tuples are counted, a rational.  The uniforms of a
-  product are spent: using them again is beyond this method (``Undecided``), as is a product
-  of uniforms already cut.
+  sympy value with logarithms; on a grid the tuples are counted, a rational.  A factor already
+  cut by thresholds (``u < a`` before ``u * v < t``: a prefix product) is uniform on its
+  interval ``[lo, hi)``: the volume of ``{prod u < t}`` in the box of intervals is a signed sum
+  over the box's corners of the same closed form (inclusion-exclusion), and on a grid the
+  tuples of the remaining points are counted.  A *running product* (``u_1 < t_1``, then
+  ``u_1 u_2 < t_2``, then ``u_1 u_2 u_3 < t_3``, as a Poisson sampler multiplies uniforms) is
+  exact too: the law of ``-log`` of the product so far, given what its comparisons said, is
+  carried forward as a piecewise density ``e^-x P(x)`` (:class:`_Chain`).  Reusing only some
+  of a product's factors (``u_1 u_2``, then ``u_1 u_3``) is beyond this method
+  (``Undecided``), as is a product of uniforms linked to others by linear comparisons.
 
 The sampling interpreter needs none of this: its uniforms are numbers.
 
@@ -302,23 +309,43 @@ def _grid_count(ids, uniforms, constraints, grid) -> int:
 
 
 def compare_product(factors: tuple, t, strict: bool) -> bool:
-    """Decide ``u_1 ... u_k < t`` (or ``<=``) for fresh uniforms, exactly."""
+    """Decide ``u_1 ... u_k < t`` (or ``<=``) exactly, for uniforms that are fresh or cut by
+    thresholds only, or that extend a product compared before (a running product
+    ``u_1``, ``u_1 u_2``, ``u_1 u_2 u_3``, ...: :class:`_Chain`)."""
     sampler = factors[0].sampler
     for u in factors:
-        if u.linked or getattr(u, "spent", False) or u.lo != 0 or u.hi != 1:
-            raise Undecided(f"a product of uniforms where u{u.ident} was already compared is "
-                            "beyond the exact method (products are exact for fresh uniforms)")
+        if u.linked:
+            raise Undecided(f"a product of uniforms where u{u.ident} was compared jointly with "
+                            "another uniform is beyond the exact method (products are exact "
+                            "for uniforms cut by thresholds, and for running products)")
     if not isinstance(t, (int, Fraction)):
         raise Undecided("a product of uniforms compared with a symbolic threshold is beyond "
                         "the exact method")
     t = Fraction(t)
-    k = len(factors)
-    if sampler.grid is None:
-        p_yes = _product_below(t, k)
+    spent = [u for u in factors if getattr(u, "spent", False)]
+    fresh = [u for u in factors if not getattr(u, "spent", False)]
+    chain = None
+    if spent:
+        chain = spent[0].spent
+        if not isinstance(chain, _Chain) or any(u.spent is not chain for u in spent) or \
+                {u.ident for u in spent} != chain.idents:
+            raise Undecided("a product of uniforms that reuses some, but not all, of the "
+                            "factors of an earlier product is beyond the exact method (a "
+                            "running product u1, u1*u2, u1*u2*u3 is exact)")
+    boxes = [(Fraction(u.lo), Fraction(u.hi)) for u in fresh]
+    step = (tuple(u.ident for u in fresh), tuple(boxes), t, strict)
+    if chain is not None:
+        p_yes = chain.probability(step, sampler.grid)
+    elif sampler.grid is None:
+        if all(box == (0, 1) for box in boxes):
+            p_yes = _product_below(t, len(fresh))
+        else:
+            p_yes = _product_below_in_box(t, boxes)
     else:
-        p_yes = Fraction(_product_grid_count(t, k, sampler.grid, strict), sampler.grid ** k)
-    for u in factors:
-        u.spent = True
+        grid = sampler.grid
+        ranges = [range(math.ceil(lo * grid), math.ceil(hi * grid)) for lo, hi in boxes]
+        p_yes = Fraction(_product_grid_count(t, len(fresh), grid, strict, ranges),
+                         math.prod(len(r) for r in ranges))
     names = " * ".join(f"u{u.ident}" for u in factors)
     sign = "<" if strict else "<="
     options = []
@@ -326,7 +353,209 @@ def compare_product(factors: tuple, t, strict: bool) -> bool:
         options.append((True, p_yes, f"{names} {sign} {t}"))
     if p_yes != 1:
         options.append((False, 1 - p_yes, f"not {names} {sign} {t}"))
-    return sampler._choose("product", options)
+    below = sampler._choose("product", options)
+    extended = (chain.steps if chain is not None else ()) + ((step, below),)
+    new_chain = _Chain(extended, (chain.idents if chain is not None else frozenset())
+                       | {u.ident for u in fresh})
+    for u in factors:
+        u.spent = new_chain
+    return below
+
+
+class _Chain:
+    """A running product of uniforms and what its comparisons so far said: ``steps`` is
+    ``((new factors, their intervals, threshold, strict), below), ...``; ``idents`` the
+    uniforms of the product so far.
+
+    In ideal arithmetic ``X = -log(u_1 ... u_j)`` is a sum of independent variables, each
+    ``-log u`` of a uniform on ``[lo, hi)`` (density ``e^-x / (hi - lo)`` on
+    ``(-log hi, -log lo]``), and each comparison ``u_1 ... u_j < t`` is ``X > -log t``.  The law
+    of the running sum given the comparisons so far is therefore carried forward: a density
+    ``e^-x P(x)`` with ``P`` a polynomial on each piece (:func:`_convolve`, :func:`_cut`), whose
+    breakpoints are ``-log r`` for rationals ``r`` (products of thresholds and interval ends),
+    so that ``e^-x`` at a breakpoint is the rational ``r``: the probabilities are polynomials
+    in logarithms of rationals, exact.  On a grid the tuples of grid points are counted.
+    """
+
+    __slots__ = ("steps", "idents")
+
+    def __init__(self, steps: tuple, idents: frozenset):
+        self.steps = steps
+        self.idents = idents
+
+    def probability(self, step, grid):
+        """``P(the product extended by step's factors < t | the steps so far)``."""
+        if grid is not None:
+            return _chain_grid_probability(self.steps, step, grid)
+        density = None
+        for (idents, boxes, t, _), below in self.steps:
+            density = _extend(density, boxes)
+            density, _ = _cut(density, t, below)
+        density = _extend(density, step[1])
+        _, p_yes = _cut(density, step[2], True)
+        return _exact(p_yes)
+
+
+def _exact(value):
+    import sympy
+
+    value = sympy.expand(value)
+    if value.is_Rational:
+        return Fraction(int(value.p), int(value.q))
+    return value
+
+
+def _x_at(r):
+    """The point ``x = -log r`` (``r > 0``) as a sympy number."""
+    import sympy
+
+    return sympy.log(sympy.Rational(1 / r if isinstance(r, Fraction) else Fraction(1, r)))
+
+
+def _extend(density, boxes):
+    """The density of ``X + sum_i -log u_i`` for new factors uniform on ``boxes``."""
+    import sympy
+
+    for lo, hi in boxes:
+        if not lo < hi:
+            raise InvalidInput("a product of uniforms on a path of probability 0")
+        factor = [(Fraction(hi), Fraction(lo), sympy.Integer(1) / sympy.Rational(
+            (hi - lo).numerator, (hi - lo).denominator))]
+        density = factor if density is None else _convolve(density, factor)
+    return density
+
+
+_X = None
+
+
+def _symbol():
+    global _X
+    if _X is None:
+        import sympy
+
+        _X = sympy.Symbol("x", real=True)
+    return _X
+
+
+def _convolve(density, factor):
+    """``h(t) = int f(s) g(t - s) ds`` for ``f = e^-s P(s)`` on pieces and ``g = e^-x k`` on
+    one piece: ``h(t) = e^-t k int_{[a, b) and [t - d, t - c)} P``.  Pieces are ``(ra, rb, P)``
+    for ``x`` in ``[-log ra, -log rb)`` (``rb = 0``: to infinity)."""
+    import sympy
+
+    x = _symbol()
+    ((rc, rd, k),) = factor
+    parts = []
+    for ra, rb, poly in density:
+        Q = sympy.integrate(poly, x)
+
+        def at(expr, point):
+            return expr.subs(x, point)
+
+        c = _x_at(rc)
+        pieces = []
+        m1, m2 = (ra * rd, rb * rc) if ra * rd >= rb * rc else (rb * rc, ra * rd)
+        # x ascending is r descending: [a+c, min(a+d, b+c)), the middle, [max(...), b+d)
+        pieces.append((ra * rc, m1, sympy.expand(at(Q, x - c) - at(Q, _x_at(ra)))))
+        if ra * rd >= rb * rc:          # a + d <= b + c: the window [t - d, t - c) inside
+            if ra * rd > rb * rc:
+                d = _x_at(rd)
+                pieces.append((ra * rd, rb * rc, sympy.expand(at(Q, x - c) - at(Q, x - d))))
+        else:                           # the whole piece [a, b) inside the window
+            pieces.append((rb * rc, ra * rd, sympy.expand(at(Q, _x_at(rb)) - at(Q, _x_at(ra)))))
+        if m2 > rb * rd:
+            d = _x_at(rd)
+            pieces.append((m2, rb * rd, sympy.expand(at(Q, _x_at(rb)) - at(Q, x - d))))
+        parts.extend((s, e, sympy.expand(k * p)) for s, e, p in pieces if s > e)
+    points = sorted({r for s, e, _ in parts for r in (s, e)}, reverse=True)
+    out = []
+    for s, e in zip(points, points[1:]):
+        poly = sum((p for ps, pe, p in parts if ps >= s and e >= pe), sympy.Integer(0))
+        poly = sympy.expand(poly)
+        if poly != 0:
+            out.append((s, e, poly))
+    return out
+
+
+def _integral(ra, rb, poly):
+    """``int e^-x P(x) dx`` over ``[-log ra, -log rb)``: ``-e^-x (P + P' + P'' + ...)``."""
+    import sympy
+
+    x = _symbol()
+    series = sympy.Integer(0)
+    term = poly
+    while term != 0:
+        series += term
+        term = sympy.diff(term, x)
+
+    def G(r):
+        if r == 0:
+            return sympy.Integer(0)
+        return -sympy.Rational(r.numerator, r.denominator) * series.subs(x, _x_at(r))
+
+    return G(rb) - G(ra)
+
+
+def _cut(density, t: Fraction, below: bool):
+    """The density kept on the side of ``u_1 ... u_j < t`` (``X > -log t``: ``r < t``) given
+    by ``below``, renormalised, and the probability of that side."""
+    import sympy
+
+    kept = []
+    for ra, rb, poly in density:
+        if below:
+            s, e = min(ra, t), rb
+        else:
+            s, e = ra, max(rb, t)
+        if s > e:
+            kept.append((s, e, poly))
+    mass = sympy.expand(sum((_integral(s, e, p) for s, e, p in kept), sympy.Integer(0)))
+    if mass == 0:
+        return [], mass
+    return [(s, e, sympy.expand(p / mass)) for s, e, p in kept], mass
+
+
+def _chain_grid_probability(steps, step, grid):
+    """The running product on a grid: tuples of grid points counted (every factor's points
+    but the last new one visited, within :data:`MAX_GRID_POINTS`)."""
+    factors = [f for (idents, boxes, _, _), _ in steps for f in zip(idents, boxes)]
+    factors += list(zip(step[0], step[1]))
+    ranges = [range(math.ceil(lo * grid), math.ceil(hi * grid)) for _, (lo, hi) in factors]
+    points = math.prod(len(r) for r in ranges[:-1])
+    if points > MAX_GRID_POINTS:
+        raise TooLarge(f"counting a running product of {len(factors)} uniforms on the grid "
+                       f"visits {points:,} points, over the budget of {MAX_GRID_POINTS:,}: use "
+                       "a smaller --grid", estimate=points, budget=MAX_GRID_POINTS)
+    sizes = []
+    n = 0
+    for (idents, _, t, strict), below in steps:
+        n += len(idents)
+        sizes.append((n, t, strict, below))
+    t, strict = step[2], step[3]
+    base = yes = 0
+    last = ranges[-1]
+    for js in itertools.product(*ranges[:-1]):
+        full = js + (None,)
+        ok = True
+        for n, t_j, strict_j, below in sizes:
+            value = Fraction(math.prod(full[:n]), grid ** n)
+            if ((value < t_j) if strict_j else (value <= t_j)) != below:
+                ok = False
+                break
+        if not ok:
+            continue
+        base += len(last)
+        prod = math.prod(js)
+        bound = t * grid ** len(full)
+        if prod == 0:
+            yes += len(last) if (0 < bound if strict else 0 <= bound) else 0
+            continue
+        limit = bound / prod
+        top = math.ceil(limit) if strict else math.floor(limit) + 1
+        yes += max(0, min(last.stop, top) - last.start)
+    if base == 0:
+        raise InvalidInput("a product of uniforms on a path of probability 0")
+    return Fraction(yes, base)
 
 
 def _product_below(t: Fraction, k: int):
@@ -347,20 +576,57 @@ def _product_below(t: Fraction, k: int):
     return sympy.nsimplify(sympy.expand(value)) if value.is_Rational else sympy.expand(value)
 
 
-def _product_grid_count(t: Fraction, k: int, grid: int, strict: bool) -> int:
-    """Tuples ``(j_1..j_k)`` in ``[0, N)^k`` with ``prod j_i / N^k < t`` (or ``<=``)."""
-    if grid ** (k - 1) > MAX_GRID_POINTS:
-        raise TooLarge(f"counting a product of {k} uniforms on the grid visits {grid ** (k - 1):,}"
+def _product_below_in_box(t: Fraction, boxes: list):
+    """``P(u_1 ... u_k < t)`` for independent ``u_i`` uniform on ``[lo_i, hi_i)`` (uniforms
+    already cut by thresholds): by inclusion-exclusion over the box's corners,
+    ``vol = sum_corners (-1)^(number of lo_i) V(x)``, where ``V(x) = X P(U_1 ... U_k < t / X)``
+    (``X = prod x_i``) is the volume of ``{prod u < t}`` in the box ``[0, x)``; divided by the
+    box's volume.  Exact, sympy when irrational.
+
+    >>> _product_below_in_box(Fraction(1, 4), [(Fraction(1, 2), Fraction(1)), (0, 1)])
+    log(2)/2
+    """
+    import sympy
+
+    k = len(boxes)
+    size = math.prod(hi - lo for lo, hi in boxes)
+    if size == 0:
+        raise InvalidInput("a product of uniforms on a path of probability 0")
+    total = sympy.Integer(0)
+    for corner in itertools.product((0, 1), repeat=k):
+        x = math.prod(boxes[i][1] if c == 0 else boxes[i][0] for i, c in enumerate(corner))
+        if x == 0:
+            continue
+        below = _product_below(t / x, k)
+        term = sympy.Rational(x.numerator, x.denominator) * sympy.sympify(
+            below if not isinstance(below, Fraction) else
+            sympy.Rational(below.numerator, below.denominator))
+        total += (-1) ** sum(corner) * term
+    value = sympy.expand(total / sympy.Rational(size.numerator, size.denominator))
+    if value.is_Rational:
+        return Fraction(int(value.p), int(value.q))
+    return value
+
+
+def _product_grid_count(t: Fraction, k: int, grid: int, strict: bool, ranges=None) -> int:
+    """Tuples ``(j_1..j_k)`` in ``[0, N)^k`` (or in ``ranges``, the grid indices still
+    possible for each factor) with ``prod j_i / N^k < t`` (or ``<=``)."""
+    if ranges is None:
+        ranges = [range(grid)] * k
+    points = math.prod(len(r) for r in ranges[:-1])
+    if points > MAX_GRID_POINTS:
+        raise TooLarge(f"counting a product of {k} uniforms on the grid visits {points:,}"
                        f" points, over the budget of {MAX_GRID_POINTS:,}: use a smaller --grid",
-                       estimate=grid ** (k - 1), budget=MAX_GRID_POINTS)
+                       estimate=points, budget=MAX_GRID_POINTS)
     bound = t * grid ** k
+    last = ranges[-1]
     total = 0
-    for js in itertools.product(range(grid), repeat=k - 1):
+    for js in itertools.product(*ranges[:-1]):
         prod = math.prod(js)
         if prod == 0:
-            total += grid if (0 < bound if strict else 0 <= bound) else 0
+            total += len(last) if (0 < bound if strict else 0 <= bound) else 0
             continue
         limit = bound / prod                              # j_k < limit  or  <= limit
         top = math.ceil(limit) if strict else math.floor(limit) + 1
-        total += min(grid, max(0, top))
+        total += max(0, min(last.stop, top) - last.start)
     return total

@@ -9,8 +9,9 @@ uniforms (or their positive affine views).  Since ``log`` is increasing,
 - no uniform: a comparison of exact numbers;
 - one uniform ``x`` with coefficient ``+1`` or ``-1``: ``x < 1/K`` or ``x > K``, an interval split;
 - ``log(x) - log(y)``: ``K x < y``, a linear comparison of two uniforms (:mod:`.joint`);
-- coefficients all ``+1`` (or all ``-1``) over distinct fresh uniforms: a product of uniforms
-  compared with a constant (:class:`.joint.Product`, exact with logarithms).
+- coefficients all ``+1`` (or all ``-1``) over distinct uniforms, fresh, cut by thresholds or
+  extending a running product: a product of uniforms compared with a constant
+  (:class:`.joint.Product`, exact with logarithms).
 
 Anything else (a square ``2 log u``, a log mixed with a plain number ``-log(u) < 3``, whose
 threshold ``e^-3`` is irrational) is beyond the exact method: ``Undecided``.  ``log(0)`` is

@@ -7,9 +7,14 @@ and take an argmax:
   ``(w / E).argmax()`` (equivalently ``(E / w).argmin()``);
 - *Gumbel-max*: ``G = s.gumbels(n)`` and ``(log(w) + G).argmax()``.
 
-Both read the same through ``s.race(w, noise)``.  A noise vector may be used in several races
-(an engine draws one per request and reuses it for every draft position), and the weights of a
-race may depend on earlier outcomes.
+- *Gumbel-max over raw logits*: ``(logits + G).argmax()``, the race over the weights
+  ``exp(l - max l)`` (:func:`logit_weights`; its first-arrival law is ``softmax(l)``, exact in
+  sympy, rational where the logits are logarithms of rationals).
+
+Both read the same through ``s.race(w, noise)``.  Weights held in a float format (the float
+interpreter, :mod:`.float_sampler`) are read at their exact binary values.  A noise vector may
+be used in several races (an engine draws one per request and reuses it for every draft
+position), and the weights of a race may depend on earlier outcomes.
 
 **Exact laws.**  Write ``T_v = E_v / w_v`` (the arrival time of token ``v``, ``Exp(w_v)``).
 The race's winner is ``argmin_v T_v``; ``argmax`` of the same scores is the *last* arrival.
@@ -62,8 +67,9 @@ from fractions import Fraction
 from ..core.errors import InvalidInput, TooLarge, Undecided
 from .polytope import vertex_work, volume
 
-__all__ = ["Noise", "Scores", "LogWeights", "log", "race_weights", "cone_probability",
-           "first_arrival_law", "last_arrival_law", "race_rows", "MAX_RACE_WORK"]
+__all__ = ["Noise", "Scores", "LogWeights", "Logits", "log", "race_weights", "logit_weights",
+           "cone_probability", "first_arrival_law", "last_arrival_law", "race_rows",
+           "MAX_RACE_WORK"]
 
 #: Most exact solves one volume of a race may take before the race is refused (each solve is
 #: a small exact linear system: 20,000 take seconds).
@@ -100,12 +106,17 @@ class Noise:
         self._need("exponential", "divide exponential noise by weights: E / w")
         return Scores(self, weights, first_on_max=False)
 
-    def __add__(self, other):                             # G + log(w)
-        if not isinstance(other, LogWeights):
-            raise InvalidInput("Gumbel noise is added to log-weights: log(w) + G, with log "
-                               "from exactspec.engine.races")
-        self._need("gumbel", "add Gumbel noise to log-weights: log(w) + G")
-        return Scores(self, other.weights, first_on_max=True)
+    __array_ufunc__ = None      # ``array / E``, ``logits + G``: NumPy hands the operation here
+
+    def __add__(self, other):                             # G + log(w), G + logits
+        self._need("gumbel", "add Gumbel noise to log-weights or logits: log(w) + G, "
+                   "logits + G")
+        if isinstance(other, LogWeights):
+            return Scores(self, other.weights, first_on_max=True)
+        if isinstance(other, (Noise, Scores)) or isinstance(other, (int, float, Fraction)):
+            raise InvalidInput("Gumbel noise is added to a vector: log-weights (log(w) + G, "
+                               "with log from exactspec.engine.races) or logits (logits + G)")
+        return Scores(self, Logits(other), first_on_max=True)
 
     __radd__ = __add__
 
@@ -121,6 +132,20 @@ class Noise:
 
     def __repr__(self):
         return f"Noise({self.kind}, n={self.n}, #{self.ident})"
+
+
+class Logits:
+    """Raw logits ``l`` added to Gumbel noise (``logits + G``): Gumbel-max over them is the
+    race over the weights ``exp(l - max l)`` (:func:`race_weights` forms them, exactly: sympy
+    exponentials, rational where the differences are logarithms of rationals)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = values
+
+    def __repr__(self):
+        return f"Logits({self.values!r})"
 
 
 class LogWeights:
@@ -177,9 +202,23 @@ class Scores:
 
 
 def race_weights(weights, n: int | None = None) -> tuple[tuple, list]:
-    """``(labels, weights)`` of a Dist, a mapping or a sequence (labels are then indices)."""
+    """``(labels, weights)`` of a Dist, a mapping or a sequence (labels are then indices).
+
+    A value of a float format (:class:`~exactspec.engine.floats.FloatValue`) is read at its
+    exact binary value (the weight the kernel holds); raw :class:`Logits` become the weights
+    ``exp(l - max l)``.
+
+    >>> from exactspec.engine.floats import FORMATS, FloatValue
+    >>> race_weights([FloatValue(0.5, FORMATS["float32"]), Fraction(1, 4)])
+    ((0, 1), [Fraction(1, 2), Fraction(1, 4)])
+    >>> race_weights(Logits([0, 0, Fraction(-1)]))[1]
+    [Fraction(1, 1), Fraction(1, 1), exp(-1)]
+    """
     from ..core.dist import Dist, exact
 
+    if isinstance(weights, Logits):
+        labels, logits = race_weights_raw(weights.values, n)
+        return labels, logit_weights(logits, labels)
     if isinstance(weights, Dist):
         labels, values = tuple(weights.labels), list(weights.probs)
     elif hasattr(weights, "keys") and hasattr(weights, "values"):
@@ -197,12 +236,111 @@ def race_weights(weights, n: int | None = None) -> tuple[tuple, list]:
         raise InvalidInput(f"race: {len(values)} weights against a noise vector of {n} tokens")
     out = []
     for lab, v in zip(labels, values):
+        v = _format_value(v, f"race weight of {lab!r}")
         if not getattr(v, "is_symbolic_value", False):
             v = exact(v, f"race weight of {lab!r}")
         if v < 0:
             raise InvalidInput(f"race weight of {lab!r} is {v}, negative")
         out.append(v)
     return labels, out
+
+
+def _format_value(v, what: str):
+    """A float format's value at its exact binary value (a Fraction); anything else as is."""
+    from .floats import FloatValue
+
+    if isinstance(v, FloatValue):
+        if not math.isfinite(v.value):
+            raise InvalidInput(f"{what} is {v.value} in {v.fmt.name}, not a finite number")
+        return Fraction(v.value)
+    return v
+
+
+def race_weights_raw(values, n: int | None = None) -> tuple[tuple, list]:
+    """``(labels, values)`` of a Dist, a mapping or a sequence, the values unchecked."""
+    from ..core.dist import Dist
+
+    if isinstance(values, Dist):
+        labels, values = tuple(values.labels), list(values.probs)
+    elif hasattr(values, "keys") and hasattr(values, "values"):
+        labels, values = tuple(values.keys()), list(values.values())
+    else:
+        try:
+            values = list(values)
+        except TypeError:
+            raise InvalidInput(f"logits {values!r}: give a sequence of numbers") from None
+        labels = tuple(range(len(values)))
+    if not values:
+        raise InvalidInput("race: argmax over an empty set of tokens")
+    if n is not None and len(values) != n:
+        raise InvalidInput(f"race: {len(values)} logits against a noise vector of {n} tokens")
+    return labels, values
+
+
+def logit_weights(logits: list, labels: tuple = ()) -> list:
+    """The race weights ``exp(l_i - max l)`` of raw logits, exact: ``1`` at the maximum,
+    Fractions where the difference is the logarithm of a rational (``log(1/3) - log(1/2)``),
+    else sympy exponentials.  A logit of ``-inf`` (a masked token) has weight 0.
+
+    >>> import sympy
+    >>> logit_weights([sympy.log(Fraction(1, 3)), sympy.log(Fraction(1, 2))])
+    [Fraction(2, 3), Fraction(1, 1)]
+    """
+    import sympy
+
+    from ..core.dist import exact
+
+    values = []
+    for i, v in enumerate(logits):
+        lab = labels[i] if i < len(labels) else i
+        what = f"logit of {lab!r}"
+        v = _logit_value(v, what)
+        if getattr(v, "is_symbolic_value", False) or (hasattr(v, "free_symbols")
+                                                      and v.free_symbols):
+            raise Undecided("Gumbel-max over symbolic logits is beyond the exact method")
+        if isinstance(v, float) and v == -math.inf:
+            values.append(None)
+            continue
+        v = exact(v, what)
+        if not isinstance(v, Fraction):
+            v = sympy.sympify(v)
+            if v == -sympy.oo:
+                values.append(None)
+                continue
+            if not v.is_finite or not v.is_real:
+                raise InvalidInput(f"{what} is {v}, not a finite real number")
+        values.append(v)
+    finite = [v for v in values if v is not None]
+    if not finite:
+        raise InvalidInput("race over logits that are all -inf: no token can win")
+    top = max(finite, key=lambda x: x if isinstance(x, Fraction) else sympy.N(x, 50))
+    out = []
+    for v in values:
+        if v is None:
+            out.append(Fraction(0))
+            continue
+        if isinstance(v, Fraction) and isinstance(top, Fraction):
+            d = v - top
+            out.append(Fraction(1) if d == 0 else sympy.exp(sympy.Rational(d.numerator,
+                                                                           d.denominator)))
+            continue
+        w = sympy.exp(sympy.sympify(v) - sympy.sympify(top))
+        if not w.is_Rational:
+            w = sympy.simplify(sympy.expand_log(sympy.powsimp(w), force=True))
+        out.append(Fraction(int(w.p), int(w.q)) if w.is_Rational else w)
+    return out
+
+
+def _logit_value(v, what: str):
+    from .floats import FloatValue
+
+    if isinstance(v, FloatValue):
+        if math.isnan(v.value) or v.value == math.inf:
+            raise InvalidInput(f"{what} is {v.value} in {v.fmt.name}, not a finite number")
+        return v.value if v.value == -math.inf else Fraction(v.value)
+    if isinstance(v, float) and (math.isnan(v) or v == math.inf):
+        raise InvalidInput(f"{what} is {v}, not a finite number")
+    return v
 
 
 def race_rows(weights: list, j: int, first: bool, n: int) -> list:
@@ -359,8 +497,9 @@ def _race_options(noise: Noise, weights: list, first: bool) -> list:
         law = first_arrival_law(support) if first else last_arrival_law(support)
         return [(j, pr, race_rows(weights, j, first, n)) for j, pr in zip(candidates, law)]
     if any(not isinstance(w, (int, Fraction)) for w in weights):
-        raise Undecided("a race over symbolic weights on noise already used by an earlier race:"
-                        " its joint law is exact only for rational weights")
+        raise Undecided("a race over irrational or symbolic weights (exp of logits, a "
+                        "symbol) on noise already used by an earlier race: its joint law is "
+                        "exact only for rational weights")
     linked = {i for r in noise.rows for i, v in enumerate(r) if v != 0} | set(candidates)
     rows = len(noise.rows) + len(candidates) - 1
     work = vertex_work(rows + len(linked), len(linked) - 1)

@@ -124,6 +124,9 @@ class RandomSampler:
         return labels[sampled_race(noise, values, first)]
 
     def pick(self, dist, u, what: str = "pick"):
+        from .exact import pick_weights
+
+        dist = pick_weights(dist, what)
         cum = 0
         for lab, pr in zip(dist.labels, dist.probs):
             cum = cum + pr

@@ -230,11 +230,11 @@ def _check_unchanged(verifier: UserVerifier, before: dict) -> None:
 
 
 # -- laws ---------------------------------------------------------------------------------------
-def _factory(arith, grid):
+def _factory(arith, grid, elementwise="correct"):
     if arith is not None:
         from ..engine.float_sampler import FloatSampler
 
-        return lambda: FloatSampler(arith, grid)
+        return lambda: FloatSampler(arith, grid, elementwise)
     return lambda: ExactSampler(grid=grid)
 
 
@@ -368,7 +368,8 @@ DEFAULT_MAX_PATHS = 10**6   # one budget for every route to a user's multi-posit
 def user_report(spec, function=None, *, pair: ContextPair | None = None,
                 gamma: int | None = None, m: int | None = None, arith: str | None = None,
                 grid: int | None = None, tolerance=None,
-                max_paths: int | None = DEFAULT_MAX_PATHS, certificate: bool = False) -> dict:
+                max_paths: int | None = DEFAULT_MAX_PATHS, certificate: bool = False,
+                elementwise: str = "correct") -> dict:
     """Prove a user's multi-position verifier on a spec; a JSON-ready report.
 
     The one entry point for a user's multi-position rule: ``exactspec tree SPEC --verifier
@@ -385,7 +386,9 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     ``null`` without one), ``tokens_per_call`` (exact), ``floats_converted``, ``differs``,
     ``difference`` and ``tv`` (the run asked for) when lossy; ``exact_arith`` (the same
     verifier in exact arithmetic with ideal uniforms) when the run asked for is another;
-    ``certificate`` (every path of the generation) on request.
+    ``certificate`` (every path of the generation) on request.  ``elementwise`` (with
+    ``arith``): where the float run's ``exp`` and ``log`` come from (``"correct"``,
+    ``"numpy"``, ``"torch"``), reported as ``elementwise``.
     """
     spec, base = read_spec(spec, "spec", _SPEC_KEYS)
     if function is None:
@@ -431,7 +434,8 @@ class _Run:
         self.root, self.floats = root, floats
 
 
-def _prove(verifier, pair, m, ctx, target, arith, grid, max_paths) -> _Run:
+def _prove(verifier, pair, m, ctx, target, arith, grid, max_paths,
+           elementwise="correct") -> _Run:
     """The law of the first ``m`` tokens in ``arith`` (exact when ``None``) with uniforms on
     ``grid``, every reachable (context, state) enumerated once; hidden state refused, and
     hidden randomness under the watch of every exact run (:func:`~exactspec.engine.watch.
@@ -439,11 +443,13 @@ def _prove(verifier, pair, m, ctx, target, arith, grid, max_paths) -> _Run:
     from ..engine.watch import watched
 
     with watched():
-        return _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths)
+        return _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths,
+                              elementwise)
 
 
-def _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths) -> _Run:
-    factory = _factory(arith, grid)
+def _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths,
+                   elementwise="correct") -> _Run:
+    factory = _factory(arith, grid, elementwise)
     before = state_fingerprint(verifier.function)
     signature = _replay_signature(verifier, pair, ctx, factory)
     root = _call_law(verifier, pair, ctx, None, factory, max_paths)  # enumerated once
@@ -483,7 +489,11 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
         fmt = get_format(arith)
     on_grid = grid if grid is not None else (fmt.grid if fmt is not None else None)
     target = pair.joint(m, ctx)
-    asked = _prove(verifier, pair, m, ctx, target, arith, grid, max_paths)
+    if elementwise != "correct" and arith is None:
+        raise InvalidInput(f"elementwise={elementwise!r} applies to a float run: give arith "
+                           "(--arith float32, ...)")
+    asked = _prove(verifier, pair, m, ctx, target, arith, grid, max_paths,
+                   elementwise)
     ideal = asked if on_grid is None else _prove(verifier, pair, m, ctx, target, None, None,
                                                  max_paths)
     grid_only = None
@@ -532,6 +542,8 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
                                 for t in differs}
         report["tv"] = exact_str(tv)
         report["tv_float"] = float(tv)
+    if fmt is not None:
+        report["elementwise"] = elementwise
     if ideal is not asked:
         report["exact_arith"] = {
             "law": _law_json(ideal.law), "tokens_per_call": exact_str(ideal.tpc),
@@ -544,7 +556,7 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
     if certificate:
         enumeration = enumerate_runs(lambda s: _generate(s, verifier, pair, m, ctx),
                                      keep_paths=True, max_paths=max_paths,
-                                     sampler_factory=_factory(arith, grid))
+                                     sampler_factory=_factory(arith, grid, elementwise))
         report["certificate"] = sequence_certificate(enumeration, target, name=verifier.name,
                                                      m=m, ctx=ctx)
     return report
@@ -586,12 +598,21 @@ def _call_law_json(law: dict) -> dict:
     return {k: exact_str(v) for k, v in out.items() if v != 0}
 
 
+def _elementwise_text(report: dict) -> str:
+    library = report.get("elementwise")
+    if library is None:
+        return ""
+    return " (exp/log correctly rounded)" if library == "correct" else \
+        f" (exp/log {library}'s {report['arith']})"
+
+
 def user_text(report: dict, max_rows: int = 24) -> str:
     """A short summary of :func:`user_report`: verdict, tokens per call, the law of the first
     ``m`` tokens beside the target (the differing sequences first)."""
     v = report["verifier"]
     head = (f"user verifier {v['function']} ({'rows of every position, gamma = ' + str(v['gamma']) if v['shape'] == 'rows' else 'whole call'}"
-            f"{', stateful' if v['stateful'] else ''}); {report['arith']} arithmetic; "
+            f"{', stateful' if v['stateful'] else ''}); {report['arith']} arithmetic"
+            f"{_elementwise_text(report)}; "
             f"first m = {report['m']} tokens from context '{report['context']}'")
     keys = list(report["target"]) + [k for k in report["law"] if k not in report["target"]]
     differs = report.get("differs", [])
