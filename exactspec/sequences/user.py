@@ -423,7 +423,7 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         if tolerance < 0:
             raise InvalidInput(f"tolerance={exact_str(tolerance)}: need a number >= 0")
     return _report(verifier, pair, m, ctx, arith=arith, grid=grid, tolerance=tolerance,
-                   max_paths=max_paths, certificate=certificate)
+                   max_paths=max_paths, certificate=certificate, elementwise=elementwise)
 
 
 class _Run:
@@ -476,7 +476,7 @@ def _law_json(law: dict) -> dict:
 
 
 def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, arith, grid,
-            tolerance, max_paths, certificate) -> dict:
+            tolerance, max_paths, certificate, elementwise="correct") -> dict:
     """The report of :func:`user_report`: the run asked for (``arith``, ``grid``), the same
     verifier in exact arithmetic with ideal uniforms, and in exact arithmetic on the grid."""
     from ..rounding import tolerated
