@@ -75,10 +75,10 @@ def parse_expression(text, symbols=None):
 
     >>> parse_expression("-(p_t - q_t)**2/(1 + q_t)")
     -(p_t - q_t)**2/(q_t + 1)
-    >>> parse_expression("__import__('os').system('true')")
+    >>> parse_expression("exec(1)")
     Traceback (most recent call last):
     ...
-    exactspec.checker.CertificateError: expression '__import__(...': unexpected '('
+    exactspec.checker.CertificateError: expression 'exec(1)': unexpected '('
     """
     symbols = symbols or {}
     if not isinstance(text, str):
