@@ -148,7 +148,7 @@ def _float_replay(cert, run, deadline) -> list:
     """A float run's paths, enumerated again in its format (the engine's float emulation)
     and compared path by path; the run is refused beyond the certificate's own number of
     paths."""
-    from .methods.base import as_method
+    from .methods.base import Method
     from .verify import certificate_of, verify
 
     labels = cert["labels"]
@@ -157,7 +157,7 @@ def _float_replay(cert, run, deadline) -> list:
         p = Dist([exact_number(cert["target"][n]) for n in names], labels)
         q = Dist([exact_number(cert["draft"][n]) for n in names], labels)
         seconds = None if deadline.end is None else max(1.0, deadline.seconds)
-        result = verify(as_method(run, name=cert["method"]), p, q, cert["k"],
+        result = verify(Method(cert["method"], run), p, q, cert["k"],
                         grid=cert["grid"], arith=cert["arith"], keep_paths=True,
                         max_paths=4 * len(cert["paths"]) + 16, max_seconds=seconds)
     except InvalidInput as err:
