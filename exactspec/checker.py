@@ -66,6 +66,10 @@ class OutOfTime(Exception):
     """The check's time budget ran out (the certificate is then not checked)."""
 
 
+class Unreplayable(Exception):
+    """The method refuses the replay's work as too large: the part is not checked."""
+
+
 class Deadline:
     """A wall-clock budget, checked between steps of the work."""
 
@@ -442,7 +446,10 @@ def examine(cert, resolve=None, replay=True, max_paths=MAX_PATHS, deadline=None,
         if isinstance(how, str):
             report.unchecked.append(f"{prefix}not replayed: {how}")
             return
-        report.problems += [prefix + p for p in how(deadline)]
+        try:
+            report.problems += [prefix + p for p in how(deadline)]
+        except Unreplayable as err:
+            report.unchecked.append(f"{prefix}not replayed: {err}")
 
     def walk(obj, what, prefix, top):
         kind = _kind(obj, what)
@@ -738,7 +745,7 @@ def replay_paths(cert, run, dist_class, deadline=None, name=None):
         sampler = _ReplaySampler(choices, grid, deadline)
         try:
             output = run(sampler, p, q, k)
-        except OutOfTime:
+        except (OutOfTime, Unreplayable):
             raise
         except _Mismatch as err:
             problems.append(f"path {number}: replay through {name}: {err}")

@@ -28,10 +28,10 @@ import os
 import sys
 from pathlib import Path
 
-from .checker import (CertificateError, Deadline, Report, examine, exact_number,
-                      replay_paths, run_command)
+from .checker import (CertificateError, Deadline, Report, Unreplayable, examine,
+                      exact_number, replay_paths, run_command)
 from .core.dist import Dist
-from .core.errors import InvalidInput
+from .core.errors import InvalidInput, TooLarge
 from .generic_checker import examine_generic
 from .methods import METHODS, load_user_method
 
@@ -135,9 +135,20 @@ def resolver(trust=()):
                     f"(a user's method is replayed only with --trust {reference[:120]})")
         if "arith" in cert:
             return lambda deadline: _float_replay(cert, run, deadline)
-        return lambda deadline: replay_paths(cert, run, _dist, deadline)
+        return lambda deadline: replay_paths(cert, _bounded(run), _dist, deadline)
 
     return resolve
+
+
+def _bounded(run):
+    """``run`` whose refusal of too large work (:class:`TooLarge`) leaves the part not
+    checked instead of counting as a wrong certificate."""
+    def replayed(s, p, q, k):
+        try:
+            return run(s, p, q, k)
+        except TooLarge as err:
+            raise Unreplayable(str(err)[:200]) from None
+    return replayed
 
 
 def _dist(probs, labels):
@@ -160,6 +171,8 @@ def _float_replay(cert, run, deadline) -> list:
         result = verify(Method(cert["method"], run), p, q, cert["k"],
                         grid=cert["grid"], arith=cert["arith"], keep_paths=True,
                         max_paths=4 * len(cert["paths"]) + 16, max_seconds=seconds)
+    except TooLarge as err:
+        raise Unreplayable(f"the float run in {cert['arith']}: {str(err)[:200]}") from None
     except InvalidInput as err:
         return [f"the float run in {cert['arith']} cannot be replayed: {err}"]
     mine = certificate_of(result)
