@@ -311,3 +311,16 @@ def test_honest_certificates_of_every_writer(tmp_path, capsys):
         assert code == EXIT_OK and out.strip().endswith("CERTIFICATE OK"), out
     for method, k in (("sps", 1), ("naive", 1), ("rrs-wor", 2), ("kseq", 2), ("key", 2)):
         assert check_certificate(_cert(method, k)) == [], method
+
+
+def test_values_that_made_the_checkers_loop_are_refused_fast(tmp_path, capsys):
+    """An exponent in an exact value (``Fraction("1e999999999")`` builds a billion-digit
+    integer) and a tower of powers in an expression (sympy evaluates ``9**9**9**9``)."""
+    cert = _cert()
+    cert["paths"][0]["probability"] = "1e999999999"
+    tower = _generic_with("9**9**9**9")
+    for bad in (cert, tower):
+        start = time.perf_counter()
+        code, out, err = _check(tmp_path, bad, capsys=capsys)
+        assert code == EXIT_BAD_INPUT and out == "" and err.count("\n") == 1
+        assert time.perf_counter() - start < 5
