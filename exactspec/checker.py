@@ -397,6 +397,10 @@ def check_paths(cert, what="certificate", max_paths=MAX_PATHS, deadline=None):
         for lab, value in tables["law"].items():
             if law[lab] != value:
                 problems.append(f"token {lab}: paths give {law[lab]}, certificate says {value}")
+    for field in ("target",) + (() if sequence else ("draft",)):
+        values = tables[field].values()
+        if any(v < 0 for v in values) or sum(values) != 1:
+            problems.append(f"the {field} is not a distribution (sums to {sum(values)})")
     if not sequence:
         acceptance = in_drafts if any_drafts else accepted
         if tables["acceptance"] != acceptance:
@@ -735,8 +739,14 @@ def replay_paths(cert, run, dist_class, deadline=None, name=None):
     name = name or cert["method"]
     labels = cert["labels"]
     names = [str(lab) for lab in labels]
-    p = dist_class([exact_number(cert["target"][n]) for n in names], labels)
-    q = dist_class([exact_number(cert["draft"][n]) for n in names], labels)
+    try:
+        p = dist_class([exact_number(cert["target"][n]) for n in names], labels)
+        q = dist_class([exact_number(cert["draft"][n]) for n in names], labels)
+    except (OutOfTime, CertificateError):
+        raise
+    except Exception as err:  # noqa: BLE001 - the method's distributions refuse these rows
+        return [f"the target and draft are not distributions the method takes: "
+                f"{str(err)[:200]}"]
     k, grid = cert["k"], cert["grid"]
     problems = []
     for number, path in enumerate(cert["paths"]):

@@ -324,3 +324,20 @@ def test_values_that_made_the_checkers_loop_are_refused_fast(tmp_path, capsys):
         code, out, err = _check(tmp_path, bad, capsys=capsys)
         assert code == EXIT_BAD_INPUT and out == "" and err.count("\n") == 1
         assert time.perf_counter() - start < 5
+
+
+def test_witness_points_and_targets_are_bound_to_the_witness_rows():
+    honest = _generic_with()
+    case = next(c for c in honest["cases"] if c["witnesses"] and "p_t" in
+                c["witnesses"][0]["point"])
+    row = case["witnesses"][0]["certificate"]["target"]["t"]
+    moved = json.loads(json.dumps(honest))
+    index = honest["cases"].index(case)
+    moved["cases"][index]["witnesses"][0]["point"]["p_t"] = str(1 - Fraction(row) / 2)
+    assert any("point's p_t" in m for m in check_certificate(moved))
+    retargeted = json.loads(json.dumps(honest))
+    retargeted["cases"][index]["target"]["t"] = "1/3"
+    assert any("the target at a witness" in m for m in check_certificate(retargeted))
+    cert = _cert("naive", p="1/2,1/2", q="3/4,1/4")            # lossy: claim 'law'
+    cert["target"] = {"0": "1/2", "1": "2/3"}
+    assert any("not a distribution" in m for m in check_certificate(cert, replay=False))
