@@ -843,7 +843,8 @@ def run_command(argv, check, usage=USAGE) -> int:
         cert = load_certificate(path, options["max_bytes"])
         report = check(cert, options, deadline)
     except CertificateError as err:
-        print(f"error: certificate {path}: {err}", file=sys.stderr)
+        where = "" if str(err).startswith("--trust") else f"certificate {path}: "
+        print(f"error: {where}{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OutOfTime as err:
         report = Report()
