@@ -118,12 +118,17 @@ def load_certificate(path, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH):
     ...
     exactspec.checker.CertificateError: nested more than 64 deep
     """
+    import os
+    import stat
+
     try:
         with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+            info = os.fstat(handle.fileno())
+            too_large = stat.S_ISREG(info.st_mode) and info.st_size > max_bytes
+            data = b"" if too_large else handle.read(max_bytes + 1)   # its size says so
     except OSError as err:
         raise CertificateError(f"cannot read it: {err.strerror or err}") from None
-    if len(data) > max_bytes:
+    if too_large or len(data) > max_bytes:
         raise CertificateError(f"larger than {max_bytes} bytes (--max-bytes to allow more)")
     return parse_certificate(data, max_depth)
 
