@@ -29,23 +29,166 @@ Not re-derived here: the signs of the individual entries a balance identity sums
 parent case), and that the path sums were built from the method's paths (tied to the method
 only at the witnesses, by exact enumeration).
 
-``python -m exactspec.generic_checker CERT.json`` prints ``CERTIFICATE OK`` or the problems.
+6. the recorded verdict is the one the cases make (refuted over undecided over proved;
+   ``outside`` claims nothing and has no case).
+
+Every expression is read by :func:`parse_expression` (integers, names, ``+ - * /``,
+parentheses, ``**`` with a small integer exponent) into sympy objects: certificate text is
+never evaluated.  Keys follow a fixed schema; witnesses are replayed through the method only
+when the caller hands a ``resolve`` (:mod:`exactspec.replay` does, for exactspec's methods).
+
+``python -m exactspec.generic_checker CERT.json`` checks the whole certificate, every part of
+a claim's certificate included, exactly as ``python -m exactspec.checker`` does (same options,
+same exit codes: 0 OK, 1 rejected, 2 bad input, 4 not checked; see :mod:`exactspec.checker`).
 """
 
 import json
+import re
 import sys
 from fractions import Fraction
 
 import sympy
 
-from .checker import check_certificate
+from .checker import (KIND_CLAIM, KIND_GENERIC, KIND_PATHS, MAX_DIGITS, MAX_K, CertificateError,
+                      Deadline, OutOfTime, Report, _integer, _keys, _list, examine,
+                      exact_number, load_certificate, run_command)
 from .core.lp import Infeasible, linprog_max
 
-__all__ = ["check_generic_certificate"]
+__all__ = ["check_generic_certificate", "examine_generic", "parse_expression"]
+
+_GENERIC = ("kind", "version", "statement", "method", "k", "distinguished", "verdict",
+            "outside", "stuck", "cases", "infeasible")
+_CASE = ("path", "conditions", "variables", "equalities", "law", "target", "acceptance",
+         "expected_acceptance", "identities_used", "verdict", "note", "sums", "witnesses")
+_LEAF = ("path", "conditions", "variables", "equalities", "facts", "nonnegative", "balances")
+_BALANCE = ("sum", "atom", "atom_sign", "owners", "strict", "strictly_negative", "terms")
+
+#: Limits of one expression: characters, nesting of parentheses, size of an exponent.
+MAX_TEXT, MAX_NESTING, MAX_EXPONENT = 200_000, 100, 64
+_TOKEN = re.compile(r"\s*(?:(?P<int>[0-9]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|"
+                    r"(?P<op>\*\*|[-+*/()]))")
+
+
+def parse_expression(text, symbols=None):
+    """A symbolic value of a certificate, built as sympy objects by a small grammar::
+
+        expr   := term (("+" | "-") term)*
+        term   := factor (("*" | "/") factor)*
+        factor := ("-" | "+") factor | atom ("**" factor)?
+        atom   := INTEGER | NAME | "(" expr ")"
+
+    A name is a symbol (the one in ``symbols`` when it is there), an exponent an integer
+    of at most :data:`MAX_EXPONENT`; at most :data:`MAX_TEXT` characters, parentheses
+    nested :data:`MAX_NESTING` deep, integers of :data:`~exactspec.checker.MAX_DIGITS`
+    digits.  Nothing else is read: no function calls, no attributes, no floats; the text
+    is never evaluated (sympify is not used).
+
+    >>> parse_expression("-(p_t - q_t)**2/(1 + q_t)")
+    -(p_t - q_t)**2/(q_t + 1)
+    >>> parse_expression("exec(1)")
+    Traceback (most recent call last):
+    ...
+    exactspec.checker.CertificateError: expression 'exec(1)': unexpected '('
+    """
+    symbols = symbols or {}
+    if not isinstance(text, str):
+        raise CertificateError(f"an expression is a string, not {type(text).__name__}")
+    shown = repr(text[:12] + "..." if len(text) > 15 else text)
+    if len(text) > MAX_TEXT:
+        raise CertificateError(f"expression {shown}: longer than {MAX_TEXT} characters")
+    tokens = []
+    position = 0
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if match is None or match.end() == position:
+            if text[position:].strip() == "":
+                break
+            raise CertificateError(f"expression {shown}: unexpected "
+                                   f"{text[position:].lstrip()[:1]!r}")
+        position = match.end()
+        kind = match.lastgroup
+        tokens.append((kind, match.group(kind)))
+    tokens.append(("end", ""))
+    at = [0]
+
+    def peek():
+        return tokens[at[0]]
+
+    def take(expected=None):
+        kind, value = tokens[at[0]]
+        if expected is not None and value != expected:
+            raise CertificateError(f"expression {shown}: unexpected {value or 'end'!r}")
+        at[0] += 1
+        return kind, value
+
+    def expr(depth):
+        if depth > MAX_NESTING:
+            raise CertificateError(f"expression {shown}: nested more than {MAX_NESTING} deep")
+        terms = [term(depth)]
+        while peek()[1] in ("+", "-"):
+            _, op = take()
+            value = term(depth)
+            terms.append(value if op == "+" else -value)
+        return sympy.Add(*terms)
+
+    def term(depth):
+        value = factor(depth)
+        while peek()[1] in ("*", "/"):
+            _, op = take()
+            other = factor(depth)
+            if op == "/":
+                if other == 0:
+                    raise CertificateError(f"expression {shown}: division by 0")
+                other = sympy.Pow(other, -1)
+            value = sympy.Mul(value, other)
+        return value
+
+    def factor(depth):
+        if depth > MAX_NESTING:
+            raise CertificateError(f"expression {shown}: nested more than {MAX_NESTING} deep")
+        if peek()[1] in ("-", "+"):
+            _, op = take()
+            value = factor(depth + 1)
+            return -value if op == "-" else value
+        base = atom(depth)
+        if peek()[1] == "**":
+            take()
+            exponent = factor(depth + 1)
+            if not exponent.is_Integer or abs(int(exponent)) > MAX_EXPONENT:
+                raise CertificateError(f"expression {shown}: an exponent is an integer of at "
+                                       f"most {MAX_EXPONENT}")
+            if base == 0 and exponent < 0:
+                raise CertificateError(f"expression {shown}: division by 0")
+            return sympy.Pow(base, exponent)
+        return base
+
+    def atom(depth):
+        kind, value = take()
+        if kind == "int":
+            if len(value) > MAX_DIGITS:
+                raise CertificateError(f"expression {shown}: an integer of more than "
+                                       f"{MAX_DIGITS} digits")
+            return sympy.Integer(int(value))
+        if kind == "name":
+            if peek()[1] == "(":
+                raise CertificateError(f"expression {shown}: unexpected '('")
+            found = symbols.get(value)
+            return found if found is not None else sympy.Symbol(value)
+        if value == "(":
+            inner = expr(depth + 1)
+            take(")")
+            return inner
+        raise CertificateError(f"expression {shown}: unexpected {value or 'end'!r}")
+
+    result = expr(0)
+    if peek()[0] != "end":
+        raise CertificateError(f"expression {shown}: unexpected {peek()[1]!r}")
+    return result
 
 
 def _parse(text, symbols):
-    return sympy.sympify(text, locals=symbols)
+    """An expression of the certificate, read by :func:`parse_expression` (never sympify)."""
+    return parse_expression(text, symbols)
 
 
 def _symbols(cert, case):
@@ -117,7 +260,7 @@ def _token_can(facts, atom, sign) -> bool:
     table = {"pi_x": pi, "kappa_x": kappa}
     usable = []
     for text, s in list(facts) + [(atom, sign)]:
-        expr = sympy.sympify(text, locals=table)
+        expr = parse_expression(text, table)
         if expr.free_symbols <= {pi, kappa}:
             usable.append((expr, s))
         elif (text, s) == (atom, sign):
@@ -233,14 +376,14 @@ def _path_sum_problems(case, symbols, variables, solution, equalities):
     local = dict(symbols)
     for name, _ in sums["names"]:
         local[name] = sympy.Symbol(name)
-    names = [(local[n], sympy.sympify(d, locals=local)) for n, d in sums["names"]]
+    names = [(local[n], parse_expression(d, local)) for n, d in sums["names"]]
     checks = [(sums["law"][t], case["target"][t], f"law({t})") for t in sums["law"]]
     checks.append((sums["total"], "1", "the path total"))
     if case.get("expected_acceptance") is not None:
         checks.append((sums["acceptance"], case["expected_acceptance"], "the acceptance"))
     problems = []
     for value, target, what in checks:
-        expr = sympy.sympify(value, locals=local) - _parse(target, symbols)
+        expr = parse_expression(value, local) - _parse(target, symbols)
         for name, definition in reversed(names):
             expr = expr.xreplace({name: definition})
         num = sympy.fraction(sympy.together(expr.xreplace(solution)))[0]
@@ -254,41 +397,119 @@ def _path_sum_problems(case, symbols, variables, solution, equalities):
     return problems
 
 
-def check_generic_certificate(cert, path_sums: bool = True):
-    """Re-check a generic certificate (a dict or a JSON file); returns a list of problems.
+def _generic_schema(cert, what="generic certificate"):
+    """The keys of a proof for every vocabulary size (:class:`CertificateError` off it)."""
+    _keys(cert, what, _GENERIC)
+    _integer(cert["version"], f"{what}: version", 1, 1)
+    _integer(cert["k"], f"{what}: k", 1, MAX_K)
+    if cert["verdict"] not in ("proved", "refuted", "undecided", "outside"):
+        raise CertificateError(f"{what}: verdict {cert['verdict']!r} is not proved, refuted, "
+                               "undecided or outside")
+    for number, case in enumerate(_list(cert["cases"], f"{what}: cases")):
+        where = f"{what}: case {number}"
+        _keys(case, where, _CASE)
+        if case["verdict"] not in ("proved", "refuted", "undecided"):
+            raise CertificateError(f"{where}: verdict {case['verdict']!r}")
+        for field in ("path", "variables", "equalities", "witnesses"):
+            _list(case[field], f"{where}: {field}")
+        if not all(isinstance(v, str) and v.isidentifier() for v in case["variables"]):
+            raise CertificateError(f"{where}: variables are names")
+        for field in ("law", "target"):
+            if not isinstance(case[field], dict):
+                raise CertificateError(f"{where}: {field}: an object expected")
+        if case["sums"] is not None:
+            _keys(case["sums"], f"{where}: sums", ("law", "acceptance", "total", "names"))
+        for w in case["witnesses"]:
+            _keys(w, f"{where}: witness", ("point", "certificate"))
+            if not isinstance(w["point"], dict):
+                raise CertificateError(f"{where}: a witness point: an object expected")
+            inner = w["certificate"]
+            if not isinstance(inner, dict) or inner.get("kind") != KIND_PATHS or "m" in inner:
+                raise CertificateError(f"{where}: a witness's certificate is a path certificate")
+            _integer(inner.get("k"), f"{where}: a witness's k", 1, MAX_K)
+            if not isinstance(inner.get("method"), str):
+                raise CertificateError(f"{where}: a witness's method: a string expected")
+    for number, leaf in enumerate(_list(cert["infeasible"], f"{what}: infeasible")):
+        where = f"{what}: infeasible leaf {number}"
+        _keys(leaf, where, _LEAF, ("token_facts",))
+        if not all(isinstance(v, str) and v.isidentifier() for v in leaf["variables"]):
+            raise CertificateError(f"{where}: variables are names")
+        for b in _list(leaf["balances"], f"{where}: balances"):
+            _keys(b, f"{where}: a balance", _BALANCE)
 
-    ``path_sums=False`` skips re-deriving each proved case's identities from its recorded
-    path sums (:func:`_path_sum_problems`, the slow part: about a minute and a half for RRS
-    with two drafts); the tree, the leaves and the witnesses are still checked."""
-    if isinstance(cert, str):
-        with open(cert) as handle:
-            cert = json.load(handle)
-    if cert.get("kind") == "exactspec-claim-certificate":
-        # a claim's certificate (exactspec prove, proofs/*.py): its generic parts
-        parts = [part for part in cert.get("parts", [])
-                 if isinstance(part, dict) and part.get("kind") == "exactspec-generic-certificate"]
-        if not parts:
-            return ["a claim certificate without a generic part"]
-        return [problem for part in parts
-                for problem in check_generic_certificate(part, path_sums)]
-    if cert.get("kind") != "exactspec-generic-certificate":
-        return [f"unknown certificate kind {cert.get('kind')!r}"]
-    if cert.get("outside"):
-        return []                 # nothing was claimed for every vocabulary size
-    problems = _tree_problems(cert)
+
+def _verdict_problems(cert):
+    """The recorded verdict against the cases: ``outside`` claims nothing (no cases),
+    ``undecided`` when stuck, else refuted > undecided > proved over the cases."""
+    cases = cert["cases"]
+    if cert["outside"] is not None:
+        if cert["verdict"] != "outside" or cases or cert["infeasible"]:
+            return ["'outside' (nothing claimed) with a verdict or cases"]
+        return []
+    if cert["verdict"] == "outside":
+        return ["verdict 'outside' without the reason"]
+    if not cases:
+        return ["no case: nothing is proved"]
+    verdicts = {c["verdict"] for c in cases}
+    expected = "refuted" if "refuted" in verdicts else \
+        "undecided" if "undecided" in verdicts or cert["stuck"] is not None else "proved"
+    if cert["verdict"] != expected:
+        return [f"verdict {cert['verdict']!r}, but the cases make it {expected!r}"]
+    return []
+
+
+def examine_generic(cert, resolve=None, replay=True, path_sums: bool = True,
+                    deadline=None) -> Report:
+    """Re-check a proof for every vocabulary size: a :class:`~exactspec.checker.Report`.
+
+    ``resolve`` replays the witnesses' path certificates (as in
+    :func:`exactspec.checker.examine`; :mod:`exactspec.replay` gives the registry's);
+    without it they are checked method-free and reported not checked.  ``path_sums=False``
+    skips re-deriving each proved case's identities from its recorded path sums
+    (:func:`_path_sum_problems`, the slow part: about a minute and a half for RRS with two
+    drafts; the command lines always take it).  Raises
+    :class:`~exactspec.checker.CertificateError` off the schema."""
+    deadline = deadline if isinstance(deadline, Deadline) else Deadline(deadline)
+    report = Report()
+    _generic_schema(cert)
+    report.problems += _verdict_problems(cert)
+    if cert["outside"] is not None or report.problems:
+        return report
+    methods = {(w["certificate"].get("method"), w["certificate"].get("k"))
+               for c in cert["cases"] for w in c["witnesses"]
+               if isinstance(w["certificate"], dict)}
+    if len(methods) > 1 or any(k != cert["k"] for _, k in methods):
+        report.problems.append(f"the witnesses name other methods or k: {sorted(methods)}")
+        return report
+    try:
+        _generic_problems(cert, report, resolve, replay, path_sums, deadline)
+    except OutOfTime as err:
+        report.unchecked.append(str(err))
+    except CertificateError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a shape or an algebra the writers never make
+        raise CertificateError(f"generic certificate: its content cannot be checked "
+                               f"({type(err).__name__}: {str(err)[:80]})") from None
+    return report
+
+
+def _generic_problems(cert, report, resolve, replay, path_sums, deadline):
+    problems = report.problems
+    problems += _tree_problems(cert)
     for leaf in cert["infeasible"]:
+        deadline.check()
         symbols = _symbols(cert, leaf)
         variables = [symbols[v] for v in leaf["variables"]]
         equalities = [_parse(e, symbols) for e in leaf["equalities"]]
-        facts = [(_parse(e, symbols), s) for e, s in leaf["facts"]]
+        facts = [(_parse(e, symbols), _sign(s)) for e, s in leaf["facts"]]
         if leaf.get("token_facts") is not None:
             pi, kappa = symbols["pi_x"], symbols["kappa_x"]
-            token = [(_parse(e, symbols), s) for e, s in leaf["token_facts"]]
+            token = [(_parse(e, symbols), _sign(s)) for e, s in leaf["token_facts"]]
             if _strictly_feasible([pi, kappa], [pi + kappa - 1], token):
                 problems.append(f"leaf {leaf['path']}: a token can satisfy {leaf['token_facts']}")
             continue
-        nonnegative = [_parse(e, symbols) for e in leaf.get("nonnegative", [])]
-        if leaf.get("balances"):
+        nonnegative = [_parse(e, symbols) for e in leaf["nonnegative"]]
+        if leaf["balances"]:
             problems += [f"leaf {leaf['path']}: {m}" for m in
                          _balance_problems(leaf, symbols, variables, equalities)]
             continue
@@ -296,11 +517,21 @@ def check_generic_certificate(cert, path_sums: bool = True):
             problems.append(f"leaf {leaf['path']}: marked infeasible but its linear conditions "
                             "hold at some point")
     for case in cert["cases"]:
+        deadline.check()
         symbols = _symbols(cert, case)
         variables = [symbols[v] for v in case["variables"]]
         equalities = [_parse(e, symbols) for e in case["equalities"]]
         solution = _equality_substitution(equalities, variables, symbols)
+        if set(case["law"]) != set(case["target"]) or not case["law"]:
+            problems.append(f"case {case['path']}: the law and the target name other tokens")
+            continue
+        for w in case["witnesses"]:
+            path_cert = w["certificate"]
+            inner = examine(path_cert, resolve, replay, deadline=deadline)
+            problems += [f"case {case['path']} witness: {m}" for m in inner.problems]
+            report.unchecked += [f"case {case['path']} witness: {m}" for m in inner.unchecked]
         for t, law_text in case["law"].items():
+            deadline.check()
             law = _parse(law_text, symbols)
             target = _parse(case["target"][t], symbols)
             diff = sympy.cancel(sympy.together((law - target).xreplace(solution)))
@@ -309,47 +540,93 @@ def check_generic_certificate(cert, path_sums: bool = True):
             if case["verdict"] == "proved" and diff != 0:
                 problems.append(f"case {case['path']}: law - target = {diff}, not 0")
             for w in case["witnesses"]:
-                point = {symbols[k]: sympy.Rational(v) for k, v in w["point"].items()
+                point = {symbols[k]: _rational(v) for k, v in w["point"].items()
                          if k in symbols}
                 path_cert = w["certificate"]
-                problems += [f"case {case['path']} witness: {m}"
-                             for m in check_certificate(path_cert)]
-                at_t = sum((Fraction(path["probability"]) for path in path_cert["paths"]
+                at_t = sum((exact_number(path["probability"]) for path in path_cert["paths"]
                             if path["output"] == t), Fraction(0))
-                if sympy.Rational(str(at_t)) != law.xreplace(point):
+                if sympy.Rational(at_t.numerator, at_t.denominator) != law.xreplace(point):
                     problems.append(f"case {case['path']}: the closed form gives "
                                     f"{law.xreplace(point)} at a witness, the paths {at_t}")
+                # the witness point is the witness's rows at t, the case's target its target
+                given = {"p_t": path_cert["target"].get(t), "q_t": path_cert["draft"].get(t)}
+                for name, value in given.items():
+                    if name in w["point"] and (value is None or
+                                               _rational(value) != point[symbols[name]]):
+                        problems.append(f"case {case['path']}: a witness point's {name} is "
+                                        f"not the witness's row at {t}")
+                wanted = path_cert["target"].get(t)
+                if wanted is None or target.xreplace(point) != _rational(wanted):
+                    problems.append(f"case {case['path']}: the target at a witness is not the "
+                                    f"witness's target at {t}")
             if case["verdict"] == "refuted":
-                if not any(Fraction(w["certificate"]["law"][t]) !=
-                           Fraction(w["certificate"]["target"][t])
+                if not any(exact_number(w["certificate"]["law"][t]) !=
+                           exact_number(w["certificate"]["target"][t])
                            for w in case["witnesses"]):
                     problems.append(f"case {case['path']}: refuted without a witness")
-        if path_sums and case["verdict"] == "proved" and case.get("sums") is not None:
+        if case["verdict"] == "proved" and case["sums"] is None:
+            report.unchecked.append(f"case {case['path']}: no path sums recorded")
+        if path_sums and case["verdict"] == "proved" and case["sums"] is not None:
             problems += _path_sum_problems(case, symbols, variables, solution, equalities)
-        if case["verdict"] == "proved" and case.get("expected_acceptance") is not None:
+        if case["verdict"] == "proved" and case["expected_acceptance"] is not None:
             diff = sympy.cancel(sympy.together(
                 (_parse(case["acceptance"], symbols) -
                  _parse(case["expected_acceptance"], symbols)).xreplace(solution)))
             if diff != 0 and not _in_ideal(diff, equalities, solution):
                 problems.append(f"case {case['path']}: acceptance - expected = {diff}")
-    return problems
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m exactspec.generic_checker CERTIFICATE.json", file=sys.stderr)
-        return 2
+def _sign(value):
+    if value not in (-1, 0, 1) or isinstance(value, bool):
+        raise CertificateError(f"a sign is -1, 0 or 1, not {value!r}")
+    return value
+
+
+def _rational(value):
+    number = exact_number(value, "a witness point")
+    return sympy.Rational(number.numerator, number.denominator)
+
+
+def check_generic_certificate(cert, path_sums: bool = True, resolve=None):
+    """Re-check a generic certificate (a dict or a JSON file); returns a list of problems.
+
+    A claim's certificate: its generic parts.  ``resolve`` as in :func:`examine_generic`
+    (without it the witnesses are checked method-free).  Unchecked parts are not problems
+    here: :func:`examine_generic` (or :mod:`exactspec.replay`) tells them apart."""
     try:
-        problems = check_generic_certificate(argv[0])
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        print(f"error: cannot read certificate {argv[0]}: {err}", file=sys.stderr)
-        return 2
-    for problem in problems:
-        print(problem)
-    print("CERTIFICATE OK" if not problems else "CERTIFICATE REJECTED")
-    return 0 if not problems else 1
+        if isinstance(cert, str):
+            cert = load_certificate(cert)
+        if isinstance(cert, dict) and cert.get("kind") == KIND_CLAIM:
+            parts = [part for part in cert.get("parts", [])
+                     if isinstance(part, dict) and part.get("kind") == KIND_GENERIC]
+            if not parts:
+                return ["a claim certificate without a generic part"]
+            return [problem for part in parts
+                    for problem in check_generic_certificate(part, path_sums, resolve)]
+        if not isinstance(cert, dict) or cert.get("kind") != KIND_GENERIC:
+            kind = cert.get("kind") if isinstance(cert, dict) else None
+            return [f"unknown certificate kind {kind!r}"]
+        return examine_generic(cert, resolve, resolve is not None, path_sums).problems
+    except CertificateError as err:
+        return [f"bad input: {err}"]
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def main(argv=None) -> int:
+    """``python -m exactspec.generic_checker``: the whole certificate is checked, every
+    part (the command line of :mod:`exactspec.replay`, the same as the path checker's)."""
+    argv = sys.argv[1:] if argv is None else argv
+
+    def check(cert, options, deadline):
+        def generic(part, deadline):
+            return examine_generic(part, None, options["replay"], True, deadline)
+
+        return examine(cert, None, options["replay"], options["max_paths"], deadline,
+                       generic=generic)
+
+    return run_command(argv, check)
+
+
+if __name__ == "__main__":   # the command line: replays through exactspec's registry
+    from exactspec.replay import main as _main
+
+    sys.exit(_main())

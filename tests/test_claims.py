@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from exactspec.checker import check_certificate
+from exactspec.replay import check_certificate as replayed
 from exactspec.claims import all_claims
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +77,7 @@ def test_a_proof_script_runs_and_writes_its_certificate(tmp_path):
     assert "PROVED" in out.stdout.splitlines()[-1]
     data = json.loads(cert.read_text())
     assert data["verdict"] == "PROVED" and data["corpus_run"] == "full"
-    assert check_certificate(data) == []
+    assert check_certificate(data) == [] and replayed(data) == []
 
 
 def test_a_tampered_claim_certificate_is_rejected():
@@ -84,6 +85,6 @@ def test_a_tampered_claim_certificate_is_rejected():
 
     result = get_claim("top1-lossy").run()
     cert = json.loads(json.dumps(result.certificate))
-    assert check_certificate(cert) == []
+    assert check_certificate(cert) == [] and replayed(cert) == []
     cert["parts"][0]["paths"][0]["branches"][0][2] = "1/3"
-    assert check_certificate(cert)
+    assert check_certificate(cert) and replayed(cert)

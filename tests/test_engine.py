@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from exactspec import Dist, InvalidInput, TooLarge, simulate, verify
-from exactspec.checker import check_certificate
+from exactspec.replay import check_certificate
 from exactspec.engine import enumerate_paths, estimate_paths
 from exactspec.engine.uniform import grid_count
 from exactspec.methods.naive import naive

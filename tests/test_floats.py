@@ -326,13 +326,14 @@ def test_cli_arith(capsys):
 
 
 def test_cli_arith_certificate(capsys, tmp_path):
-    from exactspec.checker import check_certificate
+    from exactspec.replay import check_certificate
 
     cert = tmp_path / "float32.json"
     code, out, _ = run_cli(capsys, "verify", f"{KERNELS}:accept_lt", "--p", "1/2,3/10,1/5",
                            "--q", "1/5,1/5,3/5", "--arith", "float32", "--certificate",
                            str(cert), "--json")
-    assert code == 1 and check_certificate(str(cert)) == []
+    assert code == 1 and check_certificate(str(cert), trust=[f"{KERNELS}:accept_lt"]) == []
+    assert "not replayed" in check_certificate(str(cert))[0]     # a user's rule: not trusted
     written = json.loads(cert.read_text())
     assert written["claim"] == "law" and written["law"] == json.loads(out)["output"]
 

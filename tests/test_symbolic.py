@@ -3,7 +3,7 @@
 import pytest
 import sympy
 
-from exactspec.checker import check_certificate
+from exactspec.replay import check_certificate
 from exactspec.claims.base import symbolic_certificate
 from exactspec.core.dist import overlap
 from exactspec.engine.symbolic import Case, SymbolicValue, prove_symbolic, symbolic_dists

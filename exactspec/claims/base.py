@@ -178,7 +178,8 @@ def symbolic_certificate(proof, statement: str) -> dict:
     for case in proof.cases:
         witnesses = []
         for point in case.witnesses:
-            cert = certificate_paths(point["enumeration"], point["p"], point["q"])
+            cert = certificate_paths(point["enumeration"], point["p"], point["q"],
+                                     method=proof.method, k=proof.k)
             witnesses.append({"point": point["point"], "certificate": cert})
         cases.append({"conditions": case.conditions, "verdict": case.verdict,
                       "law": {str(k): str(v) for k, v in case.law.items()},

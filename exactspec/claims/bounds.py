@@ -15,7 +15,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ..bounds.rho.closed_form import rho, rho_closed_form, rho_decreasing, rho_limit
-from ..checker import check_certificate
+from ..replay import check_certificate
 from ..core.dist import exact_str
 from ..core.errors import Undecided
 from .base import PROVED, REFUTED, UNDECIDED, Claim, ClaimResult, symbolic_certificate
@@ -362,7 +362,10 @@ def check_khisti_two_drafts(size: int = KHISTI_CORPUS, seed: int = 77) -> ClaimR
                    f"{engine_runs} of them the engine runs the LP's selection rule followed by "
                    "the one-draft rule: lossless, acceptance alpha*; failures: "
                    f"{bad}")
-    problems = check_certificate({"kind": "exactspec-claim-certificate", "parts": parts})
+    # the canonical verifiers are built from each pair's LP solution: replayed here by the
+    # claim itself (verify above), by the checker through the registry's parts only
+    problems = check_certificate({"kind": "exactspec-claim-certificate", "parts": parts},
+                                 unchecked_ok=True)
     if problems:
         failures.append(f"certificates rejected: {problems[:3]}")
     details += failures[:5]

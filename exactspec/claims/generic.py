@@ -12,7 +12,7 @@ from ..core.dist import Dist, exact_str, overlap
 from ..core.random_dists import random_pair
 from ..engine.exact import enumerate_paths
 from ..engine.generic import prove_generic
-from ..generic_checker import check_generic_certificate
+from ..replay import check_generic_certificate
 from ..methods.naive import naive
 from ..methods.rrs import rrs
 from ..methods.rrs_wor import rrs_wor

@@ -9,7 +9,7 @@ from itertools import islice
 from math import comb
 
 from ..bounds.compare import exact_verification
-from ..checker import check_certificate
+from ..replay import check_certificate
 from ..core.dist import Dist, exact_str
 from ..engine.exact import enumerate_paths
 from ..key.placement import key_placement

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from ..checker import check_certificate
+from ..replay import check_certificate
 from ..bounds.closed_forms import SEED_P, SEED_Q, rrs_acceptance
 from ..bounds.compare import draft_law_optimum
 from ..core.dist import exact_str

@@ -6,7 +6,7 @@ import random
 from fractions import Fraction
 from itertools import islice
 
-from ..checker import check_certificate
+from ..replay import check_certificate
 from ..core.dist import Dist, exact_str, overlap, total_variation
 from ..engine.symbolic import prove_symbolic
 from ..methods.naive import naive

@@ -1,0 +1,274 @@
+"""Certificates replayed through exactspec's methods: the checkers' command lines.
+
+:mod:`exactspec.checker` checks a certificate's arithmetic with its own small code and
+replays each path through a method it is *handed*; this module hands it one:
+
+- a method of the registry (:data:`exactspec.methods.METHODS`), named in the certificate by
+  its registry name or by its function's ``module:qualname``;
+- one of exactspec's own rules that its claims certify (a function ``f(s, p, q[, k])`` of a
+  module under :data:`OWN_RULES`: only a module exactspec ships is imported, and only a
+  function whose parameters are named ``s, p, q[, k]`` is called);
+- a user's method only when the person checking names it on the command line
+  (``--trust FILE.py:FUNCTION`` or ``--trust MODULE:FUNCTION``), never because the
+  certificate names it.
+
+Anything else is *not checked* (exit 4), never imported.  A float run (``arith``) is
+replayed by running the method again in that format with the engine's float emulation and
+comparing every path.
+
+``python -m exactspec.checker CERT.json`` and ``python -m exactspec.generic_checker
+CERT.json`` both end here (:func:`main`): exit 0 ``CERTIFICATE OK``, 1 ``CERTIFICATE
+REJECTED``, 2 bad input (one line on stderr), 4 ``CERTIFICATE NOT CHECKED``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from pathlib import Path
+
+from .checker import (CertificateError, Deadline, Report, Unreplayable, examine,
+                      exact_number, replay_paths, run_command)
+from .core.dist import Dist
+from .core.errors import InvalidInput, TooLarge
+from .generic_checker import examine_generic
+from .methods import METHODS, load_user_method
+
+__all__ = ["resolver", "check_certificate", "check", "check_generic_certificate", "main"]
+
+#: Packages whose module-level rules ``f(s, p, q[, k])`` the checkers replay by name (the
+#: rules exactspec's claims certify: methods, KEY's selection law, bounds' tight rules,
+#: the gallery's bug classes, the claims' own).
+OWN_RULES = ("exactspec.methods.", "exactspec.key.", "exactspec.bounds.", "exactspec.gallery.",
+             "exactspec.claims.")
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _function_of(run):
+    """The function behind a registered method's ``run`` (the 3-argument wrapper unwrapped)."""
+    return getattr(run, "__wrapped__", run)
+
+
+def _registry_table() -> dict:
+    table = {}
+    for name, method in METHODS.items():
+        table[name] = method.run
+        function = _function_of(method.run)
+        module, qualname = getattr(function, "__module__", ""), getattr(function,
+                                                                         "__qualname__", "")
+        if module and qualname and "<" not in qualname:
+            table.setdefault(f"{module}:{qualname}", method.run)
+    return table
+
+
+def _own_rule(reference: str):
+    """One of exactspec's own rules named ``exactspec.x.y:function``: the module must be a
+    file exactspec ships under :data:`OWN_RULES`, the object a module-level function whose
+    parameters are ``(s, p, q)`` or ``(s, p, q, k)``.  ``None`` otherwise (nothing is
+    imported then)."""
+    import importlib
+
+    module_name, _, name = reference.partition(":")
+    if not module_name.startswith(OWN_RULES) or not name.isidentifier():
+        return None
+    parts = module_name.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return None
+    relative = Path(*parts[1:])
+    if not ((_PACKAGE / relative).with_suffix(".py").is_file()
+            or (_PACKAGE / relative / "__init__.py").is_file()):
+        return None
+    module = importlib.import_module(module_name)
+    function = module.__dict__.get(name)
+    if not inspect.isfunction(function) or function.__module__ != module_name:
+        return None
+    parameters = list(inspect.signature(function).parameters)
+    if parameters == ["s", "p", "q"]:
+        return lambda s, p, q, k, _f=function: _f(s, p, q)
+    if parameters == ["s", "p", "q", "k"]:
+        return function
+    return None
+
+
+def _trusted_table(trust) -> dict:
+    table = {}
+    for reference in trust:
+        try:
+            run = load_user_method(reference).run
+        except InvalidInput as err:
+            raise CertificateError(f"--trust {reference}: {err}") from None
+        table[reference] = run
+        where, _, name = reference.rpartition(":")
+        if where.endswith(".py") or "/" in where:
+            table[f"{os.path.abspath(where)}:{name}"] = run
+    return table
+
+
+def resolver(trust=()):
+    """``resolve(cert)`` for :func:`exactspec.checker.examine`: a replay function for the
+    registry's methods, exactspec's own rules and the methods in ``trust`` (references the
+    person checking gave), else the reason why the certificate's method is not replayed."""
+    registry = _registry_table()
+    trusted = _trusted_table(trust)
+
+    def lookup(reference):
+        if reference in registry:
+            return registry[reference], "registry"
+        if reference in trusted:
+            return trusted[reference], "trusted"
+        where, _, name = reference.rpartition(":")
+        if where and (where.endswith(".py") or "/" in where):
+            run = trusted.get(f"{os.path.abspath(where)}:{name}")
+            if run is not None:
+                return run, "trusted"
+        run = _own_rule(reference) if ":" in reference else None
+        return (run, "own") if run is not None else (None, None)
+
+    def resolve(cert):
+        reference = cert["method"]
+        run, _ = lookup(reference)
+        if run is None:
+            if not reference:
+                return "the certificate names no method"
+            return (f"method {reference[:120]!r} is not one of exactspec's registered methods "
+                    f"(a user's method is replayed only with --trust {reference[:120]})")
+        if "arith" in cert:
+            return lambda deadline: _float_replay(cert, run, deadline)
+        return lambda deadline: replay_paths(cert, _bounded(run), _dist, deadline)
+
+    return resolve
+
+
+def _bounded(run):
+    """``run`` whose refusal of too large work (:class:`TooLarge`) leaves the part not
+    checked instead of counting as a wrong certificate."""
+    def replayed(s, p, q, k):
+        try:
+            return run(s, p, q, k)
+        except TooLarge as err:
+            raise Unreplayable(str(err)[:200]) from None
+    return replayed
+
+
+def _dist(probs, labels):
+    return Dist(probs, labels)
+
+
+def _float_replay(cert, run, deadline) -> list:
+    """A float run's paths, enumerated again in its format (the engine's float emulation)
+    and compared path by path; the run is refused beyond the certificate's own number of
+    paths."""
+    from .methods.base import Method
+    from .verify import certificate_of, verify
+
+    labels = cert["labels"]
+    names = [str(lab) for lab in labels]
+    try:
+        p = Dist([exact_number(cert["target"][n]) for n in names], labels)
+        q = Dist([exact_number(cert["draft"][n]) for n in names], labels)
+        seconds = None if deadline.end is None else max(1.0, deadline.seconds)
+        result = verify(Method(cert["method"], run), p, q, cert["k"],
+                        grid=cert["grid"], arith=cert["arith"], keep_paths=True,
+                        max_paths=4 * len(cert["paths"]) + 16, max_seconds=seconds)
+    except TooLarge as err:
+        raise Unreplayable(f"the float run in {cert['arith']}: {str(err)[:200]}") from None
+    except InvalidInput as err:
+        return [f"the float run in {cert['arith']} cannot be replayed: {err}"]
+    mine = certificate_of(result)
+    problems = []
+    if len(mine["paths"]) != len(cert["paths"]):
+        problems.append(f"the method in {cert['arith']} makes {len(mine['paths'])} paths, "
+                        f"the certificate records {len(cert['paths'])}")
+    for number, (a, b) in enumerate(zip(mine["paths"], cert["paths"])):
+        deadline.check()
+        if a != b:
+            problems.append(f"path {number}: the method in {cert['arith']} goes another way "
+                            f"than the recorded path")
+            if len(problems) > 20:
+                break
+    for field in ("claim", "law", "acceptance"):
+        if mine[field] != cert[field]:
+            problems.append(f"{field}: the method in {cert['arith']} gives {mine[field]}, "
+                            f"recorded {cert[field]}")
+    return problems
+
+
+def check(cert, *, replay=True, trust=(), path_sums=True, max_paths=None,
+          deadline=None) -> Report:
+    """:func:`exactspec.checker.examine` with the registry's replay and the sympy checker of
+    proofs for every vocabulary size: a :class:`~exactspec.checker.Report`."""
+    from .checker import MAX_PATHS
+
+    resolve = resolver(trust)
+    deadline = deadline if isinstance(deadline, Deadline) else Deadline(deadline)
+
+    def generic(part, deadline):
+        return examine_generic(part, resolve if replay else None, replay=replay,
+                               path_sums=path_sums, deadline=deadline)
+
+    return examine(cert, resolve, replay, max_paths or MAX_PATHS, deadline, generic=generic)
+
+
+def check_certificate(cert, replay=True, trust=(), unchecked_ok=False) -> list:
+    """The problems of a certificate (a dict or a JSON file), replayed through the registry:
+    the empty list when nothing is wrong.  A part that could not be replayed is a problem
+    here too (``not checked: ...``), except with ``replay=False`` or ``unchecked_ok=True``
+    (a claim whose parts include rules built from data, such as an LP's solution, that only
+    the claim itself can rebuild).
+
+    >>> from exactspec import Dist, verify
+    >>> cert = verify("sps", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3"),
+    ...               keep_paths=True).certificate()
+    >>> check_certificate(cert)
+    []
+    >>> check_certificate(dict(cert, method="no_such_module:rule"))[0][:40]
+    "not checked: not replayed: method 'no_su"
+    """
+    try:
+        report = check(cert, replay=replay, trust=trust)
+    except CertificateError as err:
+        return [f"bad input: {err}"]
+    if unchecked_ok or not replay:
+        return report.problems
+    return report.problems + [f"not checked: {u}" for u in report.unchecked]
+
+
+def check_generic_certificate(cert, path_sums=True, trust=()) -> list:
+    """A proof for every vocabulary size re-checked by the sympy checker, its witnesses
+    replayed through the registry; the list of problems (unchecked parts included)."""
+    try:
+        if isinstance(cert, str):
+            from .checker import load_certificate
+
+            cert = load_certificate(cert)
+        parts = [cert]
+        if isinstance(cert, dict) and cert.get("kind") == "exactspec-claim-certificate":
+            parts = [part for part in cert.get("parts", []) if isinstance(part, dict)
+                     and part.get("kind") == "exactspec-generic-certificate"]
+            if not parts:
+                return ["a claim certificate without a generic part"]
+        resolve = resolver(trust)
+        problems = []
+        for part in parts:
+            report = examine_generic(part, resolve, replay=True, path_sums=path_sums)
+            problems += report.problems + [f"not checked: {u}" for u in report.unchecked]
+    except CertificateError as err:
+        return [f"bad input: {err}"]
+    return problems
+
+
+def main(argv=None) -> int:
+    """The command line of both checkers (``python -m exactspec.checker`` and
+    ``python -m exactspec.generic_checker``)."""
+    argv = sys.argv[1:] if argv is None else argv
+
+    def run(cert, options, deadline):
+        return check(cert, replay=options["replay"], trust=options["trust"],
+                     max_paths=options["max_paths"], deadline=deadline)
+
+    return run_command(argv, run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,343 @@
+"""Certificates from someone else: checking one never runs code it names, forged ones fail,
+hostile files are refused in one line, honest ones still check.
+
+Each attack is checked through the command line in a separate process whose working folder
+holds the attacker's module, with a marker file the attack would write: the marker never
+appears and the verdict is one line (not checked, or bad input), never ``CERTIFICATE OK``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from exactspec import Dist, verify
+from exactspec.checker import (EXIT_BAD_INPUT, EXIT_NOT_CHECKED, EXIT_OK, EXIT_REJECTED,
+                               CertificateError, exact_number, load_certificate)
+from exactspec.generic_checker import parse_expression
+from exactspec.replay import check, check_certificate, main as checker_main
+
+ROOT = Path(__file__).resolve().parent.parent
+P, Q = "1/2,3/10,1/5", "1/5,1/5,3/5"
+
+
+def _cert(method="sps", k=1, p=P, q=Q, **options):
+    return verify(method, Dist.parse(p), Dist.parse(q), k, keep_paths=True,
+                  **options).certificate()
+
+
+def _check(tmp_path, cert, *options, checker="exactspec.checker", env=None, capsys=None):
+    """``(exit code, stdout, stderr)`` of a checker run in a fresh process in ``tmp_path``
+    (in this process with ``capsys``: both checkers' command lines are :func:`main`)."""
+    name = tmp_path / "cert.json"
+    name.write_text(cert if isinstance(cert, str) else json.dumps(cert))
+    if capsys is not None:
+        capsys.readouterr()
+        code = checker_main([*options, str(name)])
+        out, err = capsys.readouterr()
+        return code, out, err
+    environment = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
+    done = subprocess.run([sys.executable, "-m", checker, *options, str(name)],
+                          capture_output=True, text=True, cwd=tmp_path, env=environment,
+                          timeout=120)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _refused(code, out, err):
+    assert "Traceback" not in out + err
+    assert "CERTIFICATE OK" not in out
+    assert code in (EXIT_BAD_INPUT, EXIT_NOT_CHECKED, EXIT_REJECTED)
+    if code == EXIT_BAD_INPUT:
+        assert out == "" and err.count("\n") == 1 and err.startswith("error: ")
+
+
+# -- attacks: nothing the certificate names runs ------------------------------------------
+def test_a_module_that_acts_at_import_is_never_imported(tmp_path):
+    marker = tmp_path / "MARKER"
+    (tmp_path / "evilmod.py").write_text(
+        f"open({str(marker)!r}, 'w').write('imported')\n"
+        "def rule(s, p, q):\n    return s.draw(p)\n")
+    for method in ("evilmod:rule", f"{tmp_path / 'evilmod.py'}:rule"):
+        code, out, err = _check(tmp_path, dict(_cert(), method=method))
+        _refused(code, out, err)
+        assert code == EXIT_NOT_CHECKED and "not checked: not replayed" in out
+        assert "--trust" in out and not marker.exists()
+
+
+def test_a_named_function_with_side_effects_runs_only_when_trusted(tmp_path):
+    marker = tmp_path / "MARKER"
+    rule = tmp_path / "rule.py"
+    rule.write_text("from exactspec.methods.sps import sps\n"
+                    "def rule(s, p, q):\n"
+                    f"    open({str(marker)!r}, 'w').write('called')\n"
+                    "    return sps(s, p, q)\n")
+    cert = dict(_cert(), method=f"{rule}:rule")
+    code, out, err = _check(tmp_path, cert)
+    _refused(code, out, err)
+    assert code == EXIT_NOT_CHECKED and not marker.exists()
+    # the person checking names the method: then, and only then, it runs (and replays)
+    code, out, _ = _check(tmp_path, cert, "--trust", f"{rule}:rule")
+    assert code == EXIT_OK and "CERTIFICATE OK" in out and marker.exists()
+
+
+_GENERIC = []
+
+
+def _generic_with(field_value=None):
+    """A small certificate of a proof for every vocabulary size (naive's, refuted), with
+    one expression replaced."""
+    if not _GENERIC:
+        from exactspec.claims.generic import generic_certificate
+        from exactspec.engine.generic import prove_generic
+        from exactspec.methods.naive import naive
+
+        _GENERIC.append(json.dumps(generic_certificate(prove_generic(naive), "naive")))
+    cert = json.loads(_GENERIC[0])
+    if field_value is not None:
+        cert["cases"][0]["law"]["t"] = field_value
+    return cert
+
+
+PAYLOAD = "__import__('os').system('touch MARKER')"
+
+
+@pytest.mark.parametrize("checker", ["exactspec.checker", "exactspec.generic_checker"])
+def test_a_sympify_payload_is_never_evaluated(tmp_path, checker):
+    code, out, err = _check(tmp_path, _generic_with(PAYLOAD), checker=checker)
+    _refused(code, out, err)
+    assert code == EXIT_BAD_INPUT and "expression" in err
+    assert not (tmp_path / "MARKER").exists()
+
+
+def test_an_environment_variable_trick_through_a_library_is_never_reached(tmp_path):
+    """``webbrowser.open`` runs the program in ``$BROWSER``: a certificate naming it as its
+    method is not replayed, and the library is not even imported."""
+    cert = dict(_cert(), method="webbrowser:open")
+    name = tmp_path / "cert.json"
+    name.write_text(json.dumps(cert))
+    script = ("import sys\nfrom exactspec.replay import main\n"
+              f"code = main([{str(name)!r}])\n"
+              "print('imported' if 'webbrowser' in sys.modules else 'not imported')\n"
+              "sys.exit(code)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), BROWSER=f"touch {tmp_path / 'MARKER'}")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120)
+    assert done.returncode == EXIT_NOT_CHECKED and "not imported" in done.stdout
+    assert "Traceback" not in done.stderr and not (tmp_path / "MARKER").exists()
+
+
+def test_the_exact_value_grammar():
+    assert exact_number("-3/5") == Fraction(-3, 5) and exact_number(7) == 7
+    for bad in ("1e999999999", "0x10", "1/0", "1.5", " 1", "1_000", True, 0.5, None,
+                "9" * 2001, "__import__('os')"):
+        with pytest.raises(CertificateError):
+            exact_number(bad)
+    x = parse_expression("x")
+    assert parse_expression("-(x - 1)**2/(2*x + 1)") == -(x - 1)**2 / (2 * x + 1)
+    assert parse_expression("3/4") == Fraction(3, 4)
+    for bad in (PAYLOAD, "x.y", "sqrt(x)", "x**x", "2**65", "9**9**9", "1.5", "x[0]",
+                "lambda: 0", "(" * 200 + "x" + ")" * 200, "x" * 200_001, "1/0", "x y"):
+        with pytest.raises(CertificateError):
+            parse_expression(bad)
+
+
+# -- forged certificates fail -------------------------------------------------------------
+def _naive_lossless(cert):
+    """sps's lossless paths presented as naive's (naive is lossy on these rows)."""
+    return dict(cert, method="naive")
+
+
+def test_forgery_renamed_to_naive_with_a_float_format(tmp_path, capsys):
+    forged = dict(_naive_lossless(_cert()), arith="float64")
+    code, out, err = _check(tmp_path, forged, capsys=capsys)
+    _refused(code, out, err)
+    assert code == EXIT_REJECTED and "float64" in out
+    # the honest float run checks
+    honest = _cert("naive", arith="float32")
+    assert check(honest).verdict == "OK"
+
+
+def test_forgery_dressed_as_a_sequence_certificate(tmp_path, capsys):
+    forged = _naive_lossless(_cert())
+    forged.update(context="", m=1)
+    del forged["draft"]
+    code, out, err = _check(tmp_path, forged, capsys=capsys)
+    _refused(code, out, err)
+    # stripped down to a well-formed sequence certificate it is still not OK: nothing in it
+    # binds the paths to a model or a verifier
+    for key in ("k", "grid", "labels", "acceptance"):
+        del forged[key]
+    forged["version"] = 1
+    for path in forged["paths"]:
+        del path["choices"], path["accepted"]
+    code, out, err = _check(tmp_path, forged, capsys=capsys)
+    assert code == EXIT_NOT_CHECKED and "records no models" in out
+    code, out, _ = _check(tmp_path, forged, "--no-replay", capsys=capsys)
+    assert code == EXIT_OK and "not replayed" in out
+
+
+def test_forgery_a_part_with_an_unimportable_method_in_a_claim(tmp_path, capsys):
+    part = dict(_cert(), method="no_such_module:rule")
+    forged = {"kind": "exactspec-claim-certificate", "claim": "x", "parts": [_cert(), part]}
+    code, out, err = _check(tmp_path, forged, capsys=capsys)
+    _refused(code, out, err)
+    assert code == EXIT_NOT_CHECKED and "part 1: not replayed" in out
+
+
+def test_forgery_an_unimportable_method_in_a_symbolic_certificate(tmp_path, capsys):
+    from exactspec.claims.base import symbolic_certificate
+    from exactspec.engine.symbolic import prove_symbolic
+    from exactspec.methods.sps import sps
+
+    cert = symbolic_certificate(prove_symbolic(sps, 2, witnesses=1), "sps on two tokens")
+    assert check(cert).verdict == "OK"
+    forged = json.loads(json.dumps(dict(cert, method="no_such_module:rule")))
+    code, out, err = _check(tmp_path, forged, capsys=capsys)
+    _refused(code, out, err)
+    assert code == EXIT_REJECTED and "a witness names method 'sps'" in out
+    for case in forged["cases"]:
+        for point in case["witnesses"]:
+            point["certificate"]["method"] = "no_such_module:rule"
+    code, out, err = _check(tmp_path, forged, capsys=capsys)
+    _refused(code, out, err)
+    assert code == EXIT_NOT_CHECKED and "not replayed" in out
+
+
+def test_forgery_a_verdict_the_checkers_never_read(tmp_path, capsys):
+    """A proof for every vocabulary size recorded as proved whose cases are refuted: the
+    path checker used to look at its witnesses only, the sympy checker ignored the verdict;
+    'outside' (nothing claimed) skipped every check."""
+    honest = _generic_with()
+    assert honest["verdict"] == "refuted" and check(honest).verdict == "OK"
+    forged = dict(honest, verdict="proved")
+    code, out, err = _check(tmp_path, forged, capsys=capsys)
+    _refused(code, out, err)
+    assert code == EXIT_REJECTED and "the cases make it 'refuted'" in out
+    outside = dict(honest, outside="left the abstraction")
+    code, out, err = _check(tmp_path, outside, capsys=capsys)
+    _refused(code, out, err)
+    # and the sympy checker checks a claim's other parts too
+    claim = {"kind": "exactspec-claim-certificate", "parts": [
+        honest, dict(_cert(), method="no_such_module:rule")]}
+    code, out, err = _check(tmp_path, claim, checker="exactspec.generic_checker")
+    assert code == EXIT_NOT_CHECKED
+
+
+@pytest.mark.parametrize("change", ["unknown key", "missing key", "unknown kind",
+                                    "unknown path key", "float"])
+def test_the_schema_is_strict(change):
+    cert = _cert()
+    if change == "unknown key":
+        cert["comment"] = "trust me"
+    elif change == "missing key":
+        del cert["acceptance"]
+    elif change == "unknown kind":
+        cert = {"kind": "exactspec-claim-certificate", "parts": [{"kind": "other"}]}
+    elif change == "unknown path key":
+        cert["paths"][0]["note"] = "x"
+    else:
+        cert["paths"][0]["probability"] = 0.5
+    problems = check_certificate(cert)
+    assert len(problems) == 1 and problems[0].startswith("bad input: ")
+
+
+# -- hostile files: refused in one line, fast ---------------------------------------------
+@pytest.mark.parametrize("checker", ["exactspec.checker", "exactspec.generic_checker"])
+def test_hostile_files_refused_in_one_line(tmp_path, capsys, checker):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    big = tmp_path / "big.json"
+    with open(big, "wb") as handle:
+        handle.truncate(2 * 2**30)                  # sparse: 2 GiB that take no disk
+    cases = ((deep, "nested more than"), (big, "larger than"), ("/dev/zero", "larger than"),
+             (tmp_path / "none.json", "cannot read"))
+    for path, why in cases:                          # in this process: fast, one line
+        start = time.perf_counter()
+        assert checker_main([str(path)]) == EXIT_BAD_INPUT
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and why in err, err
+        assert time.perf_counter() - start < 5
+    # and one through the command line, in its own process
+    path, why = cases[0 if checker == "exactspec.checker" else 2]
+    environment = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", checker, str(path)],
+                          capture_output=True, text=True, env=environment, timeout=120)
+    assert done.returncode == EXIT_BAD_INPUT and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and why in done.stderr, done.stderr
+
+
+def test_reading_is_bounded(tmp_path):
+    name = tmp_path / "c.json"
+    name.write_text(json.dumps(_cert()))
+    assert load_certificate(str(name))["kind"] == "exactspec-certificate"
+    with pytest.raises(CertificateError, match="larger than 100 bytes"):
+        load_certificate(str(name), max_bytes=100)
+    with pytest.raises(CertificateError, match="nested more than 3 deep"):
+        load_certificate(str(name), max_depth=3)
+    name.write_text('{"a": "[[[[[[[[[["}')             # brackets inside strings do not count
+    assert load_certificate(str(name), max_depth=1) == {"a": "[[[[[[[[[["}
+
+
+def test_budgets_of_paths_and_seconds(tmp_path, capsys):
+    cert = _cert("rrs", 2)
+    code, out, err = _check(tmp_path, cert, "--max-paths", "3", capsys=capsys)
+    assert code == EXIT_BAD_INPUT and "more than the budget of 3" in err
+    huge_k = dict(cert, k=10**9)
+    assert check_certificate(huge_k)[0].startswith("bad input: ")
+    report = check(cert, deadline=1e-9)
+    assert report.verdict == "NOT CHECKED" and "budget" in report.unchecked[0]
+
+
+# -- honest certificates still check ------------------------------------------------------
+def test_honest_certificates_of_every_writer(tmp_path, capsys):
+    from exactspec.cli import main as cli_main
+
+    written = tmp_path / "verify.json"
+    assert cli_main(["verify", "rrs", "--p", P, "--q", Q, "--k", "2",
+                     "--certificate", str(written)]) == 0
+    floats = tmp_path / "float.json"
+    assert cli_main(["verify", "sps", "--p", P, "--q", Q, "--arith", "bfloat16",
+                     "--certificate", str(floats)]) in (0, 1)
+    capsys.readouterr()
+    for cert in (written, floats):
+        code, out, _ = _check(tmp_path, cert.read_text())
+        assert code == EXIT_OK and out.strip().endswith("CERTIFICATE OK"), out
+    for method, k in (("sps", 1), ("naive", 1), ("rrs-wor", 2), ("kseq", 2), ("key", 2)):
+        assert check_certificate(_cert(method, k)) == [], method
+
+
+def test_values_that_made_the_checkers_loop_are_refused_fast(tmp_path, capsys):
+    """An exponent in an exact value (``Fraction("1e999999999")`` builds a billion-digit
+    integer) and a tower of powers in an expression (sympy evaluates ``9**9**9**9``)."""
+    cert = _cert()
+    cert["paths"][0]["probability"] = "1e999999999"
+    tower = _generic_with("9**9**9**9")
+    for bad in (cert, tower):
+        start = time.perf_counter()
+        code, out, err = _check(tmp_path, bad, capsys=capsys)
+        assert code == EXIT_BAD_INPUT and out == "" and err.count("\n") == 1
+        assert time.perf_counter() - start < 5
+
+
+def test_witness_points_and_targets_are_bound_to_the_witness_rows():
+    honest = _generic_with()
+    case = next(c for c in honest["cases"] if c["witnesses"] and "p_t" in
+                c["witnesses"][0]["point"])
+    row = case["witnesses"][0]["certificate"]["target"]["t"]
+    moved = json.loads(json.dumps(honest))
+    index = honest["cases"].index(case)
+    moved["cases"][index]["witnesses"][0]["point"]["p_t"] = str(1 - Fraction(row) / 2)
+    assert any("point's p_t" in m for m in check_certificate(moved))
+    retargeted = json.loads(json.dumps(honest))
+    retargeted["cases"][index]["target"]["t"] = "1/3"
+    assert any("the target at a witness" in m for m in check_certificate(retargeted))
+    cert = _cert("naive", p="1/2,1/2", q="3/4,1/4")            # lossy: claim 'law'
+    cert["target"] = {"0": "1/2", "1": "2/3"}
+    assert any("not a distribution" in m for m in check_certificate(cert, replay=False))
