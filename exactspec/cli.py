@@ -427,6 +427,19 @@ def _verify_sequence(args) -> int:
             raise _UsageError(f"{flag} does not apply to a multi-position rule (--tokens)")
     p, q = _read_pair(args)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
+    from .torch_layer import load_pytorch_rule
+
+    rule = load_pytorch_rule(args.method)
+    if rule is not None:      # fn(p, q) of a file that imports torch, on 2-D rows
+        from .sequences.torch_rules import prove_pytorch_tokens
+        from .sequences.user import user_text
+
+        report = prove_pytorch_tokens(rule, p, q, args.tokens, arith=args.arith,
+                                      tolerance=args.tolerance, max_paths=max_paths)
+        _emit(report, args.json, user_text(report))
+        return EXIT_OK if report["ok"] else EXIT_REFUTED
+    if args.arith or args.tolerance is not None:
+        raise _UsageError("--arith and --tolerance apply under --tokens to a PyTorch rule only")
     report = prove_user_rule(args.method, p, q, args.tokens, max_paths=max_paths)
     _emit(report, args.json, user_rule_text(report))
     return EXIT_OK if report["lossless"] else EXIT_REFUTED

@@ -23,6 +23,8 @@ from exactspec.torch_layer.context import Run
 ROOT = Path(__file__).resolve().parent.parent
 HF = str(ROOT / "examples" / "engines" / "hf_speculative_sampling.py")
 VLLM = str(ROOT / "examples" / "engines" / "vllm_rejection_sampler.py")
+CHAIN = str(ROOT / "examples" / "engines" / "flashinfer_chain.py")
+TREE = str(ROOT / "examples" / "engines" / "sglang_tree.py")
 P, Q = Dist.parse("1/2,1/3,1/6"), Dist.parse("1/3,1/3,1/3")
 
 
@@ -468,6 +470,112 @@ def test_a_noise_value_read_alone_is_undecided_in_one_line(capsys, tmp_path):
     code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/2", "--q", "1/2,1/2")
     assert code == 3 and "a single exponential value read on its own" in err
     assert "(rule.py:3)" in err and len(err.strip().splitlines()) == 1
+
+
+# -- multi-position PyTorch rules (verify FILE:fn --tokens M) ---------------------------------
+P2, Q2 = Dist.parse("1/2,1/3,1/6"), Dist.parse("1/4,1/4,1/2")     # relu(p - q) has 2 tokens
+
+
+def prove_tokens(spec, m, p=P2, q=Q2, arith=None):
+    from exactspec.sequences.torch_rules import prove_pytorch_tokens
+
+    return prove_pytorch_tokens(load_pytorch_rule(spec), p, q, m, arith=arith)
+
+
+def first_token_law(report) -> dict:
+    out: dict = {}
+    for key, w in report["law"].items():
+        first = key.split(",")[0]
+        out[first] = out.get(first, F(0)) + F(w)
+    return out
+
+
+def test_flashinfer_style_chain_is_proved_and_its_noise_reuse_refuted():
+    ok = prove_tokens(f"{CHAIN}:chain", 2)
+    assert ok["verdict"] == "lossless" and ok["tokens_per_call"] == "5/3"  # 1 + sum min(p, q)
+    reuse = prove_tokens(f"{CHAIN}:chain_reuse_rejecting_uniform", 2)
+    # by hand: token 2 is rejected when u >= 1/3 (probability 1/2 * 2/3); the residual
+    # (1/4, 1/12, 0) then reads u uniform on [1/3, 1): token 0 for u < 3/4, i.e. 5/8, not 3/4
+    first = first_token_law(reuse)
+    assert first == {"0": F(1, 4) + F(1, 3) * F(5, 8), "1": F(1, 4) + F(1, 3) * F(3, 8),
+                     "2": F(1, 6)}
+    assert reuse["verdict"] == "lossy-logic" and F(reuse["tv"]) >= F(1, 24)
+    shared = prove_tokens(f"{CHAIN}:chain_shared_uniform", 2)
+    # one position: the shared uniform draws a rejected position's token as the reuse does
+    # (and biases the bonus token after an acceptance besides)
+    assert first_token_law(shared) == first and shared["verdict"] == "lossy-logic"
+    assert F(shared["tv"]) > F(reuse["tv"])
+
+
+def test_flashinfer_style_chain_under_float32_is_lossy_by_rounding_only():
+    r = prove_tokens(f"{CHAIN}:chain", 2, arith="float32")
+    assert r["verdict"] == "lossy-rounding" and r["bias_exact_arith"] == "0"
+    assert 0 < F(r["bias"]) < F(1, 2 ** 20)
+
+
+def _tree_first_token(p, q, with_replacement: bool, threshold_acc=F(1)) -> dict:
+    """The first token of the tree rule by hand: siblings (a, b) from q, one coin, accept a when
+    coin <= p(a) / t, then b when coin <= (p(a) + p(b)) / t, else the residual without them."""
+    n = len(p)
+    law = [F(0)] * n
+    for a in range(n):
+        for b in range(n):
+            if a == b and not with_replacement:
+                continue
+            weight = q[a] * (q[b] if with_replacement else q[b] / (1 - q[a]))
+            first = min(F(1), p[a] / threshold_acc)
+            second = min(F(1), ((p[a] + p[b]) if a != b else 2 * p[a]) / threshold_acc)
+            law[a] += weight * first
+            law[b] += weight * (second - first)
+            rest = [i for i in range(n) if i not in (a, b)]
+            mass = sum(p[i] for i in rest)
+            for i in rest:
+                law[i] += weight * (1 - second) * p[i] / mass
+    return {str(i): w for i, w in enumerate(law) if w}
+
+
+def test_sglang_style_tree_is_proved_and_two_bug_classes_refuted():
+    p, q = list(P2.probs), list(Q2.probs)
+    ok = prove_tokens(f"{TREE}:tree", 2)
+    assert ok["verdict"] == "lossless"
+    assert first_token_law(ok) == _tree_first_token(p, q, False) == \
+        {str(i): w for i, w in enumerate(p)}
+    dup = prove_tokens(f"{TREE}:tree_siblings_with_replacement", 2)
+    assert dup["verdict"] == "lossy-logic" and dup["tv"] == "1175/36864"
+    assert first_token_law(dup) == _tree_first_token(p, q, True)
+    relaxed = prove_tokens(f"{TREE}:tree_relaxed_threshold", 2)
+    assert relaxed["verdict"] == "lossy-logic" and relaxed["tv"] == "1/18"
+    assert first_token_law(relaxed) == _tree_first_token(p, q, False, F(1, 2))
+
+
+def test_multi_position_pytorch_rule_through_the_cli(capsys):
+    code, out, _ = cli(capsys, "verify", f"{CHAIN}:chain_shared_uniform", "--p", "1/2,1/3,1/6",
+                       "--q", "1/4,1/4,1/2", "--tokens", "2")
+    assert code == 1 and "REFUTED (lossy by logic)" in out
+    code, _, err = cli(capsys, "verify", f"{CHAIN}:chain", "--p", "1/2,1/2", "--q", "1/2,1/2",
+                       "--tokens", "1")
+    assert code == 2 and "needs M >= 2" in err
+
+
+def test_multi_position_rule_returning_a_bad_value_is_refused(tmp_path, capsys):
+    path = rule_file(tmp_path, "def f(p, q):\n    return torch.tensor([0, 1, 2, 0])\n")
+    code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q",
+                       "1/3,1/3,1/3", "--tokens", "2")
+    assert code == 2 and "emitted 4 tokens from 1 draft positions" in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, verdict, tv", [
+    ("flashinfer_chain.py:chain", "lossless", None),
+    ("flashinfer_chain.py:chain_reuse_rejecting_uniform", "lossy-logic", "133/2304"),
+    ("flashinfer_chain.py:chain_shared_uniform", "lossy-logic", "1103/6912"),
+    ("sglang_tree.py:tree", "lossless", None),
+    ("sglang_tree.py:tree_siblings_with_replacement", "lossy-logic", "272381/7077888"),
+    ("sglang_tree.py:tree_relaxed_threshold", "lossy-logic", "1009/12960"),
+])
+def test_gallery_chain_and_tree_on_three_tokens(name, verdict, tv):
+    r = prove_tokens(str(ROOT / "examples" / "engines" / name), 3)
+    assert r["verdict"] == verdict and r.get("tv") == tv
 
 
 # -- against real torch, where it is installed -----------------------------------------------
