@@ -117,7 +117,7 @@ def test_reductions_ties_and_order():
         assert s.sort(descending=True).indices.tolist() == [0, 2, 3, 1]   # stable
         assert s.sort().values.tolist() == [1, 2, 3, 3]
         assert s.topk(2).values.tolist() == [3, 3] and s.topk(1, largest=False).indices[0] == 1
-        tied = s.topk(2).indices                        # torch's order of tied indices: not modelled
+        tied = s.topk(2).indices                 # torch's order of tied indices: not modelled
         with pytest.raises(Exception, match=r"index of tied values from topk.*:\d+\)"):
             s[tied]
         long = torch.tensor([1, 0] * 9)                 # 18 > 16: sort(stable=False) unstable
@@ -621,13 +621,17 @@ def test_op_semantics_match_real_torch_on_cpu():
     cases = {
         "int + float": lambda t: str((t.tensor([1, 2]) + 0.5).dtype),
         "int / int": lambda t: str((t.tensor([1, 2]) / t.tensor([2, 2])).dtype),
-        "f16 + bf16": lambda t: str((t.ones(2, dtype=t.float16) + t.ones(2, dtype=t.bfloat16)).dtype),
+        "f16 + bf16": lambda t: str((t.ones(2, dtype=t.float16)
+                                     + t.ones(2, dtype=t.bfloat16)).dtype),
         "f32 * 0-d f64": lambda t: str((t.ones(2) * t.tensor(1.0, dtype=t.float64)).dtype),
-        "i64 * 0-d f64": lambda t: str((t.ones(2, dtype=t.int64) * t.tensor(1.0, dtype=t.float64)).dtype),
-        "f16 * 0-d f64": lambda t: str((t.tensor(2.0, dtype=t.float64) * t.ones(2, dtype=t.float16)).dtype),
+        "i64 * 0-d f64": lambda t: str((t.ones(2, dtype=t.int64)
+                                        * t.tensor(1.0, dtype=t.float64)).dtype),
+        "f16 * 0-d f64": lambda t: str((t.tensor(2.0, dtype=t.float64)
+                                        * t.ones(2, dtype=t.float16)).dtype),
         "bool * 1.5": lambda t: str((t.tensor([True]) * 1.5).dtype),
         "sum of bools": lambda t: str(t.tensor([True, True]).sum().dtype),
-        "floor div, mod": lambda t: ((t.tensor([-7, 7]) // 2).tolist(), (t.tensor([-7, 7]) % 3).tolist()),
+        "floor div, mod": lambda t: ((t.tensor([-7, 7]) // 2).tolist(),
+                                     (t.tensor([-7, 7]) % 3).tolist()),
         "to long": lambda t: t.tensor([-3.5, 3.5, 2.9]).long().tolist(),
         "x / 0": lambda t: (t.tensor([1.0, -1.0, 0.0]) / 0).tolist(),
         "clamp nan": lambda t: t.clamp(t.tensor([nan, 1.0]), min=0.5).tolist(),
