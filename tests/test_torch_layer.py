@@ -702,6 +702,13 @@ def test_multinomial_of_one_sample_is_an_exponential_race_in_real_torch():
             drawn = real.multinomial(w, 1, generator=real.Generator().manual_seed(seed))
             noise = real.empty_like(w).exponential_(generator=real.Generator().manual_seed(seed))
             assert drawn.flatten().tolist() == (w / noise).argmax(dim=1).tolist()
+    # without replacement: the top n of the same race, whose law is the layer's (each next
+    # sample drawn from the weights left, normalised)
+    w = real.tensor([0.5, 0.2, 0.0, 0.3, 0.4], dtype=real.float64)
+    for seed in range(100):
+        drawn = real.multinomial(w, 2, generator=real.Generator().manual_seed(seed))
+        noise = real.empty_like(w).exponential_(generator=real.Generator().manual_seed(seed))
+        assert drawn.tolist() == (w / noise).topk(2).indices.tolist()
 
 
 def _chi_square_p_value(counts: dict, law: dict, n: int) -> float:

@@ -14,7 +14,10 @@
   sampling).  This is the law of PyTorch's CPU kernel: for one sample or without replacement it
   divides ``w`` by a fresh exponential vector and takes the argmax (top-``n``), an exponential
   race on fresh noise, whose first arrival is ``i`` with probability ``w_i / sum w`` (the
-  minimum of independent ``Exp(w_i)``); with replacement it inverts the normalised cumulative
+  minimum of independent ``Exp(w_i)``; checked with torch 2.13: ``multinomial(w, 1)`` and
+  ``multinomial(w, 2)`` equal ``argmax(w / E)`` and ``topk(w / E, 2)`` for ``E`` drawn by
+  ``exponential_`` from the same generator state, in ``float64`` and ``float32``, 2-D too);
+  with replacement it inverts the normalised cumulative
   sum, the same law.  The float rounding of the kernel's ``w / E`` is not modelled (ties of
   about ``2**-24`` per pair, as :mod:`exactspec.engine.races` says).  A draw from the draft
   row ``q`` exactly as the rule received it is the rule's draft (``s.draft``: counted for
