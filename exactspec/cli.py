@@ -434,8 +434,10 @@ def _verify_sequence(args) -> int:
         from .sequences.torch_rules import prove_pytorch_tokens
         from .sequences.user import user_text
 
+        tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
+                                                                           "--tolerance")
         report = prove_pytorch_tokens(rule, p, q, args.tokens, arith=args.arith,
-                                      tolerance=args.tolerance, max_paths=max_paths)
+                                      tolerance=tolerance, max_paths=max_paths)
         _emit(report, args.json, user_text(report))
         return EXIT_OK if report["ok"] else EXIT_REFUTED
     if args.arith or args.tolerance is not None:

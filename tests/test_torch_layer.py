@@ -559,12 +559,23 @@ def test_sglang_style_tree_is_proved_and_two_bug_classes_refuted():
 
 
 def test_multi_position_pytorch_rule_through_the_cli(capsys):
+    import json
+
     code, out, _ = cli(capsys, "verify", f"{CHAIN}:chain_shared_uniform", "--p", "1/2,1/3,1/6",
                        "--q", "1/4,1/4,1/2", "--tokens", "2")
     assert code == 1 and "REFUTED (lossy by logic)" in out
     code, _, err = cli(capsys, "verify", f"{CHAIN}:chain", "--p", "1/2,1/2", "--q", "1/2,1/2",
                        "--tokens", "1")
     assert code == 2 and "needs M >= 2" in err
+    code, out, _ = cli(capsys, "verify", f"{CHAIN}:chain", "--p", "1/2,1/3,1/6", "--q",
+                       "1/4,1/4,1/2", "--tokens", "2", "--arith", "float32", "--tolerance",
+                       "2**-20", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["verdict"] == "lossy-rounding" and data["within_tolerance"]
+    assert F(data["bias"]) == F(117440515, 3377699720527872)     # about 3.48e-08
+    code, _, err = cli(capsys, "verify", "sps", "--p", "1/2,1/2", "--q", "1/2,1/2", "--tokens",
+                       "2", "--arith", "float32")
+    assert code == 2 and "apply under --tokens to a PyTorch rule only" in err
 
 
 def test_multi_position_rule_returning_a_bad_value_is_refused(tmp_path, capsys):
