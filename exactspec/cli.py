@@ -504,15 +504,30 @@ def _verify_sequence(args) -> int:
                               "--p and --q, the pair at every context")
     if args.tokens < 1:
         raise _UsageError(f"--tokens={args.tokens}: need a number of tokens >= 1")
+    function = _pytorch_whole_call(args.method, args.tokens)
     if args.search:
         if args.p is not None or args.q is not None:
             raise _UsageError("--search tries its own small pairs: give no --p/--q")
-        return _search_sequences(args, args.method, gamma=args.gamma, m=args.tokens,
-                                 context_free=True)
+        return _search_sequences(args, function, gamma=args.gamma, m=args.tokens,
+                                 context_free=True, name=args.method)
     p, q = _read_pair(args)
     pair = ContextPair.context_free(p, q)
-    return _sequence_report(args, {"m": args.tokens}, args.method, pair=pair,
+    return _sequence_report(args, {"m": args.tokens}, function, pair=pair,
                             gamma=args.gamma, m=args.tokens)
+
+
+def _pytorch_whole_call(method: str, m: int):
+    """A PyTorch rule ``fn(p, q)`` (a file that imports torch) as the whole call of a
+    multi-position rule on 2-D rows (:mod:`exactspec.sequences.torch_rules`); any other rule
+    as given."""
+    from .torch_layer import load_pytorch_rule
+
+    rule = load_pytorch_rule(method)
+    if rule is None:
+        return method
+    from .sequences.torch_rules import pytorch_whole_call
+
+    return pytorch_whole_call(rule, m)
 
 
 def _sequence_report(args, spec, function, *, pair=None, gamma=None, m=None) -> int:

@@ -14,7 +14,10 @@
   sampling).  This is the law of PyTorch's CPU kernel: for one sample or without replacement it
   divides ``w`` by a fresh exponential vector and takes the argmax (top-``n``), an exponential
   race on fresh noise, whose first arrival is ``i`` with probability ``w_i / sum w`` (the
-  minimum of independent ``Exp(w_i)``); with replacement it inverts the normalised cumulative
+  minimum of independent ``Exp(w_i)``; checked with torch 2.13: ``multinomial(w, 1)`` and
+  ``multinomial(w, 2)`` equal ``argmax(w / E)`` and ``topk(w / E, 2)`` for ``E`` drawn by
+  ``exponential_`` from the same generator state, in ``float64`` and ``float32``, 2-D too);
+  with replacement it inverts the normalised cumulative
   sum, the same law.  The float rounding of the kernel's ``w / E`` is not modelled (ties of
   about ``2**-24`` per pair, as :mod:`exactspec.engine.races` says).  A draw from the draft
   row ``q`` exactly as the rule received it is the rule's draft (``s.draft``: counted for
@@ -210,12 +213,21 @@ def race_index(values, largest: bool):
     return index.index(token)
 
 
-def _is_draft_row(t: Tensor, run) -> bool:
+def _draft_position(t: Tensor, run):
+    """The draft position (0 for a 1-D draft row) that ``t`` is the unwritten row of, or
+    ``None``: a multinomial draw from it is that position's draft."""
     if run.draft is None:
-        return False
+        return None
     q, version, _ = run.draft
-    return t._st is q._st and t._st.version == version and t.numel() == q.numel() and \
-        t._positions() == q._positions()
+    if t._st is not q._st or t._st.version != version or t.ndim != 1:
+        return None
+    if q.ndim == 1:
+        return 0 if t.numel() == q.numel() and t._positions() == q._positions() else None
+    positions = t._positions()
+    for i in range(q._shape[0]):
+        if positions == q[i]._positions():
+            return i
+    return None
 
 
 def multinomial(t: Tensor, num_samples, replacement=False) -> Tensor:
@@ -233,9 +245,11 @@ def multinomial(t: Tensor, num_samples, replacement=False) -> Tensor:
                      f"{'' if replacement else 'without replacement'}".rstrip())
     out = []
     for row in rows:
-        if _is_draft_row(row, run) and num_samples == 1:
+        position = _draft_position(row, run) if num_samples == 1 else None
+        if position is not None:
             q_dist = run.draft[2]
-            label = run.sampler.draft(q_dist)
+            what = "draft" if run.draft[0].ndim == 1 else f"draft{position + 1}"
+            label = run.sampler.draft(q_dist, what)
             out.append([list(q_dist.labels).index(label)])
             continue
         weights = []

@@ -7,6 +7,15 @@ imports torch is a PyTorch rule.  :func:`load_pytorch_rule` imports the file fre
 tensors (``float64`` holding the exact values, or the ``--arith`` dtype holding the rounded
 ones), calls the function under the layer with the random constructors branching through
 ``s``, and reads the emitted token index (a Python int or a one-element integer tensor).
+
+A multi-position PyTorch rule (``verify FILE:fn --p P --q Q --tokens M``) is the same kind of
+function on 2-D rows: :func:`exactspec.sequences.torch_rules.pytorch_whole_call` hands ``fn`` the target rows ``p`` of shape
+``[M, V]`` and the draft rows ``q`` of shape ``[M - 1, V]`` (``M - 1`` draft positions, so
+that one call can emit all ``M`` tokens; every row is the context-free pair's row), and reads
+the emitted tokens (a 1-D integer tensor or a list of ints): :meth:`PyTorchRule.call_rows`.
+``torch.multinomial(q, 1)`` on the draft rows (or on row ``i``) draws the drafts of those
+positions; :mod:`exactspec.sequences.torch_rules` proves the call as a whole call, exact or
+under ``--arith``.
 """
 
 from __future__ import annotations
@@ -88,6 +97,7 @@ class PyTorchRule:
         self.__wrapped__ = function
         self.__name__ = getattr(function, "__name__", "rule")
         self.__doc__ = function.__doc__
+        self.gamma = 1            # draft positions of a multi-position call (call_rows)
 
     @property
     def summary(self) -> str:
@@ -111,6 +121,54 @@ class PyTorchRule:
                                    f"{err}{_user_where(err, self.path)}") from None
         return p.labels[index]
 
+    def call_rows(self, s, pair, ctx=()) -> tuple:
+        """One call of a multi-position rule: ``function(p, q)`` on ``[gamma + 1, V]`` target
+        and ``[gamma, V]`` draft rows of the context-free ``pair`` (``gamma`` is
+        :attr:`gamma`, set by the caller); the emitted tokens as labels."""
+        fmt = s.fmt if isinstance(s, FloatSampler) else None
+        run = Run(s, fmt)
+        target, draft = pair.target(ctx), pair.draft(ctx)
+        n = len(target.probs)
+        with installed(run):
+            dtype = D.float64 if fmt is None else D.DTYPES[fmt.name]
+            p_rows = Tensor.new([cast(v, dtype) for v in target.probs] * (self.gamma + 1),
+                                (self.gamma + 1, n), dtype)
+            q_rows = Tensor.new([cast(v, dtype) for v in draft.probs] * self.gamma,
+                                (self.gamma, n), dtype)
+            run.draft = (q_rows, q_rows._st.version, draft)
+            try:
+                result = self.function(p_rows, q_rows)
+                tokens = self._tokens(result, n)
+            except ExactspecError:
+                raise
+            except Exception as err:
+                raise InvalidInput(f"the PyTorch rule {self.spec} raised {type(err).__name__}: "
+                                   f"{err}{_user_where(err, self.path)}") from None
+        return tuple(target.labels[i] for i in tokens)
+
+    def _tokens(self, result, n: int) -> list:
+        if isinstance(result, Tensor):
+            if result.ndim > 1 or result.dtype.kind != "int":
+                raise InvalidInput(f"the PyTorch rule {self.spec} returned a tensor of shape "
+                                   f"{list(result.shape)} and dtype {result.dtype.name}: return "
+                                   "the emitted tokens (a 1-D integer tensor or a list of ints)")
+            result = result._values()
+        if not isinstance(result, (list, tuple)):
+            raise InvalidInput(f"the PyTorch rule {self.spec} returned {result!r}: return the "
+                               "emitted tokens (a 1-D integer tensor or a list of ints)")
+        out = []
+        for t in result:
+            if isinstance(t, Tensor) and t.numel() == 1 and t.dtype.kind == "int":
+                t = t._values()[0]
+            if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < n:
+                raise InvalidInput(f"the PyTorch rule {self.spec} emitted {t!r}: every token "
+                                   f"must be an index in 0..{n - 1}")
+            out.append(t)
+        if not out or len(out) > self.gamma + 1:
+            raise InvalidInput(f"the PyTorch rule {self.spec} emitted {len(out)} tokens from "
+                               f"{self.gamma} draft positions: between 1 and {self.gamma + 1}")
+        return out
+
     def _index(self, result, n: int) -> int:
         if isinstance(result, Tensor):
             if result.numel() != 1 or result.dtype.kind != "int":
@@ -126,3 +184,4 @@ class PyTorchRule:
             raise InvalidInput(f"the PyTorch rule {self.spec} returned token {result}, outside "
                                f"0..{n - 1}")
         return result
+

@@ -18,12 +18,26 @@ Orders declared (they matter only under ``--arith``, where rounding depends on t
   for the half types), each output rounded into the dtype, as torch's CPU kernel does;
 - ``argmax``/``argmin``/``max(dim)``/``min(dim)``: the first index on ties (an all-zero row
   gives 0), a NaN wins; ``sort`` is stable (equal values keep their index order, descending
-  too; NaN sorts as the largest); ``topk`` is the first ``k`` of that sort (torch leaves the
-  order among tied values unspecified: a rule whose law depends on it is checked with this
-  order only);
-- ``softmax``: exact in the exact run (a sympy number where ``exp`` makes one irrational), and
-  under ``--arith`` as :func:`exactspec.engine.floats.softmax` computes it (``exp``
-  correctly rounded; torch's vectorised ``exp`` is within an ulp of it).
+  too; NaN sorts as the largest) with ``stable=True``, and with the default ``stable=False``
+  on lanes of at most :data:`STABLE_SORT_LANE` elements, where torch's CPU kernel was
+  measured stable; on a longer lane with ties (where it was measured not stable) the indices
+  of tied values are :class:`TieOrder` elements, refused where they are used; ``topk`` gives
+  the values of that sort's first ``k``, and its index of a value tied with another value of
+  the lane is a :class:`TieOrder` element (torch 2.13's CPU ``topk`` was measured returning
+  ``[1, 6]`` for the two largest of ``[1, 2, 1, 2, 0, 1, 2, 1]``: neither the set nor the
+  order of tied indices is index order);
+- ``softmax``: exact in the exact run (a sympy number where ``exp`` makes one irrational);
+  under ``--arith`` only a row whose finite logits are all equal (weights 0 and 1) is
+  computed, any other is refused: torch's CPU kernel was measured 1-2 ulps away from a
+  correctly rounded softmax on about half of random float32 rows (``functions.softmax``).
+
+Checked against torch 2.13 on CPU (``tests/test_torch_layer.py``, where torch is installed):
+the ``cumsum`` accumulator (``float64`` for ``float32``, on ``1 + 2**-24 + ...`` rows where a
+``float32`` accumulator loses every term), dtype promotion, division (by zero too), ``clamp``
+and ``maximum`` with NaN, ``argmax``/``argmin`` ties, NaN and all-zero rows, ``sort``
+stability (stable up to 16 elements, not from 17), ``topk`` on ties (not index order), and
+``torch.multinomial(w, 1)``, which equals ``argmax(w / E)`` for ``E`` the exponential
+vector drawn from the same generator state.
 
 >>> t = Tensor.of([[1, 2, 3], [4, 5, 6]])
 >>> row = t[1]
@@ -49,11 +63,15 @@ from . import dtypes as D
 from .context import current, refuse, undecided
 from .values import UNSET, arith, cast, exact_number, is_nan, is_random
 
-__all__ = ["Tensor", "Storage", "Size", "SUM_TERMS", "result_type", "as_tensor",
-           "broadcast_shapes"]
+__all__ = ["Tensor", "Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "TieOrder",
+           "result_type", "as_tensor", "broadcast_shapes"]
 
 #: Under ``--arith``, the longest float sum whose order (left to right) is modelled.
 SUM_TERMS = 4
+
+#: The longest lane that ``sort(stable=False)`` sorts stably (torch 2.13's CPU kernel was
+#: measured stable on every tied lane of up to 16 elements and not stable from 17).
+STABLE_SORT_LANE = 16
 
 #: Operations defined in :mod:`.functions` and :mod:`.random` (which import this module),
 #: filled in when they are imported; a tensor's methods reach them here.
@@ -1071,11 +1089,14 @@ class Tensor:
         d = _dim(dim, self.ndim)
         outer, lanes = self._lanes(d)
         orders = [_sorted_order(lane, descending) for lane in lanes]
+        indices = orders if stable or not lanes or len(lanes[0]) <= STABLE_SORT_LANE else \
+            [_tie_ordered(lane, o, o, "sort(stable=False) on a lane of more than "
+                          f"{STABLE_SORT_LANE} elements") for lane, o in zip(lanes, orders)]
         return self._from_lanes(d, [[lane[i] for i in o] for lane, o in zip(lanes, orders)],
-                                orders, len(lanes[0]) if lanes else 0)
+                                indices, len(lanes[0]) if lanes else 0)
 
     def argsort(self, dim=-1, descending=False, stable=False):
-        return self.sort(dim, descending).indices
+        return self.sort(dim, descending, stable).indices
 
     def topk(self, k, dim=-1, largest=True, sorted=True):
         k = _index_value(k)
@@ -1083,9 +1104,10 @@ class Tensor:
         outer, lanes = self._lanes(d)
         if lanes and not 0 <= k <= len(lanes[0]):
             raise refuse(f"topk: k={k} is out of range for a dimension of {len(lanes[0])}")
-        orders = [_sorted_order(lane, largest)[:k] for lane in lanes]
-        return self._from_lanes(d, [[lane[i] for i in o] for lane, o in zip(lanes, orders)],
-                                orders, k)
+        orders = [_sorted_order(lane, largest) for lane in lanes]
+        return self._from_lanes(d, [[lane[i] for i in o[:k]] for lane, o in zip(lanes, orders)],
+                                [_tie_ordered(lane, o[:k], o, "topk")
+                                 for lane, o in zip(lanes, orders)], k)
 
     def _from_lanes(self, d, value_lanes, index_lanes, n):
         outer = [self._shape[i] for i in range(self.ndim) if i != d]
@@ -1261,6 +1283,43 @@ def _arg_index(values, largest: bool) -> int:
         if decide(operator.gt if largest else operator.lt, v, values[best]):
             best = i
     return best
+
+
+class TieOrder:
+    """An index that ``topk`` (or an unstable ``sort``) returns for a value tied with another
+    value of its lane: torch leaves the order of tied indices unspecified (and its CPU kernel
+    does not keep index order), so the layer does not model it; any use of the index (as an
+    index, a number, a comparison) is refused with the user's line.  The values returned
+    beside it are exact."""
+
+    __slots__ = ("index", "what")
+
+    def __init__(self, index: int, what: str):
+        self.index, self.what = index, what
+
+    def _refuse(self, *args):
+        raise refuse(f"an index of tied values from {self.what}: torch leaves the order of "
+                     "tied indices unspecified (its CPU kernel does not keep index order), "
+                     "which exactspec does not model; break the ties or use stable=True sort")
+
+    __index__ = __int__ = __float__ = __bool__ = __hash__ = _refuse
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = _refuse
+
+    def __repr__(self):
+        return f"TieOrder({self.index})"
+
+
+def _tie_ordered(lane, chosen, order, what) -> list:
+    """``chosen`` (indices into ``lane``), each replaced by a :class:`TieOrder` when its value
+    is tied with another value of the lane (``order`` is the lane sorted)."""
+    tied = set()
+    for a, b in zip(order, order[1:]):
+        x, y = lane[a], lane[b]
+        if (is_nan(x) and is_nan(y)) or (not is_nan(x) and not is_nan(y) and _same_value(x, y)):
+            tied.update((a, b))
+    return [TieOrder(i, what) if i in tied else i for i in chosen]
 
 
 def _sorted_order(values, descending: bool) -> list:

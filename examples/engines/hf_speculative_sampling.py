@@ -24,6 +24,10 @@ Run with exactspec (the body is unchanged PyTorch)::
 
 The same file runs unchanged under real PyTorch (``sample(p, q)`` with float tensors ``p`` and
 ``q`` of one row each returns a one-element int64 tensor).
+Checked with torch 2.13 on CPU: ``tests/test_torch_layer.py`` calls it
+20,000 times on float64 rows with a seeded generator and tests its empirical law against
+the law exactspec proves (chi-square at level ``1e-6``, with power above 0.999 against the
+bug variant, which it rejects).
 """
 
 import torch
