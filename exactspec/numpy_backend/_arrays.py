@@ -80,17 +80,35 @@ def as_rows(x: Any, name: str = "p", xp: Any = None):
     return arr, was_1d
 
 
+#: Rows whose sums lie outside ``[2^-32, 2^32]`` are rescaled by a power of two (exact).
+_SCALE_LIMIT = 2.0 ** 32
+
+
 def _rows_and_sums(x: Any, name: str = "p", xp: Any = None):
-    """:func:`as_rows`, and the sums of the rows (shape ``(batch,)``)."""
+    """:func:`as_rows`, and the sums of the rows (shape ``(batch,)``).
+
+    A row whose sum is far from 1 (outside ``[2^-32, 2^32]``, an overflowing sum included) is
+    multiplied by a power of two that brings its largest entry into ``[1/2, 1)``: exact, except
+    for entries that fall below ``2^-1022`` of that largest one, which then lose low bits (an
+    absolute change under ``2^-1074`` of the row's largest entry).  The routines divide rows by
+    their sums, so nothing else changes; ratios ``q/p`` between two rows given at very
+    different scales (``p * 1e-300`` against ``q * 1e300``) stay finite.
+
+    >>> rows, _, sums = _rows_and_sums(np.array([3e-300, 1e-300]))
+    >>> float(sums[0]), float(rows[0, 0] / sums[0])
+    (1.3333333333333333, 0.75)
+    """
     xp = namespace(xp)
     if xp is np and type(x) is np.ndarray and x.dtype == np.float64 and x.ndim in (1, 2) \
             and x.size:                                  # the common case, without wrappers
         arr = x.reshape(1, -1) if x.ndim == 1 else x
-        sums = np.add.reduce(arr, axis=-1)               # inf or nan here iff in the row
-        if not np.isfinite(sums).all():
+        with np.errstate(over="ignore"):
+            sums = np.add.reduce(arr, axis=-1)           # inf or nan here iff in the row,
+        if not np.isfinite(sums).all() and not np.isfinite(arr).all():  # or an overflow
             raise NotExact(f"{name} holds a value that is not a finite number")
         if np.minimum.reduce(arr, axis=None) < 0:
             raise InvalidInput(f"{name} holds a negative value")
+        arr, sums = _rescaled(arr, sums)
         if (sums <= 0).any():
             raise InvalidInput(f"{name} has a row that sums to 0: nothing to normalize")
         return arr, x.ndim == 1, sums
@@ -107,14 +125,37 @@ def _rows_and_sums(x: Any, name: str = "p", xp: Any = None):
         raise InvalidInput(f"{name} is empty: a distribution needs at least one token")
     if arr.shape[0] == 0:
         raise InvalidInput(f"{name} has no rows")
-    sums = xp.sum(arr, axis=-1)                           # inf or nan here iff in the row
-    if not bool(xp.all(xp.isfinite(sums))):
-        raise NotExact(f"{name} holds a value that is not a finite number")
+    with np.errstate(over="ignore"):
+        sums = xp.sum(arr, axis=-1)                       # inf or nan here iff in the row,
+    if not bool(xp.all(xp.isfinite(sums))) and not bool(xp.all(xp.isfinite(arr))):
+        raise NotExact(f"{name} holds a value that is not a finite number")  # or an overflow
     if bool(xp.min(arr) < 0):
         raise InvalidInput(f"{name} holds a negative value")
+    if xp is np:
+        arr, sums = _rescaled(arr, sums)
+    elif not bool(xp.all((sums >= 1 / _SCALE_LIMIT) & (sums <= _SCALE_LIMIT))):
+        raise InvalidInput(f"{name} has a row whose sum is outside [2^-32, 2^32]: "  # pragma: no cover
+                           "normalise it first (or pass a NumPy array)")
     if bool(xp.any(sums <= 0)):
         raise InvalidInput(f"{name} has a row that sums to 0: nothing to normalize")
     return arr, was_1d, sums
+
+
+def _rescaled(arr, sums):
+    """Rows whose sums lie outside ``[2^-32, 2^32]`` (or overflow) times a power of two that
+    brings their largest entry into ``[1/2, 1)``, and the new sums (NumPy arrays)."""
+    far = ~((sums >= 1 / _SCALE_LIMIT) & (sums <= _SCALE_LIMIT))
+    if not far.any():
+        return arr, sums
+    arr = np.array(arr, dtype=np.float64)                # a copy: the caller's rows stay
+    rows = far.nonzero()[0]
+    top = np.maximum.reduce(arr[rows], axis=-1)
+    _, exponent = np.frexp(top)                          # top = m 2^e with m in [1/2, 1)
+    exponent[top == 0] = 0                               # an all-zero row stays (refused)
+    arr[rows] = np.ldexp(arr[rows], -exponent[:, None])
+    sums = np.array(sums, dtype=np.float64)
+    sums[rows] = np.add.reduce(arr[rows], axis=-1)
+    return arr, sums
 
 
 def normalized(x, xp: Any = None):

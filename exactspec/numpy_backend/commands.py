@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..core.errors import InvalidInput
-from ._arrays import as_labels, as_rows
+from ._arrays import _values, as_labels, as_rows
 from .acceptance import (ONE_DRAFT_ATOL, RRS_ATOL, one_draft_acceptance, rrs_acceptance,
                          rrs_rejection_factors)
 from .optimum import (A_STAR_ATOL, A_STAR_RTOL, ALPHA_STAR_ATOL, _check_k, optimum_bucketed,
@@ -46,9 +46,9 @@ def _instance(p, q, normalize: bool):
         raise InvalidInput("p and q must be single distributions (one row each) here")
     if P.shape[1] != Q.shape[1]:
         raise InvalidInput(f"q has {Q.shape[1]} entries but p has {P.shape[1]}")
-    if not normalize:
-        for name, row in (("p", P[0]), ("q", Q[0])):
-            total = math.fsum(row.tolist())
+    if not normalize:                                    # the rows as given (as_rows may
+        for name, row in (("p", p), ("q", q)):           # have rescaled them)
+            total = math.fsum(np.asarray(_values(row), dtype=np.float64).ravel().tolist())
             if abs(total - 1) > 1e-9:
                 raise InvalidInput(f"{name} sums to {total!r}, not 1 (use --normalize to "
                                    "rescale)")
