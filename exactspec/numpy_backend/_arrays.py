@@ -94,9 +94,9 @@ def _rows_and_sums(x: Any, name: str = "p", xp: Any = None):
     their sums, so nothing else changes; ratios ``q/p`` between two rows given at very
     different scales (``p * 1e-300`` against ``q * 1e300``) stay finite.
 
-    >>> rows, _, sums = _rows_and_sums(np.array([3e-300, 1e-300]))
-    >>> float(sums[0]), float(rows[0, 0] / sums[0])
-    (1.3333333333333333, 0.75)
+    >>> rows, _, sums = _rows_and_sums(np.array([3 * 2.0 ** -1000, 2.0 ** -1000]))
+    >>> rows.tolist(), sums.tolist()
+    ([[0.75, 0.25]], [1.0])
     """
     xp = namespace(xp)
     if xp is np and type(x) is np.ndarray and x.dtype == np.float64 and x.ndim in (1, 2) \
