@@ -341,7 +341,7 @@ def _verify_arith(args) -> int:
 
     tolerance = None
     if args.tolerance is not None:
-        tolerance = _read_exact_number(args.tolerance, "--tolerance")
+        tolerance = _read_exact_number(args.tolerance, "--tolerance", nonnegative=True)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     if args.logits_p or args.logits_q:
         if args.p or args.q:
@@ -369,38 +369,112 @@ def _verify_arith(args) -> int:
     return EXIT_OK if split.ok else EXIT_REFUTED
 
 
-def _read_exact_number(text, name):
-    """An exact number: ``1/3``, ``1e-6`` (the decimal rational), ``2**-20``."""
+def _read_exact_number(text, name, *, nonnegative=False):
+    """An exact number: ``1/3``, ``1e-6`` (the decimal rational), ``2**-20``, ``-2**-20``
+    (the minus applies to the power, as in Python).  Decimal exponents are bounded by
+    :data:`~exactspec.core.budget.MAX_EXPONENT` and powers by
+    :data:`~exactspec.core.budget.MAX_EXACT_DIGITS` before the number is built; with
+    ``nonnegative`` a negative number is refused."""
     from fractions import Fraction
 
+    from .core.budget import MAX_EXACT_DIGITS, digits_of_bits, power_bits
+    from .core.dist import _parse_number
+    from .core.errors import TooLarge
+
     t = text.strip()
-    try:
-        if "**" in t:
-            base, _, power = t.partition("**")
-            return Fraction(base.strip()) ** int(power.strip().strip("()"))
-        return Fraction(t)
-    except (ValueError, ZeroDivisionError, OverflowError):
-        raise _UsageError(f"{name}={text!r}: not a number (use 1/1000000, 1e-6 or 2**-20)"
-                          ) from None
+    usage = f"{name}={text!r}: not a number (use 1/1000000, 1e-6 or 2**-20)"
+    sign = 1
+    if "**" in t:
+        base_text, _, power_text = t.partition("**")
+        base_text, power_text = base_text.strip(), power_text.strip()
+        if base_text.startswith("-"):                    # -2**-20 is -(2**-20)
+            sign, base_text = -1, base_text[1:].strip()
+        if power_text.startswith("(") and power_text.endswith(")"):
+            power_text = power_text[1:-1].strip()
+        if len(power_text) > 12:
+            raise TooLarge(f"{name}={text[:40]!r}: the power {power_text[:20]}... is over the "
+                           f"budget of {MAX_EXACT_DIGITS:,} digits exactly",
+                           budget=MAX_EXACT_DIGITS)
+        try:
+            base, power = Fraction(_parse_number(base_text, name)), int(power_text)
+        except ValueError:
+            raise _UsageError(usage) from None
+        digits = digits_of_bits(power_bits(base, abs(power)))
+        if digits > MAX_EXACT_DIGITS:
+            raise TooLarge(f"{name}={text[:40]!r}: ({base})**{power} has about {digits:,} digits "
+                           f"exactly, over the budget of {MAX_EXACT_DIGITS:,} digits",
+                           estimate=digits, budget=MAX_EXACT_DIGITS)
+        try:
+            value = sign * base ** power
+        except ZeroDivisionError:
+            raise _UsageError(usage) from None
+    else:
+        try:
+            value = _parse_number(t, name)
+        except TooLarge:
+            raise
+        except Exception:                                # noqa: BLE001 - one line, our words
+            raise _UsageError(usage) from None
+    if nonnegative and value < 0:
+        raise _UsageError(f"{name}={text!r}: must be at least 0 (a bias at most T)")
+    return value
+
+
+#: Logits are read up to this many characters each and this magnitude: the exact softmax of a
+#: spread of 10,000 is still decided in seconds; past it sympy's sign decisions of
+#: ``exp(L)`` grow without bound (and every float format saturates long before).
+MAX_LOGIT = 10**4
+MAX_LOGIT_CHARS = 400
+
+
+def _logit(text, name):
+    """One logit from its text, within :data:`MAX_LOGIT_CHARS` characters and
+    :data:`MAX_LOGIT` in magnitude."""
+    from .core.dist import _parse_number
+    from .core.errors import TooLarge
+
+    text = text.strip()
+    if len(text) > MAX_LOGIT_CHARS:
+        raise TooLarge(f"{name}={text[:20]}...: {len(text):,} characters, over the budget of "
+                       f"{MAX_LOGIT_CHARS} for one logit", estimate=len(text),
+                       budget=MAX_LOGIT_CHARS)
+    value = _parse_number(text, name)
+    if abs(value) > MAX_LOGIT:
+        raise TooLarge(f"{name}={text}: |logit| over the budget of {MAX_LOGIT:,} (the exact "
+                       "softmax could not be decided; every float format saturates far below)",
+                       estimate=abs(value), budget=MAX_LOGIT)
+    return value
 
 
 def _read_logits(text, name, labels_arg):
     """Logits: ``2,1,0`` (exact numbers, any sign) or ``@file.json`` (a list, or an object
-    ``{label: logit}``)."""
-    from .core.dist import _parse_number, parse_labels
-    from .core.errors import InvalidInput
+    ``{label: logit}``); the file is read up to the size cap of a distribution file and each
+    logit up to :data:`MAX_LOGIT`."""
+    from fractions import Fraction
+
+    from .core.dist import parse_labels, read_text_capped
+    from .core.errors import ExactspecError, InvalidInput
 
     t = text.strip()
     labels = None
     if t.startswith("@"):
-        from fractions import Fraction
-
         path = t[1:]
+        count = [0]
+
+        def number(token):
+            count[0] += 1
+            return _logit(token, f"{name}[{count[0] - 1}]")
+
+        def constant(token):
+            raise InvalidInput(f"{name}: {path} holds {token}: logits must be finite numbers")
+
         try:
-            with open(path) as handle:
-                data = json.load(handle, parse_float=Fraction, parse_int=Fraction)
-        except OSError as err:
-            raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
+            data = json.loads(read_text_capped(path, name), parse_float=number,
+                              parse_int=number, parse_constant=constant)
+        except ExactspecError:
+            raise
+        except RecursionError:
+            raise InvalidInput(f"{name}: {path} nests JSON too deeply") from None
         except ValueError as err:
             raise InvalidInput(f"{name}: {path} is not valid JSON ({err})") from None
         if isinstance(data, dict) and "logits" in data:
@@ -414,10 +488,12 @@ def _read_logits(text, name, labels_arg):
         if not values or not all(isinstance(v, Fraction) for v in values):
             raise InvalidInput(f"{name}: {path} must hold finite numbers only")
     else:
-        values = [_parse_number(part, f"{name}[{i}]") for i, part in enumerate(t.split(","))]
+        values = [_logit(part, f"{name}[{i}]") for i, part in enumerate(t.split(","))]
     if labels_arg:
         labels = parse_labels(labels_arg, len(values), name="labels")
     return values, labels
+
+
 def _verify_sequence(args) -> int:
     from .sequences.user_rules import prove_user_rule, user_rule_text
 
@@ -445,8 +521,8 @@ def _write_json(path, obj) -> None:
 def _search(args) -> int:
     from .gallery.search import search_counterexample
 
-    tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
-                                                                       "--tolerance")
+    tolerance = None if args.tolerance is None else _read_exact_number(
+        args.tolerance, "--tolerance", nonnegative=True)
     found = search_counterexample(args.method, k=args.k, grid=args.grid, arith=args.arith,
                                   tolerance=tolerance,
                                   max_paths=args.max_paths if args.max_paths else 10**6)
@@ -614,8 +690,8 @@ def cmd_tree(args) -> int:
     if args.verifier or _spec_names_function(args.spec):
         from .sequences.user import user_report, user_text
 
-        tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
-                                                                           "--tolerance")
+        tolerance = None if args.tolerance is None else _read_exact_number(
+            args.tolerance, "--tolerance", nonnegative=True)
         if args.search:
             return _search_sequences(args, tolerance)
         report = user_report(args.spec, args.verifier, gamma=args.gamma, m=args.m,
@@ -635,8 +711,8 @@ def cmd_tree(args) -> int:
     if args.arith or args.grid or args.tolerance is not None:
         from .sequences.user import builtin_report, user_text
 
-        tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
-                                                                           "--tolerance")
+        tolerance = None if args.tolerance is None else _read_exact_number(
+            args.tolerance, "--tolerance", nonnegative=True)
         report = builtin_report(args.spec, arith=args.arith, grid=args.grid,
                                 tolerance=tolerance, max_paths=args.max_paths or 10**6)
         _emit(report, args.json, user_text(report))
