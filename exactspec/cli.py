@@ -785,7 +785,22 @@ def cmd_prove(args) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise InvalidInput(f"--jobs={args.jobs}: need at least one worker")
-    claims = [get_claim(args.name)] if args.name else all_claims()
+    if args.jobs is not None:
+        from .claims.runner import default_jobs
+
+        cores = default_jobs()
+        if args.jobs > cores:                            # more processes only cost memory
+            print(f"note: --jobs={args.jobs} capped at the {cores} cores this process may use",
+                  file=sys.stderr)
+            args.jobs = cores
+    _check_folder(args.certificate_dir, "--certificate-dir")
+    if args.certificate_dir:                             # before the work, not after it
+        try:
+            Path(args.certificate_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise _UsageError(f"--certificate-dir {args.certificate_dir}: cannot create it "
+                              f"({err.strerror})") from None
+    claims = [get_claim(args.name)] if args.name is not None else all_claims()
     by_name = {c.name: c for c in claims}
     progress = ProgressLine(len(claims)) if not args.json else None
     results = []
@@ -876,8 +891,24 @@ def _join_negative_values(argv: list) -> list:
     return out
 
 
+def _check_folder(path, flag) -> None:
+    """A folder to write into: refused up front when it names something that is not a
+    folder (``/dev/null``, a file)."""
+    import os
+
+    if path is not None and os.path.exists(path) and not os.path.isdir(path):
+        raise _UsageError(f"{flag} {path}: exists and is not a folder")
+
+
 def _check_counts(args) -> None:
-    """Counts that must be positive, and paths that must name a file."""
+    """Counts that must be positive, timeouts that must be finite and positive, and paths
+    that must name a file."""
+    import math
+
+    timeout = getattr(args, "scheduler_timeout", None)
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise _UsageError(f"--scheduler-timeout={timeout}: give a finite number of seconds "
+                          "above 0")
     for name in ("grid", "max_paths", "n"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
