@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 EXIT_OK, EXIT_REFUTED, EXIT_USAGE, EXIT_UNDECIDED = 0, 1, 2, 3
@@ -947,18 +948,37 @@ def main(argv=None) -> int:
         return _report(err)
 
 
+class _UserExit(SystemExit):
+    """``os._exit(code)`` called in this process while a command ran (user code)."""
+
+
+def _trapped_exit(real_exit, pid):
+    """``os._exit`` for the run of a command: in this process it raises :class:`_UserExit`
+    (user code must not end the command without its report), in a forked worker it exits."""
+    def _exit(code):
+        if os.getpid() != pid:                           # a worker process: its own exit
+            real_exit(code)
+        raise _UserExit(code)
+    return _exit
+
+
 def _run_command(args) -> int:
-    """Run one command; under ``--json`` whatever user code prints goes to stderr."""
+    """Run one command; under ``--json`` whatever user code prints goes to stderr; a call of
+    ``sys.exit`` or ``os._exit`` in user code is refused in one line (exit 2)."""
     if getattr(args, "json", False):
         _STDOUT[0], sys.stdout = sys.stdout, sys.stderr
+    real_exit = os._exit
+    os._exit = _trapped_exit(real_exit, os.getpid())
     try:
         return COMMANDS[args.command](args)
     except SystemExit as exiting:  # user code called sys.exit: its exit, not ours
         where = _user_frame(exiting, only_user=True)
-        print(f"error: user code called sys.exit({exiting.code!r}){where}: a verifier must "
+        call = "os._exit" if isinstance(exiting, _UserExit) else "sys.exit"
+        print(f"error: user code called {call}({exiting.code!r}){where}: a verifier must "
               "return a token", file=sys.stderr)
         return EXIT_USAGE
     finally:
+        os._exit = real_exit
         if _STDOUT[0] is not None:
             sys.stdout, _STDOUT[0] = _STDOUT[0], None
 
