@@ -453,14 +453,25 @@ def g_float(k: int, x, xp: Any = None):
     return 1.0 - _power(xp.maximum(1.0 - x, 0.0), k)
 
 
+#: Up to this many drafts :func:`g_increment` runs Horner's scheme (``k`` steps).
+_HORNER_MAX_K = 64
+
+
 def g_increment(k: int, before, step, xp: Any = None):
     """``g_k(before + step) - g_k(before)`` to a few ulps *relative*, even for tiny ``step``.
 
     With ``a = 1 - before`` and ``b = a - step`` it is ``a^k - b^k = step * sum_i a^i
-    b^(k-1-i)``, so nothing cancels (Horner's scheme over ``k`` terms).
+    b^(k-1-i)``, so nothing cancels (Horner's scheme over ``k`` terms).  Above
+    :data:`_HORNER_MAX_K` drafts it is ``a^k (1 - (b/a)^k) = -a^k expm1(k log1p(-step/a))``
+    instead (NumPy), nothing cancelling either and a few operations whatever ``k``.
     """
     xp = namespace(xp)
     a = xp.maximum(1.0 - before, 0.0)
+    if k > _HORNER_MAX_K and xp is np:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.minimum(np.where(a > 0, step / np.where(a > 0, a, 1.0), 1.0), 1.0)
+            rest = -np.expm1(k * np.log1p(-ratio))           # 1 - (b/a)^k, b/a = 1 - ratio
+        return _power(a, k) * rest
     b = xp.maximum(a - step, 0.0)
     total = xp.ones_like(a)
     b_power = xp.ones_like(a)
