@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..core.budget import check_sequences
 from ..core.dist import exact_str
 from ..core.errors import InvalidInput
 from .context import ContextPair, context_key
@@ -41,6 +42,7 @@ def prove_user_rule(spec, p, q, m: int, *, max_paths: int | None = 10**7) -> dic
 
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
         raise InvalidInput(f"--tokens {m!r}: need a number of tokens >= 1")
+    check_sequences(len(p), m, 0, max_paths, what="--tokens")   # before any work
     method = get_method(spec)
     name = spec if isinstance(spec, str) else getattr(spec, "__name__", "rule")
     verifier = FunctionVerifier(lambda s, pair, ctx: method.run(s, pair, ctx, 1), name, m, 0)
