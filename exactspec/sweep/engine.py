@@ -144,6 +144,36 @@ def exact_task(dump: Dump, row: int, config: SweepConfig):
     return row, exact_figures(P[0], Q[0], list(config.ks), list(config.methods))
 
 
+def _probe(address: str, timeout: float) -> None:
+    """For a ``tcp://host:port`` address: connect and wait up to ``timeout`` seconds for the
+    first byte, which a Dask scheduler sends as soon as it accepts (its handshake).  A port
+    that accepts and never answers is refused here, in bounded time (the client's own
+    handshake would wait on it without end)."""
+    import socket
+
+    if not address.startswith("tcp://"):
+        return                                           # tls:// and others: the client's
+    host, _, port = address[len("tcp://"):].rstrip("/").rpartition(":")
+    host = host.strip("[]")
+    try:
+        port_number = int(port)
+    except ValueError:
+        raise InvalidInput(f"scheduler {address}: need tcp://host:port") from None
+    try:
+        with socket.create_connection((host, port_number), timeout=timeout) as conn:
+            conn.settimeout(timeout)
+            first = conn.recv(1)
+    except socket.timeout:
+        raise InvalidInput(f"scheduler {address}: accepted the connection but sent nothing "
+                           f"within {timeout:g} s (not a Dask scheduler?)") from None
+    except OSError as err:
+        raise InvalidInput(f"scheduler {address}: cannot connect within {timeout:g} s "
+                           f"({err.strerror or type(err).__name__})") from None
+    if not first:
+        raise InvalidInput(f"scheduler {address}: closed the connection without a word "
+                           "(not a Dask scheduler?)")
+
+
 def connect(address: str, timeout: float = 10.0):
     """A ``distributed.Client`` on the scheduler at ``address``, or one line of error."""
     _require_dask()
@@ -152,6 +182,7 @@ def connect(address: str, timeout: float = 10.0):
     except ImportError:
         raise InvalidInput("--scheduler needs dask.distributed: "
                            "pip install 'exactspec[sweep]'") from None
+    _probe(address, timeout)
     try:
         return Client(address, timeout=timeout)
     except (OSError, TimeoutError, ValueError) as err:
