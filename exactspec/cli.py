@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 EXIT_OK, EXIT_REFUTED, EXIT_USAGE, EXIT_UNDECIDED = 0, 1, 2, 3
@@ -228,6 +229,8 @@ def _read_pair(args):
 
     if args.p is None or args.q is None:
         raise _UsageError("both --p and --q are required")
+    _check_entry_count(args.p, "p")
+    _check_entry_count(args.q, "q")
     p = Dist.parse(args.p, labels=args.labels, normalize=args.normalize, name="p")
     q = Dist.parse(args.q, labels=args.labels, normalize=args.normalize, name="q")
     if p.labels != q.labels:
@@ -415,7 +418,7 @@ def _verify_arith(args) -> int:
 
     tolerance = None
     if args.tolerance is not None:
-        tolerance = _read_exact_number(args.tolerance, "--tolerance")
+        tolerance = _read_exact_number(args.tolerance, "--tolerance", nonnegative=True)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     if args.logits_p or args.logits_q:
         if args.p or args.q:
@@ -444,38 +447,112 @@ def _verify_arith(args) -> int:
     return EXIT_OK if split.ok else EXIT_REFUTED
 
 
-def _read_exact_number(text, name):
-    """An exact number: ``1/3``, ``1e-6`` (the decimal rational), ``2**-20``."""
+def _read_exact_number(text, name, *, nonnegative=False):
+    """An exact number: ``1/3``, ``1e-6`` (the decimal rational), ``2**-20``, ``-2**-20``
+    (the minus applies to the power, as in Python).  Decimal exponents are bounded by
+    :data:`~exactspec.core.budget.MAX_EXPONENT` and powers by
+    :data:`~exactspec.core.budget.MAX_EXACT_DIGITS` before the number is built; with
+    ``nonnegative`` a negative number is refused."""
     from fractions import Fraction
 
+    from .core.budget import MAX_EXACT_DIGITS, digits_of_bits, power_bits
+    from .core.dist import _parse_number
+    from .core.errors import TooLarge
+
     t = text.strip()
-    try:
-        if "**" in t:
-            base, _, power = t.partition("**")
-            return Fraction(base.strip()) ** int(power.strip().strip("()"))
-        return Fraction(t)
-    except (ValueError, ZeroDivisionError, OverflowError):
-        raise _UsageError(f"{name}={text!r}: not a number (use 1/1000000, 1e-6 or 2**-20)"
-                          ) from None
+    usage = f"{name}={text!r}: not a number (use 1/1000000, 1e-6 or 2**-20)"
+    sign = 1
+    if "**" in t:
+        base_text, _, power_text = t.partition("**")
+        base_text, power_text = base_text.strip(), power_text.strip()
+        if base_text.startswith("-"):                    # -2**-20 is -(2**-20)
+            sign, base_text = -1, base_text[1:].strip()
+        if power_text.startswith("(") and power_text.endswith(")"):
+            power_text = power_text[1:-1].strip()
+        if len(power_text) > 12:
+            raise TooLarge(f"{name}={text[:40]!r}: the power {power_text[:20]}... is over the "
+                           f"budget of {MAX_EXACT_DIGITS:,} digits exactly",
+                           budget=MAX_EXACT_DIGITS)
+        try:
+            base, power = Fraction(_parse_number(base_text, name)), int(power_text)
+        except ValueError:
+            raise _UsageError(usage) from None
+        digits = digits_of_bits(power_bits(base, abs(power)))
+        if digits > MAX_EXACT_DIGITS:
+            raise TooLarge(f"{name}={text[:40]!r}: ({base})**{power} has about {digits:,} digits "
+                           f"exactly, over the budget of {MAX_EXACT_DIGITS:,} digits",
+                           estimate=digits, budget=MAX_EXACT_DIGITS)
+        try:
+            value = sign * base ** power
+        except ZeroDivisionError:
+            raise _UsageError(usage) from None
+    else:
+        try:
+            value = _parse_number(t, name)
+        except TooLarge:
+            raise
+        except Exception:                                # noqa: BLE001 - one line, our words
+            raise _UsageError(usage) from None
+    if nonnegative and value < 0:
+        raise _UsageError(f"{name}={text!r}: must be at least 0 (a bias at most T)")
+    return value
+
+
+#: Logits are read up to this many characters each and this magnitude: the exact softmax of a
+#: spread of 10,000 is still decided in seconds; past it sympy's sign decisions of
+#: ``exp(L)`` grow without bound (and every float format saturates long before).
+MAX_LOGIT = 10**4
+MAX_LOGIT_CHARS = 400
+
+
+def _logit(text, name):
+    """One logit from its text, within :data:`MAX_LOGIT_CHARS` characters and
+    :data:`MAX_LOGIT` in magnitude."""
+    from .core.dist import _parse_number
+    from .core.errors import TooLarge
+
+    text = text.strip()
+    if len(text) > MAX_LOGIT_CHARS:
+        raise TooLarge(f"{name}={text[:20]}...: {len(text):,} characters, over the budget of "
+                       f"{MAX_LOGIT_CHARS} for one logit", estimate=len(text),
+                       budget=MAX_LOGIT_CHARS)
+    value = _parse_number(text, name)
+    if abs(value) > MAX_LOGIT:
+        raise TooLarge(f"{name}={text}: |logit| over the budget of {MAX_LOGIT:,} (the exact "
+                       "softmax could not be decided; every float format saturates far below)",
+                       estimate=abs(value), budget=MAX_LOGIT)
+    return value
 
 
 def _read_logits(text, name, labels_arg):
     """Logits: ``2,1,0`` (exact numbers, any sign) or ``@file.json`` (a list, or an object
-    ``{label: logit}``)."""
-    from .core.dist import _parse_number, parse_labels
-    from .core.errors import InvalidInput
+    ``{label: logit}``); the file is read up to the size cap of a distribution file and each
+    logit up to :data:`MAX_LOGIT`."""
+    from fractions import Fraction
+
+    from .core.dist import parse_labels, read_text_capped
+    from .core.errors import ExactspecError, InvalidInput
 
     t = text.strip()
     labels = None
     if t.startswith("@"):
-        from fractions import Fraction
-
         path = t[1:]
+        count = [0]
+
+        def number(token):
+            count[0] += 1
+            return _logit(token, f"{name}[{count[0] - 1}]")
+
+        def constant(token):
+            raise InvalidInput(f"{name}: {path} holds {token}: logits must be finite numbers")
+
         try:
-            with open(path) as handle:
-                data = json.load(handle, parse_float=Fraction, parse_int=Fraction)
-        except OSError as err:
-            raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
+            data = json.loads(read_text_capped(path, name), parse_float=number,
+                              parse_int=number, parse_constant=constant)
+        except ExactspecError:
+            raise
+        except RecursionError:
+            raise InvalidInput(f"{name}: {path} nests JSON too deeply") from None
         except ValueError as err:
             raise InvalidInput(f"{name}: {path} is not valid JSON ({err})") from None
         if isinstance(data, dict) and "logits" in data:
@@ -489,10 +566,12 @@ def _read_logits(text, name, labels_arg):
         if not values or not all(isinstance(v, Fraction) for v in values):
             raise InvalidInput(f"{name}: {path} must hold finite numbers only")
     else:
-        values = [_parse_number(part, f"{name}[{i}]") for i, part in enumerate(t.split(","))]
+        values = [_logit(part, f"{name}[{i}]") for i, part in enumerate(t.split(","))]
     if labels_arg:
         labels = parse_labels(labels_arg, len(values), name="labels")
     return values, labels
+
+
 def _verify_sequence(args) -> int:
     """``verify F --tokens M``: the route of ``tree --verifier F`` on a context-free spec."""
     from .sequences.context import ContextPair
@@ -547,7 +626,8 @@ def _sequence_report(args, spec, function, *, pair=None, gamma=None, m=None) -> 
 
 
 def _tolerance(args):
-    return None if args.tolerance is None else _read_exact_number(args.tolerance, "--tolerance")
+    return None if args.tolerance is None else _read_exact_number(args.tolerance, "--tolerance",
+                                                                  nonnegative=True)
 
 
 def _write_json(path, obj) -> None:
@@ -570,8 +650,7 @@ def _search(args) -> int:
             raise _UsageError(f"{flag} does not apply to --search (it tries its own small "
                               "instances; prove the counterexample it prints without --search)")
 
-    tolerance = None if args.tolerance is None else _read_exact_number(args.tolerance,
-                                                                       "--tolerance")
+    tolerance = _tolerance(args)
     found = search_counterexample(args.method, k=args.k, grid=args.grid, arith=args.arith,
                                   tolerance=tolerance,
                                   max_tokens=3 if args.search_tokens is None
@@ -660,10 +739,13 @@ def cmd_optimal(args) -> int:
     p, q = _read_pair(args)
     obj = optimal_report(p, q, args.k)
     checks = obj["checks"]
-    by_name = {str(t): t for t in p.labels}
-    rows = [[name, obj["a_star"][name], exact_str(p[by_name[name]]),
-             exact_str(q[by_name[name]]), "tight" if name in obj["tight"] else ""]
-            for name in obj["order"]]
+    # one dictionary look-up per token (a list of the tight labels searched per token was
+    # quadratic: minutes at 152,064 tokens)
+    p_text = {str(t): exact_str(v) for t, v in zip(p.labels, p.probs)}
+    q_text = {str(t): exact_str(v) for t, v in zip(q.labels, q.probs)}
+    tight = set(obj["tight"])
+    rows = [[name, obj["a_star"][name], p_text[name], q_text[name],
+             "tight" if name in tight else ""] for name in obj["order"]]
     verdicts = {True: "agrees", False: "DISAGREES", None: "skipped (too large)"}
     text = (f"optimal acceptance for k = {args.k} i.i.d. drafts: alpha* = {obj['alpha_star']}\n"
             + _table(rows, ["token (q/p order)", "a*", "p", "q", "prefix"]) + "\nchecks: "
@@ -850,7 +932,22 @@ def cmd_prove(args) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise InvalidInput(f"--jobs={args.jobs}: need at least one worker")
-    claims = [get_claim(args.name)] if args.name else all_claims()
+    if args.jobs is not None:
+        from .claims.runner import default_jobs
+
+        cores = default_jobs()
+        if args.jobs > cores:                            # more processes only cost memory
+            print(f"note: --jobs={args.jobs} capped at the {cores} cores this process may use",
+                  file=sys.stderr)
+            args.jobs = cores
+    _check_folder(args.certificate_dir, "--certificate-dir")
+    if args.certificate_dir:                             # before the work, not after it
+        try:
+            Path(args.certificate_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise _UsageError(f"--certificate-dir {args.certificate_dir}: cannot create it "
+                              f"({err.strerror})") from None
+    claims = [get_claim(args.name)] if args.name is not None else all_claims()
     by_name = {c.name: c for c in claims}
     progress = ProgressLine(len(claims)) if not args.json else None
     results = []
@@ -960,8 +1057,45 @@ def _join_negative_values(argv: list) -> list:
     return out
 
 
+#: Exact commands read distributions of at most this many entries (reading, the optimum and
+#: its table take about 60 microseconds of CPU per exact entry: 12 s at 200,000).
+MAX_EXACT_ENTRIES = 250_000
+
+
+def _check_entry_count(text, name) -> None:
+    """Refuse, before parsing, a distribution with more than :data:`MAX_EXACT_ENTRIES`
+    entries (counted by their separators, file size capped as for every distribution)."""
+    from .core.dist import read_text_capped
+    from .core.errors import TooLarge
+
+    text = text.strip()
+    body = read_text_capped(text[1:], name) if text.startswith("@") else text
+    entries = body.count(",") + 1
+    if entries > MAX_EXACT_ENTRIES:
+        raise TooLarge(f"{name}: about {entries:,} entries, over the budget of "
+                       f"{MAX_EXACT_ENTRIES:,} for exact arithmetic (about {entries * 6e-5:,.0f} "
+                       "s of CPU): use --backend numpy (float64 estimates)",
+                       estimate=entries, budget=MAX_EXACT_ENTRIES)
+
+
+def _check_folder(path, flag) -> None:
+    """A folder to write into: refused up front when it names something that is not a
+    folder (``/dev/null``, a file)."""
+    import os
+
+    if path is not None and os.path.exists(path) and not os.path.isdir(path):
+        raise _UsageError(f"{flag} {path}: exists and is not a folder")
+
+
 def _check_counts(args) -> None:
-    """Counts that must be positive, and paths that must name a file."""
+    """Counts that must be positive, timeouts that must be finite and positive, and paths
+    that must name a file."""
+    import math
+
+    timeout = getattr(args, "scheduler_timeout", None)
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise _UsageError(f"--scheduler-timeout={timeout}: give a finite number of seconds "
+                          "above 0")
     for name in ("grid", "max_paths", "n"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
@@ -1000,18 +1134,37 @@ def main(argv=None) -> int:
         return _report(err)
 
 
+class _UserExit(SystemExit):
+    """``os._exit(code)`` called in this process while a command ran (user code)."""
+
+
+def _trapped_exit(real_exit, pid):
+    """``os._exit`` for the run of a command: in this process it raises :class:`_UserExit`
+    (user code must not end the command without its report), in a forked worker it exits."""
+    def _exit(code):
+        if os.getpid() != pid:                           # a worker process: its own exit
+            real_exit(code)
+        raise _UserExit(code)
+    return _exit
+
+
 def _run_command(args) -> int:
-    """Run one command; under ``--json`` whatever user code prints goes to stderr."""
+    """Run one command; under ``--json`` whatever user code prints goes to stderr; a call of
+    ``sys.exit`` or ``os._exit`` in user code is refused in one line (exit 2)."""
     if getattr(args, "json", False):
         _STDOUT[0], sys.stdout = sys.stdout, sys.stderr
+    real_exit = os._exit
+    os._exit = _trapped_exit(real_exit, os.getpid())
     try:
         return COMMANDS[args.command](args)
     except SystemExit as exiting:  # user code called sys.exit: its exit, not ours
         where = _user_frame(exiting, only_user=True)
-        print(f"error: user code called sys.exit({exiting.code!r}){where}: a verifier must "
+        call = "os._exit" if isinstance(exiting, _UserExit) else "sys.exit"
+        print(f"error: user code called {call}({exiting.code!r}){where}: a verifier must "
               "return a token", file=sys.stderr)
         return EXIT_USAGE
     finally:
+        os._exit = real_exit
         if _STDOUT[0] is not None:
             sys.stdout, _STDOUT[0] = _STDOUT[0], None
 

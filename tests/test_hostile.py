@@ -5,6 +5,7 @@ Every case asserts the exit code, a one-line message on stderr that names the us
 code, and that no verdict was printed for input that was refused.
 """
 
+import itertools
 import json
 import subprocess
 import sys
@@ -555,3 +556,219 @@ def test_every_option_composes(capsys, tmp_path, case):
     obj = json.loads(out)
     assert code == want and "Traceback" not in err, err
     assert word in (obj["verdict"], obj.get("elementwise")), obj
+
+
+# -- budgets on every surface: estimated and refused up front, or fast ---------------------------
+RULE = ("def rule(s, pair, ctx):\n"
+        "    p, q = pair.target(ctx), pair.draft(ctx)\n"
+        "    x = s.draft(q)\n"
+        "    return (x,) if s.coin(min(1, p[x] / q[x])) else (s.draw(p),)\n")
+
+
+@pytest.mark.parametrize("tokens,estimate", [(40, "1,099,511,627,776"),
+                                             (10**6, "2^1,000,000")])
+def test_verify_tokens_refused_up_front_with_the_estimate(tmp_path, capsys, tokens, estimate):
+    rule = user_file(tmp_path, "chain", RULE)
+    refused(capsys, ["verify", rule, "--p", "1/2,1/2", "--q", "1/4,3/4", "--tokens", tokens],
+            f"--tokens {tokens}", estimate, "10,000,000")
+    code, out, _ = run(capsys, "verify", rule, "--p", "1/2,1/2", "--q", "1/4,3/4",
+                       "--tokens", 2, "--json")
+    assert code == 1 and json.loads(out)["m"] == 2    # small m still runs (lossy rule)
+
+
+def test_sequence_count_two_ways():
+    """The estimate is vocab^max(m, gamma), exactly while it is small, capped past 2^64."""
+    from exactspec.core.budget import sequence_count
+
+    for vocab in (1, 2, 3, 5):
+        for m in range(1, 6):
+            for gamma in range(0, 5):
+                assert sequence_count(vocab, m, gamma) == len(
+                    list(itertools.product(range(vocab), repeat=max(m, gamma))))
+    assert sequence_count(2, 64) == 2**64 and sequence_count(2, 65) == 2**64 + 1
+
+
+def test_tree_spec_with_a_huge_m_or_gamma_is_refused_up_front(tmp_path, capsys):
+    model = {"labels": ["a", "b"], "target": {"": "1/2,1/2"}, "draft": {"": "1/4,3/4"}}
+    spec = tmp_path / "chain.json"
+    spec.write_text(json.dumps({**model, "verifier": "chain", "gamma": 2, "m": 10**9}))
+    refused(capsys, ["tree", spec], "2^1,000,000,000", "1,000,000")
+    rule = user_file(tmp_path, "whole", RULE)
+    user = tmp_path / "user.json"
+    user.write_text(json.dumps({**model, "m": 2}))
+    refused(capsys, ["tree", user, "--verifier", rule, "--m", 10**9], "2^1,000,000,000")
+    refused(capsys, ["tree", user, "--verifier", rule, "--m", 40], "1,099,511,627,776")
+
+
+@pytest.mark.parametrize("text,words", [
+    ("2**-100000000", ["60,206,000 digits", "1,000,000"]),
+    ("1e-100000000", ["-100,000,000", "10,000"]),
+    ("2**-12345678901234", ["over the budget"]),
+    ("-2**-20", ["at least 0"]),
+    ("-1e-6", ["at least 0"]),
+    ("0**-1", ["not a number"]),
+])
+def test_tolerance_bounded_and_signed(capsys, text, words):
+    refused(capsys, ["verify", "sps", *PQ, "--arith", "float32", f"--tolerance={text}"],
+            "--tolerance", *words)
+
+
+def test_exact_number_reads_the_sign_of_a_power():
+    from exactspec.cli import _read_exact_number
+
+    assert _read_exact_number("-2**-20", "t") == -Fraction(1, 2**20)
+    assert _read_exact_number("2**(-20)", "t") == Fraction(1, 2**20) == 2 ** Fraction(-20)
+    assert _read_exact_number("1e-6", "t") == Fraction(1, 10**6)
+    assert _read_exact_number("3/4**2", "t") == Fraction(9, 16)   # the base is 3/4
+
+
+def test_logits_bounded_inline_in_a_file_and_by_size(tmp_path, capsys):
+    refused(capsys, ["verify", "sps", "--logits-p", "1e9999,0", "--logits-q", "0,0",
+                     "--arith", "float32"], "logits-p[0]", "10,000")
+    big = tmp_path / "big.json"
+    big.write_text("[1e9999, 0]")
+    refused(capsys, ["verify", "sps", "--logits-p", f"@{big}", "--logits-q", "0,0",
+                     "--arith", "float32"], "logits-p[0]", "10,000")
+    long = tmp_path / "long.json"
+    long.write_text("[" + "1" * 100_000 + ", 0]")
+    refused(capsys, ["verify", "sps", "--logits-p", f"@{long}", "--logits-q", "0,0",
+                     "--arith", "float32"], "100,000 characters")
+    nan = tmp_path / "nan.json"
+    nan.write_text("[1, NaN]")
+    refused(capsys, ["verify", "sps", "--logits-p", f"@{nan}", "--logits-q", "0,0",
+                     "--arith", "float32"], "NaN", "finite")
+    refused(capsys, ["verify", "sps", "--logits-p", "@/dev/zero", "--logits-q", "0,0",
+                     "--arith", "float32"], "/dev/zero", "64 MiB")
+
+
+def test_exact_optimal_on_a_million_tokens_refused_before_parsing(tmp_path, capsys):
+    onehot = tmp_path / "onehot.json"
+    onehot.write_text("[1" + ", 0" * (10**6 - 1) + "]")
+    refused(capsys, ["optimal", "--p", f"@{onehot}", "--q", f"@{onehot}"],
+            "1,000,000 entries", "250,000", "--backend numpy")
+
+
+def test_optimal_text_table_is_linear_in_the_vocabulary(monkeypatch, capsys):
+    """Each token of the table costs a bounded number of label comparisons (a list of tight
+    labels searched per token made it quadratic: minutes at 152,064 tokens)."""
+    import exactspec.bounds.compare as compare_module
+
+    comparisons = [0]
+
+    class Label(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other):
+            comparisons[0] += 1
+            return str.__eq__(self, other)
+
+    real = compare_module.optimal_report
+
+    def counting_report(p, q, k):
+        obj = real(p, q, k)
+        obj["order"] = [Label(t) for t in obj["order"]]
+        obj["tight"] = [Label(t) for t in obj["tight"]]
+        return obj
+
+    monkeypatch.setattr(compare_module, "optimal_report", counting_report)
+    n = 3000
+    p = ",".join(["1"] * n)                           # every ratio ties: all prefixes tight
+    q = ",".join(["1"] * n)
+    code, out, _ = run(capsys, "optimal", "--p", p, "--q", q, "--normalize")
+    assert code == 0 and out.count("tight") >= n
+    assert comparisons[0] <= 4 * n, comparisons[0]   # a list search: about n^2 / 2
+
+
+def test_prove_refuses_empty_and_unknown_names_and_caps_jobs(monkeypatch, capsys):
+    import os
+
+    import exactspec.claims.runner as runner
+
+    seen = []
+
+    def fake_run_claims(names, *, jobs=None, full=False, on_event=None):
+        seen.append((names, jobs))
+        return iter(())
+
+    monkeypatch.setattr(runner, "run_claims", fake_run_claims)
+    refused(capsys, ["prove", ""], "unknown claim ''")
+    refused(capsys, ["prove", "no-such-claim"], "unknown claim 'no-such-claim'")
+    assert seen == []                                 # refused before any work
+    code, _, err = run(capsys, "prove", "top1-lossy", "--jobs", 100000)
+    cores = len(os.sched_getaffinity(0))
+    assert code == 0 and seen == [(["top1-lossy"], cores)]
+    assert f"capped at the {cores} cores" in err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
+def test_scheduler_timeout_must_be_finite_and_positive(capsys, value):
+    refused(capsys, ["prove", "top1-lossy", "--scheduler", "tcp://127.0.0.1:1",
+                     f"--scheduler-timeout={value}"], "--scheduler-timeout", "finite")
+
+
+def test_certificate_dir_that_is_not_a_folder(monkeypatch, capsys, tmp_path):
+    import exactspec.claims.runner as runner
+
+    monkeypatch.setattr(runner, "run_claims", lambda *a, **k: pytest.fail("ran the claims"))
+    refused(capsys, ["prove", "top1-lossy", "--certificate-dir", "/dev/null"],
+            "/dev/null", "not a folder")
+    refused(capsys, ["prove", "top1-lossy", "--certificate-dir", "/dev/null/sub"],
+            "/dev/null/sub", "cannot create")
+
+
+@pytest.mark.parametrize("call", ["os._exit(0)", "sys.exit(0)", "os._exit(3)"])
+def test_user_code_that_ends_the_process_is_refused(tmp_path, call):
+    """os._exit in user code used to end the command with exit 0 and an empty stdout under
+    --json; now it is refused in one line, exit 2 (in a subprocess: the test's own process
+    must survive a trap that fails)."""
+    rule = user_file(tmp_path, "exiter", f"import os, sys\ndef rule(s, p, q):\n    {call}\n")
+    done = subprocess.run([sys.executable, "-m", "exactspec", "verify", rule, *PQ, "--json"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and done.stdout == "", done
+    assert len(lines) == 1 and call.split("(")[0] in lines[0] and "exiter.py" in lines[0]
+
+
+def test_last_arrival_race_over_24_tokens_refused_up_front(tmp_path, capsys):
+    """A race whose outcome is the last arrival over 24 tokens of distinct weights: about
+    2^23 inclusion-exclusion subsets per token before; now the distinct subset sums are
+    estimated and the race refused in one line."""
+    import random
+
+    rng = random.Random(4)
+    weights = [rng.randint(1, 1000) for _ in range(24)]
+    total = sum(weights)
+    p = ",".join(f"{w}/{total}" for w in weights)
+    q = ",".join(["1/24"] * 24)
+    rule = user_file(tmp_path, "last", "def rule(s, p, q):\n"
+                     "    E = s.exponentials(len(p))\n"
+                     "    return list(p.labels)[(p / E).argmin()]\n")
+    refused(capsys, ["verify", rule, "--p", p, "--q", q], "24 tokens", "226,920",
+            "100,000")
+    code, out, _ = run(capsys, "verify", rule, "--p", q, "--q", q, "--json")
+    assert code == 0 and json.loads(out)["lossless"] is True    # equal weights: 24 sums
+
+
+def test_last_arrival_law_by_subset_sums_equals_the_enumeration():
+    """The grouped inclusion-exclusion against the plain one over every subset, and both
+    against the closed form for two tokens, w_j / ... : P(last = 0) = w_1 / (w_0 + w_1)."""
+    import random
+
+    from exactspec.engine.races import last_arrival_law
+
+    def by_subsets(weights):
+        out = []
+        for j, wj in enumerate(weights):
+            others = weights[:j] + weights[j + 1:]
+            out.append(sum(((-1) ** len(a) * wj / (wj + sum(a, Fraction(0)))
+                            for size in range(len(others) + 1)
+                            for a in itertools.combinations(others, size)), Fraction(0)))
+        return out
+
+    rng = random.Random(7)
+    for _ in range(30):
+        n = rng.randint(2, 7)
+        weights = [Fraction(rng.randint(1, 9), rng.randint(1, 4)) for _ in range(n)]
+        law = last_arrival_law(weights)
+        assert law == by_subsets(weights) and sum(law) == 1
+    assert last_arrival_law([Fraction(1), Fraction(3)]) == [Fraction(3, 4), Fraction(1, 4)]

@@ -717,3 +717,114 @@ def test_a_small_call_does_not_load_numba_and_a_large_one_does():
                          timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False", "True"]
+
+
+# -- rows at any scale, and k without bound ---------------------------------------------------
+SCALES = [1e-300, 1e-200, 2.0 ** -1000, 1.0, 1e200, 1e300]
+
+
+@pytest.mark.usefixtures("path")
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_optimum_of_rows_at_extreme_scales_equals_the_exact_optimum(k):
+    """``p * 1e-300`` against ``q * 1e300`` (and every other pair of scales): the rows are
+    rescaled by powers of two before ``q/p``, so the optimum is that of the same rows
+    converted exactly, never ``alpha* = 1`` with ``a* = p`` or a NumPy error."""
+    rng = np.random.default_rng(99)
+    p0, q0 = rng.random(25), rng.random(25)
+    p0[3], q0[7] = 0.0, 0.0
+    for sp in SCALES:
+        for sq in SCALES:
+            p, q = p0 * sp, q0 * sq
+            P, Q = exact_pair(p, q)
+            assert_optimum_matches(optimum_sorted(p, q, k), 0, P, Q, k)
+            assert_optimum_matches(optimum_bucketed(p, q, k), 0, P, Q, k)
+    # the failing cases of before, by their exact values: not 1
+    ex = optimum_exact(*exact_pair(p0, q0), k)
+    assert ex.alpha_star < 1
+    for sp, sq in ((1e-300, 1e300), (1e300, 1e-300)):
+        assert agrees(alpha_star(p0 * sp, q0 * sq, k), ex.alpha_star, ALPHA_STAR_ATOL)
+
+
+def test_rows_whose_sum_overflows_or_is_subnormal():
+    """A row of finite entries whose float sum overflows is rescaled, not called infinite; a
+    subnormal row is rescaled exactly; an all-zero row is refused in one line."""
+    p = np.array([1e308, 1e308, 5e307])
+    q = np.array([1.0, 2.0, 3.0])
+    P, Q = exact_pair(p / 4, q)                          # the same row, exactly, / 4
+    assert_optimum_matches(optimum_bucketed(p, q, 2), 0, P, Q, 2)
+    tiny = np.array([3.0, 1.0, 0.0]) * 2.0 ** -1070    # subnormal entries, exact multiples
+    P, Q = exact_pair(np.array([3.0, 1.0, 0.0]), q)
+    assert_optimum_matches(optimum_sorted(tiny, q, 3), 0, P, Q, 3)
+    with pytest.raises(InvalidInput, match="sums to 0"):
+        optimum_bucketed(np.zeros(3), q, 2)
+    with pytest.raises(NotExact, match="not a finite number"):
+        optimum_bucketed(np.array([np.inf, 1.0, 1.0]), q, 2)
+
+
+def test_normalize_false_reads_the_sum_of_the_row_as_given():
+    """A row at 2^-1001 rescales to sum 1 inside; without --normalize it is still refused by
+    its own sum."""
+    with pytest.raises(InvalidInput, match="e-30"):
+        optimal_float(np.array([2.0 ** -1001] * 2), np.array([0.5, 0.5]), 1, normalize=False)
+    assert optimal_float(np.array([2.0 ** -1001] * 2), np.array([0.5, 0.5]), 1)[
+        "alpha_star_float"] == 1.0
+
+
+def test_k_of_a_billion_finishes_or_is_refused_up_front():
+    """k = 10^9: the optimum (g_k increments in closed form), RRS's acceptance (the residual
+    stops changing, its factor raised to the drafts left) finish at once; the listing of the
+    factors and sampling are refused with their estimates."""
+    from exactspec.core.errors import TooLarge
+    from exactspec.numpy_backend._arrays import g_increment
+
+    p, q = np.array([0.5, 0.5]), np.array([0.25, 0.75])
+    # exactly: TV(p, q) = 1/4, then r_1 = (1, 0) and TV = 3/4 for every later draft, so RRS
+    # accepts with probability 1 - (1/4)(3/4)^(k-1) -> 1 (and the exact recursion agrees)
+    assert float(rrs_acceptance(p, q, 10**9)[0]) == 1.0
+    closed = 1 - F(1, 4) * F(3, 4) ** 39
+    assert closed == 1 - tiny_rrs_rejection(*exact_pair(p, q), 40)
+    assert agrees(rrs_acceptance(p, q, 40)[0], closed, RRS_ATOL)
+    assert float(optimum_bucketed(p, q, 10**9).alpha_star[0]) == 1.0
+    assert verify_float("rrs", p, q, 10**9)["acceptance_float"] == 1.0
+    assert optimal_float(p, q, 10**9)["alpha_star_float"] == 1.0
+    with pytest.raises(TooLarge, match="1,000,000,000 numbers"):
+        rrs_rejection_factors(p, q, 10**9)
+    with pytest.raises(TooLarge, match="draft tokens"):
+        simulate_float("rrs", p, q, 10**9, n=100)
+    # residuals that keep changing: refused once past the budget, with the estimate
+    rng = np.random.default_rng(0)
+    with pytest.raises(TooLarge, match="row-token steps"):
+        rrs_acceptance(rng.random(3000), rng.random(3000), 10**9)
+    # the closed form of the increments against Horner's scheme, past k = 64
+    before, step = np.array([0.0, 0.1, 0.5, 0.999]), np.array([1e-12, 0.2, 0.3, 0.001])
+    for k in (65, 200):
+        exact = [(1 - F(b)) ** k - (1 - F(b) - F(s)) ** k for b, s in zip(before, step)]
+        for got, want in zip(g_increment(k, before, step), exact):
+            assert agrees(got, want, 1e-300, 1e-12)
+
+
+@pytest.mark.slow
+def test_optimal_text_at_full_vocabulary_in_seconds(tmp_path):
+    """``exactspec optimal --backend numpy`` on one 152,064-token row prints its text in
+    seconds of CPU (the table once took minutes); CPU time, not wall time, so that a busy
+    machine does not fail it."""
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    rng = np.random.default_rng(0)
+    n = 152_064
+    p, q = rng.dirichlet(np.full(n, 0.1)), rng.dirichlet(np.full(n, 0.1))
+    (tmp_path / "p.json").write_text(json.dumps(p.tolist()))
+    (tmp_path / "q.json").write_text(json.dumps(q.tolist()))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-m", "exactspec", "optimal", "--backend", "numpy",
+                           "--p", f"@{tmp_path / 'p.json'}", "--q", f"@{tmp_path / 'q.json'}",
+                           "--k", "4"], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parent.parent)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert done.returncode == 0 and "alpha_star_float" in done.stdout, done.stderr
+    assert f"{{... {n} tokens}}" in done.stdout
+    assert cpu < 10, cpu

@@ -363,3 +363,139 @@ def test_the_package_works_without_dask():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "pip install 'exactspec[sweep]'" in out.stderr
+
+
+# -- dumps that lie about their size, and budgets of the sweep ---------------------------------
+def _npy_bytes(shape, data=b"\0" * 64, descr="<f4"):
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False,
+                                               "shape": shape})
+    return buf.getvalue() + data
+
+
+def _safetensors_bytes(header, data=b"\0" * 64):
+    text = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def _forged_dumps(tmp_path):
+    """``(path, words)``: each forged file and the words its one-line refusal must hold."""
+    import zipfile
+
+    huge = (100_000, 10_000)                             # 4 GB of float32 over 64 bytes
+    ok = {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 64]}
+    cases = []
+    npz = tmp_path / "lie.npz"
+    with zipfile.ZipFile(npz, "w") as zf:
+        for name in ("target", "draft"):
+            zf.writestr(f"{name}.npy", _npy_bytes(huge))
+    cases.append((npz, ["lie.npz", "'target'", "4,000,000,000 bytes", "holds 64"]))
+    folder = tmp_path / "lie_npy"
+    folder.mkdir()
+    for name in ("target", "draft"):
+        (folder / f"{name}.npy").write_bytes(_npy_bytes(huge))
+    cases.append((folder, ["draft.npy", "4,000,000,000 bytes"]))
+    forged = {
+        "offsets.safetensors": ({"target": {"dtype": "F32", "shape": list(huge),
+                                            "data_offsets": [0, 4 * 10**9]}, "draft": ok},
+                                ["'target'", "data_offsets", "4,000,000,000"]),
+        "shape.safetensors": ({"target": {"dtype": "F32", "shape": list(huge),
+                                          "data_offsets": [0, 64]}, "draft": ok},
+                              ["'target'", "4,000,000,000 bytes"]),
+        "strings.safetensors": ({"target": {"dtype": "F32", "shape": [4, 4],
+                                            "data_offsets": ["0", "64"]}, "draft": ok},
+                                ["'target'", "data_offsets"]),
+        "list.safetensors": ([1, 2, 3], ["header is a JSON list"]),
+        "negative.safetensors": ({"target": {"dtype": "F32", "shape": [-4, 4],
+                                             "data_offsets": [0, 64]}, "draft": ok},
+                                 ["'target'", "'shape'", "[-4, 4]"]),
+        "deep.safetensors": (b"[" * 100_000 + b"]" * 100_000, ["nests too deeply"]),
+        "entry.safetensors": ({"target": [1], "draft": ok}, ["'target'", "JSON list"]),
+        "dtype.safetensors": ({"target": {"dtype": 7, "shape": [4, 4],
+                                          "data_offsets": [0, 64]}, "draft": ok},
+                              ["'target'", "'dtype'"]),
+    }
+    for name, (header, words) in forged.items():
+        (tmp_path / name).write_bytes(_safetensors_bytes(header))
+        cases.append((tmp_path / name, [name] + words))
+    (tmp_path / "head.safetensors").write_bytes(struct.pack("<Q", 10**7) + b"{}")
+    cases.append((tmp_path / "head.safetensors", ["header of 10,000,000 bytes"]))
+    import zarr
+
+    group = zarr.open_group(str(tmp_path / "lie.zarr"), mode="w")
+    for name in ("target", "draft"):
+        group.create_array(name, shape=(10**6, 10**5), chunks=(1000, 10**5), dtype="f4")
+    cases.append((tmp_path / "lie.zarr", ["lie.zarr", "1,000 chunks", "holds 0"]))
+    wide = tmp_path / "wide.safetensors"
+    wide.write_bytes(_safetensors_bytes({"target": {"dtype": "F32", "shape": [0, 2**26],
+                                                    "data_offsets": [0, 0]}, "draft": ok}))
+    cases.append((wide, ["one row", "over the budget"]))
+    return cases
+
+
+def test_forged_dump_headers_are_refused_before_reading(tmp_path, capsys):
+    """A header that declares more than the file holds, or that breaks the format, is
+    refused in one line naming the file and the field: no 4 GB allocation, no traceback, no
+    message blaming exactspec."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for path, words in _forged_dumps(tmp_path):
+        code, err = _error(capsys, ["sweep", str(path), "--k", "2"])
+        assert code == 2 and len(err.splitlines()) == 1, (path, err)
+        assert "exactspec" not in err.replace(str(tmp_path), ""), err
+        for word in words:
+            assert word in err, (path, word, err)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 500, grown_mb                      # nothing of the declared 4 GB
+
+
+def test_sweep_k_and_gamma_budgets(tmp_path, capsys):
+    """--k of a billion and a list of 5,000 values are refused up front with the estimate;
+    --gamma 1e9 finishes (tokens per call by doubling, equal to the closed form)."""
+    from exactspec.sweep.figures import tokens_per_call
+
+    target, draft = logits_pair()
+    path = make_dump(tmp_path, "npz", target, draft)
+    code, err = _error(capsys, ["sweep", path, "--logits", "--k", "1000000000"])
+    assert code == 2 and "1,000,000,000" in err and "65,536" in err
+    code, err = _error(capsys, ["sweep", path, "--logits", "--k",
+                                ",".join(map(str, range(1, 5001)))])
+    assert code == 2 and "5,000 values" in err and "64" in err
+    code = main(["sweep", path, "--logits", "--k", "2", "--gamma", "1000000000", "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["gamma"] == 10**9
+    # doubling against the exact geometric sum (1 - a^(g+1)) / (1 - a), and g + 1 at a = 1
+    a = np.array([0.5, 0.75, 1.0])
+    for gamma in (64, 100, 1001):
+        for got, x in zip(tokens_per_call(a, gamma), a):
+            x = Fraction(float(x))
+            want = gamma + 1 if x == 1 else (1 - x ** (gamma + 1)) / (1 - x)
+            assert abs(Fraction(float(got)) - want) <= want * Fraction(1, 10**13)
+
+
+def test_a_port_that_accepts_and_never_answers_is_refused_within_the_timeout(tmp_path):
+    """A local socket that accepts and says nothing: sweep --scheduler gives up after
+    --scheduler-timeout, in one line (run in a subprocess with a hard limit of its own)."""
+    import socket
+    import time
+
+    target, draft = logits_pair()
+    path = make_dump(tmp_path, "npz", target, draft)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        port = server.getsockname()[1]
+        start = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "exactspec", "sweep", path, "--logits",
+                               "--scheduler", f"tcp://127.0.0.1:{port}",
+                               "--scheduler-timeout", "2"],
+                              capture_output=True, text=True, timeout=60)
+        spent = time.monotonic() - start
+    assert done.returncode == 2 and done.stdout == "", done
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "sent nothing within 2 s" in lines[0], done.stderr
+    assert spent < 40, spent

@@ -23,7 +23,7 @@ from ..core.dist import exact_str
 from ..engine.exact import estimate_paths
 from ..core.errors import InvalidInput, NotExact, TooLarge, Undecided
 from ..methods import METHODS, get_method
-from ..optimum.alpha_star import _pair, check_optimum, optimum, optimum_check_skips
+from ..optimum.alpha_star import _checks_and_skips, _pair, optimum
 
 __all__ = ["compare", "optimal_report", "exact_verification", "draft_law_optimum",
            "PLAIN_PATHS", "COMPARE_MAX_PATHS", "COMPARE_MAX_SECONDS", "COMPARE_MAX_PLAN",
@@ -283,6 +283,5 @@ def optimal_report(p, q, k: int) -> dict:
     out = opt.to_json()
     out["alpha_star_float"] = float(opt.alpha_star)
     out["labels"] = [str(lab) for lab in p.labels]
-    out["checks"] = check_optimum(p, q, k)
-    out["checks_skipped"] = optimum_check_skips(p, q, k)
+    out["checks"], out["checks_skipped"] = _checks_and_skips(p, q, k, opt)
     return out

@@ -21,7 +21,7 @@ from fractions import Fraction
 from .errors import TooLarge
 
 __all__ = ["MAX_EXACT_DIGITS", "MAX_FILE_BYTES", "MAX_EXPONENT", "power_bits", "check_power",
-           "digits_of_bits"]
+           "digits_of_bits", "sequence_count", "check_sequences"]
 
 MAX_EXACT_DIGITS = 10**6       # one exact number may have this many decimal digits
 MAX_FILE_BYTES = 64 * 2**20    # a distribution file is read up to 64 MiB
@@ -50,3 +50,50 @@ def check_power(x, k: int, what: str) -> None:
         raise TooLarge(f"{what}: ({x})**{k} has about {digits:,} digits exactly, over the budget "
                        f"of {MAX_EXACT_DIGITS:,} digits: use --backend numpy (float64 estimates) "
                        "or a smaller k", estimate=digits, budget=MAX_EXACT_DIGITS)
+
+
+def sequence_count(vocab: int, m: int, gamma: int = 0) -> int:
+    """About how many token sequences an exact proof of the first ``m`` tokens of a
+    multi-position rule lists: ``vocab^max(m, gamma)`` (the target's joint law of ``m``
+    tokens has ``vocab^m`` entries, and one call drafts ``gamma`` tokens of ``vocab`` each).
+    Capped at ``2^64 + 1`` so that a huge ``m`` costs nothing to estimate.
+
+    >>> sequence_count(2, 10), sequence_count(3, 2, gamma=4), sequence_count(2, 10**9) > 2**64
+    (1024, 81, True)
+    """
+    length = max(int(m), int(gamma or 0))
+    if vocab <= 1:
+        return 1
+    if length * math.log2(vocab) > 64:
+        return 2**64 + 1
+    return vocab ** length
+
+
+def check_sequences(vocab: int, m: int, gamma: int = 0, max_paths: int | None = 10**7,
+                    what: str = "--tokens") -> None:
+    """Refuse, before any work, a multi-position proof whose sequences (see
+    :func:`sequence_count`) exceed ``max_paths`` (``None``: no budget).
+
+    >>> check_sequences(2, 40, max_paths=10**7)
+    Traceback (most recent call last):
+    ...
+    exactspec.core.errors.TooLarge: --tokens 40: about 1,099,511,627,776 token sequences (2 tokens, m = 40, gamma = 0), over the budget of 10,000,000 paths: use a smaller m, gamma or vocabulary, or --max-paths N to insist
+    >>> check_sequences(2, 10**6, max_paths=10**7)
+    Traceback (most recent call last):
+    ...
+    exactspec.core.errors.TooLarge: --tokens 1000000: about 2^1,000,000 token sequences (2 tokens, m = 1000000, gamma = 0), over the budget of 10,000,000 paths: use a smaller m, gamma or vocabulary, or --max-paths N to insist
+    """
+    if max_paths is None:
+        return
+    count = sequence_count(vocab, m, gamma)
+    if count <= max_paths:
+        return
+    length = max(int(m), int(gamma or 0))
+    if count > 2**64:
+        text = f"{vocab}^{length:,}" if vocab > 2 else f"2^{length:,}"
+    else:
+        text = f"{count:,}"
+    raise TooLarge(f"{what} {m}: about {text} token sequences ({vocab} tokens, m = {m}, gamma = "
+                   f"{gamma or 0}), over the budget of {max_paths:,} paths: use a smaller m, "
+                   "gamma or vocabulary, or --max-paths N to insist", estimate=count,
+                   budget=max_paths)

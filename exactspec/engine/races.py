@@ -374,15 +374,54 @@ def first_arrival_law(weights: list) -> list:
     return [w / total if w > 0 else 0 * w for w in weights]
 
 
+#: Most terms the last-arrival law of one race on fresh noise may take (per token: the
+#: distinct subset sums of the other weights, at most ``2^(n-1)``).
+MAX_LAST_ARRIVAL_TERMS = 10**5
+
+
 def last_arrival_law(weights: list) -> list:
     """``P(argmax_v E_v / w_v = j)`` for fresh noise, by inclusion-exclusion; a token of
-    weight 0 arrives at infinity and is last for sure (the lowest such index)."""
+    weight 0 arrives at infinity and is last for sure (the lowest such index).
+
+    For rational weights the subsets are grouped by their sum (a signed count per distinct
+    sum of the other weights), so equal or small integer weights cost little; the number of
+    terms is estimated first (``n`` times the fewer of ``2^(n-1)`` and the distinct sums the
+    weights' common denominator allows) and refused above :data:`MAX_LAST_ARRIVAL_TERMS`.
+
+    >>> last_arrival_law([Fraction(1), Fraction(1), Fraction(2)])
+    [Fraction(5, 12), Fraction(5, 12), Fraction(1, 6)]
+    """
     zeros = [i for i, w in enumerate(weights) if not w > 0]
     if zeros:
         return [1 if i == zeros[0] else 0 for i in range(len(weights))]
+    n = len(weights)
+    rational = all(isinstance(w, (int, Fraction)) for w in weights)
+    states = 2 ** (n - 1) if n < 200 else 2**200
+    if rational:
+        denominator = math.lcm(*(Fraction(w).denominator for w in weights))
+        span = sum(int(Fraction(w) * denominator) for w in weights) + 1
+        states = min(states, span)
+    if n * states > MAX_LAST_ARRIVAL_TERMS:
+        raise TooLarge(f"the last arrival of a race over {n} tokens: about {n * states:,} "
+                       "inclusion-exclusion terms (subset sums of the other weights), over the "
+                       f"budget of {MAX_LAST_ARRIVAL_TERMS:,} (use fewer tokens, or the first "
+                       "arrival: argmax of w / E)", estimate=n * states,
+                       budget=MAX_LAST_ARRIVAL_TERMS)
     out = []
     for j, wj in enumerate(weights):
         others = [w for i, w in enumerate(weights) if i != j]
+        if rational:                                     # weights times their denominator
+            scaled = [int(Fraction(w) * denominator) for w in others]
+            own = int(Fraction(wj) * denominator)
+            signed = {0: 1}                              # subset sum -> sum of (-1)^|A|
+            for w in scaled:
+                step = dict(signed)
+                for total, count in signed.items():
+                    step[total + w] = step.get(total + w, 0) - count
+                signed = {t: c for t, c in step.items() if c}
+            out.append(sum((Fraction(c * own, own + t) for t, c in signed.items()),
+                           Fraction(0)))
+            continue
         total = 0 * wj
         for size in range(len(others) + 1):
             for subset in itertools.combinations(others, size):

@@ -80,17 +80,35 @@ def as_rows(x: Any, name: str = "p", xp: Any = None):
     return arr, was_1d
 
 
+#: Rows whose sums lie outside ``[2^-32, 2^32]`` are rescaled by a power of two (exact).
+_SCALE_LIMIT = 2.0 ** 32
+
+
 def _rows_and_sums(x: Any, name: str = "p", xp: Any = None):
-    """:func:`as_rows`, and the sums of the rows (shape ``(batch,)``)."""
+    """:func:`as_rows`, and the sums of the rows (shape ``(batch,)``).
+
+    A row whose sum is far from 1 (outside ``[2^-32, 2^32]``, an overflowing sum included) is
+    multiplied by a power of two that brings its largest entry into ``[1/2, 1)``: exact, except
+    for entries that fall below ``2^-1022`` of that largest one, which then lose low bits (an
+    absolute change under ``2^-1074`` of the row's largest entry).  The routines divide rows by
+    their sums, so nothing else changes; ratios ``q/p`` between two rows given at very
+    different scales (``p * 1e-300`` against ``q * 1e300``) stay finite.
+
+    >>> rows, _, sums = _rows_and_sums(np.array([3 * 2.0 ** -1000, 2.0 ** -1000]))
+    >>> rows.tolist(), sums.tolist()
+    ([[0.75, 0.25]], [1.0])
+    """
     xp = namespace(xp)
     if xp is np and type(x) is np.ndarray and x.dtype == np.float64 and x.ndim in (1, 2) \
             and x.size:                                  # the common case, without wrappers
         arr = x.reshape(1, -1) if x.ndim == 1 else x
-        sums = np.add.reduce(arr, axis=-1)               # inf or nan here iff in the row
-        if not np.isfinite(sums).all():
+        with np.errstate(over="ignore"):
+            sums = np.add.reduce(arr, axis=-1)           # inf or nan here iff in the row,
+        if not np.isfinite(sums).all() and not np.isfinite(arr).all():  # or an overflow
             raise NotExact(f"{name} holds a value that is not a finite number")
         if np.minimum.reduce(arr, axis=None) < 0:
             raise InvalidInput(f"{name} holds a negative value")
+        arr, sums = _rescaled(arr, sums)
         if (sums <= 0).any():
             raise InvalidInput(f"{name} has a row that sums to 0: nothing to normalize")
         return arr, x.ndim == 1, sums
@@ -107,14 +125,37 @@ def _rows_and_sums(x: Any, name: str = "p", xp: Any = None):
         raise InvalidInput(f"{name} is empty: a distribution needs at least one token")
     if arr.shape[0] == 0:
         raise InvalidInput(f"{name} has no rows")
-    sums = xp.sum(arr, axis=-1)                           # inf or nan here iff in the row
-    if not bool(xp.all(xp.isfinite(sums))):
-        raise NotExact(f"{name} holds a value that is not a finite number")
+    with np.errstate(over="ignore"):
+        sums = xp.sum(arr, axis=-1)                       # inf or nan here iff in the row,
+    if not bool(xp.all(xp.isfinite(sums))) and not bool(xp.all(xp.isfinite(arr))):
+        raise NotExact(f"{name} holds a value that is not a finite number")  # or an overflow
     if bool(xp.min(arr) < 0):
         raise InvalidInput(f"{name} holds a negative value")
+    if xp is np:
+        arr, sums = _rescaled(arr, sums)
+    elif not bool(xp.all((sums >= 1 / _SCALE_LIMIT) & (sums <= _SCALE_LIMIT))):
+        raise InvalidInput(f"{name} has a row whose sum is outside [2^-32, 2^32]: "  # pragma: no cover
+                           "normalise it first (or pass a NumPy array)")
     if bool(xp.any(sums <= 0)):
         raise InvalidInput(f"{name} has a row that sums to 0: nothing to normalize")
     return arr, was_1d, sums
+
+
+def _rescaled(arr, sums):
+    """Rows whose sums lie outside ``[2^-32, 2^32]`` (or overflow) times a power of two that
+    brings their largest entry into ``[1/2, 1)``, and the new sums (NumPy arrays)."""
+    far = ~((sums >= 1 / _SCALE_LIMIT) & (sums <= _SCALE_LIMIT))
+    if not far.any():
+        return arr, sums
+    arr = np.array(arr, dtype=np.float64)                # a copy: the caller's rows stay
+    rows = far.nonzero()[0]
+    top = np.maximum.reduce(arr[rows], axis=-1)
+    _, exponent = np.frexp(top)                          # top = m 2^e with m in [1/2, 1)
+    exponent[top == 0] = 0                               # an all-zero row stays (refused)
+    arr[rows] = np.ldexp(arr[rows], -exponent[:, None])
+    sums = np.array(sums, dtype=np.float64)
+    sums[rows] = np.add.reduce(arr[rows], axis=-1)
+    return arr, sums
 
 
 def normalized(x, xp: Any = None):
@@ -412,14 +453,25 @@ def g_float(k: int, x, xp: Any = None):
     return 1.0 - _power(xp.maximum(1.0 - x, 0.0), k)
 
 
+#: Up to this many drafts :func:`g_increment` runs Horner's scheme (``k`` steps).
+_HORNER_MAX_K = 64
+
+
 def g_increment(k: int, before, step, xp: Any = None):
     """``g_k(before + step) - g_k(before)`` to a few ulps *relative*, even for tiny ``step``.
 
     With ``a = 1 - before`` and ``b = a - step`` it is ``a^k - b^k = step * sum_i a^i
-    b^(k-1-i)``, so nothing cancels (Horner's scheme over ``k`` terms).
+    b^(k-1-i)``, so nothing cancels (Horner's scheme over ``k`` terms).  Above
+    :data:`_HORNER_MAX_K` drafts it is ``a^k (1 - (b/a)^k) = -a^k expm1(k log1p(-step/a))``
+    instead (NumPy), nothing cancelling either and a few operations whatever ``k``.
     """
     xp = namespace(xp)
     a = xp.maximum(1.0 - before, 0.0)
+    if k > _HORNER_MAX_K and xp is np:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.minimum(np.where(a > 0, step / np.where(a > 0, a, 1.0), 1.0), 1.0)
+            rest = -np.expm1(k * np.log1p(-ratio))           # 1 - (b/a)^k, b/a = 1 - ratio
+        return _power(a, k) * rest
     b = xp.maximum(a - step, 0.0)
     total = xp.ones_like(a)
     b_power = xp.ones_like(a)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._arrays import namespace, normalized
+import numpy as np
+
+from ._arrays import _power, namespace, normalized
 from .optimum import _check_k, _pair_rows
 
 __all__ = ["one_draft_acceptance", "rrs_acceptance", "rrs_rejection", "rrs_rejection_factors",
@@ -42,27 +44,70 @@ def one_draft_acceptance(p, q, xp: Any = None):
     return xp.sum(xp.minimum(normalized(P, xp), normalized(Q, xp)), axis=-1)
 
 
+#: Largest ``k |V| batch`` (row passes times tokens) the RRS recursion takes before the
+#: residuals stop changing; past it a call is refused with that estimate.
+MAX_RRS_WORK = 10**8
+#: Largest ``k batch`` that :func:`rrs_rejection_factors` writes out.
+MAX_RRS_FACTORS = 10**7
+
+
+def _rrs_steps(p, q, k: int, xp):
+    """The RRS recursion as ``(factors, repeat)`` steps: ``factors`` (shape ``(batch,)``)
+    holds for ``repeat`` drafts in a row.  Once every row's residual stops changing (a
+    residual on the tokens where ``q = 0``, a single token, or one that is used up: factor 0),
+    the factor stays the same for the drafts left, so the steps end after at most a few
+    passes per token rather than ``k``; work past :data:`MAX_RRS_WORK` before that is
+    refused."""
+    from ..core.errors import TooLarge
+
+    P, Q, _ = _pair_rows(p, q, xp)
+    Q = normalized(Q, xp)
+    r = normalized(P, xp)
+    alive = xp.ones(r.shape[:-1], dtype=xp.bool)
+    done = 0
+    size = r.shape[0] * r.shape[-1]
+    while done < k:                                       # a loop over k only
+        if done * size > MAX_RRS_WORK:
+            raise TooLarge(f"RRS at k = {k:,}: about {k * size:,} row-token steps "
+                           f"({k:,} drafts x {r.shape[-1]:,} tokens x {r.shape[0]:,} rows), "
+                           f"over the budget of {MAX_RRS_WORK:,}, and the residuals still "
+                           "change: use a smaller k", estimate=k * size, budget=MAX_RRS_WORK)
+        d = xp.maximum(r - Q, 0.0)
+        tv = xp.sum(d, axis=-1)
+        tv = xp.where(alive, tv, 0.0)
+        alive = alive & (tv > 0)
+        r_next = d / xp.where(tv > 0, tv, 1.0)[..., None]
+        done += 1
+        if xp is np and not np.any(np.abs(r_next[alive] - r[alive]) > 4 * 2.0 ** -53):
+            yield tv, 1                                   # the residual stays: so does tv
+            if done < k:
+                yield xp.where(alive, tv, 0.0), k - done
+            return
+        yield tv, 1
+        r = r_next
+
+
 def rrs_rejection_factors(p, q, k: int, xp: Any = None):
     """``TV(r_{i-1}, q)`` for ``i = 1..k``, shape ``(batch, k)``: the chance that RRS rejects
     draft ``i`` given that it rejected the earlier ones.
 
     ``r_0 = p``, ``r_i = norm((r_{i-1} - q)_+)``.  A step with ``TV = 0`` accepts surely; the
-    factors after it are reported as 0 (the residual is never formed).
+    factors after it are reported as 0 (the residual is never formed).  Once the residuals
+    stop changing the last factor repeats (no more passes over the rows); more than
+    :data:`MAX_RRS_FACTORS` factors in all are refused.
     """
+    from ..core.errors import TooLarge
+
     xp = namespace(xp)
     k = _check_k(k)
-    P, Q, _ = _pair_rows(p, q, xp)
-    Q = normalized(Q, xp)
-    r = normalized(P, xp)
+    batch = _pair_rows(p, q, xp)[0].shape[0]
+    if k * batch > MAX_RRS_FACTORS:
+        raise TooLarge(f"RRS rejection factors at k = {k:,}: {k * batch:,} numbers, over the "
+                       f"budget of {MAX_RRS_FACTORS:,}: use a smaller k (the acceptance alone "
+                       "takes any k)", estimate=k * batch, budget=MAX_RRS_FACTORS)
     factors = []
-    alive = xp.ones(r.shape[:-1], dtype=xp.bool)
-    for _ in range(k):                                    # a loop over k only
-        d = xp.maximum(r - Q, 0.0)
-        tv = xp.sum(d, axis=-1)
-        tv = xp.where(alive, tv, 0.0)
-        factors.append(tv)
-        alive = alive & (tv > 0)
-        r = d / xp.where(tv > 0, tv, 1.0)[..., None]
+    for tv, repeat in _rrs_steps(p, q, k, xp):
+        factors.extend([tv] * repeat)
     return xp.stack(factors, axis=-1)
 
 
@@ -71,10 +116,18 @@ def rrs_rejection(p, q, k: int, xp: Any = None):
 
     Within ``1e-13`` absolute of the exact product on the same inputs: each factor is a sum
     of positive parts (no cancellation in the sum), and an error ``d`` in ``r_{i-1}``
-    changes ``TV(r_{i-1}, q)`` by at most ``|d|_1``.
+    changes ``TV(r_{i-1}, q)`` by at most ``|d|_1``.  A factor that repeats for the drafts
+    left is raised to that power (any ``k``).
     """
     xp = namespace(xp)
-    return xp.prod(rrs_rejection_factors(p, q, k, xp), axis=-1)
+    k = _check_k(k)
+    product = None
+    for tv, repeat in _rrs_steps(p, q, k, xp):
+        term = tv if repeat == 1 else _power(tv, repeat)
+        product = term if product is None else product * term
+        if xp is np and not product.any():               # 0 stays 0: every row is done
+            break
+    return product
 
 
 def rrs_acceptance(p, q, k: int, xp: Any = None):

@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from ..core.errors import InvalidInput
-from ._arrays import as_labels, as_rows
+from ..core.errors import InvalidInput, TooLarge
+from ._arrays import _values, as_labels, as_rows
 from .acceptance import (ONE_DRAFT_ATOL, RRS_ATOL, one_draft_acceptance, rrs_acceptance,
                          rrs_rejection_factors)
 from .optimum import (A_STAR_ATOL, A_STAR_RTOL, ALPHA_STAR_ATOL, _check_k, optimum_bucketed,
@@ -39,6 +39,10 @@ VERIFY_METHODS = {
 }
 
 
+#: ``verify --backend numpy rrs`` lists RRS's rejection factors up to this ``k``.
+_LISTED_FACTORS = 10_000
+
+
 def _instance(p, q, normalize: bool):
     P, _ = as_rows(p, "p")
     Q, _ = as_rows(q, "q")
@@ -46,9 +50,9 @@ def _instance(p, q, normalize: bool):
         raise InvalidInput("p and q must be single distributions (one row each) here")
     if P.shape[1] != Q.shape[1]:
         raise InvalidInput(f"q has {Q.shape[1]} entries but p has {P.shape[1]}")
-    if not normalize:
-        for name, row in (("p", P[0]), ("q", Q[0])):
-            total = math.fsum(row.tolist())
+    if not normalize:                                    # the rows as given (as_rows may
+        for name, row in (("p", p), ("q", q)):           # have rescaled them)
+            total = math.fsum(np.asarray(_values(row), dtype=np.float64).ravel().tolist())
             if abs(total - 1) > 1e-9:
                 raise InvalidInput(f"{name} sums to {total!r}, not 1 (use --normalize to "
                                    "rescale)")
@@ -77,11 +81,15 @@ def optimal_float(p, q, k: int, *, normalize: bool = True, method: str = "bucket
     else:
         raise InvalidInput(f"method={method!r}: choose bucketed or sorted")
     out = _header("optimal", k, P.size)
+    try:                                                 # for comparison only: a k too large
+        rrs = float(rrs_acceptance(P, Q, k)[0])          # for the recursion is said, not fatal
+    except TooLarge as err:
+        rrs, out["rrs_acceptance_skipped"] = None, str(err)
     out.update({
         "method": opt.method,
         "alpha_star_float": float(opt.alpha_star[0]),
         "a_star_float": dict(zip(labels, opt.a_star[0].tolist())),
-        "rrs_acceptance_float": float(rrs_acceptance(P, Q, k)[0]),
+        "rrs_acceptance_float": rrs,
         "alpha_star_tolerance_float": ALPHA_STAR_ATOL,
         "a_star_atol_float": A_STAR_ATOL,
         "a_star_rtol_float": A_STAR_RTOL,
@@ -116,9 +124,12 @@ def verify_float(method, p, q, k: int = 1, *, normalize: bool = True,
         out["acceptance_float"] = float(one_draft_acceptance(P, Q)[0])
         out["tolerance_float"] = ONE_DRAFT_ATOL
     elif name == "rrs":
-        factors = rrs_rejection_factors(P, Q, k)[0]
-        out["acceptance_float"] = float(1.0 - np.prod(factors))
-        out["rejection_factors_float"] = factors.tolist()
+        if k <= _LISTED_FACTORS:
+            factors = rrs_rejection_factors(P, Q, k)[0]
+            out["acceptance_float"] = float(1.0 - np.prod(factors))
+            out["rejection_factors_float"] = factors.tolist()
+        else:                                            # the product alone, any k
+            out["acceptance_float"] = float(rrs_acceptance(P, Q, k)[0])
         out["tolerance_float"] = RRS_ATOL
     elif name == "naive":
         out["acceptance_float"] = 1.0

@@ -258,6 +258,10 @@ SAMPLERS = {
 }
 
 
+#: Largest number of draft tokens (samples times ``k``) one call of :func:`sample` draws.
+MAX_DRAFT_DRAWS = 5 * 10**7
+
+
 def sample(method: str, p, q, k: int, rng, n=None) -> Samples:
     """Draft and verify with ``method`` (``sps``, ``rrs`` or ``rrs-wor``).
 
@@ -277,6 +281,14 @@ def sample(method: str, p, q, k: int, rng, n=None) -> Samples:
     P, Q, one_row = _rows(p, q)
     if one_row and n is None:
         n = 1
+    draws = (n or 1) * (1 if one_row else P.shape[0]) * k
+    if draws > MAX_DRAFT_DRAWS:                          # the drafts are one (samples, k) array
+        from ..core.errors import TooLarge
+
+        raise TooLarge(f"{method} sampling at k = {k:,}: {draws:,} draft tokens "
+                       f"({draws * 8 / 2**30:,.1f} GiB), over the budget of "
+                       f"{MAX_DRAFT_DRAWS:,}: use fewer samples or a smaller k",
+                       estimate=draws, budget=MAX_DRAFT_DRAWS)
     drafts = draft(Q if not one_row else Q[0], k, rng, n=n)
     tokens, accepted = verify_kernel(P if not one_row else P[0], Q if not one_row else Q[0],
                                      drafts, rng)

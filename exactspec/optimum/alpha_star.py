@@ -838,10 +838,14 @@ def optimum_check_skips(p: Any, q: Any, k: int) -> dict:
     return skips
 
 
-def _checks_and_skips(p: Any, q: Any, k: int) -> tuple[dict, dict]:
+def _checks_and_skips(p: Any, q: Any, k: int, opt: Optimum | None = None
+                      ) -> tuple[dict, dict]:
+    """:func:`check_optimum` and :func:`optimum_check_skips` together, of ``opt`` when the
+    caller has computed the optimum already (it is not computed twice)."""
     p, q = _pair(p, q)
     k = _check_k(k)
-    opt = optimum(p, q, k)
+    if opt is None:
+        opt = optimum(p, q, k)
     a = opt.a_star
     checks: dict[str, bool | None] = {
         "closed_form": bool(

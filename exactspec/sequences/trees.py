@@ -699,6 +699,7 @@ def check_tree_size(pair, verifier, m: int, ctx, max_paths: int | None) -> None:
     ...
     exactspec.core.errors.TooLarge: tree spec: about 2,251,799,813,685,248 token sequences of length 51 (2 tokens of support, m = 51), over the budget of 1,000,000 paths: use a smaller gamma, m or vocabulary, or --max-paths N to insist
     """
+    from ..core.budget import check_sequences, sequence_count
     from ..core.errors import TooLarge
 
     drafted = getattr(verifier, "drafted", 0) or 0
@@ -709,8 +710,10 @@ def check_tree_size(pair, verifier, m: int, ctx, max_paths: int | None) -> None:
     if max_paths is None:
         return
     support = len(pair.target(ctx).support)
-    estimate = support ** m
+    estimate = sequence_count(support, m)               # capped: a huge m costs nothing
     if estimate > max_paths:
+        if estimate > 2**64:
+            check_sequences(support, m, 0, max_paths, what="tree spec: m =")
         raise TooLarge(f"tree spec: about {estimate:,} token sequences of length {m} ({support} "
                        f"tokens of support, m = {m}), over the budget of {max_paths:,} paths: use "
                        "a smaller gamma, m or vocabulary, or --max-paths N to insist",

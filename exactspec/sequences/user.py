@@ -413,6 +413,9 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         m = int(m)
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
         raise InvalidInput(f"m={m!r}: need a number of tokens >= 1")
+    from ..core.budget import check_sequences
+
+    check_sequences(len(pair.labels), m, verifier.gamma or 0, max_paths, what="m =")
     ctx = parse_context(spec.get("context", ""), pair.labels)
     arith = arith if arith is not None else spec.get("arith")
     grid = grid if grid is not None else spec.get("grid")

@@ -198,6 +198,41 @@ def open_dump(path, *, target: str = "target", draft: str = "draft") -> Dump:
                 has_position=has_position, infos=tuple(sorted(keep.items())))
 
 
+#: One row of a dump, widened to float64, may take at most this many bytes (a block of
+#: rows is the unit of memory; a row alone over it could not be swept within the budget).
+MAX_ROW_BYTES = 2**28
+
+
+def _check_declared(p, name: str, shape, dtype: str, available: int | None) -> None:
+    """Refuse, before reading, a declared shape that the file cannot hold (``available``:
+    the bytes there are for the data, None when unknown) or whose rows are over
+    :data:`MAX_ROW_BYTES`; one line naming the file and the field."""
+    from ..core.errors import TooLarge
+
+    if not isinstance(shape, tuple) or len(shape) > 8 or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise InvalidInput(f"dump {p}: array {name!r}: shape {str(shape)[:80]} is not a "
+                           "list of at most 8 non-negative integers")
+    if dtype not in _ITEMSIZE:
+        return                                           # refused by type in open_dump
+    items = 1
+    for d in shape:
+        items *= d
+    need = items * _ITEMSIZE[dtype]
+    if available is not None and need > available:
+        raise InvalidInput(f"dump {p}: array {name!r}: shape {shape} of {dtype} declares "
+                           f"{need:,} bytes but the file holds {max(available, 0):,}: the "
+                           "header does not match the data")
+    if len(shape) > 1:
+        row = 8
+        for d in shape[1:]:
+            row *= d
+        if row > MAX_ROW_BYTES:
+            raise TooLarge(f"dump {p}: array {name!r}: shape {shape}: one row is {row:,} bytes "
+                           f"as float64, over the budget of {MAX_ROW_BYTES:,}",
+                           estimate=row, budget=MAX_ROW_BYTES)
+
+
 def _dtype_name(dtype) -> str:
     dtype = np.dtype(dtype)
     if dtype.kind in "fiu":
@@ -231,13 +266,18 @@ def _npz_infos(p: Path) -> dict:
             with zf.open(member) as f:
                 try:
                     shape, dtype, fortran = _npy_header(f)
-                except ValueError as err:
+                except (ValueError, SyntaxError, zipfile.BadZipFile, OSError, EOFError) as err:
                     raise InvalidInput(f"dump {p}: member {member!r} is not an array "
-                                       f"({err})") from None
+                                       f"({_first_line(err)})") from None
                 if fortran and len(shape) > 1:
                     raise InvalidInput(f"dump {p}: array {member[:-4]!r} is stored in "
                                        "Fortran order; save it C-contiguous")
-                infos[member[:-4]] = _ArrayInfo(shape, dtype, offset=f.tell())
+                offset = f.tell()
+                # the zip's own record of the member's size (a compressed member that holds
+                # less than it says is caught as truncated when its rows are read)
+                _check_declared(p, member[:-4], shape, dtype,
+                                zf.getinfo(member).file_size - offset)
+                infos[member[:-4]] = _ArrayInfo(shape, dtype, offset=offset)
     return infos
 
 
@@ -247,32 +287,74 @@ def _npy_dir_infos(p: Path) -> dict:
         with open(file, "rb") as f:
             try:
                 shape, dtype, fortran = _npy_header(f)
-            except ValueError as err:
-                raise InvalidInput(f"dump {p}: {file.name} is not an array ({err})") from None
+            except (ValueError, SyntaxError, OSError, EOFError) as err:
+                raise InvalidInput(f"dump {p}: {file.name} is not an array "
+                                   f"({_first_line(err)})") from None
+            _check_declared(f"{p}/{file.name}", file.stem, shape, dtype,
+                            os.fstat(f.fileno()).st_size - f.tell())
         infos[file.stem] = _ArrayInfo(shape, dtype)
     return infos
 
 
 def _safetensors_infos(p: Path) -> dict:
+    """The tensors of a safetensors file from its header, each field checked against the
+    format and the file's size (one line naming the file and the field)."""
+    size = p.stat().st_size
     with open(p, "rb") as f:
         head = f.read(8)
         if len(head) != 8:
             raise InvalidInput(f"dump {p}: not a safetensors file (too short)")
         (n,) = struct.unpack("<Q", head)
-        if n > 100_000_000:
-            raise InvalidInput(f"dump {p}: not a safetensors file (header of {n} bytes)")
+        if n > min(100_000_000, size - 8):
+            raise InvalidInput(f"dump {p}: not a safetensors file (a header of {n:,} bytes in "
+                               f"a file of {size:,})")
         try:
             header = json.loads(f.read(n))
+        except RecursionError:
+            raise InvalidInput(f"dump {p}: the safetensors header nests too deeply") from None
         except (ValueError, UnicodeDecodeError) as err:
-            raise InvalidInput(f"dump {p}: not a safetensors file ({err})") from None
+            raise InvalidInput(f"dump {p}: not a safetensors file ({_first_line(err)})"
+                               ) from None
+    if not isinstance(header, dict):
+        raise InvalidInput(f"dump {p}: the safetensors header is a JSON "
+                           f"{type(header).__name__}, not an object of tensors")
+    data_bytes = size - 8 - n
     infos = {}
     for name, entry in header.items():
         if name == "__metadata__":
             continue
-        dtype = _SAFETENSORS_DTYPES.get(entry.get("dtype"), str(entry.get("dtype")).lower())
-        begin = int(entry["data_offsets"][0])
-        infos[name] = _ArrayInfo(tuple(entry["shape"]), dtype, offset=8 + n + begin)
+        where = f"dump {p}: tensor {name!r}"
+        if not isinstance(entry, dict):
+            raise InvalidInput(f"{where}: its entry is a JSON {type(entry).__name__}, not an "
+                               "object with dtype, shape and data_offsets")
+        raw_dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), \
+            entry.get("data_offsets")
+        if not isinstance(raw_dtype, str):
+            raise InvalidInput(f"{where}: field 'dtype' is {str(raw_dtype)[:40]!r}, not a "
+                               "type name such as F32")
+        if not isinstance(shape, list) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape) \
+                or len(shape) > 8:
+            raise InvalidInput(f"{where}: field 'shape' is {str(shape)[:60]}, not a list of "
+                               "at most 8 non-negative integers")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(
+                isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+                and 0 <= offsets[0] <= offsets[1]):
+            raise InvalidInput(f"{where}: field 'data_offsets' is {str(offsets)[:60]}, not "
+                               "[begin, end] with 0 <= begin <= end")
+        if offsets[1] > data_bytes:
+            raise InvalidInput(f"{where}: field 'data_offsets' ends at byte {offsets[1]:,} "
+                               f"but the file holds {data_bytes:,} bytes of data")
+        dtype = _SAFETENSORS_DTYPES.get(raw_dtype, raw_dtype.lower())
+        shape = tuple(shape)
+        _check_declared(p, name, shape, dtype, offsets[1] - offsets[0])
+        infos[name] = _ArrayInfo(shape, dtype, offset=8 + n + offsets[0])
     return infos
+
+
+def _first_line(err) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:200] if text else type(err).__name__
 
 
 def _zarr_infos(p: Path) -> dict:
@@ -286,8 +368,24 @@ def _zarr_infos(p: Path) -> dict:
     except Exception as err:  # noqa: BLE001 - zarr raises many kinds; one line for each
         raise InvalidInput(f"dump {p}: not a readable Zarr group ({err})") from None
     infos = {}
-    for name, arr in group.arrays():
+    try:
+        arrays = list(group.arrays())
+    except Exception as err:  # noqa: BLE001 - zarr raises many kinds; one line for each
+        raise InvalidInput(f"dump {p}: not a readable Zarr group ({_first_line(err)})") from None
+    for name, arr in arrays:
         dtype = _dtype_name(arr.dtype)
         chunks = getattr(arr, "chunks", None) or (0,)
-        infos[name] = _ArrayInfo(tuple(arr.shape), dtype, chunk_rows=int(chunks[0]))
+        shape = tuple(int(d) for d in arr.shape)
+        _check_declared(p, name, shape, dtype, None)
+        # chunks never written read as the fill value: a shape over chunks that are not
+        # there is a header that lies about the data, not rows to sweep
+        try:
+            stored, needed = int(arr.nchunks_initialized), int(arr.nchunks)
+        except Exception:  # noqa: BLE001 - a store that cannot count its chunks: read as is
+            stored = needed = 0
+        if stored < needed:
+            raise InvalidInput(f"dump {p}: array {name!r}: shape {shape} needs {needed:,} "
+                               f"chunks but the store holds {stored:,}: the metadata does not "
+                               "match the data")
+        infos[name] = _ArrayInfo(shape, dtype, chunk_rows=int(chunks[0]))
     return infos

@@ -144,6 +144,36 @@ def exact_task(dump: Dump, row: int, config: SweepConfig):
     return row, exact_figures(P[0], Q[0], list(config.ks), list(config.methods))
 
 
+def _probe(address: str, timeout: float) -> None:
+    """For a ``tcp://host:port`` address: connect and wait up to ``timeout`` seconds for the
+    first byte, which a Dask scheduler sends as soon as it accepts (its handshake).  A port
+    that accepts and never answers is refused here, in bounded time (the client's own
+    handshake would wait on it without end)."""
+    import socket
+
+    if not address.startswith("tcp://"):
+        return                                           # tls:// and others: the client's
+    host, _, port = address[len("tcp://"):].rstrip("/").rpartition(":")
+    host = host.strip("[]")
+    try:
+        port_number = int(port)
+    except ValueError:
+        raise InvalidInput(f"scheduler {address}: need tcp://host:port") from None
+    try:
+        with socket.create_connection((host, port_number), timeout=timeout) as conn:
+            conn.settimeout(timeout)
+            first = conn.recv(1)
+    except socket.timeout:
+        raise InvalidInput(f"scheduler {address}: accepted the connection but sent nothing "
+                           f"within {timeout:g} s (not a Dask scheduler?)") from None
+    except OSError as err:
+        raise InvalidInput(f"scheduler {address}: cannot connect within {timeout:g} s "
+                           f"({err.strerror or type(err).__name__})") from None
+    if not first:
+        raise InvalidInput(f"scheduler {address}: closed the connection without a word "
+                           "(not a Dask scheduler?)")
+
+
 def connect(address: str, timeout: float = 10.0):
     """A ``distributed.Client`` on the scheduler at ``address``, or one line of error."""
     _require_dask()
@@ -152,6 +182,7 @@ def connect(address: str, timeout: float = 10.0):
     except ImportError:
         raise InvalidInput("--scheduler needs dask.distributed: "
                            "pip install 'exactspec[sweep]'") from None
+    _probe(address, timeout)
     try:
         return Client(address, timeout=timeout)
     except (OSError, TimeoutError, ValueError) as err:
@@ -160,16 +191,43 @@ def connect(address: str, timeout: float = 10.0):
                            f"({msg})") from None
 
 
+#: A sweep takes at most this many values of ``k`` ...
+MAX_KS = 64
+#: ... each at most this large (RRS's recursion and K-SEQ's search cost about ``k`` passes
+#: over each row).
+MAX_K = 2**16
+
+
 def _parse_ks(ks) -> tuple:
+    """``--k``: distinct positive integers, at most :data:`MAX_KS` of them, each at most
+    :data:`MAX_K`; refused up front (the work per position grows with each)."""
+    from ..core.errors import TooLarge
+
     if isinstance(ks, str):
+        parts = [x for x in ks.split(",") if x.strip()]
+        if len(parts) > MAX_KS:
+            raise TooLarge(f"--k lists {len(parts):,} values, over the budget of {MAX_KS} "
+                           "(each is a pass over the whole dump)", estimate=len(parts),
+                           budget=MAX_KS)
+        if any(len(x.strip()) > 12 for x in parts):
+            raise TooLarge(f"--k {ks[:40]!r}: a value over the budget of k <= {MAX_K:,}",
+                           budget=MAX_K)
         try:
-            ks = [int(x) for x in ks.split(",") if x.strip()]
+            ks = [int(x) for x in parts]
         except ValueError:
-            raise InvalidInput(f"--k {ks!r}: need integers such as 1,2,4,8") from None
+            raise InvalidInput(f"--k {ks[:40]!r}: need integers such as 1,2,4,8") from None
     ks = tuple(int(k) for k in ks)
     if not ks or any(k < 1 for k in ks):
-        raise InvalidInput(f"k={list(ks)}: need one or more positive integers")
-    return tuple(dict.fromkeys(ks))
+        raise InvalidInput(f"k={list(ks)[:8]}: need one or more positive integers")
+    ks = tuple(dict.fromkeys(ks))
+    if len(ks) > MAX_KS:
+        raise TooLarge(f"--k lists {len(ks):,} values, over the budget of {MAX_KS} (each is a "
+                       "pass over the whole dump)", estimate=len(ks), budget=MAX_KS)
+    if max(ks) > MAX_K:
+        raise TooLarge(f"--k {max(ks):,}: about {max(ks):,} passes over each row for RRS and "
+                       f"K-SEQ, over the budget of k <= {MAX_K:,}: use a smaller k",
+                       estimate=max(ks), budget=MAX_K)
+    return ks
 
 
 def _parse_methods(methods) -> tuple:

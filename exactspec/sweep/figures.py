@@ -48,6 +48,10 @@ def column(method: str) -> str:
     return "acc_" + method.replace("-", "_")
 
 
+#: Chains shorter than this are summed term by term; longer ones by doubling.
+_LOOP_GAMMA = 64
+
+
 def tokens_per_call(a, gamma: int):
     """``(1 - a^(gamma+1)) / (1 - a)``: expected tokens per target call of a chain of
     ``gamma`` drafts accepted each with probability ``a`` (``gamma + 1`` at ``a = 1``).
@@ -58,9 +62,19 @@ def tokens_per_call(a, gamma: int):
     a = np.asarray(a, dtype=np.float64)
     total = np.zeros_like(a)
     power = np.ones_like(a)
-    for _ in range(gamma + 1):                           # 1 + a + ... + a^gamma
-        total += power
-        power = power * a
+    if gamma < _LOOP_GAMMA:
+        for _ in range(gamma + 1):                       # 1 + a + ... + a^gamma
+            total += power
+            power = power * a
+        return total
+    # long chains: by doubling, S(2n) = S(n) (1 + a^n) and S(n + 1) = S(n) + a^n, with
+    # S(n) = 1 + a + ... + a^(n-1) and power = a^n (a pass per bit of gamma + 1)
+    for bit in bin(gamma + 1)[2:]:
+        total *= 1.0 + power
+        power = power * power
+        if bit == "1":
+            total += power
+            power = power * a
     return total
 
 
