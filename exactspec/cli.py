@@ -449,7 +449,7 @@ def _verify_arith(args) -> int:
 
 def _read_exact_number(text, name, *, nonnegative=False):
     """An exact number: ``1/3``, ``1e-6`` (the decimal rational), ``2**-20``, ``-2**-20``
-    (the minus applies to the power, as in Python).  Decimal exponents are bounded by
+    (the minus applies to the power, as in Python), ``3/4**2`` (``3/16``, as in Python).  Decimal exponents are bounded by
     :data:`~exactspec.core.budget.MAX_EXPONENT` and powers by
     :data:`~exactspec.core.budget.MAX_EXACT_DIGITS` before the number is built; with
     ``nonnegative`` a negative number is refused."""
@@ -467,6 +467,14 @@ def _read_exact_number(text, name, *, nonnegative=False):
         base_text, power_text = base_text.strip(), power_text.strip()
         if base_text.startswith("-"):                    # -2**-20 is -(2**-20)
             sign, base_text = -1, base_text[1:].strip()
+        numerator = None
+        if "/" in base_text:                             # 3/4**2 is 3/(4**2), as in Python
+            numerator_text, _, base_text = base_text.rpartition("/")
+            try:
+                numerator = Fraction(_parse_number(numerator_text.strip(), name))
+            except ValueError:
+                raise _UsageError(usage) from None
+            base_text = base_text.strip()
         if power_text.startswith("(") and power_text.endswith(")"):
             power_text = power_text[1:-1].strip()
         if len(power_text) > 12:
@@ -483,7 +491,7 @@ def _read_exact_number(text, name, *, nonnegative=False):
                            f"exactly, over the budget of {MAX_EXACT_DIGITS:,} digits",
                            estimate=digits, budget=MAX_EXACT_DIGITS)
         try:
-            value = sign * base ** power
+            value = sign * (base ** power if numerator is None else numerator / base ** power)
         except ZeroDivisionError:
             raise _UsageError(usage) from None
     else:

@@ -570,7 +570,7 @@ RULE = ("def rule(s, pair, ctx):\n"
 def test_verify_tokens_refused_up_front_with_the_estimate(tmp_path, capsys, tokens, estimate):
     rule = user_file(tmp_path, "chain", RULE)
     refused(capsys, ["verify", rule, "--p", "1/2,1/2", "--q", "1/4,3/4", "--tokens", tokens],
-            f"--tokens {tokens}", estimate, "10,000,000")
+            f"m = {tokens}", estimate, "1,000,000")     # the one route's budget
     code, out, _ = run(capsys, "verify", rule, "--p", "1/2,1/2", "--q", "1/4,3/4",
                        "--tokens", 2, "--json")
     assert code == 1 and json.loads(out)["m"] == 2    # small m still runs (lossy rule)
@@ -619,7 +619,8 @@ def test_exact_number_reads_the_sign_of_a_power():
     assert _read_exact_number("-2**-20", "t") == -Fraction(1, 2**20)
     assert _read_exact_number("2**(-20)", "t") == Fraction(1, 2**20) == 2 ** Fraction(-20)
     assert _read_exact_number("1e-6", "t") == Fraction(1, 10**6)
-    assert _read_exact_number("3/4**2", "t") == Fraction(9, 16)   # the base is 3/4
+    assert _read_exact_number("3/4**2", "t") == Fraction(3, 16) == Fraction(3) / 4 ** 2
+    assert _read_exact_number("1/2**-3", "t") == 8
 
 
 def test_logits_bounded_inline_in_a_file_and_by_size(tmp_path, capsys):

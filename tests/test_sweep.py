@@ -499,3 +499,23 @@ def test_a_port_that_accepts_and_never_answers_is_refused_within_the_timeout(tmp
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "sent nothing within 2 s" in lines[0], done.stderr
     assert spent < 40, spent
+
+
+def test_a_zarr_dump_with_a_chunk_left_out_as_fill_value_is_read(tmp_path):
+    """Zarr 3 does not store a chunk that is all fill value: a dump with one such chunk is
+    data, not a header that lies (a store missing most of its declared chunks is refused
+    above)."""
+    import zarr
+
+    from exactspec.sweep.dump import open_dump
+
+    rng = np.random.default_rng(3)
+    group = zarr.open_group(str(tmp_path / "gap.zarr"), mode="w")
+    for name in ("target", "draft"):
+        rows = rng.standard_normal((6, 5)).astype("f4")
+        rows[4:] = 0.0                              # the last chunk: all fill value (0)
+        arr = group.create_array(name, shape=(6, 5), chunks=(2, 5), dtype="f4", fill_value=0.0)
+        arr[:] = rows
+    assert group["target"].nchunks_initialized < group["target"].nchunks
+    dump = open_dump(str(tmp_path / "gap.zarr"))
+    assert dump.positions == 6 and dump.vocab == 5
