@@ -219,6 +219,8 @@ class BiasSplit:
                 "paths": self.exact.paths}
             if self.bias_grid_only is not None:
                 out["bias_grid_only"] = exact_str(self.bias_grid_only)
+        if self.exact.floats_converted:   # floats the exact-arithmetic run took exactly
+            out["floats_converted"] = self.exact.floats_converted
         if self.logits:
             out["inputs"] = "logits"
         if self.tolerance is not None:
@@ -295,7 +297,7 @@ def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, a
     before = state_fingerprint(m.run) if user else None
     run = _user_errors(m.run, m.name) if user else m.run
     enumeration = enumerate_paths(run, p, q, k, grid=grid, max_paths=max_paths,
-                                  sampler_factory=factory, keep_paths=keep_paths)
+                                  sampler_factory=factory, keep_paths=keep_paths, watch=user)
     if user:
         check_unchanged(m.run, before, m.name)
     if exact_sign(exact_difference(enumeration.total, 1)) != 0:

@@ -50,6 +50,7 @@ from ..core.errors import InvalidInput
 from ..engine.exact import ExactSampler
 from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
 from ..engine.runs import enumerate_runs
+from ..engine.watch import watched
 from .context import ContextPair, context_key, parse_context, read_spec
 from .multitoken import Verifier, sequence_certificate
 
@@ -399,6 +400,10 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     target = pair.joint(m, ctx)
 
     def prove(arith_here, grid_here):
+        with watched(function):     # hidden randomness refused; exact values handed out
+            return proved(arith_here, grid_here)
+
+    def proved(arith_here, grid_here):
         factory = _factory(arith_here, grid_here)
         before = state_fingerprint(function)
         signature = _replay_signature(verifier, pair, ctx, factory)
@@ -475,9 +480,10 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         report["within_tolerance"] = verdict == "lossy-rounding" and tv <= tolerance
     report["ok"] = verdict == "lossless" or bool(report.get("within_tolerance"))
     if certificate:
-        enumeration = enumerate_runs(lambda s: _generate(s, verifier, pair, m, ctx),
-                                     keep_paths=True, max_paths=max_paths,
-                                     sampler_factory=_factory(arith, grid))
+        with watched(function):
+            enumeration = enumerate_runs(lambda s: _generate(s, verifier, pair, m, ctx),
+                                         keep_paths=True, max_paths=max_paths,
+                                         sampler_factory=_factory(arith, grid))
         report["certificate"] = sequence_certificate(enumeration, target, name=verifier.name,
                                                      m=m, ctx=ctx)
     return report

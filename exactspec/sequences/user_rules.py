@@ -21,6 +21,7 @@ from fractions import Fraction
 
 from ..core.dist import exact_str
 from ..core.errors import InvalidInput
+from ..engine.watch import watched
 from .context import ContextPair, context_key
 from .multitoken import FunctionVerifier, prove_sequence
 
@@ -45,7 +46,8 @@ def prove_user_rule(spec, p, q, m: int, *, max_paths: int | None = 10**7) -> dic
     name = spec if isinstance(spec, str) else getattr(spec, "__name__", "rule")
     verifier = FunctionVerifier(lambda s, pair, ctx: method.run(s, pair, ctx, 1), name, m, 0)
     pair = ContextPair.context_free(p, q)
-    proof = prove_sequence(verifier, pair, m, max_paths=max_paths)
+    with watched(method.run):           # hidden randomness refused; exact values handed out
+        proof = prove_sequence(verifier, pair, m, max_paths=max_paths)
     report = {
         "kind": "exactspec-sequence-report",
         "rule": name,
