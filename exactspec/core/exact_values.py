@@ -94,10 +94,13 @@ def exact_operand(b):
         return _from_float(b)
     if t is int or t is Fraction or t is ExactFraction:
         return b
-    if isinstance(b, float) or (t.__module__ == "numpy" and hasattr(b, "is_integer")):
-        return _from_float(b)                         # NumPy floats, float subclasses
-    if t.__module__ == "numpy" and hasattr(b, "__index__"):
-        return int(b)                                 # NumPy integers
+    if isinstance(b, float):
+        return _from_float(b)                         # float subclasses (NumPy's float64)
+    if t.__module__ == "numpy":
+        if hasattr(b, "__index__"):
+            return int(b)                             # NumPy integers
+        if hasattr(b, "as_integer_ratio"):
+            return _from_float(b)                     # NumPy floats of every width
     return b
 
 
@@ -117,7 +120,8 @@ def _compare(name: str):
 
     def cmp(a, b):
         if type(b) is float or isinstance(b, float) or (
-                type(b).__module__ == "numpy" and hasattr(b, "is_integer")):
+                type(b).__module__ == "numpy" and hasattr(b, "as_integer_ratio")
+                and not hasattr(b, "__index__")):
             if math.isnan(b):
                 raise _refuse(b)
             if math.isinf(b):
