@@ -133,3 +133,33 @@ def test_a_float_runs_values_pass_unchanged():
         assert all(type(v) is FloatValue for v in f.probs) and type(f[0]) is FloatValue
         kept = Dist([f[0], f[1]])                                # a kernel's row, kept as is
         assert kept.probs == f.probs
+
+
+def test_sympy_values_and_symbols_mix_with_exact_values():
+    a = sympy.Symbol("a", positive=True)
+    p = Dist.parse("1/4,3/4")
+    with exact_values():
+        assert sympy.sqrt(p[0]) == sympy.Rational(1, 2)
+        assert sympy.simplify(p[1] * a + 0.5 * a - sympy.Rational(5, 4) * a) == 0
+        assert sympy.simplify(sympy.exp(p[0]) * 2.0 - 2 * sympy.exp(sympy.Rational(1, 4))) == 0
+        symbolic = Dist([a, 1 - a], check=False)
+        assert symbolic[0] is a and symbolic[1] == 1 - a          # symbolic values untouched
+
+
+def test_the_symbolic_interpreter_proves_the_same_inside_the_block():
+    """Symbolic values pass unchanged; the witnesses re-checked at rational points get exact
+    values: the verdict and the cases are those of a run outside."""
+    from exactspec.core.dist import residual
+    from exactspec.engine.symbolic import prove_symbolic
+
+    def rule(s, p, q, k=1):
+        x = s.draft(q)
+        if s.coin(min(1, p[x] / q[x])):
+            return x
+        return s.draw(residual(p, q))
+
+    outside = prove_symbolic(rule, 2)
+    with exact_values():
+        inside = prove_symbolic(rule, 2)
+    assert (inside.verdict, len(inside.cases)) == (outside.verdict, len(outside.cases)) \
+        == ("proved", 3)

@@ -27,13 +27,15 @@ True
 from __future__ import annotations
 
 import math
+import operator
 from contextlib import contextmanager
+from math import gcd
 from fractions import Fraction
 
 from .errors import InvalidInput
 
 __all__ = ["ExactFraction", "exact_fraction", "exact_operand", "floats_converted",
-           "exact_values", "plain_fraction"]
+           "exact_values", "plain_fraction", "stored_probs"]
 
 _COUNT = [0]          # floats taken at their exact value, since the process started
 
@@ -104,6 +106,91 @@ def exact_operand(b):
     return b
 
 
+def _make(n: int, d: int) -> "ExactFraction":
+    e = _new(ExactFraction)
+    e._numerator = n
+    e._denominator = d
+    return e
+
+
+def _parts(b):
+    """``(numerator, denominator)`` of an int or a ``Fraction``, else ``None``."""
+    t = type(b)
+    if t is ExactFraction or t is Fraction:
+        return b._numerator, b._denominator
+    if t is int:
+        return b, 1
+    if isinstance(b, Fraction):
+        return b.numerator, b.denominator
+    if isinstance(b, int) and t is not bool:
+        return int(b), 1
+    return None
+
+
+# The rational operations of ``fractions.Fraction`` (same algorithms), building the result
+# as an ExactFraction directly: user code's arithmetic costs what Fraction's does.
+def _add(na, da, nb, db):
+    g = gcd(da, db)
+    if g == 1:
+        return _make(na * db + da * nb, da * db)
+    s = da // g
+    t = na * (db // g) + nb * s
+    g2 = gcd(t, g)
+    if g2 == 1:
+        return _make(t, s * db)
+    return _make(t // g2, s * (db // g2))
+
+
+def _mul(na, da, nb, db):
+    g1 = gcd(na, db)
+    if g1 > 1:
+        na //= g1
+        db //= g1
+    g2 = gcd(nb, da)
+    if g2 > 1:
+        nb //= g2
+        da //= g2
+    return _make(na * nb, db * da)
+
+
+def _div(na, da, nb, db):
+    if nb == 0:
+        raise ZeroDivisionError(f"Fraction({na * db}, 0)")
+    g1 = gcd(na, nb)
+    if g1 > 1:
+        na //= g1
+        nb //= g1
+    g2 = gcd(db, da)
+    if g2 > 1:
+        da //= g2
+        db //= g2
+    n, d = na * db, nb * da
+    if d < 0:
+        n, d = -n, -d
+    return _make(n, d)
+
+
+def _arith(rational, name: str, reverse: bool):
+    """The operator ``name``: ``rational(na, da, nb, db)`` for ints and fractions; floats
+    taken exactly; anything else as ``Fraction`` does it."""
+    base = getattr(Fraction, name)
+
+    def op(a, b):
+        other = _parts(b)
+        if other is None:
+            b = exact_operand(b)
+            other = _parts(b)
+            if other is None:
+                r = base(a, b)
+                return _wrap(r) if type(r) is Fraction else r
+        if reverse:
+            return rational(other[0], other[1], a._numerator, a._denominator)
+        return rational(a._numerator, a._denominator, other[0], other[1])
+
+    op.__name__ = name
+    return op
+
+
 def _binary(name: str):
     base = getattr(Fraction, name)
 
@@ -117,20 +204,28 @@ def _binary(name: str):
 
 def _compare(name: str):
     base = getattr(Fraction, name)
+    test = getattr(operator, name.strip("_"))
 
     def cmp(a, b):
+        other = _parts(b)
+        if other is not None:
+            return test(a._numerator * other[1], a._denominator * other[0])
         if type(b) is float or isinstance(b, float) or (
-                type(b).__module__ == "numpy" and hasattr(b, "as_integer_ratio")
-                and not hasattr(b, "__index__")):
+                type(b).__module__ == "numpy" and hasattr(b, "as_integer_ratio")):
             if math.isnan(b):
                 raise _refuse(b)
             if math.isinf(b):
                 return base(a, float(b))
-            b = _from_float(b)
+            n, d = _from_float(b).as_integer_ratio()
+            return test(a._numerator * d, a._denominator * n)
         return base(a, b)
 
     cmp.__name__ = name
     return cmp
+
+
+def _sub(na, da, nb, db):
+    return _add(na, da, -nb, db)
 
 
 class ExactFraction(Fraction):
@@ -147,10 +242,11 @@ class ExactFraction(Fraction):
 
     __slots__ = ()
 
-    __add__, __radd__ = _binary("__add__"), _binary("__radd__")
-    __sub__, __rsub__ = _binary("__sub__"), _binary("__rsub__")
-    __mul__, __rmul__ = _binary("__mul__"), _binary("__rmul__")
-    __truediv__, __rtruediv__ = _binary("__truediv__"), _binary("__rtruediv__")
+    __add__, __radd__ = _arith(_add, "__add__", False), _arith(_add, "__radd__", True)
+    __sub__, __rsub__ = _arith(_sub, "__sub__", False), _arith(_sub, "__rsub__", True)
+    __mul__, __rmul__ = _arith(_mul, "__mul__", False), _arith(_mul, "__rmul__", True)
+    __truediv__ = _arith(_div, "__truediv__", False)
+    __rtruediv__ = _arith(_div, "__rtruediv__", True)
     __floordiv__, __rfloordiv__ = _binary("__floordiv__"), _binary("__rfloordiv__")
     __mod__, __rmod__ = _binary("__mod__"), _binary("__rmod__")
     __lt__, __le__ = _compare("__lt__"), _compare("__le__")
@@ -239,6 +335,13 @@ def _exact_probs(d) -> tuple:
     except AttributeError:          # a subclass without the slot: not remembered
         pass
     return out
+
+
+def stored_probs(d) -> tuple:
+    """``d.probs`` as stored (plain ``Fraction``\ s), inside :func:`exact_values` too: the
+    engine's own reading of a law it draws from."""
+    original = _ORIGINAL.get("probs") if _DEPTH[0] else None
+    return d.probs if original is None else original.__get__(d)
 
 
 def _exact_getitem(self, label):

@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from ..core.errors import InvalidInput, TooLarge
-from ..core.exact_values import floats_converted
+from ..core.exact_values import ExactFraction, floats_converted, plain_fraction, stored_probs
 from .races import Noise, exact_race_options, race_weights
 from .uniform import Uniform, grid_count
 from .watch import Fingerprint, watched
@@ -159,7 +159,8 @@ def exact_probability(value, what: str, sampler=None):
     if type(value) is Fraction:
         return value
     if isinstance(value, Fraction):
-        return Fraction(value.numerator, value.denominator)
+        return plain_fraction(value) if type(value) is ExactFraction else \
+            Fraction(value.numerator, value.denominator)
     if isinstance(value, bool):
         raise InvalidInput(f"{what}: probability {value!r} is a bool, not a number")
     if isinstance(value, int):
@@ -294,7 +295,7 @@ class ExactSampler:
             self.floats += seen[2]
             return seen[1]
         floats = self.floats
-        probs = [exact_probability(pr, what, self) for pr in dist.probs]
+        probs = [exact_probability(pr, what, self) for pr in stored_probs(dist)]
         if all(isinstance(pr, Fraction) for pr in probs):
             if any(pr < 0 for pr in probs) or sum(probs) != 1:
                 from ..core.dist import exact_str

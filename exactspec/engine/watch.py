@@ -250,6 +250,9 @@ def _bind_traps(functions, swaps: dict, undo: list) -> None:
     budget = MAX_SCANNED
 
     def swap_in(mapping) -> None:
+        if id(mapping) in seen:
+            return
+        seen.add(id(mapping))
         for key, value in list(mapping.items()):
             hit = swaps.get(id(value))
             if hit is not None and hit[0] is value:
@@ -398,12 +401,16 @@ def watched(*functions):
     swaps: dict = {}
     undo = []
     try:
-        for owner, name, dotted, replacement in _targets():
+        for owner, name, dotted, replacement in _cached_targets():
             had = name in vars(owner) if isinstance(owner, type) else True
             original = getattr(owner, name, None)
             saved.append((owner, name, had, original))
             if replacement is None or isinstance(replacement, int):
-                replacement = _refuse(dotted, original, replacement)
+                made = _REFUSERS.get((id(owner), name))
+                if made is None or made[0] is not original:   # made once per original
+                    made = (original, _refuse(dotted, original, replacement))
+                    _REFUSERS[(id(owner), name)] = made
+                replacement = made[1]
             setattr(owner, name, replacement)
             if original is not None:
                 swaps[id(original)] = (original, replacement)
@@ -426,6 +433,21 @@ def watched(*functions):
 
 
 _SWAPS: dict = {}
+_REFUSERS: dict = {}
+_TARGETS: dict = {}
+
+
+def _cached_targets() -> list:
+    """:func:`_targets`, computed once (again when NumPy's generator module gets loaded)."""
+    if "numpy" in sys.modules and "numpy.random" not in sys.modules:
+        import importlib
+
+        importlib.import_module("numpy.random")
+    key = "numpy.random" in sys.modules
+    hit = _TARGETS.get(key)
+    if hit is None:
+        hit = _TARGETS[key] = _targets()
+    return hit
 
 
 class Fingerprint:
