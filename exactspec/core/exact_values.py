@@ -338,7 +338,7 @@ def _exact_probs(d) -> tuple:
 
 
 def stored_probs(d) -> tuple:
-    """``d.probs`` as stored (plain ``Fraction``\ s), inside :func:`exact_values` too: the
+    """``d.probs`` as stored (plain ``Fraction`` values), inside :func:`exact_values` too: the
     engine's own reading of a law it draws from."""
     original = _ORIGINAL.get("probs") if _DEPTH[0] else None
     return d.probs if original is None else original.__get__(d)
