@@ -1184,7 +1184,8 @@ def _report(err: Exception) -> int:
         print(f"undecided: {err}", file=sys.stderr)
         return EXIT_UNDECIDED
     if isinstance(err, (ExactspecError, TooLarge)):
-        print(f"error: {_one_line(err)}{_user_frame(err, only_user=True)}", file=sys.stderr)
+        where = "" if " (in " in str(err) else _user_frame(err, only_user=True)
+        print(f"error: {_one_line(err)}{where}", file=sys.stderr)
         return EXIT_USAGE
     where = _user_frame(err)
     if where.startswith(" (in "):

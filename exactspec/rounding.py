@@ -256,6 +256,7 @@ class BiasSplit:
                 "acceptance": exact_str(self.exact.acceptance),
                 "differs": [str(t) for t in self.differences_exact_arith],
                 "paths": self.exact.paths}
+        out["floats_converted"] = self.exact.floats_converted   # taken exactly by that run
         if self.logits:
             out["inputs"] = "logits"
         if self.tolerance is not None:
@@ -361,7 +362,7 @@ def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, a
     before = state_fingerprint(m.run) if user else None
     run = _user_errors(m.run, m.name) if user else m.run
     enumeration = enumerate_paths(run, p, q, k, grid=grid, max_paths=max_paths,
-                                  sampler_factory=factory, keep_paths=keep_paths)
+                                  sampler_factory=factory, keep_paths=keep_paths, watch=user)
     if user:
         check_unchanged(m.run, before, m.name)
     if exact_sign(exact_difference(enumeration.total, 1)) != 0:

@@ -98,6 +98,13 @@ class Verification:
         return self.enumeration.paths
 
     @property
+    def floats_converted(self) -> int:
+        """Float values the method's exact arithmetic met and took at their exact binary value
+        (float literals mixed with probabilities, floats handed to the sampler), over every
+        path: the verdict is about the program with those exact values."""
+        return getattr(self.enumeration, "floats", 0)
+
+    @property
     def bias(self):
         """``TV(output law, p)``: 0 exactly when lossless."""
         return total_variation(self.law_dist(), self.p)
@@ -144,8 +151,7 @@ class Verification:
         if self.enumeration.used_accept and self.explicit_acceptance != self.acceptance:
             out["explicit_acceptance"] = exact_str(self.explicit_acceptance)
         out["paths"] = self.paths
-        if getattr(self.enumeration, "floats", 0):
-            out["floats_converted"] = self.enumeration.floats
+        out["floats_converted"] = self.floats_converted
         if not self.lossless:
             out["differs"] = [str(lab) for lab in self.differs]
         out["bias"] = "0" if self.lossless else exact_str(self.bias)

@@ -146,6 +146,233 @@ def test_a_clean_user_verifier_still_proves(capsys):
     assert code == 0 and json.loads(out)["lossless"] is True
 
 
+# -- 1b. hidden randomness through names bound before the run, on every route ----------------
+#: Each rule draws hidden randomness so rarely (probability ~1e-12) that the verdict on this
+#: instance does not change: every call must be refused anyway.
+BOUND = {
+    "from_random": ("from random import random", "random() < 1e-12", "random.random"),
+    "from_time": ("from time import time", "time() < 0", "time.time"),
+    "from_os": ("from os import urandom", "urandom(8) == bytes(8)", "os.urandom"),
+    "from_numpy": ("from numpy.random import random", "random() < 1e-12",
+                   "numpy.random.random"),
+    "module_alias": ("import random as r", "r.random() < 1e-12", "random.random"),
+    "secrets": ("from secrets import token_hex", "token_hex(8) == '0' * 16",
+                "secrets.token_hex"),
+    "uuid4": ("import uuid", "uuid.uuid4().int == 0", "uuid.uuid4"),
+    "default_rng": ("import numpy as np", "np.random.default_rng().random() < 1e-12",
+                    "numpy.random.default_rng"),
+    "perf_counter_ns": ("from time import perf_counter_ns", "perf_counter_ns() < 0",
+                        "time.perf_counter_ns"),
+    "datetime_now": ("from datetime import datetime", "datetime.now().year < 0",
+                     "datetime.datetime.now"),
+    "helper_in_the_module": ("from random import random as _r\ndef rare():\n    return _r()",
+                             "rare() < 1e-12", "random.random"),
+    "dict_of_sources": ("import time\nCLOCKS = {'now': time.time}", "CLOCKS['now']() < 0",
+                        "time.time"),
+}
+
+
+def bound_rules(tmp_path, case: str) -> Path:
+    """One file with the same rare hidden call in the three shapes: one position
+    ``rule(s, p, q)``, a whole call ``whole(s, pair, ctx)``, and the rows of every position
+    ``rows(s, drafts, p, q)``; and a tree spec for the rows."""
+    header, test, _ = BOUND[case]
+    path = tmp_path / f"{case}.py"
+    path.write_text(f"""{header}
+
+def rule(s, p, q):
+    x = s.draft(q)
+    if {test}:
+        return x
+    return s.draw(p)
+
+
+def whole(s, pair, ctx):
+    p, q = pair.target(ctx), pair.draft(ctx)
+    x = s.draft(q)
+    if {test}:
+        return (x,)
+    return (s.draw(p),)
+
+
+def rows(s, drafts, p, q):
+    if {test}:
+        return drafts
+    return (s.draw(p[0]),)
+""")
+    (tmp_path / "spec.json").write_text(json.dumps(
+        {"target": {"": "1/2,3/10,1/5"}, "draft": {"": "1/5,1/5,3/5"}, "gamma": 1, "m": 1}))
+    return path
+
+
+@pytest.mark.parametrize("case", sorted(BOUND))
+def test_hidden_randomness_bound_before_the_run_is_refused_on_every_route(capsys, tmp_path,
+                                                                          case):
+    path = bound_rules(tmp_path, case)
+    called = BOUND[case][2]
+    ifs = [i + 1 for i, text in enumerate(path.read_text().splitlines())
+           if text.strip().startswith("if ")]
+    lines = dict(zip(("rule", "whole", "rows"), ifs))
+    if "def rare" in BOUND[case][0]:              # the innermost line of the user's: the call
+        lines = dict.fromkeys(lines, 3)
+    for argv, function in (
+            (["verify", f"{path}:rule", *PQ], "rule"),
+            (["verify", f"{path}:rule", *PQ, "--arith", "float32"], "rule"),
+            (["verify", f"{path}:whole", "--tokens", "1", *PQ], "whole"),
+            (["tree", tmp_path / "spec.json", "--verifier", f"{path}:rows"], "rows"),
+            (["tree", tmp_path / "spec.json", "--verifier", f"{path}:whole"], "whole")):
+        line = refused(capsys, argv, f"called {called} ",
+                       f"{case}.py line {lines[function]}")
+        assert "a value the verifier built" not in line
+
+
+def test_the_verdict_does_not_depend_on_the_clock(capsys, tmp_path, monkeypatch):
+    """``if time() > t: return a wrong token``: the same refusal whatever the clock reads."""
+    import time as clock
+
+    path = tmp_path / "clocked.py"
+    path.write_text("""from time import time
+
+def rows(s, drafts, p, q):
+    if time() > 1e9:
+        return (2,)
+    return (s.draw(p[0]),)
+
+
+def rule(s, p, q):
+    return 2 if time() > 1e9 else s.draw(p)
+""")
+    (tmp_path / "spec.json").write_text(json.dumps(
+        {"target": {"": "1/2,3/10,1/5"}, "draft": {"": "1/5,1/5,3/5"}, "gamma": 1, "m": 1}))
+    seen = set()
+    for now in (0.0, 2e9):
+        monkeypatch.setattr(clock, "time", lambda now=now: now)
+        for argv in (["tree", tmp_path / "spec.json", "--verifier", f"{path}:rows"],
+                     ["verify", f"{path}:rule", *PQ]):
+            seen.add(refused(capsys, argv, "called time.time", "clocked.py line"))
+    assert len(seen) == 2                                # one message per route, both clocks
+    assert clock.time() == 2e9                           # the watch put the name back
+
+
+def test_bound_names_are_put_back_after_the_run(capsys, tmp_path):
+    import importlib.util
+    import random as python_random
+
+    from exactspec.engine.watch import HiddenRandomness, watched
+
+    path = bound_rules(tmp_path, "from_random")
+    spec = importlib.util.spec_from_file_location("bound_from_random", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    original = module.random
+    with watched(module.rule):
+        assert module.random is not original
+        with pytest.raises(HiddenRandomness, match="random.random"):
+            module.random()
+    assert module.random is original is python_random.random
+    assert 0 <= module.random() < 1
+
+
+# -- 1c. float literals in exact arithmetic stay exact ----------------------------------------
+TEXTBOOK_WITH_FLOATS = """from exactspec import Dist
+
+
+def rule(s, p, q):
+    x = s.draft(q)
+    if s.coin(min(1.0, 0.0 + p[x] / q[x])):
+        return x
+    r = {t: max(p[t] - q[t], 0.0) for t in p}
+    total = sum(r.values())
+    return s.draw(Dist([r[t] / total for t in p], p.labels))
+
+
+def whole(s, pair, ctx):
+    return (rule(s, pair.target(ctx), pair.draft(ctx)),)
+
+
+def rows(s, drafts, p, q):
+    x = drafts[0]
+    if s.coin(min(1.0, 0.0 + p[0][x] / q[0][x])):
+        return (x, s.draw(p[1]))
+    r = [max(p[0][t] - q[0][t], 0.0) for t in p[0]]
+    total = sum(r)
+    return (s.draw(Dist([v / total for v in r], p[0].labels)),)
+"""
+
+
+def test_the_textbook_rule_with_float_literals_is_lossless_in_exact_arithmetic(capsys,
+                                                                               tmp_path):
+    path = tmp_path / "textbook.py"
+    path.write_text(TEXTBOOK_WITH_FLOATS)
+    code, out, err = run(capsys, "verify", f"{path}:rule", *PQ, "--json")
+    obj = json.loads(out)
+    assert (code, err, obj["verdict"]) == (0, "", "lossless")
+    assert obj["output"] == obj["target"] and obj["acceptance"] == "3/5"   # sum min(p, q)
+    assert obj["floats_converted"] > 0
+    code, out, _ = run(capsys, "verify", f"{path}:rule", *PQ)
+    assert code == 0 and "float values met in the method" in out and "LOSSLESS" in out
+    # in float32 the rounding is the whole bias: not a logic bug
+    code, out, err = run(capsys, "verify", f"{path}:rule", *PQ, "--arith", "float32", "--json")
+    obj = json.loads(out)
+    assert (code, err, obj["verdict"], obj["bias_exact_arith"]) == (1, "", "lossy-rounding",
+                                                                    "0")
+    assert obj["floats_converted"] > 0
+    # the same rule written as a whole call and over the rows of two positions
+    code, out, _ = run(capsys, "verify", f"{path}:whole", "--tokens", "2", *PQ, "--json")
+    assert code == 0 and json.loads(out)["lossless"] is True
+    (tmp_path / "spec.json").write_text(json.dumps(
+        {"target": {"": "1/2,3/10,1/5"}, "draft": {"": "1/5,1/5,3/5"}, "gamma": 1, "m": 2}))
+    code, out, _ = run(capsys, "tree", tmp_path / "spec.json", "--verifier", f"{path}:rows",
+                       "--json")
+    assert code == 0 and json.loads(out)["verdict"] == "lossless"
+    code, out, _ = run(capsys, "tree", tmp_path / "spec.json", "--verifier", f"{path}:rows",
+                       "--arith", "float32", "--json")
+    obj = json.loads(out)
+    assert obj["verdict"] == "lossy-rounding" and obj["bias_exact_arith"] == "0"
+
+
+def test_a_tiny_float_factor_keeps_its_exact_binary_value():
+    """``x * 1e-9`` and ``1e-9 < u``: the branch probabilities hold ``Fraction(1e-9)``
+    exactly (which is not ``1/10**9``)."""
+    tiny = Fraction(1e-9)
+    assert tiny != Fraction(1, 10**9)
+
+    def scaled(s, p, q):
+        x = s.draft(q)
+        if s.coin(p[x] / q[x] * 1e-9):
+            return x
+        return s.draw(p)
+
+    def threshold(s, p, q):
+        u = s.uniform()
+        return s.draw(p) if 1e-9 < u else s.draw(p)
+
+    p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+    r = verify(scaled, p, q, keep_paths=True)
+    heads = {prob for path in r.enumeration.path_list for kind, what, prob in path.branches
+             if what == "coin heads"}
+    assert heads == {p[t] / q[t] * tiny for t in p}
+    assert r.lossless and r.floats_converted == r.paths == 12   # one 1e-9 on every path
+    r = verify(threshold, p, q, keep_paths=True)
+    cuts = sorted(prob for path in r.enumeration.path_list for kind, what, prob in path.branches
+                  if kind == "uniform")
+    assert set(cuts) == {tiny, 1 - tiny} and r.lossless
+
+
+@pytest.mark.parametrize("expression", ["p[x] * float('inf')", "p[x] + float('nan')",
+                                        "min(1, p[x] / 0.0)", "p[x] < float('nan')"])
+def test_a_non_finite_float_in_exact_arithmetic_is_refused_naming_the_line(capsys, tmp_path,
+                                                                           expression):
+    spec = user_file(tmp_path, "nonfinite", f"""
+def rule(s, p, q):
+    x = s.draft(q)
+    if s.coin(min(1, {expression})):
+        return x
+    return s.draw(p)
+""")
+    refused(capsys, ["verify", spec, *PQ], "nonfinite.py line 4")
+
+
 # -- 2. work estimated before it is done ----------------------------------------------------
 @pytest.mark.parametrize("argv, words", [
     (["verify", "kseq", *PQ, "--k", "1000000000"], ["k = 1000000000"]),

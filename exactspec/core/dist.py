@@ -48,7 +48,8 @@ def exact(value: Any, name: str = "value") -> Any:
 
     Integers and fractions stay as they are (as ``Fraction``), floats become their exact
     binary value, strings their decimal rational; sympy rationals become ``Fraction``; other
-    sympy expressions and symbolic values are kept as they are.
+    sympy expressions and symbolic values are kept as they are, and so are the values of a
+    float run (a row a kernel normalised in its format, drawn from as the kernel does).
 
     >>> exact("0.3"), exact(0.5), exact("1/3")
     (Fraction(3, 10), Fraction(1, 2), Fraction(1, 3))
@@ -59,6 +60,8 @@ def exact(value: Any, name: str = "value") -> Any:
         return value
     if isinstance(value, numbers.Integral):
         return Fraction(int(value))
+    if getattr(value, "is_format_value", False):   # a float run's value (engine/floats.py):
+        return value                               # exact in its format, kept as it is
     if getattr(value, "is_Float", False):      # a sympy Float: its exact binary value
         if not value.is_finite:
             raise NotExact(f"{name}={value}: not a finite number")
@@ -194,7 +197,7 @@ class Dist(Mapping):
     Fraction(3, 4)
     """
 
-    __slots__ = ("labels", "_probs", "_index", "_integer_row", "_base")
+    __slots__ = ("labels", "_probs", "_index", "_integer_row", "_base", "_exact")
 
     def __init__(self, probs, labels=None, *, normalize: bool = False, name: str = "p",
                  check: bool = True):
@@ -258,6 +261,7 @@ class Dist(Mapping):
         object.__setattr__(self, "_index", MappingProxyType(
             {lab: i for i, lab in enumerate(given_labels)}))
         object.__setattr__(self, "_integer_row", row)
+        object.__setattr__(self, "_exact", None)   # exact values for user code (exact_values)
 
     @property
     def probs(self) -> tuple:
@@ -290,6 +294,7 @@ class Dist(Mapping):
         object.__setattr__(d, "_probs", None)
         object.__setattr__(d, "_index", like._index)
         object.__setattr__(d, "_integer_row", row)
+        object.__setattr__(d, "_exact", None)
         if changed is not None:
             object.__setattr__(d, "_base", (like, changed))
         return d

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from ..core.errors import InvalidInput, TooLarge
+from ..core.exact_values import ExactFraction, floats_converted, plain_fraction, stored_probs
 from .races import Noise, exact_race_options, race_weights
 from .uniform import Uniform, grid_count
 from .watch import Fingerprint, watched
@@ -55,7 +56,9 @@ class Enumeration:
 
     ``law`` maps each label to ``P(Y = label)``; ``acceptance`` is ``P(Y in X)`` (the output
     is one of the drafts); ``explicit_acceptance`` is the probability that the method
-    explicitly accepted a draft (``s.accept``); ``paths`` counts the paths.
+    explicitly accepted a draft (``s.accept``); ``paths`` counts the paths; ``floats`` counts
+    the float values the method's exact arithmetic took at their exact binary value, over
+    every path (:attr:`floats_converted`).
     """
 
     labels: tuple
@@ -70,6 +73,12 @@ class Enumeration:
     seconds: float = 0.0
     floats: int = 0
     _tree: Any = field(default=None, repr=False)
+
+    @property
+    def floats_converted(self) -> int:
+        """Float values met in the method (float literals mixed with probabilities, floats
+        handed to the sampler) and taken at their exact binary value, over every path."""
+        return self.floats
 
     def path_tree(self):
         """The tree of paths as a networkx ``DiGraph`` (needs ``keep_paths=True``).
@@ -137,16 +146,21 @@ class _ProbeRandom:
 def exact_probability(value, what: str, sampler=None):
     """A branch probability as an exact number.
 
-    Fractions and integers pass; a float (Python or NumPy, any width) becomes its exact binary
-    value, counted on ``sampler.floats`` so that the output can say so; symbolic values pass.
+    Fractions and integers pass (a ``Fraction`` subclass, such as the exact numbers user code
+    receives, as the plain ``Fraction`` it equals); a float (Python or NumPy, any width)
+    becomes its exact binary value, counted on ``sampler.floats`` so that the output can say
+    so; symbolic values pass.
 
     >>> exact_probability(0.5, "coin")
     Fraction(1, 2)
     >>> exact_probability(0.1, "coin") == Fraction(3602879701896397, 36028797018963968)
     True
     """
-    if isinstance(value, Fraction):
+    if type(value) is Fraction:
         return value
+    if isinstance(value, Fraction):
+        return plain_fraction(value) if type(value) is ExactFraction else \
+            Fraction(value.numerator, value.denominator)
     if isinstance(value, bool):
         raise InvalidInput(f"{what}: probability {value!r} is a bool, not a number")
     if isinstance(value, int):
@@ -281,7 +295,7 @@ class ExactSampler:
             self.floats += seen[2]
             return seen[1]
         floats = self.floats
-        probs = [exact_probability(pr, what, self) for pr in dist.probs]
+        probs = [exact_probability(pr, what, self) for pr in stored_probs(dist)]
         if all(isinstance(pr, Fraction) for pr in probs):
             if any(pr < 0 for pr in probs) or sum(probs) != 1:
                 from ..core.dist import exact_str
@@ -596,15 +610,23 @@ def _call(method: Callable, sampler, p, q, k):
 
 
 def _snapshot(dist) -> tuple:
-    """What a method must not change in its input: labels and exact values."""
-    values = tuple((v.numerator, v.denominator) if isinstance(v, Fraction) else repr(v)
-                   for v in getattr(dist, "probs", ()))
-    return tuple(getattr(dist, "labels", ())), values
+    """What a method must not change in its input: labels and exact values (those user code
+    reads too: :func:`~exactspec.core.exact_values.exact_values`)."""
+    def values(probs):
+        return tuple((v.numerator, v.denominator) if isinstance(v, Fraction) else repr(v)
+                     for v in probs)
+
+    plain = values(getattr(dist, "probs", ()))
+    handed = getattr(dist, "_exact", None)
+    return (tuple(getattr(dist, "labels", ())), plain,
+            plain if handed is None else values(handed))
 
 
 def _check_unchanged(before, p, q) -> None:
     for name, dist, old in (("p", p, before[0]), ("q", q, before[1])):
         if _snapshot(dist) != old:
+            if getattr(dist, "_exact", None) is not None:
+                object.__setattr__(dist, "_exact", None)     # forget the values it changed
             raise InvalidInput(f"the method changed its input {name}: p and q are read-only "
                                "(copy them, e.g. dict(p), before changing anything)")
 
@@ -681,7 +703,7 @@ def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, p
     rng = _ProbeRandom(seed)
     before = _snapshot(p), _snapshot(q)
     times: list = []
-    with watched() if watch else _nothing():
+    with watched(method) if watch else _nothing():
         if thorough is not True:
             estimate = _knuth_estimate(method, p, q, k, sampler_factory, probes, rng, times)
             if thorough is None:                   # redo near a budget
@@ -894,7 +916,7 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
     if progress is None:
         progress = bool(estimate and estimate > 200_000 and sys.stderr.isatty())
     before = _snapshot(p), _snapshot(q)
-    with watched() if watch else _nothing():
+    with watched(method) if watch else _nothing():
         result, digest = _walk(method, p, q, k, factory, keep_paths, progress, estimate,
                                on_path, watch, max_paths, max_seconds)
         if watch:
@@ -949,6 +971,7 @@ def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fin
     digest = Fingerprint() if fingerprint else None
     s.record_choices = bool(keep_paths or on_path is not None or fingerprint)
     last_report = start
+    converted = floats_converted()
     while True:
         s._reset()
         y = _call(method, s, p, q, k)
@@ -1001,5 +1024,6 @@ def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fin
     result = Enumeration(labels=labels, law=law, acceptance=acceptance,
                          explicit_acceptance=explicit, paths=count, total=total,
                          used_drafts=used_drafts, used_accept=used_accept, path_list=path_list,
-                         seconds=_clock() - start, floats=s.floats)
+                         seconds=_clock() - start,
+                         floats=s.floats + floats_converted() - converted)
     return result, (digest.digest() if digest is not None else None)

@@ -181,6 +181,7 @@ class FloatValue:
     """
 
     __slots__ = ("value", "fmt")
+    is_format_value = True      # exact in its format: a Dist built from such values keeps them
 
     def __init__(self, value: float, fmt: FloatFormat):
         self.value = value

@@ -43,6 +43,7 @@ import math
 from fractions import Fraction
 
 from ..core.errors import InvalidInput, TooLarge, Undecided
+from ..core.exact_values import exact_operand
 from .polytope import volume
 
 __all__ = ["Linear", "Product", "as_linear", "compare", "compare_product", "MAX_GRID_POINTS"]
@@ -63,7 +64,7 @@ def as_linear(x) -> "Linear":
         return x
     if _is_view(x):
         return Linear({x.base: Fraction(x.scale)}, x.shift)
-    return Linear({}, x)
+    return Linear({}, exact_operand(x))
 
 
 class Linear:
@@ -91,11 +92,13 @@ class Linear:
     def __mul__(self, a):
         if isinstance(a, Linear) or _is_view(a):
             return Product.of(self, a)
+        a = exact_operand(a)
         return Linear({u: c * a for u, c in self.terms.items()}, self.const * a)
 
     __rmul__ = __mul__
 
     def __truediv__(self, a):
+        a = exact_operand(a)
         return self * (1 / Fraction(a) if isinstance(a, int) else 1 / a)
 
     def _sampler(self):
@@ -157,6 +160,7 @@ class Product:
     def __mul__(self, o):
         if isinstance(o, (Product, Linear)) or _is_view(o):
             return Product.of(self, o)
+        o = exact_operand(o)
         if not o > 0:
             raise Undecided("a product of uniforms scaled by a non-positive factor is beyond "
                             "the exact method")
@@ -168,6 +172,7 @@ class Product:
         if isinstance(c, (Product, Linear)) or _is_view(c):
             raise Undecided("comparing a product of uniforms with another random quantity is "
                             "beyond the exact method; compare it with a constant")
+        c = exact_operand(c)
         return Fraction(c) / self.scale if isinstance(c, int) else c / self.scale
 
     def __lt__(self, c): return compare_product(self.factors, self._threshold(c), True)

@@ -23,6 +23,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from ..core.errors import InvalidInput, TooLarge
+from ..core.exact_values import floats_converted
 from .exact import DEFAULT_MAX_PATHS, Enumeration, ExactSampler, Path, estimate_paths
 
 __all__ = ["RunEnumeration", "enumerate_runs"]
@@ -34,7 +35,9 @@ class RunEnumeration:
 
     ``law`` maps each output to its probability (outputs in the order first met); ``paths``
     counts the paths; ``path_list`` holds every :class:`~exactspec.engine.exact.Path` when
-    ``keep_paths=True`` (its ``drafts`` are the tokens drafted on that path).
+    ``keep_paths=True`` (its ``drafts`` are the tokens drafted on that path); ``floats``
+    counts the float values the run's exact arithmetic took at their exact binary value, over
+    every path (:attr:`floats_converted`).
     """
 
     law: dict
@@ -42,7 +45,23 @@ class RunEnumeration:
     total: Any
     path_list: list | None = None
     seconds: float = 0.0
+    floats: int = 0
     _tree: Any = field(default=None, repr=False)
+
+    @property
+    def floats_converted(self) -> int:
+        """Float values met in the run (float literals mixed with probabilities, floats
+        handed to the sampler) and taken at their exact binary value, over every path.
+
+        >>> from exactspec.core.dist import Dist
+        >>> from exactspec.core.exact_values import exact_values
+        >>> p = Dist.parse("1/2,1/2")
+        >>> with exact_values():
+        ...     r = enumerate_runs(lambda s: s.coin(0.0 + p[0]))
+        >>> r.law[True], r.floats_converted
+        (Fraction(1, 2), 2)
+        """
+        return self.floats
 
     def expectation(self, f: Callable) -> Any:
         """``E[f(output)]``, exactly.
@@ -98,6 +117,7 @@ def enumerate_runs(run: Callable, *, keep_paths: bool = False,
     total = Fraction(0)
     count = 0
     path_list = [] if keep_paths else None
+    converted = floats_converted()
     while True:
         s._reset()
         y = run(s)
@@ -115,4 +135,5 @@ def enumerate_runs(run: Callable, *, keep_paths: bool = False,
         if not s._advance():
             break
     return RunEnumeration(law=law, paths=count, total=total, path_list=path_list,
-                          seconds=time.perf_counter() - start)
+                          seconds=time.perf_counter() - start,
+                          floats=s.floats + floats_converted() - converted)

@@ -11,6 +11,7 @@ Conventions (PRODUCT.md): a coin of probability ``c`` is heads iff ``u < c``; an
 draw picks token ``t`` iff ``sum_{s<t} r(s) <= u < sum_{s<=t} r(s)``.
 
 Affine views (``a * u + b`` with ``a > 0``) compare by mapping the threshold back to ``u``.
+Float constants (``u * 0.5``, ``1e-9 < u``) are taken at their exact binary value.
 ``1 - u``, comparisons between uniforms (``u < v``, ``a*u < b*v``), ``min``/``max`` and
 products of uniforms are handled by :mod:`.joint`.
 """
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+
+from ..core.exact_values import exact_operand
 
 __all__ = ["Uniform", "UniformView", "grid_count"]
 
@@ -49,7 +52,7 @@ class UniformView:
         self.shift = shift
 
     def _threshold(self, c):
-        return (c - self.shift) / self.scale
+        return (exact_operand(c) - self.shift) / self.scale
 
     def _joint(self, c) -> bool:
         """True when the comparison with ``c`` needs the joint treatment (:mod:`.joint`)."""
@@ -81,6 +84,7 @@ class UniformView:
 
         if isinstance(a, (UniformView, Linear, Product)):
             return Product.of(self, a)
+        a = exact_operand(a)
         if not a > 0:
             return as_linear(self) * a
         return UniformView(self.base, self.scale * a, self.shift * a)
@@ -88,6 +92,7 @@ class UniformView:
     __rmul__ = __mul__
 
     def __truediv__(self, a):
+        a = exact_operand(a)
         return self.__mul__(1 / Fraction(a) if isinstance(a, int) else 1 / a)
 
     def __add__(self, b):
@@ -95,7 +100,7 @@ class UniformView:
 
         if isinstance(b, (UniformView, Linear)):
             return as_linear(self) + b
-        return UniformView(self.base, self.scale, self.shift + b)
+        return UniformView(self.base, self.scale, self.shift + exact_operand(b))
 
     __radd__ = __add__
 
@@ -104,11 +109,11 @@ class UniformView:
 
         if isinstance(b, (UniformView, Linear)):
             return as_linear(self) - b
-        return UniformView(self.base, self.scale, self.shift - b)
+        return UniformView(self.base, self.scale, self.shift - exact_operand(b))
 
     def __rsub__(self, b):                       # b - u, for instance 1 - u
         from .joint import as_linear
-        return b - as_linear(self)
+        return exact_operand(b) - as_linear(self)
 
     def __neg__(self):
         from .joint import as_linear

@@ -50,6 +50,7 @@ from ..core.errors import InvalidInput
 from ..engine.exact import ExactSampler
 from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
 from ..engine.runs import enumerate_runs
+from ..engine.watch import watched
 from .context import ContextPair, context_key, parse_context, read_spec
 from .multitoken import Verifier, sequence_certificate
 
@@ -443,9 +444,7 @@ def _prove(verifier, pair, m, ctx, target, arith, grid, max_paths,
     ``grid``, every reachable (context, state) enumerated once; hidden state refused, and
     hidden randomness under the watch of every exact run (:func:`~exactspec.engine.watch.
     watched`)."""
-    from ..engine.watch import watched
-
-    with watched():
+    with watched(verifier.function):
         return _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths,
                               elementwise)
 
@@ -557,9 +556,10 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
         report["within_tolerance"] = tolerated(verdict, tv, tolerance)
     report["ok"] = verdict == "lossless" or bool(report.get("within_tolerance"))
     if certificate:
-        enumeration = enumerate_runs(lambda s: _generate(s, verifier, pair, m, ctx),
-                                     keep_paths=True, max_paths=max_paths,
-                                     sampler_factory=_factory(arith, grid, elementwise))
+        with watched(verifier.function):
+            enumeration = enumerate_runs(lambda s: _generate(s, verifier, pair, m, ctx),
+                                         keep_paths=True, max_paths=max_paths,
+                                         sampler_factory=_factory(arith, grid, elementwise))
         report["certificate"] = sequence_certificate(enumeration, target, name=verifier.name,
                                                      m=m, ctx=ctx)
     return report
