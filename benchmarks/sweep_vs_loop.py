@@ -1,0 +1,99 @@
+"""``exactspec sweep`` against the plain NumPy loop a user would write
+(``benchmarks/sweep_plain_loop.py``), side by side in one run, on synthetic logits dumps.
+
+Each dump holds target logits from a Zipf-like law (``-1.1 log rank`` over a random order of
+the vocabulary, plus Gaussian noise per row) and draft logits correlated with them (scaled
+and noised), stored as float32 or float16 in an uncompressed ``.npz``.  Every command runs in
+its own process; its CPU seconds (user + system) and peak resident memory come from
+``os.wait4``'s resource usage.  The sweep runs on one worker thread for the CPU comparison;
+``--two-cores`` adds the README's command on 2,000 x 32,000 rows with two workers (wall time).
+
+    python benchmarks/sweep_vs_loop.py                      # 500 x 32,000 and 256 x 152,064
+    python benchmarks/sweep_vs_loop.py --shapes 100x32000 --dtypes float32
+    python benchmarks/sweep_vs_loop.py --two-cores
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOOP = os.path.join(ROOT, "benchmarks", "sweep_plain_loop.py")
+FULL = ["--methods", "rrs,kseq,key,optimal", "--exact-sample", "3"]
+
+
+def make_dump(path, rows, vocab, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    base = -1.1 * np.log(np.arange(1, vocab + 1))[rng.permutation(vocab)]
+    target = np.empty((rows, vocab), dtype=dtype)
+    draft = np.empty((rows, vocab), dtype=dtype)
+    for i in range(rows):
+        t = base + rng.normal(0.0, 1.5, vocab)
+        target[i] = t
+        draft[i] = 0.9 * t + rng.normal(0.0, 1.0, vocab)
+    np.savez(path, target=target, draft=draft)
+
+
+def measure(cmd):
+    """(CPU seconds, peak RSS in MiB, wall seconds) of one command in its own process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        sys.exit(f"{' '.join(cmd)} failed:\n{err}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, wall
+
+
+def pair(dump, out, full, workers=1):
+    methods = FULL if full else ["--methods", "rrs,optimal"]
+    sweep = [sys.executable, "-m", "exactspec", "sweep", dump, "--logits", "--k", "1,2,4,8",
+             *methods, "--workers", str(workers), "--no-progress", "--json"]
+    loop = [sys.executable, LOOP, dump, "--logits", "--k", "1,2,4,8", "--methods",
+            methods[1]]
+    if full:
+        sweep += ["--out", os.path.join(out, "s.parquet"), "--plot", os.path.join(out, "s.png")]
+        loop += ["--out", os.path.join(out, "l.parquet")]
+    return measure(loop), measure(sweep)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", default="500x32000,256x152064")
+    ap.add_argument("--dtypes", default="float32,float16")
+    ap.add_argument("--two-cores", action="store_true")
+    a = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'dump':>24} {'command':>12} {'loop s':>7} {'sweep s':>7} {'time':>6} "
+          f"{'loop MiB':>8} {'sweep MiB':>9} {'memory':>6}")
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = [] if not a.two_cores else []
+        for shape in a.shapes.split(","):
+            rows, vocab = (int(x) for x in shape.split("x"))
+            for dtype in a.dtypes.split(","):
+                dump = os.path.join(tmp, f"{shape}-{dtype}.npz")
+                make_dump(dump, rows, vocab, dtype)
+                for full in (False, True):
+                    (lc, lm, _), (sc, sm, _) = pair(dump, tmp, full)
+                    name = "README" if full else "rrs,optimal"
+                    print(f"{shape + ' ' + dtype:>24} {name:>12} {lc:7.1f} {sc:7.1f} "
+                          f"{sc / lc:5.2f}x {lm:8.0f} {sm:9.0f} {sm / lm:5.2f}x", flush=True)
+                os.remove(dump)
+        if a.two_cores:
+            dump = os.path.join(tmp, "2000x32000-float32.npz")
+            make_dump(dump, 2000, 32000, "float32")
+            (lc, lm, lw), (sc, sm, sw) = pair(dump, tmp, True, workers=2)
+            print(f"README command, 2000 x 32000 float32, two workers: {sw:.1f} s wall, "
+                  f"{sc:.1f} s CPU, {sm:.0f} MiB (loop: {lw:.1f} s wall, {lc:.1f} s CPU, "
+                  f"{lm:.0f} MiB)")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+if __name__ == "__main__":
+    main()
