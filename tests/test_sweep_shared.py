@@ -61,12 +61,13 @@ def test_shared_pass_matches_the_per_k_routines(kind, vocab):
 def test_shared_pass_against_the_exact_engine():
     rng = np.random.default_rng(3)
     for kind in ("gauss", "float16", "zeros"):
-        P, Q = _rows(rng, 3, 24, kind)
-        got = shared_figures(P, Q, KS, METHODS)
+        P, Q = _rows(rng, 1, 12, kind)
+        ks = [1, 3, 4]
+        got = shared_figures(P, Q, ks, METHODS)
         for b in range(P.shape[0]):
-            exact = exact_figures(P[b], Q[b], KS, METHODS)
+            exact = exact_figures(P[b], Q[b], ks, METHODS)
             assert abs(got["alpha_one"][b] - float(exact[0]["alpha_one"])) <= 1e-13
-            for j in range(len(KS)):
+            for j in range(len(ks)):
                 for name in ("alpha_star", "acc_rrs", "acc_key", "acc_optimal"):
                     assert abs(got[name][b, j] - float(exact[j][name])) <= 1e-13, name
                 assert abs(got["acc_kseq"][b, j] - float(exact[j]["acc_kseq"])) <= 1e-11
@@ -81,3 +82,26 @@ def test_chunks_do_not_change_the_figures():
         alone = shared_figures(P[b:b + 1], Q[b:b + 1], [1, 4], METHODS)
         for name, values in alone.items():
             assert np.array_equal(values[0], whole[name][b]), name
+
+
+def test_exact_checks_for_every_k_match_the_per_k_twins():
+    """The spot checks' one-sort ``alpha*`` and one-recursion RRS for every ``k`` against
+    :func:`optimum_common_denominator` and :func:`rrs_acceptance_integer` per ``k``."""
+    from exactspec.bounds.closed_forms import optimum_common_denominator
+    from exactspec.sweep.exact_check import (_as_dist, alpha_star_integer, integer_row,
+                                             rrs_acceptance_integer, rrs_acceptances_integer)
+
+    rng = np.random.default_rng(11)
+    for kind in ("gauss", "float16", "zeros"):
+        P, Q = _rows(rng, 2, 30, kind)
+        for b in range(2):
+            Np, Sp = integer_row(P[b])
+            Nq, Sq = integer_row(Q[b])
+            alphas = alpha_star_integer(Np, Sp, Nq, Sq, KS)
+            rrs = rrs_acceptances_integer(Np, Sp, Nq, Sq, KS)
+            for j, k in enumerate(KS):
+                opt = optimum_common_denominator(_as_dist(Np, Sp), _as_dist(Nq, Sq), k)
+                assert alphas[j] == opt.alpha_star
+                assert rrs[j] == rrs_acceptance_integer(Np, Sp, Nq, Sq, k)
+    # RRS that accepts surely after one draft (q = p): every later k accepts too
+    assert rrs_acceptances_integer([1, 1], 2, [1, 1], 2, [1, 3]) == [1, 1]

@@ -10,10 +10,13 @@ integers without a gcd:
 column              exact twin
 ==================  ===================================================================
 ``alpha_one``       ``sum_t min(Np_t Sq, Nq_t Sp) / (Sp Sq)`` (:func:`overlap_integer`)
-``alpha_star``      :func:`exactspec.bounds.closed_forms.optimum_common_denominator`
+``alpha_star``      ``1 + min(0, min_j g_k(Q_j) - P_j)`` on integers along one exact sort
+                    for every ``k`` (:func:`alpha_star_integer`; tested against
+                    :func:`exactspec.bounds.closed_forms.optimum_common_denominator`)
 ``acc_optimal``     the same ``alpha*``
 ``acc_key``         the same ``alpha*`` (KEY attains the optimum)
-``acc_rrs``         the RRS recursion on integers (:func:`rrs_acceptance_integer`)
+``acc_rrs``         the RRS recursion on integers, once up to the largest ``k``
+                    (:func:`rrs_acceptances_integer`)
 ``acc_kseq``        :func:`exactspec.bounds.closed_forms.kseq_acceptance` at the rational
                     ``rho`` within ``10^-12`` above ``rho*`` (:func:`~exactspec.methods.kseq.rho_star`);
                     only for ``|V| <=`` :data:`KSEQ_EXACT_MAX_VOCAB`
@@ -35,12 +38,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..bounds.closed_forms import kseq_acceptance, optimum_common_denominator
+from ..bounds.closed_forms import _ratio_order, kseq_acceptance
 from ..core.dist import Dist
 from ..core.errors import InvalidInput
 from ..methods.kseq import rho_star
 
 __all__ = ["exact_figures", "integer_row", "overlap_integer", "rrs_acceptance_integer",
+           "rrs_acceptances_integer", "alpha_star_integer",
            "KSEQ_EXACT_MAX_VOCAB", "EXACT_COLUMNS"]
 
 #: Largest vocabulary at which K-SEQ's ``rho*`` is recomputed exactly (its exact bisection
@@ -99,6 +103,50 @@ def rrs_acceptance_integer(Np, Sp, Nq, Sq, k: int) -> Fraction:
     return 1 - rejection
 
 
+def rrs_acceptances_integer(Np, Sp, Nq, Sq, ks) -> list[Fraction]:
+    """:func:`rrs_acceptance_integer` for each ``k`` of ``ks``, from one recursion up to the
+    largest (the chance of rejecting ``i`` drafts is the product of the first ``i`` factors).
+
+    >>> rrs_acceptances_integer([5, 4], 9, [1, 2], 3, [2, 1])
+    [Fraction(23, 27), Fraction(7, 9)]
+    """
+    R, D = list(Np), Sp
+    rejected = [Fraction(1)]
+    for _ in range(max(ks)):
+        E = [max(r * Sq - b * D, 0) for r, b in zip(R, Nq)]
+        S = sum(E)
+        if S == 0:
+            rejected.append(Fraction(0))
+            R = [0] * len(R)
+            continue
+        rejected.append(rejected[-1] * Fraction(S, D * Sq))
+        R, D = E, S
+    return [1 - rejected[k] for k in ks]
+
+
+def alpha_star_integer(Np, Sp, Nq, Sq, ks) -> list[Fraction]:
+    """``alpha* = 1 + min(0, min_j g_k(Q_j) - P_j)`` for each ``k`` of ``ks``, along one exact
+    sort of the tokens by ``q/p`` (``p = 0`` last), on integers: with ``P_j = A_j / Sp`` and
+    ``Q_j = B_j / Sq``, ``h_j Sp Sq^k = Sp (Sq^k - (Sq - B_j)^k) - A_j Sq^k``.
+
+    >>> alpha_star_integer([5, 3, 2], 10, [2, 2, 6], 10, [1, 2, 4])
+    [Fraction(3, 5), Fraction(21, 25), Fraction(1, 1)]
+    """
+    order = _ratio_order(list(Np), list(Nq))
+    powers = [Sq ** k for k in ks]
+    best = [0] * len(ks)
+    A = B = 0
+    for i in order:
+        A += Np[i]
+        B += Nq[i]
+        rest = Sq - B
+        for j, k in enumerate(ks):
+            h = Sp * (powers[j] - rest ** k) - A * powers[j]
+            if h < best[j]:
+                best[j] = h
+    return [1 + Fraction(m, Sp * powers[j]) for j, m in enumerate(best)]
+
+
 def _as_dist(N, S) -> Dist:
     return Dist([Fraction(a, S) for a in N], check=False)
 
@@ -109,19 +157,22 @@ def exact_figures(p_row, q_row, ks, methods) -> list[dict]:
     Np, Sp = integer_row(p_row)
     Nq, Sq = integer_row(q_row)
     one = overlap_integer(Np, Sp, Nq, Sq)
-    p, q = _as_dist(Np, Sp), _as_dist(Nq, Sq)
+    small = "kseq" in methods and len(Np) <= KSEQ_EXACT_MAX_VOCAB
+    p, q = (_as_dist(Np, Sp), _as_dist(Nq, Sq)) if small else (None, None)
+    alphas = alpha_star_integer(Np, Sp, Nq, Sq, ks)
+    rrs = rrs_acceptances_integer(Np, Sp, Nq, Sq, ks) if "rrs" in methods else None
     out = []
-    for k in ks:
+    for j, k in enumerate(ks):
         values: dict[str, Fraction] = {"alpha_one": one}
-        alpha = optimum_common_denominator(p, q, k).alpha_star
+        alpha = alphas[j]
         values["alpha_star"] = alpha
         if "optimal" in methods:
             values["acc_optimal"] = alpha
         if "key" in methods:
             values["acc_key"] = alpha
         if "rrs" in methods:
-            values["acc_rrs"] = rrs_acceptance_integer(Np, Sp, Nq, Sq, k)
-        if "kseq" in methods and len(Np) <= KSEQ_EXACT_MAX_VOCAB:
+            values["acc_rrs"] = rrs[j]
+        if small:
             values["acc_kseq"] = kseq_acceptance(p, q, k, rho_star(p, q, k).rho)
         out.append(values)
     return out

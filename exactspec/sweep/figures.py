@@ -36,7 +36,7 @@ import numpy as np
 from ..core.errors import InvalidInput
 from ..numpy_backend import (key_placement, one_draft_acceptance, optimum_bucketed,
                              rrs_acceptance, sample)
-from ..numpy_backend._arrays import _power, prefix_sum
+from ..numpy_backend._arrays import _power
 
 __all__ = ["METHODS", "column", "block_figures", "kseq_float", "tokens_per_call",
            "shared_figures", "chunk_rows", "CHUNK_VALUES"]
@@ -232,8 +232,8 @@ def shared_figures(P, Q, ks, methods) -> dict:
     method of :data:`SHARED_METHODS` asked for, from one sort of each row for every ``k``.
 
     Each row's tokens are sorted once by ``q/p`` (``p = 0`` last); with the prefix sums
-    ``P_j``, ``Q_j`` along that order (:func:`~exactspec.numpy_backend.optimum.prefix_sum`,
-    within one rounding of the exact sums), every figure is read off the same arrays:
+    ``P_j``, ``Q_j`` along that order (within about one rounding of the exact sums: each
+    term split so that most of the running sum is exact), every figure is read off the same arrays:
 
     * ``alpha* = 1 + min(0, min_j g_k(Q_j) - P_j)`` for each ``k`` (one pass per ``k``);
     * RRS: the residual after ``i`` rejections is ``(p - c_i q)_+ / Z_i`` with ``c_0 = 0``,
@@ -282,12 +282,30 @@ def shared_figures(P, Q, ks, methods) -> dict:
     return out
 
 
+def _prefix(x):
+    """Running sums along the last axis within about one rounding of the exact ones (rows of
+    ``[0, 2)`` summing below 2): each term split into a multiple of ``2^-51`` (whose running
+    sums are exact) and a remainder below ``2^-52``, as the float path of the NumPy
+    backend's ``prefix_sum``, in place; the sum of the two running
+    sums is one rounding, the remainders' running sum at most ``|V|^2 2^-105`` off."""
+    hi = x + 2.0
+    hi -= 2.0
+    lo = np.subtract(x, hi)
+    np.cumsum(hi, axis=-1, out=hi)
+    np.cumsum(lo, axis=-1, out=lo)
+    hi += lo
+    return hi
+
+
 def _shared_chunk(P, Q, ks, lo, out, brackets):
     c = P.shape[0]
-    sp = P.sum(axis=-1, keepdims=True)
-    sq = Q.sum(axis=-1, keepdims=True)
-    p = P / np.where(sp > 0, sp, 1.0)
-    q = Q / np.where(sq > 0, sq, 1.0)
+    rows = []
+    for X in (P, Q):                                     # rows off 1 by more than 2^-40:
+        s = X.sum(axis=-1, keepdims=True)                # normalised here
+        if np.any(np.abs(s - 1.0) > 2.0 ** -40):
+            X = X / np.where(s > 0, s, 1.0)
+        rows.append(X)
+    p, q = rows
     out["alpha_one"][lo:lo + c] = np.minimum(p, q).sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = q / p
@@ -297,22 +315,30 @@ def _shared_chunk(P, Q, ks, lo, out, brackets):
         for b in range(c):                               # a loop over the rows of a chunk
             p[b].take(order[b], out=ps[b])
             q[b].take(order[b], out=qs[b])
-        rs = np.divide(qs, ps, out=ratio)                # the same ratios, now in order
-        rs[ps == 0] = np.inf
-    del order, p, q
-    Pc = prefix_sum(ps)
-    Qc = prefix_sum(qs)
-    del ps, qs
-    # alpha*: h_j = g_k(Q_j) - P_j, h_n = 0 (the whole vocabulary)
-    rest = np.maximum(1.0 - Qc, 0.0)
-    h = np.empty_like(rest)
+        del order, p, q, rows
+        need_ratios = "acc_rrs" in out or brackets is not None
+        if need_ratios:
+            rs = np.divide(qs, ps, out=ratio)            # the same ratios, now in order
+            rs[ps == 0] = np.inf
+        del ratio
+    Pc = _prefix(ps)
+    del ps
+    Qc = _prefix(qs)
+    del qs
+    # alpha* = 1 + min(0, min_j h_j), h_j = 1 - (1 - Q_j)^k - P_j before the last state
+    # (h_n = 0: the whole vocabulary); powers by repeated squaring, as _power
+    rest = np.maximum(1.0 - Qc[:, :-1], 0.0)
+    top = np.empty_like(rest)
+    powers: dict[int, np.ndarray] = {1: rest}
     for j, k in enumerate(ks):
-        power = _power(rest, k)
-        np.subtract(1.0, power, out=h)
-        h -= Pc
-        h[:, -1] = 0.0
-        out["alpha_star"][lo:lo + c, j] = 1.0 + np.minimum(h.min(axis=-1), 0.0)
-    del h, rest, power
+        if k not in powers:
+            half = powers.get(k // 2) if k % 2 == 0 else None
+            powers[k] = half * half if half is not None else _power(rest, k)
+        np.subtract(1.0, powers[k], out=top)             # rounded as optimum_sorted does
+        top -= Pc[:, :-1]
+        low = top.min(axis=-1) if top.shape[-1] else np.zeros(c)
+        out["alpha_star"][lo:lo + c, j] = 1.0 + np.minimum(low, 0.0)
+    del rest, top, powers
     if "acc_rrs" in out:
         _rrs_rows(rs, Pc, Qc, ks, out["acc_rrs"][lo:lo + c])
     if brackets is not None:
