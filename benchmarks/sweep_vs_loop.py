@@ -13,6 +13,7 @@ its own process; its CPU seconds (user + system) and peak resident memory come f
     python benchmarks/sweep_vs_loop.py --two-cores
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -42,18 +43,27 @@ def make_dump(path, rows, vocab, dtype, seed=0):
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+#: Runs a command and prints its exit status, CPU seconds, peak RSS (KiB) and stderr's tail.
+#: The launcher is a small process, so that the peak RSS of the command (which starts as a copy
+#: of the process that starts it) is not this script's, which holds a dump while making it.
+LAUNCH = """import json, os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+err = p.stderr.read().decode()
+_, status, u = os.wait4(p.pid, 0)
+print(json.dumps([os.waitstatus_to_exitcode(status), u.ru_utime + u.ru_stime, u.ru_maxrss,
+                  err[-2000:]]))"""
+
+
 def measure(cmd):
     """(CPU seconds, peak RSS in MiB, wall seconds) of one command in its own process."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=ENV)
-    _, status, usage = os.wait4(proc.pid, 0)
+    done = subprocess.run([sys.executable, "-c", LAUNCH, *cmd], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True, check=True)
     wall = time.perf_counter() - start
-    err = proc.stderr.read().decode()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
+    code, cpu, rss, err = json.loads(done.stdout)
+    if code:
         sys.exit(f"{' '.join(cmd)} failed:\n{err}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, wall
+    return cpu, rss / 1024, wall
 
 
 def pair(dump, out, full, workers=1):
@@ -68,7 +78,15 @@ def pair(dump, out, full, workers=1):
     return measure(loop), measure(sweep)
 
 
+def _make(path, rows, vocab, dtype):
+    subprocess.run([sys.executable, __file__, "--make", path, str(rows), str(vocab), dtype],
+                   check=True)
+
+
 def main():
+    if sys.argv[1:2] == ["--make"]:
+        path, rows, vocab, dtype = sys.argv[2:]
+        return make_dump(path, int(rows), int(vocab), dtype)
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default="500x32000,256x152064")
     ap.add_argument("--dtypes", default="float32,float16")
@@ -84,7 +102,7 @@ def main():
             rows, vocab = (int(x) for x in shape.split("x"))
             for dtype in a.dtypes.split(","):
                 dump = os.path.join(tmp, f"{shape}-{dtype}.npz")
-                make_dump(dump, rows, vocab, dtype)
+                _make(dump, rows, vocab, dtype)
                 for full in (False, True):
                     (lc, lm, _), (sc, sm, _) = pair(dump, tmp, full)
                     name = "README" if full else "rrs,optimal"
@@ -93,7 +111,7 @@ def main():
                 os.remove(dump)
         if a.two_cores:
             dump = os.path.join(tmp, "2000x32000-float32.npz")
-            make_dump(dump, 2000, 32000, "float32")
+            _make(dump, 2000, 32000, "float32")
             (lc, lm, lw), (sc, sm, sw) = pair(dump, tmp, True, workers=2)
             print(f"README command, 2000 x 32000 float32, two workers: {sw:.1f} s wall, "
                   f"{sc:.1f} s CPU, {sm:.0f} MiB (loop: {lw:.1f} s wall, {lc:.1f} s CPU, "

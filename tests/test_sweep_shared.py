@@ -62,7 +62,7 @@ def test_shared_pass_against_the_exact_engine():
     rng = np.random.default_rng(3)
     for kind in ("gauss", "float16", "zeros"):
         P, Q = _rows(rng, 1, 12, kind)
-        ks = [1, 3, 4]
+        ks = [1, 4]
         got = shared_figures(P, Q, ks, METHODS)
         for b in range(P.shape[0]):
             exact = exact_figures(P[b], Q[b], ks, METHODS)
@@ -105,3 +105,28 @@ def test_exact_checks_for_every_k_match_the_per_k_twins():
                 assert rrs[j] == rrs_acceptance_integer(Np, Sp, Nq, Sq, k)
     # RRS that accepts surely after one draft (q = p): every later k accepts too
     assert rrs_acceptances_integer([1, 1], 2, [1, 1], 2, [1, 3]) == [1, 1]
+
+
+def test_exact_checks_at_candidate_states_and_thresholds():
+    """The spot checks' shortcuts, exactly: ``alpha*`` at the candidate states equals ``alpha*``
+    over every state, RRS by residual thresholds equals the recursion, and the NumPy-sorted
+    exact order equals the all-``Fraction`` one."""
+    from exactspec.bounds.closed_forms import _ratio_order
+    from exactspec.sweep.exact_check import (alpha_star_integer, candidate_states,
+                                             exact_order, integer_row,
+                                             rrs_acceptances_integer, rrs_thresholds_integer)
+
+    rng = np.random.default_rng(13)
+    for kind in ("gauss", "float16", "zeros"):
+        P, Q = _rows(rng, 2, 300, kind)
+        for b in range(2):
+            Np, Sp = integer_row(P[b])
+            Nq, Sq = integer_row(Q[b])
+            order = exact_order(P[b], Q[b], Np, Nq)
+            assert order == _ratio_order(Np, Nq)
+            states = candidate_states(P[b], Q[b], KS, order)
+            assert sum(map(len, states)) < 300 * len(KS) // 4    # a shortcut indeed
+            assert (alpha_star_integer(Np, Sp, Nq, Sq, KS, order, states)
+                    == alpha_star_integer(Np, Sp, Nq, Sq, KS, order))
+            assert (rrs_thresholds_integer(Np, Sp, Nq, Sq, KS, order)
+                    == rrs_acceptances_integer(Np, Sp, Nq, Sq, KS))
