@@ -12,6 +12,7 @@ Dask (``pip install 'exactspec[sweep]'``) is imported only here, only when a swe
 from __future__ import annotations
 
 import contextlib
+import datetime
 import math
 import os
 import sys
@@ -28,7 +29,8 @@ from .figures import METHODS, block_figures, chunk_rows
 from .rows import probabilities, sum_tolerance
 from .summary import summarize
 
-__all__ = ["SweepConfig", "SweepResult", "sweep", "connect", "block_ranges",
+__all__ = ["SweepConfig", "SweepResult", "sweep", "sweep_arrays", "ArrayDump", "connect",
+           "block_ranges",
            "estimate_seconds", "DEFAULT_BLOCK_MB", "LONG_SWEEP_SECONDS"]
 
 #: Default size of one block's float64 array of rows, in MB (one of target or draft).
@@ -76,12 +78,83 @@ class SweepResult:
         Positions skipped and why (only with ``skip_bad_rows``).
     exact_checks : dict
         ``rows`` checked, ``max_abs_diff_float``, and the largest difference per column.
+    run : dict
+        What ran: ``dump`` (its path, or the name of in-memory rows), ``options`` (the
+        arguments of :func:`sweep`), ``exactspec_version``, ``started_utc`` (ISO 8601) and
+        ``seconds_float``.
     """
 
     table: dict
     summary: dict
     bad_rows: list = field(default_factory=list)
     exact_checks: dict = field(default_factory=dict)
+    run: dict = field(default_factory=dict)
+
+
+class ArrayDump:
+    """Target and draft rows held in memory, read like a :class:`~exactspec.sweep.dump.Dump`.
+
+    Any object NumPy can turn into an array (``numpy.asarray``: NumPy arrays, a CPU torch
+    tensor through its ``__array__``) of shape ``(positions, vocab)`` and a float type
+    (float16, float32, float64); ``position`` optionally names the rows.  The rows are not
+    copied; on a cluster each task carries its own block.
+
+    >>> d = ArrayDump(np.eye(3, dtype=np.float32), np.full((3, 3), 1 / 3))
+    >>> d.positions, d.vocab, d.dtype, d.draft_dtype, d.read(1, 2)[0].tolist()
+    (3, 3, 'float32', 'float64', [[0.0, 1.0, 0.0]])
+    """
+
+    kind = "arrays"
+    chunk_rows = 0
+
+    def __init__(self, target, draft, position=None, name: str = "<arrays>"):
+        arrays = []
+        for what, x in (("target", target), ("draft", draft)):
+            try:
+                a = np.asarray(x)
+            except (TypeError, ValueError, RuntimeError) as err:
+                raise InvalidInput(f"{what}: not an array ({type(x).__name__}: "
+                                   f"{str(err).splitlines()[0] if str(err) else 'no values'}"
+                                   f"; a bfloat16 tensor: convert it to float32 first)") from None
+            if a.ndim != 2 or 0 in a.shape:
+                raise InvalidInput(f"{what}: need rows of shape (positions, vocab), "
+                                   f"got {a.shape}")
+            if a.dtype.name not in ("float16", "float32", "float64"):
+                raise InvalidInput(f"{what}: element type {a.dtype.name}, need float16, "
+                                   f"float32 or float64")
+            arrays.append(a)
+        if arrays[0].shape != arrays[1].shape:
+            raise InvalidInput(f"target has shape {arrays[0].shape} but draft "
+                               f"{arrays[1].shape}")
+        self.target_rows, self.draft_rows = arrays
+        self.positions, self.vocab = arrays[0].shape
+        self.dtype, self.draft_dtype = arrays[0].dtype.name, arrays[1].dtype.name
+        self.path = name
+        self.has_position = position is not None
+        if position is not None:
+            ids = np.asarray(position)
+            if ids.shape != (self.positions,) or ids.dtype.kind not in "iu":
+                raise InvalidInput(f"position: need {self.positions} integers, got "
+                                   f"{ids.dtype.name} of shape {ids.shape}")
+            self.position = ids.astype(np.int64)
+
+    def read(self, lo: int, hi: int):
+        """Rows ``lo:hi`` of the target and the draft, as held."""
+        return self.target_rows[lo:hi], self.draft_rows[lo:hi]
+
+    def position_ids(self, lo: int, hi: int) -> np.ndarray:
+        """The names of rows ``lo:hi`` (``position``), else ``lo..hi-1``."""
+        if self.has_position:
+            return self.position[lo:hi]
+        return np.arange(lo, hi, dtype=np.int64)
+
+
+def sweep_arrays(target, draft, k=(1, 2, 4, 8), *, position=None, name: str = "<arrays>",
+                 **options) -> SweepResult:
+    """:func:`sweep` over rows held in memory (see :class:`ArrayDump`); ``options`` are
+    :func:`sweep`'s.  The same figures as the same rows written to a dump and swept.
+    """
+    return sweep(ArrayDump(target, draft, position, name), k, **options)
 
 
 def block_ranges(dump: Dump, block_mb: float = DEFAULT_BLOCK_MB) -> list[tuple[int, int]]:
@@ -250,7 +323,8 @@ def sweep(dump, k=(1, 2, 4, 8), *, methods=None, logits: bool = False,
     import dask
 
     started = time.perf_counter()
-    if not isinstance(dump, Dump):
+    started_utc = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    if not isinstance(dump, (Dump, ArrayDump)):
         dump = open_dump(dump, target=target, draft=draft)
     if not (isinstance(gamma, int) and gamma >= 1):
         raise InvalidInput(f"gamma={gamma!r}: need a positive integer")
@@ -309,7 +383,16 @@ def sweep(dump, k=(1, 2, 4, 8), *, methods=None, logits: bool = False,
                "skipped_rows": [{"position": p, "reason": r} for p, r in bad_rows],
                **summary, "exact_checks": checks, "scheduler": where, "blocks": len(blocks),
                "seconds_float": time.perf_counter() - started}
-    return SweepResult(table=table, summary=summary, bad_rows=bad_rows, exact_checks=checks)
+    run = {"dump": str(dump.path),
+           "options": {"k": list(config.ks), "methods": list(config.methods), "logits": logits,
+                       "temperature_float": float(temperature), "top_p_float": top_p,
+                       "gamma": gamma, "samples": samples, "seed": seed,
+                       "skip_bad_rows": skip_bad_rows, "tolerance_float": tolerance,
+                       "exact_sample": exact_sample, "block_mb_float": float(block_mb)},
+           "exactspec_version": getattr(sys.modules.get("exactspec"), "__version__", None),
+           "started_utc": started_utc, "seconds_float": summary["seconds_float"]}
+    return SweepResult(table=table, summary=summary, bad_rows=bad_rows, exact_checks=checks,
+                       run=run)
 
 
 #: Rough CPU seconds per token of a row for the shared pass (softmax, sort, prefix sums), per
