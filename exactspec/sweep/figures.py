@@ -1,22 +1,26 @@
 """Per-position figures of a sweep, in float64, for a block of probability rows.
 
-For each row and each ``k``: ``alpha*`` (:func:`~exactspec.numpy_backend.optimum_bucketed`),
-each method's acceptance, the one-draft acceptance, RRS's gap ``alpha* - alpha_RRS`` and its
-rejection ratio ``(1 - alpha_RRS) / (1 - alpha*)`` (NaN where ``alpha* = 1``), and the
-expected tokens per target call of a chain of ``gamma`` drafting steps,
-``(1 - a^(gamma+1)) / (1 - a)`` for an acceptance ``a`` per step.
+For each row and each ``k``: ``alpha*``, each method's acceptance, the one-draft acceptance,
+RRS's gap ``alpha* - alpha_RRS`` and its rejection ratio ``(1 - alpha_RRS) / (1 - alpha*)``
+(NaN where ``alpha* = 1``), and the expected tokens per target call of a chain of ``gamma``
+drafting steps, ``(1 - a^(gamma+1)) / (1 - a)`` for an acceptance ``a`` per step.
 
-How each acceptance is computed (every one but ``rrs-wor`` is a formula, exact up to float
-rounding; each has an exact twin in :mod:`exactspec.sweep.exact_check`):
+Every figure but ``rrs-wor``'s comes from one sort of each row for every ``k``
+(:func:`shared_figures`); the per-``k`` routines of :mod:`exactspec.numpy_backend` are the
+reference it is tested against (``block_figures(..., shared=False)``).  Every one but
+``rrs-wor`` is a formula, exact up to float rounding, with an exact twin in
+:mod:`exactspec.sweep.exact_check`:
 
 ==========  ================================================================================
-method      float computation
+method      float computation (shared pass; per-``k`` reference)
 ==========  ================================================================================
-``rrs``     ``1 - prod_i TV(r_{i-1}, q)`` (:func:`~exactspec.numpy_backend.rrs_acceptance`)
-``optimal`` ``alpha*`` itself (the optimal verifier attains it)
-``key``     ``sum_t min(w_t, a*_t)`` from KEY's float placement
-            (:func:`~exactspec.numpy_backend.key_placement`): the chance that the selected
-            draft is accepted; ``alpha*`` in exact arithmetic
+``rrs``     ``1 - Z_k``, ``Z_k = prod_i TV(r_{i-1}, q)`` by residual thresholds
+            (:func:`~exactspec.numpy_backend.rrs_acceptance`)
+``optimal`` ``alpha*`` itself (the optimal verifier attains it;
+            :func:`~exactspec.numpy_backend.optimum_bucketed`)
+``key``     ``alpha*``, which KEY attains (the reference: ``sum_t min(w_t, a*_t)`` from KEY's
+            float placement, :func:`~exactspec.numpy_backend.key_placement`, the chance that
+            the selected draft is accepted, ``alpha*`` up to the placement's rounding)
 ``kseq``    ``1 - (1 - beta(rho*))^k`` at K-SEQ's ``rho*`` (:func:`kseq_float`)
 ``rrs-wor`` a Monte Carlo estimate from the NumPy sampler (``samples`` draws per row; its
             standard error is the ``_se`` column)
