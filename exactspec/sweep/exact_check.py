@@ -37,6 +37,7 @@ The tests set the integer routines against :mod:`exactspec.numpy_backend.twins` 
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import accumulate
 
 import numpy as np
 
@@ -151,12 +152,20 @@ def exact_order(p_row, q_row, Np, Nq) -> list[int]:
         starts = same[np.r_[True, np.diff(same) > 1]]        # runs of equal floats
         ends = same[np.r_[np.diff(same) > 1, True]] + 2
         for lo, hi in zip(starts.tolist(), ends.tolist()):
-            order[lo:hi] = sorted(order[lo:hi], key=lambda i: (
-                Np[i] == 0, Fraction(Nq[i], Np[i]) if Np[i] else 0, i))
+            run = order[lo:hi]
+            a = run[0]
+            if Np[a] and all(Nq[i] * Np[a] == Np[i] * Nq[a] for i in run):
+                continue                                     # exact ties: by index already
+            # two ratios a/b != c/d differ by at least 1/(bd), so their floors at a scale
+            # 2^shift above every b d differ: the integer keys order them exactly
+            shift = 2 * max(Np[i].bit_length() for i in run) + 2
+            order[lo:hi] = sorted(run, key=lambda i: (
+                Np[i] == 0, (Nq[i] << shift) // Np[i] if Np[i] else 0, i))
     return order
 
 
-def alpha_star_integer(Np, Sp, Nq, Sq, ks, order=None, states=None) -> list[Fraction]:
+def alpha_star_integer(Np, Sp, Nq, Sq, ks, order=None, states=None,
+                       prefix=None) -> list[Fraction]:
     """``alpha* = 1 + min(0, min_j g_k(Q_j) - P_j)`` for each ``k`` of ``ks``, along one exact
     sort of the tokens by ``q/p`` (``p = 0`` last), on integers: with ``P_j = A_j / Sp`` and
     ``Q_j = B_j / Sq``, ``h_j Sp Sq^k = Sp (Sq^k - (Sq - B_j)^k) - A_j Sq^k``.
@@ -169,7 +178,7 @@ def alpha_star_integer(Np, Sp, Nq, Sq, ks, order=None, states=None) -> list[Frac
     """
     if order is None:
         order = _ratio_order(list(Np), list(Nq))
-    A, B = _prefix_integers(Np, Nq, order)
+    A, B = prefix or _prefix_integers(Np, Nq, order)
     out = []
     for j, k in enumerate(ks):
         power = Sq ** k
@@ -183,11 +192,8 @@ def alpha_star_integer(Np, Sp, Nq, Sq, ks, order=None, states=None) -> list[Frac
 
 
 def _prefix_integers(Np, Nq, order):
-    A, B = [0], [0]
-    for i in order:
-        A.append(A[-1] + Np[i])
-        B.append(B[-1] + Nq[i])
-    return A, B
+    return (list(accumulate([Np[i] for i in order], initial=0)),
+            list(accumulate([Nq[i] for i in order], initial=0)))
 
 
 #: A state whose float ``h`` is within this of the float minimum is evaluated exactly: the float
@@ -218,7 +224,7 @@ def candidate_states(p_row, q_row, ks, order) -> list[list[int]]:
     return out
 
 
-def rrs_thresholds_integer(Np, Sp, Nq, Sq, ks, order) -> list[Fraction]:
+def rrs_thresholds_integer(Np, Sp, Nq, Sq, ks, order, prefix=None) -> list[Fraction]:
     """RRS's acceptance for each ``k`` from the exact order: after ``i`` rejections the
     residual is ``(p - c_i q)_+ / Z_i`` with ``c_0 = 0``, ``Z_0 = 1``, ``c_i = c_{i-1} +
     Z_{i-1}`` and ``Z_i = sum (p - c_i q)_+``, a sum over a prefix of the order (the tokens with
@@ -228,7 +234,7 @@ def rrs_thresholds_integer(Np, Sp, Nq, Sq, ks, order) -> list[Fraction]:
     >>> rrs_thresholds_integer([5, 4], 9, [1, 2], 3, [2, 1], [0, 1])
     [Fraction(23, 27), Fraction(7, 9)]
     """
-    A, B = _prefix_integers(Np, Nq, order)
+    A, B = prefix or _prefix_integers(Np, Nq, order)
     n = len(order)
     c, Z = Fraction(0), Fraction(1)
     rejected = [Fraction(1)]
@@ -261,9 +267,11 @@ def exact_figures(p_row, q_row, ks, methods) -> list[dict]:
     small = "kseq" in methods and len(Np) <= KSEQ_EXACT_MAX_VOCAB
     p, q = (_as_dist(Np, Sp), _as_dist(Nq, Sq)) if small else (None, None)
     order = exact_order(p_row, q_row, Np, Nq)
+    prefix = _prefix_integers(Np, Nq, order)
     alphas = alpha_star_integer(Np, Sp, Nq, Sq, ks, order,
-                                candidate_states(p_row, q_row, ks, order))
-    rrs = rrs_thresholds_integer(Np, Sp, Nq, Sq, ks, order) if "rrs" in methods else None
+                                candidate_states(p_row, q_row, ks, order), prefix)
+    rrs = (rrs_thresholds_integer(Np, Sp, Nq, Sq, ks, order, prefix) if "rrs" in methods
+           else None)
     out = []
     for j, k in enumerate(ks):
         values: dict[str, Fraction] = {"alpha_one": one}

@@ -346,8 +346,7 @@ def _shared_chunk(P, Q, ks, lo, out, brackets):
     if "acc_rrs" in out:
         _rrs_rows(rs, Pc, Qc, ks, out["acc_rrs"][lo:lo + c])
     if brackets is not None:
-        for j, k in enumerate(ks):
-            _kseq_brackets(rs, Pc, Qc, k, brackets[:, lo:lo + c, j])
+        _kseq_brackets(rs, Pc, Qc, ks, brackets[:, lo:lo + c, :])
 
 
 def _rrs_rows(rs, Pc, Qc, ks, acc):
@@ -367,12 +366,15 @@ def _rrs_rows(rs, Pc, Qc, ks, acc):
         acc[b] = [1.0 - rejected[k] for k in ks]
 
 
-def _kseq_brackets(rs, Pc, Qc, k, br):
-    """K-SEQ per row: the bracket ``[lo, hi]`` of ``rho*`` and the piece ``beta = A/rho + B``
-    (as :func:`_kseq_row` finds them), or the answer directly (``done = 1``, in ``B``)."""
-    for b in range(rs.shape[0]):
+def _kseq_brackets(rs, Pc, Qc, ks, br):
+    """K-SEQ per row and ``k``: the bracket ``[lo, hi]`` of ``rho*`` and the piece
+    ``beta = A/rho + B`` (as :func:`_kseq_row` finds them), or the answer directly
+    (``done = 1``, in ``B``); ``br`` has shape ``(5, rows, len(ks))``.  ``beta`` at the
+    breakpoints of ``(1, max k)`` is computed once per row, for every ``k``."""
+    kmax = max(ks)
+    for b in range(rs.shape[0]):                         # a loop over the rows of a chunk
         r = rs[b]
-        P_tot, Q_tot = float(Pc[b, -1]), float(Qc[b, -1])
+        P_tot = float(Pc[b, -1])
 
         def before(t):                                   # prefix sums of the first t tokens
             return (float(Pc[b, t - 1]), float(Qc[b, t - 1])) if t else (0.0, 0.0)
@@ -380,34 +382,41 @@ def _kseq_brackets(rs, Pc, Qc, k, br):
         t1 = int(np.searchsorted(r, 1.0, side="left"))  # q/p < 1: these contribute q at rho=1
         P1, Q1 = before(t1)
         beta1 = min(1.0, (P_tot - P1) + Q1)
-        if k == 1 or 1 - (1 - beta1) ** k - beta1 <= 0:
-            br[:, b] = (1.0, 1.0, 0.0, beta1, 1.0)
-            continue
-        t_lo = int(np.searchsorted(r, 1.0 / k, side="right"))   # breakpoints rho in (1, k)
-        t_hi = t1
-        if t_lo < t_hi:
-            band = r[t_lo:t_hi]
-            Pprev = np.concatenate([[before(t_lo)[0]], Pc[b, t_lo:t_hi - 1]])
-            Qprev = np.concatenate([[before(t_lo)[1]], Qc[b, t_lo:t_hi - 1]])
-            beta = np.minimum((P_tot - Pprev) * band + Qprev, 1.0)
-            gap = 1 - (1 - beta) ** k - beta / band
-            below = np.flatnonzero(gap <= 0)
-        else:
-            below = np.zeros(0, dtype=np.intp)
-        if below.size:                                   # the smallest such rho: largest t
-            t_star = t_lo + int(below[-1])
-            hi_rho = 1.0 / float(r[t_star])
-            t_prev = t_star + 1
-        else:
-            hi_rho = float(k)
-            t_prev = t_lo
-        if t_prev < t_hi:                                # the breakpoint below, with its ties
-            lo_rho = 1.0 / float(r[t_prev])
-            g = int(np.searchsorted(r, r[t_prev], side="left"))
-        else:
-            lo_rho, g = 1.0, t1
-        Pg, Qg = before(g)
-        br[:, b] = (lo_rho, hi_rho, P_tot - Pg, Qg, 0.0)
+        t_wide = int(np.searchsorted(r, 1.0 / kmax, side="right"))
+        if t_wide < t1:                                  # beta at every breakpoint in (1, kmax)
+            band_all = r[t_wide:t1]
+            first = before(t_wide)
+            Pprev = np.concatenate([[first[0]], Pc[b, t_wide:t1 - 1]])
+            Qprev = np.concatenate([[first[1]], Qc[b, t_wide:t1 - 1]])
+            beta_all = np.minimum((P_tot - Pprev) * band_all + Qprev, 1.0)
+            rest_all = 1 - beta_all
+            rho_beta_all = beta_all / band_all
+        for j, k in enumerate(ks):
+            if k == 1 or 1 - (1 - beta1) ** k - beta1 <= 0:
+                br[:, b, j] = (1.0, 1.0, 0.0, beta1, 1.0)
+                continue
+            t_lo = int(np.searchsorted(r, 1.0 / k, side="right"))   # breakpoints in (1, k)
+            t_hi = t1
+            if t_lo < t_hi:
+                at = slice(t_lo - t_wide, t1 - t_wide)
+                gap = 1 - _power(rest_all[at], k) - rho_beta_all[at]
+                below = np.flatnonzero(gap <= 0)
+            else:
+                below = np.zeros(0, dtype=np.intp)
+            if below.size:                               # the smallest such rho: largest t
+                t_star = t_lo + int(below[-1])
+                hi_rho = 1.0 / float(r[t_star])
+                t_prev = t_star + 1
+            else:
+                hi_rho = float(k)
+                t_prev = t_lo
+            if t_prev < t_hi:                            # the breakpoint below, with its ties
+                lo_rho = 1.0 / float(r[t_prev])
+                g = int(np.searchsorted(r, r[t_prev], side="left"))
+            else:
+                lo_rho, g = 1.0, t1
+            Pg, Qg = before(g)
+            br[:, b, j] = (lo_rho, hi_rho, P_tot - Pg, Qg, 0.0)
 
 
 def _kseq_finish(brackets, ks):
