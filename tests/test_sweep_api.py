@@ -79,3 +79,13 @@ def test_long_form_and_records():
 def test_bad_arrays_are_refused(target, draft, message):
     with pytest.raises(InvalidInput, match=message):
         ArrayDump(target, draft)
+
+
+def test_estimate_and_progress_line(capsys):
+    t, d = _logits(3, n=5)
+    sweep_arrays(t, d, [1, 2], methods="rrs,optimal", logits=True, workers=1, progress=True,
+                 block_mb=0.0008)
+    err = capsys.readouterr().err
+    assert "sweep: 5 rows x 50 tokens, 3 blocks: about" in err and "(estimate)" in err
+    last = err.split("\r")[-1]
+    assert last.startswith("5/5 rows") and "rows/s" in last and "0 s left" in last
