@@ -12,6 +12,7 @@ Dask (``pip install 'exactspec[sweep]'``) is imported only here, only when a swe
 from __future__ import annotations
 
 import contextlib
+import datetime
 import math
 import os
 import sys
@@ -24,15 +25,18 @@ import numpy as np
 from ..core.errors import InvalidInput, did_you_mean
 from .dump import Dump, open_dump
 from .exact_check import exact_figures
-from .figures import METHODS, block_figures
+from .figures import METHODS, block_figures, chunk_rows
 from .rows import probabilities, sum_tolerance
 from .summary import summarize
 
-__all__ = ["SweepConfig", "SweepResult", "sweep", "connect", "block_ranges",
-           "DEFAULT_BLOCK_MB"]
+__all__ = ["SweepConfig", "SweepResult", "sweep", "sweep_arrays", "ArrayDump", "connect",
+           "block_ranges",
+           "estimate_seconds", "DEFAULT_BLOCK_MB", "LONG_SWEEP_SECONDS"]
 
 #: Default size of one block's float64 array of rows, in MB (one of target or draft).
 DEFAULT_BLOCK_MB = 32
+#: A sweep estimated to take at least this many seconds says so on stderr before it starts.
+LONG_SWEEP_SECONDS = 60
 
 
 def _require_dask():
@@ -74,12 +78,83 @@ class SweepResult:
         Positions skipped and why (only with ``skip_bad_rows``).
     exact_checks : dict
         ``rows`` checked, ``max_abs_diff_float``, and the largest difference per column.
+    run : dict
+        What ran: ``dump`` (its path, or the name of in-memory rows), ``options`` (the
+        arguments of :func:`sweep`), ``exactspec_version``, ``started_utc`` (ISO 8601) and
+        ``seconds_float``.
     """
 
     table: dict
     summary: dict
     bad_rows: list = field(default_factory=list)
     exact_checks: dict = field(default_factory=dict)
+    run: dict = field(default_factory=dict)
+
+
+class ArrayDump:
+    """Target and draft rows held in memory, read like a :class:`~exactspec.sweep.dump.Dump`.
+
+    Any object NumPy can turn into an array (``numpy.asarray``: NumPy arrays, a CPU torch
+    tensor through its ``__array__``) of shape ``(positions, vocab)`` and a float type
+    (float16, float32, float64); ``position`` optionally names the rows.  The rows are not
+    copied; on a cluster each task carries its own block.
+
+    >>> d = ArrayDump(np.eye(3, dtype=np.float32), np.full((3, 3), 1 / 3))
+    >>> d.positions, d.vocab, d.dtype, d.draft_dtype, d.read(1, 2)[0].tolist()
+    (3, 3, 'float32', 'float64', [[0.0, 1.0, 0.0]])
+    """
+
+    kind = "arrays"
+    chunk_rows = 0
+
+    def __init__(self, target, draft, position=None, name: str = "<arrays>"):
+        arrays = []
+        for what, x in (("target", target), ("draft", draft)):
+            try:
+                a = np.asarray(x)
+            except (TypeError, ValueError, RuntimeError) as err:
+                raise InvalidInput(f"{what}: not an array ({type(x).__name__}: "
+                                   f"{str(err).splitlines()[0] if str(err) else 'no values'}"
+                                   f"; a bfloat16 tensor: convert it to float32 first)") from None
+            if a.ndim != 2 or 0 in a.shape:
+                raise InvalidInput(f"{what}: need rows of shape (positions, vocab), "
+                                   f"got {a.shape}")
+            if a.dtype.name not in ("float16", "float32", "float64"):
+                raise InvalidInput(f"{what}: element type {a.dtype.name}, need float16, "
+                                   f"float32 or float64")
+            arrays.append(a)
+        if arrays[0].shape != arrays[1].shape:
+            raise InvalidInput(f"target has shape {arrays[0].shape} but draft "
+                               f"{arrays[1].shape}")
+        self.target_rows, self.draft_rows = arrays
+        self.positions, self.vocab = arrays[0].shape
+        self.dtype, self.draft_dtype = arrays[0].dtype.name, arrays[1].dtype.name
+        self.path = name
+        self.has_position = position is not None
+        if position is not None:
+            ids = np.asarray(position)
+            if ids.shape != (self.positions,) or ids.dtype.kind not in "iu":
+                raise InvalidInput(f"position: need {self.positions} integers, got "
+                                   f"{ids.dtype.name} of shape {ids.shape}")
+            self.position = ids.astype(np.int64)
+
+    def read(self, lo: int, hi: int):
+        """Rows ``lo:hi`` of the target and the draft, as held."""
+        return self.target_rows[lo:hi], self.draft_rows[lo:hi]
+
+    def position_ids(self, lo: int, hi: int) -> np.ndarray:
+        """The names of rows ``lo:hi`` (``position``), else ``lo..hi-1``."""
+        if self.has_position:
+            return self.position[lo:hi]
+        return np.arange(lo, hi, dtype=np.int64)
+
+
+def sweep_arrays(target, draft, k=(1, 2, 4, 8), *, position=None, name: str = "<arrays>",
+                 **options) -> SweepResult:
+    """:func:`sweep` over rows held in memory (see :class:`ArrayDump`); ``options`` are
+    :func:`sweep`'s.  The same figures as the same rows written to a dump and swept.
+    """
+    return sweep(ArrayDump(target, draft, position, name), k, **options)
 
 
 def block_ranges(dump: Dump, block_mb: float = DEFAULT_BLOCK_MB) -> list[tuple[int, int]]:
@@ -103,6 +178,10 @@ def block_ranges(dump: Dump, block_mb: float = DEFAULT_BLOCK_MB) -> list[tuple[i
 
 def _probabilities(dump: Dump, lo: int, hi: int, config: SweepConfig):
     t, d = dump.read(lo, hi)
+    return _rows_to_probabilities(t, d, dump, config)
+
+
+def _rows_to_probabilities(t, d, dump: Dump, config: SweepConfig):
     P, bad_p = probabilities(t, logits=config.logits, temperature=config.temperature,
                              top_p=config.top_p, name="target",
                              tolerance=config.tolerance or sum_tolerance(dump.dtype))
@@ -115,21 +194,40 @@ def _probabilities(dump: Dump, lo: int, hi: int, config: SweepConfig):
 
 
 def run_block(dump: Dump, lo: int, hi: int, config: SweepConfig) -> dict:
-    """The figures of rows ``lo:hi``: a dict of columns, plus ``"bad"``, the skipped rows."""
-    P, Q, bad = _probabilities(dump, lo, hi, config)
+    """The figures of rows ``lo:hi``: a dict of columns, plus ``"bad"``, the skipped rows.
+
+    The block is read as stored, then turned into float64 probabilities and figures
+    :func:`~exactspec.sweep.figures.chunk_rows` rows at a time, so a task holds the block as
+    stored plus the working arrays of one chunk (about 24 MiB,
+    :func:`~exactspec.sweep.figures.shared_figures`); with ``rrs-wor`` (whose Monte Carlo
+    draws follow one random stream per block) the chunk is the whole block.
+    """
+    t, d = dump.read(lo, hi)
     names = dump.position_ids(lo, hi)
-    if bad and not config.skip_bad_rows:
-        i = min(bad)
-        raise InvalidInput(f"dump {dump.path}: position {int(names[i])} (row {lo + i}): "
-                           f"{bad[i]} (give --skip-bad-rows to skip such rows)")
-    good = np.array([i for i in range(hi - lo) if i not in bad], dtype=np.intp)
+    step = hi - lo if "rrs-wor" in config.methods else chunk_rows(dump.vocab)
+    parts: dict[str, list] = {}
+    bad: dict[int, str] = {}
+    good_rows = []
+    for s in range(0, hi - lo, step):
+        e = min(hi - lo, s + step)
+        P, Q, bad_chunk = _rows_to_probabilities(t[s:e], d[s:e], dump, config)
+        if bad_chunk and not config.skip_bad_rows:
+            i = s + min(bad_chunk)
+            raise InvalidInput(f"dump {dump.path}: position {int(names[i])} (row {lo + i}): "
+                               f"{bad_chunk[i - s]} (give --skip-bad-rows to skip such rows)")
+        bad.update({s + i: reason for i, reason in bad_chunk.items()})
+        good = np.array([i for i in range(e - s) if i not in bad_chunk], dtype=np.intp)
+        if good.size:
+            cols = block_figures(P[good], Q[good], list(config.ks), list(config.methods),
+                                 gamma=config.gamma, samples=config.samples,
+                                 seed=config.seed * 1_000_003 + lo)
+            for name, values in cols.items():
+                parts.setdefault(name, []).append(values)
+            good_rows.append(s + good)
+        del P, Q
+    cols = {name: np.concatenate(values) for name, values in parts.items()}
+    good = np.concatenate(good_rows) if good_rows else np.zeros(0, dtype=np.intp)
     nk = len(config.ks)
-    if good.size:
-        cols = block_figures(P[good], Q[good], list(config.ks), list(config.methods),
-                             gamma=config.gamma, samples=config.samples,
-                             seed=config.seed * 1_000_003 + lo)
-    else:
-        cols = {}
     cols["row"] = np.repeat(lo + good, nk).astype(np.int64)
     cols["position"] = np.repeat(names[good], nk).astype(np.int64)
     cols["bad"] = [(int(names[i]), bad[i]) for i in sorted(bad)]
@@ -284,7 +382,8 @@ def sweep(dump, k=(1, 2, 4, 8), *, methods=None, logits: bool = False,
     import dask
 
     started = time.perf_counter()
-    if not isinstance(dump, Dump):
+    started_utc = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    if not isinstance(dump, (Dump, ArrayDump)):
         dump = open_dump(dump, target=target, draft=draft)
     if not (isinstance(gamma, int) and gamma >= 1):
         raise InvalidInput(f"gamma={gamma!r}: need a positive integer")
@@ -306,15 +405,24 @@ def sweep(dump, k=(1, 2, 4, 8), *, methods=None, logits: bool = False,
                                    replace=False).tolist()) if exact_sample else []
     tasks = [dask.delayed(run_block, pure=False)(dump, lo, hi, config) for lo, hi in blocks]
     tasks += [dask.delayed(exact_task, pure=False)(dump, r, config) for r in check_rows]
+    sizes = [hi - lo for lo, hi in blocks] + [0] * len(check_rows)
+    guess = estimate_seconds(dump.positions, dump.vocab, config.ks, config.methods,
+                             workers=(workers or os.cpu_count() or 1) if client is None
+                             and scheduler is None else 1, samples=samples,
+                             exact_sample=len(check_rows))
+    if progress or guess >= LONG_SWEEP_SECONDS:
+        sys.stderr.write(f"sweep: {dump.positions:,} rows x {dump.vocab:,} tokens, "
+                         f"{len(blocks)} blocks: about {guess:,.0f} s (estimate)\n")
+        sys.stderr.flush()
     own_client = None
     if client is None and scheduler is not None:
         client = own_client = connect(scheduler, scheduler_timeout)
     try:
         if client is None:
-            results = _compute_local(tasks, workers, progress)
+            results = _compute_local(tasks, workers, progress, sizes)
             where = f"local threads ({workers or os.cpu_count()})"
         else:
-            results = _compute_on(client, tasks, progress)
+            results = _compute_on(client, tasks, progress, sizes)
             where = str(getattr(client.scheduler, "address", client))
     finally:
         if own_client is not None:
@@ -334,34 +442,108 @@ def sweep(dump, k=(1, 2, 4, 8), *, methods=None, logits: bool = False,
                "skipped_rows": [{"position": p, "reason": r} for p, r in bad_rows],
                **summary, "exact_checks": checks, "scheduler": where, "blocks": len(blocks),
                "seconds_float": time.perf_counter() - started}
-    return SweepResult(table=table, summary=summary, bad_rows=bad_rows, exact_checks=checks)
+    run = {"dump": str(dump.path),
+           "options": {"k": list(config.ks), "methods": list(config.methods), "logits": logits,
+                       "temperature_float": float(temperature), "top_p_float": top_p,
+                       "gamma": gamma, "samples": samples, "seed": seed,
+                       "skip_bad_rows": skip_bad_rows, "tolerance_float": tolerance,
+                       "exact_sample": exact_sample, "block_mb_float": float(block_mb)},
+           "exactspec_version": getattr(sys.modules.get("exactspec"), "__version__", None),
+           "started_utc": started_utc, "seconds_float": summary["seconds_float"]}
+    return SweepResult(table=table, summary=summary, bad_rows=bad_rows, exact_checks=checks,
+                       run=run)
 
 
-def _compute_local(tasks, workers, progress):
+#: Rough CPU seconds per token of a row for the shared pass (softmax, sort, prefix sums), per
+#: token and ``k`` (``alpha*``, RRS), and per token and ``k`` for K-SEQ; and per token and ``k``
+#: of an exact spot check (measured on one core of a loaded two-core machine): the estimate
+#: said before a long sweep.
+_SECONDS_PER_TOKEN = 1.0e-7
+_SECONDS_PER_TOKEN_K = 0.2e-7
+_SECONDS_PER_TOKEN_K_KSEQ = 0.3e-7
+_SECONDS_PER_EXACT_TOKEN_K = 1.5e-5
+
+
+def estimate_seconds(positions: int, vocab: int, ks, methods, workers: int = 1,
+                     samples: int = 1000, exact_sample: int = 0) -> float:
+    """A rough run time of a sweep in seconds, from per-token costs on one core.
+
+    >>> round(estimate_seconds(2000, 32_000, (1, 2, 4, 8), ("rrs", "optimal"), workers=2))
+    6
+    """
+    per_token = _SECONDS_PER_TOKEN + len(ks) * (
+        _SECONDS_PER_TOKEN_K + (_SECONDS_PER_TOKEN_K_KSEQ if "kseq" in methods else 0.0))
+    seconds = positions * vocab * per_token
+    if "rrs-wor" in methods:                             # the sampler, per draw and k
+        seconds += positions * len(ks) * samples * 2e-5
+    seconds += min(exact_sample, positions) * vocab * len(ks) * _SECONDS_PER_EXACT_TOKEN_K
+    return seconds / max(1, workers)
+
+
+class _Progress:
+    """One line on stderr: rows done, rows per second, time left (at most twice a second)."""
+
+    def __init__(self, total: int, stream=None):
+        self.total, self.done = total, 0
+        self.stream = stream or sys.stderr
+        self.started = self.shown = time.perf_counter()
+
+    def add(self, rows: int):
+        self.done += rows
+        now = time.perf_counter()
+        if now - self.shown >= 0.5 or self.done >= self.total:
+            self.shown = now
+            rate = self.done / max(now - self.started, 1e-9)
+            left = (self.total - self.done) / rate if rate > 0 else float("inf")
+            self.stream.write(f"\r{self.done}/{self.total} rows  {rate:,.0f} rows/s  "
+                              f"{left:,.0f} s left ")
+            self.stream.flush()
+
+    def close(self):
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def _task_rows(tasks, sizes):
+    return {t.key: n for t, n in zip(tasks, sizes)}
+
+
+def _compute_local(tasks, workers, progress, sizes=None):
     import dask
 
     bar = contextlib.nullcontext()
     if progress:
-        from dask.diagnostics import ProgressBar
+        from dask.callbacks import Callback
 
-        bar = ProgressBar(out=sys.stderr)
-    with bar:
-        return list(dask.compute(*tasks, scheduler="threads",
+        rows = _task_rows(tasks, sizes or [0] * len(tasks))
+        line = _Progress(sum(rows.values()))
+
+        class _Rows(Callback):
+            def _posttask(self, key, result, dsk, state, worker_id):
+                if key in rows:
+                    line.add(rows[key])
+
+            def _finish(self, dsk, state, errored):
+                line.close()
+
+        bar = _Rows()
+    import dask.threaded
+
+    with bar:                                            # the callable: no distributed import
+        return list(dask.compute(*tasks, scheduler=dask.threaded.get,
                                  num_workers=workers or os.cpu_count() or 1))
 
 
-def _compute_on(client, tasks, progress):
+def _compute_on(client, tasks, progress, sizes=None):
     from distributed import as_completed
 
     futures = client.compute(tasks)
     if progress:
-        done = 0
-        for _ in as_completed(futures):
-            done += 1
-            filled = int(40 * done / len(futures))
-            sys.stderr.write(f"\r[{'#' * filled}{' ' * (40 - filled)}] {done}/{len(futures)}")
-            sys.stderr.flush()
-        sys.stderr.write("\n")
+        rows = dict(zip((f.key for f in futures), sizes or [0] * len(futures)))
+        line = _Progress(sum(rows.values()))
+        for future in as_completed(futures):
+            line.add(rows.get(future.key, 0))
+        line.close()
     return client.gather(futures)
 
 

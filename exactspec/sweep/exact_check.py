@@ -10,10 +10,15 @@ integers without a gcd:
 column              exact twin
 ==================  ===================================================================
 ``alpha_one``       ``sum_t min(Np_t Sq, Nq_t Sp) / (Sp Sq)`` (:func:`overlap_integer`)
-``alpha_star``      :func:`exactspec.bounds.closed_forms.optimum_common_denominator`
+``alpha_star``      ``1 + min(0, min_j g_k(Q_j) - P_j)`` on integers along one exact sort
+                    for every ``k``, at the states whose float ``h`` is near the minimum
+                    (:func:`alpha_star_integer`, :func:`candidate_states`; tested against
+                    :func:`exactspec.bounds.closed_forms.optimum_common_denominator`)
 ``acc_optimal``     the same ``alpha*``
 ``acc_key``         the same ``alpha*`` (KEY attains the optimum)
-``acc_rrs``         the RRS recursion on integers (:func:`rrs_acceptance_integer`)
+``acc_rrs``         RRS's residual thresholds along the exact order, once up to the largest
+                    ``k`` (:func:`rrs_thresholds_integer`; tested against the recursion
+                    :func:`rrs_acceptance_integer`)
 ``acc_kseq``        :func:`exactspec.bounds.closed_forms.kseq_acceptance` at the rational
                     ``rho`` within ``10^-12`` above ``rho*`` (:func:`~exactspec.methods.kseq.rho_star`);
                     only for ``|V| <=`` :data:`KSEQ_EXACT_MAX_VOCAB`
@@ -32,15 +37,18 @@ The tests set the integer routines against :mod:`exactspec.numpy_backend.twins` 
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import accumulate
 
 import numpy as np
 
-from ..bounds.closed_forms import kseq_acceptance, optimum_common_denominator
+from ..bounds.closed_forms import _ratio_order, kseq_acceptance
 from ..core.dist import Dist
 from ..core.errors import InvalidInput
 from ..methods.kseq import rho_star
 
 __all__ = ["exact_figures", "integer_row", "overlap_integer", "rrs_acceptance_integer",
+           "rrs_acceptances_integer", "rrs_thresholds_integer", "alpha_star_integer",
+           "exact_order", "candidate_states", "CANDIDATE_MARGIN",
            "KSEQ_EXACT_MAX_VOCAB", "EXACT_COLUMNS"]
 
 #: Largest vocabulary at which K-SEQ's ``rho*`` is recomputed exactly (its exact bisection
@@ -99,6 +107,153 @@ def rrs_acceptance_integer(Np, Sp, Nq, Sq, k: int) -> Fraction:
     return 1 - rejection
 
 
+def rrs_acceptances_integer(Np, Sp, Nq, Sq, ks) -> list[Fraction]:
+    """:func:`rrs_acceptance_integer` for each ``k`` of ``ks``, from one recursion up to the
+    largest (the chance of rejecting ``i`` drafts is the product of the first ``i`` factors).
+
+    >>> rrs_acceptances_integer([5, 4], 9, [1, 2], 3, [2, 1])
+    [Fraction(23, 27), Fraction(7, 9)]
+    """
+    R, D = list(Np), Sp
+    rejected = [Fraction(1)]
+    for _ in range(max(ks)):
+        E = [max(r * Sq - b * D, 0) for r, b in zip(R, Nq)]
+        S = sum(E)
+        if S == 0:
+            rejected.append(Fraction(0))
+            R = [0] * len(R)
+            continue
+        rejected.append(rejected[-1] * Fraction(S, D * Sq))
+        R, D = E, S
+    return [1 - rejected[k] for k in ks]
+
+
+def exact_order(p_row, q_row, Np, Nq) -> list[int]:
+    """Token indices by the exact ratio ``q/p`` ascending (``p = 0`` last, ties by index).
+
+    The float ratio of two floats is their exact ratio correctly rounded, hence monotone in
+    it: one stable NumPy sort of the float ratios, then each run of equal floats (exact ties,
+    or ratios closer than a rounding, or rounded to 0 or infinity) re-sorted by the exact
+    ratio ``Nq / Np``.
+
+    >>> exact_order(np.array([0.5, 0.25, 0.25, 0.0]), np.array([0.25, 0.125, 0.5, 0.125]),
+    ...             [4, 2, 2, 0], [2, 1, 4, 1])
+    [0, 1, 2, 3]
+    """
+    p = np.asarray(p_row, dtype=np.float64).reshape(-1)
+    q = np.asarray(q_row, dtype=np.float64).reshape(-1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        r = np.where(p > 0, q / np.where(p > 0, p, 1.0), np.inf)
+    order = np.argsort(r, kind="stable")
+    rs = r[order]
+    same = np.flatnonzero(rs[1:] == rs[:-1])
+    order = order.tolist()
+    if same.size:
+        starts = same[np.r_[True, np.diff(same) > 1]]        # runs of equal floats
+        ends = same[np.r_[np.diff(same) > 1, True]] + 2
+        for lo, hi in zip(starts.tolist(), ends.tolist()):
+            run = order[lo:hi]
+            a = run[0]
+            if Np[a] and all(Nq[i] * Np[a] == Np[i] * Nq[a] for i in run):
+                continue                                     # exact ties: by index already
+            # two ratios a/b != c/d differ by at least 1/(bd), so their floors at a scale
+            # 2^shift above every b d differ: the integer keys order them exactly
+            shift = 2 * max(Np[i].bit_length() for i in run) + 2
+            order[lo:hi] = sorted(run, key=lambda i: (
+                Np[i] == 0, (Nq[i] << shift) // Np[i] if Np[i] else 0, i))
+    return order
+
+
+def alpha_star_integer(Np, Sp, Nq, Sq, ks, order=None, states=None,
+                       prefix=None) -> list[Fraction]:
+    """``alpha* = 1 + min(0, min_j g_k(Q_j) - P_j)`` for each ``k`` of ``ks``, along one exact
+    sort of the tokens by ``q/p`` (``p = 0`` last), on integers: with ``P_j = A_j / Sp`` and
+    ``Q_j = B_j / Sq``, ``h_j Sp Sq^k = Sp (Sq^k - (Sq - B_j)^k) - A_j Sq^k``.
+
+    ``order``: the exact order if known (:func:`exact_order`).  ``states``: per ``k``, the
+    prefix lengths ``j`` to evaluate (default all), e.g. those of :func:`candidate_states`.
+
+    >>> alpha_star_integer([5, 3, 2], 10, [2, 2, 6], 10, [1, 2, 4])
+    [Fraction(3, 5), Fraction(21, 25), Fraction(1, 1)]
+    """
+    if order is None:
+        order = _ratio_order(list(Np), list(Nq))
+    A, B = prefix or _prefix_integers(Np, Nq, order)
+    out = []
+    for j, k in enumerate(ks):
+        power = Sq ** k
+        best = 0
+        for t in (range(1, len(A)) if states is None else states[j]):
+            h = Sp * (power - (Sq - B[t]) ** k) - A[t] * power
+            if h < best:
+                best = h
+        out.append(1 + Fraction(best, Sp * power))
+    return out
+
+
+def _prefix_integers(Np, Nq, order):
+    return (list(accumulate([Np[i] for i in order], initial=0)),
+            list(accumulate([Nq[i] for i in order], initial=0)))
+
+
+#: A state whose float ``h`` is within this of the float minimum is evaluated exactly: the float
+#: ``h`` is within ``1e-10`` of the exact one (running sums of at most ``2^20`` terms, a few
+#: roundings each), so the exact minimum is always among them.
+CANDIDATE_MARGIN = 1e-8
+
+
+def candidate_states(p_row, q_row, ks, order) -> list[list[int]]:
+    """Per ``k``, the prefix lengths ``j`` whose float ``h_j`` is within
+    :data:`CANDIDATE_MARGIN` of the float minimum (and at or below it plus the margin of 0):
+    the states that can hold the exact minimum of ``h``.
+
+    >>> p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.2, 0.6])
+    >>> candidate_states(p, q, [1, 4], [0, 1, 2])
+    [[2], [3]]
+    """
+    idx = np.asarray(order, dtype=np.intp)
+    p = np.asarray(p_row, dtype=np.float64)[idx]
+    q = np.asarray(q_row, dtype=np.float64)[idx]
+    P = np.cumsum(p / p.sum())
+    rest = np.maximum(1.0 - np.cumsum(q / q.sum()), 0.0)
+    out = []
+    for k in ks:
+        h = (1.0 - rest ** k) - P
+        limit = min(float(h.min()), 0.0) + CANDIDATE_MARGIN
+        out.append((np.flatnonzero(h <= limit) + 1).tolist())
+    return out
+
+
+def rrs_thresholds_integer(Np, Sp, Nq, Sq, ks, order, prefix=None) -> list[Fraction]:
+    """RRS's acceptance for each ``k`` from the exact order: after ``i`` rejections the
+    residual is ``(p - c_i q)_+ / Z_i`` with ``c_0 = 0``, ``Z_0 = 1``, ``c_i = c_{i-1} +
+    Z_{i-1}`` and ``Z_i = sum (p - c_i q)_+``, a sum over a prefix of the order (the tokens with
+    ``q/p < 1/c_i``, found by bisection); ``Z_k`` is the chance that ``k`` drafts are all
+    rejected.  The same law as :func:`rrs_acceptance_integer`'s recursion (tested).
+
+    >>> rrs_thresholds_integer([5, 4], 9, [1, 2], 3, [2, 1], [0, 1])
+    [Fraction(23, 27), Fraction(7, 9)]
+    """
+    A, B = prefix or _prefix_integers(Np, Nq, order)
+    n = len(order)
+    c, Z = Fraction(0), Fraction(1)
+    rejected = [Fraction(1)]
+    for _ in range(max(ks)):
+        if Z:
+            c += Z
+            lo, hi = 0, n                    # first position with p <= c q (or p = 0)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                i = order[mid]
+                if Np[i] * Sq * c.denominator > Nq[i] * Sp * c.numerator:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            Z = max(Fraction(0), Fraction(A[lo], Sp) - c * Fraction(B[lo], Sq))
+        rejected.append(Z)
+    return [1 - rejected[k] for k in ks]
+
+
 def _as_dist(N, S) -> Dist:
     return Dist([Fraction(a, S) for a in N], check=False)
 
@@ -109,19 +264,26 @@ def exact_figures(p_row, q_row, ks, methods) -> list[dict]:
     Np, Sp = integer_row(p_row)
     Nq, Sq = integer_row(q_row)
     one = overlap_integer(Np, Sp, Nq, Sq)
-    p, q = _as_dist(Np, Sp), _as_dist(Nq, Sq)
+    small = "kseq" in methods and len(Np) <= KSEQ_EXACT_MAX_VOCAB
+    p, q = (_as_dist(Np, Sp), _as_dist(Nq, Sq)) if small else (None, None)
+    order = exact_order(p_row, q_row, Np, Nq)
+    prefix = _prefix_integers(Np, Nq, order)
+    alphas = alpha_star_integer(Np, Sp, Nq, Sq, ks, order,
+                                candidate_states(p_row, q_row, ks, order), prefix)
+    rrs = (rrs_thresholds_integer(Np, Sp, Nq, Sq, ks, order, prefix) if "rrs" in methods
+           else None)
     out = []
-    for k in ks:
+    for j, k in enumerate(ks):
         values: dict[str, Fraction] = {"alpha_one": one}
-        alpha = optimum_common_denominator(p, q, k).alpha_star
+        alpha = alphas[j]
         values["alpha_star"] = alpha
         if "optimal" in methods:
             values["acc_optimal"] = alpha
         if "key" in methods:
             values["acc_key"] = alpha
         if "rrs" in methods:
-            values["acc_rrs"] = rrs_acceptance_integer(Np, Sp, Nq, Sq, k)
-        if "kseq" in methods and len(Np) <= KSEQ_EXACT_MAX_VOCAB:
+            values["acc_rrs"] = rrs[j]
+        if small:
             values["acc_kseq"] = kseq_acceptance(p, q, k, rho_star(p, q, k).rho)
         out.append(values)
     return out

@@ -17,8 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import InvalidInput
+from .figures import column
 
-__all__ = ["write_table", "read_table", "json_ready", "summary_text", "plot"]
+__all__ = ["write_table", "read_table", "json_ready", "summary_text", "plot", "tidy_columns",
+           "to_dataframe", "tidy_summary"]
 
 
 def json_ready(obj):
@@ -184,3 +186,67 @@ def plot(table: dict, summary: dict, methods, path) -> str:
 def _half(means, cis):
     return [max(0.0, (m or 0) - (c[0] if c[0] is not None else (m or 0))) for m, c in
             zip(means, cis)]
+
+
+def tidy_columns(table: dict, methods) -> dict:
+    """The per-position table in long form: one row per position x method x ``k``, with
+    columns ``position``, ``row``, ``k``, ``method``, ``acceptance``, ``tokens_per_call``,
+    ``alpha_star`` and ``alpha_one`` (NumPy arrays; ``method`` an array of str).
+
+    >>> t = {"row": np.array([0, 0]), "position": np.array([7, 7]), "k": np.array([1, 2]),
+    ...      "alpha_star": np.array([0.6, 0.84]), "alpha_one": np.array([0.6, 0.6]),
+    ...      "acc_rrs": np.array([0.6, 0.76]), "tokens_per_call_rrs": np.array([1.6, 1.76])}
+    >>> cols = tidy_columns(t, ["rrs"])
+    >>> cols["method"].tolist(), cols["k"].tolist(), cols["acceptance"].tolist()
+    (['rrs', 'rrs'], [1, 2], [0.6, 0.76])
+    """
+    methods = list(methods)
+    n = table["k"].size
+    out = {name: np.tile(np.asarray(table[name]), len(methods))
+           for name in ("position", "row", "k", "alpha_star", "alpha_one")}
+    out["method"] = np.repeat(np.array(methods, dtype=str), n)
+    out["acceptance"] = np.concatenate([np.asarray(table[column(m)], dtype=np.float64)
+                                        for m in methods]) if methods else np.empty(0)
+    out["tokens_per_call"] = np.concatenate(
+        [np.asarray(table["tokens_per_call_" + m.replace("-", "_")], dtype=np.float64)
+         for m in methods]) if methods else np.empty(0)
+    order = ["position", "row", "k", "method", "acceptance", "tokens_per_call",
+             "alpha_star", "alpha_one"]
+    return {name: out[name] for name in order}
+
+
+def to_dataframe(result, methods=None):
+    """A sweep's per-position figures as a pandas DataFrame in long form
+    (:func:`tidy_columns`); needs pandas, which exactspec does not install."""
+    try:
+        import pandas
+    except ImportError:
+        raise InvalidInput("to_dataframe needs pandas (pip install pandas); "
+                           "tidy_columns gives the same columns as NumPy arrays") from None
+    if methods is None:
+        methods = list(dict.fromkeys(e["method"] for e in result.summary["methods"]))
+    return pandas.DataFrame(tidy_columns(result.table, methods))
+
+
+def tidy_summary(result) -> dict:
+    """The summary as records, one per method x ``k`` (mean acceptance and tokens per call
+    with their 95% intervals, ``alpha*``'s mean, the one-draft mean, and RRS's gap where
+    swept), plus ``run``: the dump, the options, exactspec's version, the start time and the
+    seconds taken (JSON-ready)."""
+    s = result.summary
+    ks = list(s["k"])
+    records = []
+    for entry in s["methods"]:
+        j = ks.index(entry["k"])
+        record = dict(entry)
+        record["alpha_star_mean_float"] = s["alpha_star_mean_float"][j]
+        record["alpha_star_ci95_float"] = s["alpha_star_ci95_float"][j]
+        record["one_draft_mean_float"] = s.get("one_draft_mean_float")
+        if s.get("gap_mean_float"):
+            record["gap_rrs_mean_float"] = s["gap_mean_float"][j]
+        records.append(record)
+    run = dict(result.run)
+    run.update(positions=s["positions"], positions_swept=s["positions_swept"],
+               vocab=s["vocab"], dtype=s["dtype"],
+               exact_checks=s.get("exact_checks"), skipped_rows=s.get("skipped_rows"))
+    return json_ready({"records": records, "run": run})
