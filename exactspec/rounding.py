@@ -187,7 +187,7 @@ class BiasSplit:
 
     def to_json(self) -> dict:
         """The ``verify --json`` object, with ``arith``, ``verdict``, ``bias`` and
-        ``bias_exact_arith`` (PRODUCT.md, added contract)."""
+        ``bias_exact_arith`` (docs/json.md#verify)."""
         run = self.run
         labels = self.p.labels
         out: dict[str, Any] = {

@@ -1,6 +1,6 @@
 """The optimum for ``k`` drafts: ``alpha*``, the accepted-token law ``a*``, tight prefixes.
 
-For ``k`` i.i.d. drafts from ``q`` and target ``p`` (MATH.md section 3)::
+For ``k`` i.i.d. drafts from ``q`` and target ``p`` (docs/math.md#the-optimum)::
 
     alpha*(p, q, k) = min over A of [ p(A) + 1 - q(A)^k ]
                     = min over B of [ g_k(q(B)) + p(V \\ B) ],    g_k(x) = 1 - (1 - x)^k,
