@@ -181,6 +181,36 @@ class ExactspecModules(SphinxDirective):
         return result
 
 
+def check_notebook_plots(app, exception) -> None:
+    """Fail the build if a notebook page of the site shows no plot.
+
+    Every notebook draws at least one figure; a page without an image means the notebook was
+    rendered without its outputs.  The count per page goes to the build log.
+    """
+    if exception is not None or app.builder.format != "html" \
+            or app.config.nb_execution_mode == "off":       # a quick build without outputs
+        return
+    from sphinx.errors import ExtensionError
+    from sphinx.util import logging
+
+    counts = {}
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        page = Path(app.outdir) / "notebooks" / f"{notebook.stem}.html"
+        html = page.read_text(encoding="utf-8") if page.is_file() else ""
+        images = re.findall(r'<img[^>]*\bsrc="([^"]+)"', html)
+        counts[notebook.name] = sum(
+            1 for src in images
+            if src.startswith("data:image/png") or (src.endswith(".png")
+                                                   and (page.parent / src).is_file()))
+    logging.getLogger(__name__).info(
+        "notebook plots in the site: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+        + f"; {sum(counts.values())} in all")
+    empty = [name for name, count in counts.items() if count == 0]
+    if empty:
+        raise ExtensionError("notebook pages without a plot: " + ", ".join(empty))
+
+
 def setup(app):
     app.add_directive("exactspec-modules", ExactspecModules)
+    app.connect("build-finished", check_notebook_plots)
     return {"parallel_read_safe": True}
