@@ -110,18 +110,23 @@ def text_files() -> list[str]:
                   or f.startswith(".ci/"))
 
 
-def cited_documents() -> list[tuple[str, int, str, str | None]]:
+@lru_cache(maxsize=1)
+def cited_documents() -> tuple[tuple[str, int, str, str | None], ...]:
     """Every ``(file, line, document, anchor)`` where a file names a Markdown document."""
     found = []
     for path in text_files():
         if path == "tests/test_docs.py":        # names missing documents on purpose
             continue
         text = (ROOT / path).read_text(encoding="utf-8", errors="replace")
+        if ".md" not in text:
+            continue
         for number, line in enumerate(text.splitlines(), start=1):
+            if ".md" not in line:
+                continue
             line = LINK_TEXT.sub("](", line)      # a link's text ([math.md](../math.md))
             for m in CITED.finditer(line):
                 found.append((path, number, m.group(1), m.group(2)))
-    return found
+    return tuple(found)
 
 
 def markdown_pages() -> list[str]:
