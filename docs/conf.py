@@ -30,7 +30,9 @@ version = release
 
 root_doc = "docs/index"
 include_patterns = ["docs/**", "notebooks/*.ipynb"]
-exclude_patterns = ["docs/_*", "**/.ipynb_checkpoints"]
+exclude_patterns = ["docs/_*", "**/.ipynb_checkpoints",
+                    # not searched for sources (CI keeps its environment in .venv here)
+                    ".git", ".venv", "venv", "build", "dist", "_site"]
 
 extensions = [
     "myst_nb",                      # Markdown pages (MyST) and executed notebooks
