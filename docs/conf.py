@@ -170,12 +170,20 @@ class ExactspecModules(SphinxDirective):
                            and info.name not in ("exactspec.cli",))
         else:
             names = public_modules(package)
+        if not names:
+            return [nodes.paragraph(text="None: every package has its own page.")]
         result = []
         for name in names:
             section = nodes.section(ids=[nodes.make_id("module-" + name)])
             section += nodes.title(text=name)
-            body = StringList([f".. automodule:: {name}", "   :members:", ""],
-                              source=self.env.docname)
+            # The pages are MyST, and autodoc writes reStructuredText: wrapped in eval-rst.
+            # A package documents only what it defines itself: what it re-exports is
+            # documented (and linked to) in the module that defines it.
+            module = __import__(name, fromlist=["__path__"])
+            options = ["   :members:"] + (["   :ignore-module-all:"]
+                                          if hasattr(module, "__path__") else [])
+            body = StringList(["```{eval-rst}", f".. automodule:: {name}", *options,
+                               "```", ""], source=self.env.docname)
             container = nodes.Element()
             self.state.nested_parse(body, self.content_offset, container)
             section.extend(container.children)
@@ -212,7 +220,38 @@ def check_notebook_plots(app, exception) -> None:
         raise ExtensionError("notebook pages without a plot: " + ", ".join(empty))
 
 
+def check_api_pages(app, exception) -> None:
+    """Fail the build if a page of the API reference documents no Python object."""
+    if exception is not None or app.builder.format != "html":
+        return
+    from sphinx.errors import ExtensionError
+
+    bare = []
+    for source in sorted((ROOT / "docs" / "api").glob("*.md")):
+        page = Path(app.outdir) / "docs" / "api" / f"{source.stem}.html"
+        html = page.read_text(encoding="utf-8") if page.is_file() else ""
+        if source.stem != "others" and '<dl class="py ' not in html:
+            bare.append(source.name)
+    if bare:
+        raise ExtensionError("API pages that document nothing: " + ", ".join(bare))
+
+
+_LITERAL = re.compile(r"(``.*?``)")
+
+
+def escape_vocabulary_size(app, what, name, obj, options, lines) -> None:
+    """Docstrings write the vocabulary's size as ``|V|``, which reStructuredText would read as
+    a substitution: outside inline literals it is escaped to stand for itself."""
+    for i, line in enumerate(lines):
+        if "|V|" in line:
+            parts = _LITERAL.split(line)
+            lines[i] = "".join(part if part.startswith("``") else part.replace("|V|", r"\|V\|")
+                               for part in parts)
+
+
 def setup(app):
+    app.connect("autodoc-process-docstring", escape_vocabulary_size)
     app.add_directive("exactspec-modules", ExactspecModules)
     app.connect("build-finished", check_notebook_plots)
+    app.connect("build-finished", check_api_pages)
     return {"parallel_read_safe": True}

@@ -695,7 +695,7 @@ def alpha_star_max_flow(p: Any, q: Any, k: int, draft_law: str = "iid", *,
 
     The network is source -> draft multiset ``X`` (capacity ``P(X)``) -> each token in ``X``
     -> sink (capacity ``p(t)``); its value is the largest ``P(Y in X)`` of a lossless verifier
-    for that draft law (``alpha*`` for ``"iid"``).  Capacities are ``Fraction``s and the flow
+    for that draft law (``alpha*`` for ``"iid"``).  Capacities are ``Fraction`` values and the flow
     stays exact (checked).
 
     Parameters

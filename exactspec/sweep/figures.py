@@ -9,9 +9,9 @@ expected tokens per target call of a chain of ``gamma`` drafting steps,
 How each acceptance is computed (every one but ``rrs-wor`` is a formula, exact up to float
 rounding; each has an exact twin in :mod:`exactspec.sweep.exact_check`):
 
-==========  ================================================================================
+=========== =================================================================================
 method      float computation
-==========  ================================================================================
+=========== =================================================================================
 ``rrs``     ``1 - prod_i TV(r_{i-1}, q)`` (:func:`~exactspec.numpy_backend.rrs_acceptance`)
 ``optimal`` ``alpha*`` itself (the optimal verifier attains it)
 ``key``     ``sum_t min(w_t, a*_t)`` from KEY's float placement
@@ -20,7 +20,7 @@ method      float computation
 ``kseq``    ``1 - (1 - beta(rho*))^k`` at K-SEQ's ``rho*`` (:func:`kseq_float`)
 ``rrs-wor`` a Monte Carlo estimate from the NumPy sampler (``samples`` draws per row; its
             standard error is the ``_se`` column)
-==========  ================================================================================
+=========== =================================================================================
 
 >>> import numpy as np
 >>> P, Q = np.array([[0.5, 0.3, 0.2]]), np.array([[0.2, 0.2, 0.6]])
