@@ -110,6 +110,8 @@ autodoc_default_options = {"members": True, "show-inheritance": False}
 html_theme = "furo"
 html_title = f"exactspec {release}"
 html_static_path: list[str] = []
+# The site's pages live under docs/ (the sources' own paths); its root index leads there.
+html_extra_path = ["_root"]                 # relative to this folder
 
 
 # -- The API reference: one directive documents every public module of a package ----------------
