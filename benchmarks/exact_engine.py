@@ -331,8 +331,8 @@ def full_vocabulary_row(n: int = 152_064, k: int = 4, seed: int = 0) -> None:
 
 #: Named KEY instances where the plain enumeration takes seconds to tens of seconds.
 KEY_CASES = [
-    ("MATH.md counterexample 1", "3/5,2/5", "1/2,1/2", 8),
-    ("MATH.md counterexample 2", "1/2,1/5,3/10,0", "1/20,1/20,1/10,4/5", 10),
+    ("KEY counterexample 1", "3/5,2/5", "1/2,1/2", 8),
+    ("KEY counterexample 2", "1/2,1/5,3/10,0", "1/20,1/20,1/10,4/5", 10),
     ("seed example, 3 tokens", "1/2,3/10,1/5", "1/5,1/5,3/5", 8),
     ("dyadic, 4 tokens", "1/2,1/4,1/8,1/8", "1/8,1/8,1/4,1/2", 7),
     ("sixths, 4 tokens", "1/3,1/3,1/6,1/6", "1/6,1/6,1/3,1/3", 7),

@@ -136,7 +136,7 @@ class Verification:
         return cached
 
     def to_json(self) -> dict:
-        """The ``verify --json`` object of PRODUCT.md."""
+        """The ``verify --json`` object (docs/json.md#verify)."""
         out: dict[str, Any] = {
             "method": self.method.name,
             "k": self.k,

@@ -19,7 +19,7 @@ P = Dist([F(v, 44) for v in (3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5)])
 Q = Dist([F(v, 51) for v in (2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4)])
 
 CASES = [
-    (Dist.parse("1/2,1/5,3/10,0"), Dist.parse("1/20,1/20,1/10,4/5"), 10),   # MATH.md 5
+    (Dist.parse("1/2,1/5,3/10,0"), Dist.parse("1/20,1/20,1/10,4/5"), 10),   # docs/math.md counterexample 2
     (Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2"), 8),
     (Dist.parse("1/2,1/5,3/10"), Dist.parse("1/10,3/5,3/10"), 2),
     (Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), 4),

@@ -1,4 +1,4 @@
-"""Every notebook in ``notebooks/`` runs top to bottom (STYLE.md: "Notebooks narrate").
+"""Every notebook in ``notebooks/`` runs top to bottom (docs/notebooks.md).
 
 Each notebook is executed in memory with nbclient, in a fresh kernel whose working directory is
 ``notebooks/``; nothing is written back to the source tree.  The kernel is the interpreter

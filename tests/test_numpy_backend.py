@@ -50,7 +50,7 @@ def numpy_path_only(monkeypatch):
 
 SEED_P = np.array([0.5, 0.3, 0.2])
 SEED_Q = np.array([0.2, 0.2, 0.6])
-# MATH.md section 3/4 table: k -> (alpha*, a*, RRS acceptance), for the decimal seed example
+# docs/math.md#worked-values: k -> (alpha*, a*, RRS acceptance), for the decimal seed example
 SEED_TABLE = {
     1: (F(3, 5), (F(1, 5), F(1, 5), F(1, 5)), F(3, 5)),
     2: (F(21, 25), (F(9, 25), F(7, 25), F(1, 5)), F(19, 25)),
@@ -342,7 +342,7 @@ def test_batched_samplers_shapes_and_draft_laws():
 
 
 def test_rrs_kernel_on_without_replacement_drafts_is_biased():
-    """ALGORITHMS.md: the rrs verifier applied to without-replacement drafts is lossy."""
+    """docs/methods.md#known-lossy-mismatches: rrs on without-replacement drafts is lossy."""
     from exactspec.numpy_backend.harness import goodness_of_fit
 
     rng = np.random.default_rng(8)

@@ -87,7 +87,7 @@ def test_seed_example_to_json():
 
 
 def test_prefixes_of_the_wrong_order_give_a_wrong_answer():
-    # MATH.md section 3: B must be a prefix of the q/p-ascending order; the descending order
+    # docs/math.md#the-optimum: B must be a prefix of the q/p-ascending order; the descending order
     # would give 1 instead of 21/25 on the seed example at k = 2.
     descending = tuple(reversed(optimal_order(SEED_P, SEED_Q)))
     wrong = min(g(2, mass(SEED_Q, descending[:j])) + 1 - mass(SEED_P, descending[:j])
@@ -434,7 +434,7 @@ def test_draft_laws(pq, k, draft_law):
     elif draft_law == "hub":
         assert best == hub_optimum(p, q)
     else:
-        # Conjecture (ALGORITHMS.md): a minimising cut H is a prefix of the q/p-descending
+        # Conjecture (docs/methods.md#optimum-per-draft-law): a minimising cut H is a prefix of the q/p-descending
         # order, the reverse of optimal_order.
         descending = tuple(reversed(optimal_order(p, q)))
         cuts = []

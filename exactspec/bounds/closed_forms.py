@@ -1,6 +1,6 @@
 """Closed forms for multi-draft acceptance, and ``same``: a closed form against the engine.
 
-Each closed form here is the formula of ALGORITHMS.md or MATH.md written directly, sharing no
+Each closed form here is the formula of docs/methods.md or docs/math.md written directly, sharing no
 code with the methods; the tests set it against the exact enumeration of the method with
 :func:`same`.
 
@@ -91,7 +91,7 @@ def rrs_residuals(p: Dist, q: Dist, k: int) -> list:
 
 
 def rrs_acceptance(p: Dist, q: Dist, k: int) -> Fraction:
-    """RRS's acceptance ``1 - prod_{i=1..k} TV(r_{i-1}, q)`` (MATH.md section 4).
+    """RRS's acceptance ``1 - prod_{i=1..k} TV(r_{i-1}, q)`` (docs/math.md#rrs-and-the-tight-ratio).
 
     >>> rrs_acceptance(Dist.parse("5/9,4/9"), Dist.parse("1/3,2/3"), 2)
     Fraction(23, 27)
@@ -166,7 +166,7 @@ KHISTI_FIGURE_2 = [
 SEED_P = Dist([F(1, 2), F(3, 10), F(1, 5)], "abc")
 SEED_Q = Dist([F(1, 5), F(1, 5), F(3, 5)], "abc")
 
-#: MATH.md section 3, the seed example: ``(k, alpha*, a*, RRS acceptance)``.
+#: docs/math.md#worked-values, the seed example: ``(k, alpha*, a*, RRS acceptance)``.
 SEED_TABLE = [
     (1, F(3, 5), (F(1, 5), F(1, 5), F(1, 5)), F(3, 5)),
     (2, F(21, 25), (F(9, 25), F(7, 25), F(1, 5)), F(19, 25)),
@@ -177,7 +177,7 @@ SEED_TABLE = [
 
 def optimum_common_denominator(p: Dist, q: Dist, k: int):
     """``alpha*``, ``a*``, the order and the tight prefixes (an
-    :class:`~exactspec.optimum.alpha_star.Optimum`) by the sorted cumulative minimum of MATH.md section 3,
+    :class:`~exactspec.optimum.alpha_star.Optimum`) by the sorted cumulative minimum of docs/math.md#the-optimum,
     computed on integers over one common denominator.
 
     The same closed form as :func:`exactspec.optimum.alpha_star.optimum`, written independently for

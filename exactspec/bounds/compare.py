@@ -1,7 +1,7 @@
 """Every method side by side against the optimum of its own draft law; the optimum report.
 
 :func:`compare` gives the ``exactspec compare --json`` object and :func:`optimal_report` the
-``exactspec optimal --json`` object of PRODUCT.md.  :func:`exact_verification` proves one
+``exactspec optimal --json`` object (docs/json.md#optimal).  :func:`exact_verification` proves one
 method on one instance with the plain enumeration when it fits, and otherwise with the
 merged-state interpreter (:mod:`exactspec.engine.merged`) when the method has a stepped form.
 

@@ -1,6 +1,6 @@
 """RRS's neighbours against RRS and the optimum: RRS without replacement, and K-SEQ's guarantee.
 
-Two statements from ``ALGORITHMS.md``, checked exactly on random rational instances:
+Two statements from docs/methods.md#guarantees, checked exactly on random rational instances:
 
 - **RRS without replacement is never worse than RRS** (:func:`wor_survey`): the engine runs
   the registered ``rrs`` and ``rrs-wor`` (merged-state interpreter; the plain enumeration
@@ -157,7 +157,7 @@ def constant_bounds(name: str, k: int) -> tuple[Fraction, Fraction]:
 
 
 def _p_acc(p: Dist, q: Dist, k: int, rho: Fraction) -> Fraction:
-    """``1 - (1 - beta(rho))^k``, ``beta(rho) = sum_x min(p(x)/rho, q(x))`` (ALGORITHMS.md)."""
+    """``1 - (1 - beta(rho))^k``, ``beta(rho) = sum_x min(p(x)/rho, q(x))`` (docs/methods.md#k-seq)."""
     beta = sum((min(a / rho, b) for a, b in zip(p.probs, q.probs)), Fraction(0))
     return 1 - (1 - beta)**k
 

@@ -6,7 +6,7 @@ selected draft's law ``p_I`` as the draft; for two i.i.d. drafts
 
     alpha*(p, q, 2) = min over S of [ p(S) + 1 - q(S)^2 ],
 
-and the acceptance is 1 exactly when ``p(S) >= q(S)^2`` for every ``S`` (ALGORITHMS.md).
+and the acceptance is 1 exactly when ``p(S) >= q(S)^2`` for every ``S`` (docs/methods.md#khisti-et-al).
 Here, exactly:
 
 - :func:`khisti_optimum` is that formula as written, :func:`acceptance_one` the criterion;

@@ -1,6 +1,6 @@
 """Claims about RRS's tight ratio ``rho_k`` and the theorem ``alpha_RRS >= rho_k alpha*``
-(MATH.md section 4), the optimum for two drafts (Khisti et al.), and the guarantees of RRS
-without replacement and K-SEQ (ALGORITHMS.md).
+(docs/math.md#the-bound-rho_k), the optimum for two drafts (Khisti et al.), and the guarantees of RRS
+without replacement and K-SEQ (docs/methods.md#guarantees).
 
 Corpus claims say so in their statement: they are exact checks on every instance of a stated
 random corpus, not proofs for every ``p``, ``q``.  Path certificates go in ``"parts"`` (the

@@ -1,4 +1,4 @@
-"""Claims about KEY (MATH.md section 5, docs/key.md): lossless with acceptance exactly
+"""Claims about KEY (docs/math.md#key, docs/key.md): lossless with acceptance exactly
 ``alpha*``, and the key mechanism's selection law equals its closed form."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .base import PROVED, REFUTED, Claim, ClaimResult, Split, add_tallies, index
 SEED_P = Dist.parse("1/2,3/10,1/5", labels="abc")
 SEED_Q = Dist.parse("1/5,1/5,3/5", labels="abc")
 
-#: MATH.md section 5's two counterexamples to a single consecutive layout.
+#: The two counterexamples of docs/math.md#the-two-counterexamples to a single consecutive layout.
 COUNTEREXAMPLES = (
     (Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2"), 8),
     (Dist.parse("1/2,1/5,3/10,0"), Dist.parse("1/20,1/20,1/10,4/5"), 10),
@@ -124,7 +124,7 @@ def _lossless_optimal_merge(tallies: list, size: int = CORPUS_SIZE) -> ClaimResu
     t = add_tallies(tallies)
     instances, parts, failures = t["instances"], t["parts"], t["failures"]
     details = []
-    details.append(f"exact: {instances} instances (MATH.md's two counterexamples, the seed "
+    details.append(f"exact: {instances} instances (the two counterexamples of docs/math.md, the seed "
                    f"example at k = 1..4, {size} random rationals on 1-6 tokens with "
                    f"zeros, k = 1..5), {t['paths']} paths; key and key-lazy lossless with "
                    "P(Y in X) = explicit acceptance = alpha* on every one")
@@ -217,7 +217,7 @@ def _selection_law_merge(tallies: list, size: int = CORPUS_SIZE) -> ClaimResult:
     t = add_tallies(tallies)
     parts, failures = t["parts"], t["failures"]
     details = []
-    details.append(f"exact: {t['instances']} instances (MATH.md's counterexamples, the seed "
+    details.append(f"exact: {t['instances']} instances (the counterexamples of docs/math.md, the seed "
                    f"example at k = 1..4, {size} random rationals on 1-6 tokens, k = 1..5), "
                    f"{t['multisets']} draft multisets: for every multiset X the engine's "
                    f"enumeration of the key mechanism (per-draft keys, smallest wins; and the "
@@ -243,7 +243,7 @@ def check_selection_law_claim(size: int = CORPUS_SIZE) -> ClaimResult:
 CLAIMS = [
     Claim("key-lossless-optimal", "KEY and KEY-lazy (smallest random key verified with "
           "a*/w, residual (p - a*)/(1 - alpha*)) are lossless and accept with probability "
-          "exactly alpha*, equal to the exact optimal transport, including MATH.md's two "
+          "exactly alpha*, equal to the exact optimal transport, including docs/math.md's two "
           "counterexamples", check_lossless_optimal, issue="5", fast={"size": 30},
           split=LOSSLESS_OPTIMAL),
     Claim("key-selection-law", "the key mechanism (per-draft keys, smallest wins) selects "

@@ -1,5 +1,5 @@
 """Claims about k drafts: RRS is lossless, the optimum three ways, ``a*`` feasible and optimal
-(MATH.md sections 3 and 4, ALGORITHMS.md)."""
+(docs/math.md#the-optimum, docs/math.md#rrs-and-the-tight-ratio, docs/methods.md)."""
 
 from __future__ import annotations
 

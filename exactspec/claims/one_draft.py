@@ -1,4 +1,4 @@
-"""Claims about the one-draft rule and its lossy look-alikes (MATH.md section 1)."""
+"""Claims about the one-draft rule and its lossy look-alikes (docs/math.md#the-one-draft-rule)."""
 
 from __future__ import annotations
 

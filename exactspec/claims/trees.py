@@ -1,5 +1,5 @@
 """Claims about multi-token drafts: chains, token trees, block verification, idealised trees,
-and the sequence-level bug classes (MATH.md sections 2 and 6, ALGORITHMS.md "Chains, block
+and the sequence-level bug classes (docs/math.md, chains and token trees; docs/methods.md "Chains, block
 verification, trees").
 
 Every joint law is exact: one call is enumerated on every path from each reachable context and

@@ -75,7 +75,7 @@ def integer_row(values) -> tuple[list[int], int] | None:
 
 def exact_sum(values, start=Fraction(0)):
     """The exact sum of ``values``: by integers over the common denominator when the values
-    are ``Fraction``s, otherwise (symbolic values) one term at a time.
+    are ``Fraction`` values, otherwise (symbolic values) one term at a time.
 
     Equivalent to ``sum(values, start)``.
 

@@ -453,7 +453,7 @@ class ExactSampler:
         return lab
 
     def exponentials(self, n: int) -> Noise:
-        """A vector of ``n`` i.i.d. ``Exp(1)`` noise values, for races (see :mod:`.races`)."""
+        """A vector of ``n`` i.i.d. ``Exp(1)`` noise values, for races (see :mod:`~exactspec.engine.races`)."""
         return self._noise(n, "exponential")
 
     def gumbels(self, n: int) -> Noise:
@@ -469,7 +469,7 @@ class ExactSampler:
     def race(self, weights, noise: Noise, *, first: bool = True, what: str = "race"):
         """The token of ``argmax_v w_v / E_v`` (``first=True``; Gumbel noise: ``argmax_v
         log w_v + G_v``), or of ``argmin`` (``first=False``), over the noise vector ``noise``;
-        exact even when ``noise`` served earlier races (:mod:`.races`)."""
+        exact even when ``noise`` served earlier races (:mod:`~exactspec.engine.races`)."""
         if not isinstance(noise, Noise) or noise.sampler is not self:
             raise InvalidInput(f"{what}: the noise must come from s.exponentials(n) or "
                                "s.gumbels(n) of this run")

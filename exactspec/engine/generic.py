@@ -1423,7 +1423,7 @@ class GenericProof:
         """The generic closed form of ``law(t)`` evaluated on a concrete instance.
 
         The rest (every token but ``t``) is classified by replaying the splits of the proof;
-        returns ``(case_result, law_value, acceptance_value)`` with exact ``Fraction``s.
+        returns ``(case_result, law_value, acceptance_value)`` with exact ``Fraction`` values.
         """
         return _evaluate(self, p, q, t)
 
@@ -1850,7 +1850,7 @@ def certificate_law_at(certificate: dict, p, q, t):
     --certificate-dir`` writes it, alone or as a part of a claim's) states for a concrete
     instance: the case whose recorded splits hold ``(p, q)`` with ``t`` distinguished, its
     closed forms evaluated there.  Returns ``(case index, law, acceptance)``, exact
-    ``Fraction``s; the same values as :meth:`GenericProof.law_at` on the proof it was written
+    ``Fraction`` values; the same values as :meth:`GenericProof.law_at` on the proof it was written
     from, read from the file alone.
 
     >>> from exactspec import Dist

@@ -97,7 +97,7 @@ class RandomSampler:
         return float(self.rng.random())
 
     def exponentials(self, n: int):
-        """``n`` i.i.d. ``Exp(1)`` values, drawn (see :mod:`.races`)."""
+        """``n`` i.i.d. ``Exp(1)`` values, drawn (see :mod:`~exactspec.engine.races`)."""
         return self._noise(n, "exponential")
 
     def gumbels(self, n: int):

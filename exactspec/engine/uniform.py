@@ -7,7 +7,7 @@ comparison that cuts the interval is a branch whose probability is the length of
 (or, on a grid ``{0, 1/N, ..., (N-1)/N}``, its number of grid points).  A method that reuses
 one ``u`` for two decisions is therefore modelled exactly as it behaves.
 
-Conventions (PRODUCT.md): a coin of probability ``c`` is heads iff ``u < c``; an inverse-CDF
+Conventions (docs/math.md#uniform-conventions): a coin of probability ``c`` is heads iff ``u < c``; an inverse-CDF
 draw picks token ``t`` iff ``sum_{s<t} r(s) <= u < sum_{s<=t} r(s)``.
 
 Affine views (``a * u + b`` with ``a > 0``) compare by mapping the threshold back to ``u``.

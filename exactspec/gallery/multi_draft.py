@@ -1,6 +1,6 @@
 """Multi-draft negative controls: RRS run on the wrong draft law, each next to the right rule.
 
-ALGORITHMS.md names two known lossy mismatches.  Both are ordinary verifiers written against
+Two known lossy mismatches (docs/methods.md#known-lossy-mismatches).  Both are ordinary verifiers written against
 the sampling interface; the engine refutes them with their exact output law, and proves the
 matching correct rule.
 

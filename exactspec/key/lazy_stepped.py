@@ -35,7 +35,7 @@ equal.  The tests compare the two enumerations (``tests/test_key_lazy_merged.py`
 >>> from exactspec.core.dist import Dist
 >>> from exactspec.engine.merged import enumerate_merged
 >>> p, q = Dist.parse("1/2,1/5,3/10,0"), Dist.parse("1/20,1/20,1/10,4/5")
->>> merged = enumerate_merged(KEY_LAZY_STEPS, p, q, 10)   # MATH.md section 5, second example
+>>> merged = enumerate_merged(KEY_LAZY_STEPS, p, q, 10)   # docs/math.md#the-two-counterexamples, 2
 >>> merged.law == dict(p), merged.acceptance == merged.explicit_acceptance, merged.paths
 (True, True, 1762)
 """

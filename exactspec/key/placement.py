@@ -1,6 +1,6 @@
 """The KEY placement: where each token's random key lives, so the smallest key realises ``a*``.
 
-Keys are positions ``u`` in ``[0, 1]`` (MATH.md section 5).  A draft of token ``t`` draws its
+Keys are positions ``u`` in ``[0, 1]`` (docs/math.md#keys-as-positions).  A draft of token ``t`` draws its
 key from a density ``rho_t`` on ``[0, 1]``; the draft with the smallest key is selected.  If
 ``q(t) rho_t(u)`` sums to 1 over the tokens at every ``u``, the key of one random draft is
 uniform, the smallest of ``k`` keys has density ``g_k'(u) = k (1 - u)^(k-1)``, and the
@@ -33,7 +33,7 @@ number is rational when ``p`` and ``q`` are.  Proof of the verifier built on it:
 
 >>> from exactspec.core.dist import Dist
 >>> plan = key_placement(Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2"), 8)
->>> plan.alpha_star, plan.winner                        # MATH.md's first counterexample
+>>> plan.alpha_star, plan.winner                        # docs/math.md#the-two-counterexamples, 1
 (Fraction(1, 1), Dist({0: 3/5, 1: 2/5}))
 >>> [(s.donor, s.receiver, s.mass) for s in plan.swaps]
 [(0, 1, Fraction(507, 2540))]
@@ -344,7 +344,7 @@ def key_placement(p: Any, q: Any, k: int) -> KeyPlacement:
 
     >>> from exactspec.core.dist import Dist
     >>> plan = key_placement(Dist.parse("1/2,1/5,3/10,0"), Dist.parse("1/20,1/20,1/10,4/5"), 10)
-    >>> [(b.kind, b.tokens) for b in plan.blocks], plan.path     # MATH.md's second one
+    >>> [(b.kind, b.tokens) for b in plan.blocks], plan.path     # docs/math.md's second one
     ([('tight', (0,)), ('tight', (1, 2)), ('tail', (3,))], 'swaps')
     >>> plan.winner[1] == plan.a_star[1] == Fraction(1, 5), plan.check()
     (True, [])

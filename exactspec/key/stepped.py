@@ -37,7 +37,7 @@ bounded in advance, so only the work is smaller, never what is accepted.
 >>> from exactspec.core.dist import Dist
 >>> from exactspec.engine.merged import enumerate_merged
 >>> p, q = Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2")
->>> merged = enumerate_merged(KEY_STEPS, p, q, 8)     # MATH.md section 5, first counterexample
+>>> merged = enumerate_merged(KEY_STEPS, p, q, 8)     # docs/math.md#the-two-counterexamples, 1
 >>> merged.law == dict(p), merged.acceptance, merged.paths, merged.transitions < merged.paths
 (True, Fraction(1, 1), 3602, True)
 """

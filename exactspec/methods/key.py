@@ -16,7 +16,7 @@ exactly).  The behaviour depends only on the multiset of drafts, drawn in one ch
 
 >>> from exactspec import Dist, verify
 >>> p, q = Dist.parse("3/5,2/5"), Dist.parse("1/2,1/2")
->>> result = verify("key", p, q, 8)                  # MATH.md section 5, first counterexample
+>>> result = verify("key", p, q, 8)                  # docs/math.md#the-two-counterexamples, 1
 >>> result.lossless, result.acceptance
 (True, Fraction(1, 1))
 """

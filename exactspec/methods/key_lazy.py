@@ -10,7 +10,7 @@ number of draws exactly; ``key`` always draws ``k``).
 
 >>> from exactspec import Dist, verify
 >>> p, q = Dist.parse("1/2,1/5,3/10,0"), Dist.parse("1/20,1/20,1/10,4/5")
->>> result = verify("key-lazy", p, q, 10)          # MATH.md section 5, second counterexample
+>>> result = verify("key-lazy", p, q, 10)          # docs/math.md#the-two-counterexamples, 2
 >>> result.lossless, result.acceptance == result.explicit_acceptance
 (True, True)
 """

@@ -4,7 +4,7 @@ Drafts (:class:`exactspec.optimum.draft_laws.Hub`): ``a = argmax q`` (ties by in
 ``X_2 = a`` if ``X_1 != a``, else ``X_2 ~ q`` restricted to ``V \\ {a}``, so every pair holds
 the hub.  With ``Q(i, a) = q(i)`` and ``Q(a, i) = q(a) q(i) / (1 - q(a))`` for ``i != a`` (the
 pair's probabilities), the verifier works through the pair types in the order of the authors'
-code (ALGORITHMS.md):
+code (docs/methods.md#spechub):
 
 1. pair ``(i, a)``: accept ``i`` with probability ``min(1, p(i) / Q(i, a))``;
 2. ``g1(t) = max(0, p(t) - Q(t, a))`` for ``t != a``, ``g1(a) = p(a)``;

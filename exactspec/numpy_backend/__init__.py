@@ -1,5 +1,5 @@
 """The NumPy float backend: batched float64 routines at real vocabulary sizes, each with an
-exact twin it is cross-checked against (MATH.md section 7).
+exact twin it is cross-checked against (docs/math.md#float-backends-and-their-exact-twins).
 
 Arrays have shape ``(batch, |V|)`` (a single row ``(|V|,)`` is one batch of 1); rows are
 normalised like ``Dist(..., normalize=True)``.  No routine loops over the vocabulary in

@@ -92,7 +92,7 @@ def _warm_up(kernels):
     run = work[4].view(np.int64)
     kernels.run_order(sort_keys[:m], 3, run[:m])
     alpha = kernels.follow_run(run[:m], out, q, 1.0, 0.0, 0.0, 0.0, 2, *np.zeros((3, 3)))
-    if m != 3 or abs(alpha - 0.84) > 1e-12:              # MATH.md's seed example at k = 2
+    if m != 3 or abs(alpha - 0.84) > 1e-12:              # docs/math.md#worked-values, k = 2
         raise ArithmeticError(f"compiled loops: alpha* = {alpha}, expected 0.84")
 
 

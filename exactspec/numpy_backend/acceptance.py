@@ -1,7 +1,7 @@
 """Acceptance in float64 over batches of rows: one draft, and RRS by its O(k |V|) recursion.
 
 Float twins of :func:`exactspec.core.dist.overlap` (one draft) and of the RRS rejection product
-(MATH.md section 4; :func:`exactspec.numpy_backend.twins.rrs_acceptance_exact` is the exact
+(docs/math.md#rrs-and-the-tight-ratio; :func:`exactspec.numpy_backend.twins.rrs_acceptance_exact` is the exact
 recursion).  Rows are normalised like ``Dist(..., normalize=True)``.
 
 >>> import numpy as np

@@ -1,7 +1,7 @@
 """KEY in float64 at full vocabulary size: the placement in ``O(|V| log |V|)`` per position and
 batched sampling of the smallest-key verifier.
 
-Float twin of :mod:`exactspec.key` (the same construction, MATH.md section 5 and docs/key.md):
+Float twin of :mod:`exactspec.key` (the same construction, docs/math.md#key and docs/key.md):
 sort by ``q/p`` (:func:`~exactspec.numpy_backend.optimum.optimum_sorted`), lay the tokens out
 consecutively, and match each slot's surplus ``v - a*`` to later deficits first-in first-out
 inside each block between tight prefixes; a matched pair swaps key mass

@@ -1,6 +1,6 @@
 """``alpha*`` and ``a*`` in float64 over batches of rows: one sort, or buckets and a partial sort.
 
-The float twins of :func:`exactspec.optimum.alpha_star.optimum` (MATH.md section 3).  With the tokens
+The float twins of :func:`exactspec.optimum.alpha_star.optimum` (docs/math.md#the-optimum).  With the tokens
 sorted by ``q/p`` ascending (``p = 0`` last, ties by index) and prefix sums ``P_j``, ``Q_j``::
 
     h_j = g_k(Q_j) - P_j,   M_j = min(0, h_1, ..., h_j),   alpha* = 1 + M_n,
@@ -189,7 +189,7 @@ def optimum_bucketed(p, q, k: int, *, bits: int = 4,
     tokens with ``p = 0`` get 0, unsorted; so do ratios ``q/p`` below ``2^-1022`` or above the
     largest float, off by under ``k 2^-1022``.
 
-    Why nothing else can change the answer (MATH.md section 3: ``alpha* = 1 + min_j h_j``
+    Why nothing else can change the answer (docs/math.md#the-optimum: ``alpha* = 1 + min_j h_j``
     over the prefixes of the ``q/p`` order, and ``a*_j = p_j`` wherever ``h_j`` is at or
     above the running minimum ``M_{j-1}``): a token after the run has ``h_j >= M_{j-1}``
     because its bucket's lower bound is at or above the running minimum of the bucket end
@@ -724,7 +724,7 @@ def _chain_length(ps, qs, step, slope, Q_state, k, n, work):
     """How many tokens from the start of the run provably make ``h`` decrease.
 
     Token ``j`` (from a state that is a record) is a record with ``a*_j = g_k(Q_j) -
-    g_k(Q_{j-1})`` exactly when that step is below ``p_j`` (MATH.md section 3:
+    g_k(Q_{j-1})`` exactly when that step is below ``p_j`` (docs/math.md#the-optimal-accepted-token-law:
     ``a*_j = p_j + min(0, h_j - M_{j-1})`` and ``h_j - h_{j-1} = step - p_j``).  Either of two
     float tests proves it:
 

@@ -1,7 +1,7 @@
 """The exact twins of the float routines, on the same inputs converted exactly.
 
 A float converts to a ``Fraction`` without loss, so each float routine can be set against an
-exact computation on the very same numbers (MATH.md section 7):
+exact computation on the very same numbers (docs/math.md#float-backends-and-their-exact-twins):
 
 =============================  ================================================
 float routine                  exact twin

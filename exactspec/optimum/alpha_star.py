@@ -1,6 +1,6 @@
 """The optimum for ``k`` drafts: ``alpha*``, the accepted-token law ``a*``, tight prefixes.
 
-For ``k`` i.i.d. drafts from ``q`` and target ``p`` (MATH.md section 3)::
+For ``k`` i.i.d. drafts from ``q`` and target ``p`` (docs/math.md#the-optimum)::
 
     alpha*(p, q, k) = min over A of [ p(A) + 1 - q(A)^k ]
                     = min over B of [ g_k(q(B)) + p(V \\ B) ],    g_k(x) = 1 - (1 - x)^k,
@@ -695,7 +695,7 @@ def alpha_star_max_flow(p: Any, q: Any, k: int, draft_law: str = "iid", *,
 
     The network is source -> draft multiset ``X`` (capacity ``P(X)``) -> each token in ``X``
     -> sink (capacity ``p(t)``); its value is the largest ``P(Y in X)`` of a lossless verifier
-    for that draft law (``alpha*`` for ``"iid"``).  Capacities are ``Fraction``s and the flow
+    for that draft law (``alpha*`` for ``"iid"``).  Capacities are ``Fraction`` values and the flow
     stays exact (checked).
 
     Parameters

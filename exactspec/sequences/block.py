@@ -1,7 +1,7 @@
 """Block verification (Sun, Mendlovic, Leviathan et al., ICLR 2025): accept whole blocks.
 
 The chain of :mod:`exactspec.sequences.chains` verifies its ``gamma`` drafts token by token and stops at
-the first rejection.  Block verification judges the prefixes jointly (ALGORITHMS.md):
+the first rejection.  Block verification judges the prefixes jointly (docs/methods.md#sequences):
 ``w_0 = 1``, ``w_i = min(1, w_{i-1} p(X_i|X_<i) / q(X_i|X_<i))``;
 ``h_i = s_i / (s_i + 1 - w_i)`` with ``s_i = sum_x (w_i p(x|X_<=i) - q(x|X_<=i))_+`` for
 ``i < gamma`` (``h_i = 1`` when ``w_i = 1`` and ``s_i = 0``), ``h_gamma = w_gamma``.  Block
@@ -126,7 +126,7 @@ def ideal_accepted(pair: ContextPair, gamma: int, ctx=()) -> Fraction:
     return total
 
 
-#: The two-token example of ALGORITHMS.md: draft ``(2/3, 1/3)``, target ``(1/3, 2/3)``.
+#: The two-token example of docs/methods.md#sequences: draft ``(2/3, 1/3)``, target ``(1/3, 2/3)``.
 BLOCK_CHECK_PAIR = ("1/3,2/3", "2/3,1/3")
 #: Expected accepted draft tokens at ``gamma = 2``: token by token, blocks, ideal.
 BLOCK_CHECK_VALUES = {"token": Fraction(10, 9), "block": Fraction(11, 9),

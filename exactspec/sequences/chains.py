@@ -4,7 +4,7 @@ Draft ``x_1 ~ q(.|c)``, ``x_2 ~ q(.|c, x_1)``, ..., ``x_gamma``.  Position ``i``
 the one-draft rule against ``p(.|c, x_<i)`` and ``q(.|c, x_<i)``; the first rejection resamples
 from that position's residual ``norm(max(0, p - q))`` and discards the rest; if all ``gamma``
 are accepted, a bonus token is drawn from ``p(.|c, x_1..x_gamma)``.  One call produces 1 to
-``gamma + 1`` tokens (MATH.md section 2).
+``gamma + 1`` tokens (docs/math.md#chains-of-drafts).
 
 Expected tokens per call: exactly ``1 + sum_{i<=gamma} sum_{x_1..x_i} prod_{j<=i}
 min(p(x_j|x_<j), q(x_j|x_<j))`` (:func:`chain_tokens_per_call`), which is

@@ -1,6 +1,6 @@
 """Token trees on networkx: draft a tree, verify it node by node with a multi-draft rule.
 
-A draft tree is a networkx ``DiGraph`` rooted at the context (MATH.md section 6).  Node ids
+A draft tree is a networkx ``DiGraph`` rooted at the context (docs/math.md#token-trees).  Node ids
 are tuples of child indices (the root is ``()``, its second child ``(1,)``), so two children
 may carry the same token (i.i.d. drafts); each node has ``token`` (``None`` at the root),
 ``context`` (the whole token tuple) and ``depth``.  With a *branching* ``(b_1, ..., b_D)``

@@ -11,9 +11,9 @@ reference it is tested against (``block_figures(..., shared=False)``).  Every on
 ``rrs-wor`` is a formula, exact up to float rounding, with an exact twin in
 :mod:`exactspec.sweep.exact_check`:
 
-==========  ================================================================================
+=========== =====================================================================================
 method      float computation (shared pass; per-``k`` reference)
-==========  ================================================================================
+=========== =====================================================================================
 ``rrs``     ``1 - Z_k``, ``Z_k = prod_i TV(r_{i-1}, q)`` by residual thresholds
             (:func:`~exactspec.numpy_backend.rrs_acceptance`)
 ``optimal`` ``alpha*`` itself (the optimal verifier attains it;
@@ -24,7 +24,7 @@ method      float computation (shared pass; per-``k`` reference)
 ``kseq``    ``1 - (1 - beta(rho*))^k`` at K-SEQ's ``rho*`` (:func:`kseq_float`)
 ``rrs-wor`` a Monte Carlo estimate from the NumPy sampler (``samples`` draws per row; its
             standard error is the ``_se`` column)
-==========  ================================================================================
+=========== =====================================================================================
 
 >>> import numpy as np
 >>> P, Q = np.array([[0.5, 0.3, 0.2]]), np.array([[0.2, 0.2, 0.6]])

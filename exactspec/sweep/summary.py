@@ -6,7 +6,7 @@ positions (positions are treated as independent draws; for ``rrs-wor`` the per-p
 sampling noise is inside ``sd``).  The gap statistics: mean, median, 90th percentile and
 maximum of ``alpha* - alpha_RRS``; the pooled rejection ratio
 ``sum(1 - alpha_RRS) / sum(1 - alpha*)``; the smallest ``alpha_RRS / alpha*`` beside the tight
-bound ``rho_k`` (MATH.md section 4).
+bound ``rho_k`` (docs/math.md#the-bound-rho_k).
 
 >>> import numpy as np
 >>> mean, (low, high) = mean_ci(np.array([1.0, 2.0, 3.0]))

@@ -462,7 +462,7 @@ def _exact_decrease(k_max: int) -> list[str]:
     for k in range(2, last):
         (n, d), (n1, d1) = _gap_power(k), _gap_power(k + 1)
         if not n**k * d1**(k - 1) < n1**(k - 1) * d**k:
-            raise AssertionError(f"rho_{k} > rho_{k + 1} failed: MATH.md would be wrong")
+            raise AssertionError(f"rho_{k} > rho_{k + 1} failed: docs/math.md would be wrong")
     if last > 2:
         steps.append(f"for 2 <= k < {last}: (1 - rho_k)^(k-1) = N_k/D_k is rational and "
                      "(N_k/D_k)^k < (N_(k+1)/D_(k+1))^(k-1) in integers, so rho_k > rho_(k+1)")

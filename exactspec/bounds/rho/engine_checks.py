@@ -176,7 +176,7 @@ def _family(a, k: int) -> tuple[Dist, Dist]:
 
 def _cut_minimum(p: Sequence, q: Sequence, k: int):
     """``min over subsets A of p(A) + 1 - q(A)^k`` in whatever exact arithmetic ``p, q`` use
-    (comparisons decided by it): MATH.md section 3's min-cut form of ``alpha*``."""
+    (comparisons decided by it): docs/math.md#the-optimum's min-cut form of ``alpha*``."""
     n = len(p)
     best = None
     for size in range(n + 1):
@@ -455,7 +455,7 @@ class RRSChain:
 
 def rrs_chain(p: Dist, q: Dist, k: int) -> RRSChain:
     """RRS in closed form: ``r_i = norm(max(0, r_{i-1} - q))``, acceptance
-    ``1 - prod_i TV(r_{i-1}, q)`` (MATH.md section 4), written without the engine.
+    ``1 - prod_i TV(r_{i-1}, q)`` (docs/math.md#rrs-and-the-tight-ratio), written without the engine.
 
     >>> c = rrs_chain(Dist.parse("5/9,4/9"), Dist.parse("1/3,2/3"), 2)
     >>> c.tvs, c.acceptance, c.residuals[-1]

@@ -1,6 +1,6 @@
 """What ``exactspec rho K`` reports: ``rho_k``, its maximiser, and the tight instance, checked.
 
-:func:`rho_report` is the ``rho --json`` object of PRODUCT.md (keys ``k``, ``rho``,
+:func:`rho_report` is the ``rho --json`` object (docs/json.md#rho; keys ``k``, ``rho``,
 ``rho_float``, ``argmax``, ``tight_instance``); :func:`rho_text` the human output.  Both run
 the tight instance through the engine first (:func:`exactspec.bounds.rho.engine_checks.engine_tight_instance`:
 RRS's exact acceptance, losslessness and ``alpha* = 1``, in rationals for ``k = 2`` and in

@@ -1,0 +1,197 @@
+"""The documentation ships what the repository cites.
+
+Every Markdown document a file of the repository names (``docs/math.md``, ``proofs/README.md``,
+in a docstring, a comment, a notebook or a page) must be a file of the repository, and a
+``#section`` after it must be a heading of that document; every relative link of a Markdown page
+(``[text](path#anchor)``) must point to an existing file (and heading).  The site's own build
+(``python -m sphinx -W -c docs . OUT``, run by ``.ci/run``) checks the same links again, with
+the API reference and the executed notebooks.
+
+Anchors are GitHub's (and MyST's, ``myst_heading_anchors``): the heading's text in lower case,
+spaces to hyphens, everything but letters, digits, ``_`` and ``-`` dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A Markdown document named in text, with an optional "#anchor" after it.
+CITED = re.compile(r"(?<![\w./-])((?:\.\./|\./)*[\w./-]*[\w-]+\.md)(?:#([\w-]+))?")
+# A Markdown link or image: [text](target) or ![alt](target).
+LINK = re.compile(r"\]\(([^()\s]+)\)")
+LINK_TEXT = re.compile(r"\[[^\[\]]*\]\(")
+# The README's shorter text, kept beside the site's pages until it replaces README.md: its
+# links are written from the repository root, where it will live.
+LINK_BASE = {"docs/_readme_short.md": "README.md"}
+FENCE = re.compile(r"^\s*(```|~~~)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+LABEL = re.compile(r"^\((?P<label>[\w-]+)\)=\s*$")
+
+
+@lru_cache(maxsize=1)
+def repository_files() -> frozenset[str]:
+    """Tracked files, and new files not ignored (so the test sees work before a commit)."""
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return frozenset(line for line in out.splitlines() if (ROOT / line).is_file())
+
+
+def slug(text: str) -> str:
+    """The anchor of a heading: GitHub's rule, which MyST's heading anchors follow."""
+    text = re.sub(r"`([^`]*)`", r"\1", text)                     # inline code: its text
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)         # a link: its text
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+
+
+def markdown_lines(path: str) -> list[tuple[int, str]]:
+    """``(line number, line)`` of a Markdown file, or of a notebook's Markdown cells."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    if path.endswith(".ipynb"):
+        cells = json.loads(text)["cells"]
+        return [(0, line) for cell in cells if cell["cell_type"] == "markdown"
+                for line in "".join(cell["source"]).splitlines()]
+    return list(enumerate(text.splitlines(), start=1))
+
+
+@lru_cache(maxsize=None)
+def anchors(path: str) -> frozenset[str]:
+    """The anchors of a Markdown document's headings (outside code fences) and labels."""
+    found, fenced = set(), False
+    for _, line in markdown_lines(path):
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if m := HEADING.match(line):
+            found.add(slug(m.group(2)))
+        elif m := LABEL.match(line):
+            found.add(m.group("label"))
+    return frozenset(found)
+
+
+def resolve(source: str, target: str, *, from_root: bool = True) -> str | None:
+    """The repository file ``target`` names, from the root or from ``source``'s folder.
+
+    A link (``from_root=False``) is relative to its page's folder only; a name in text may
+    also be a path from the repository root (``docs/math.md`` in a docstring).
+    """
+    files = repository_files()
+    bases = [PurePosixPath(source).parent]
+    if from_root:
+        bases.insert(0, PurePosixPath())
+    for base in bases:
+        parts: list[str] = []
+        for part in (base / target).parts:
+            if part == "..":
+                if not parts:
+                    break
+                parts.pop()
+            elif part != ".":
+                parts.append(part)
+        else:
+            candidate = "/".join(parts)
+            if candidate in files:
+                return candidate
+    return None
+
+
+def text_files() -> list[str]:
+    return sorted(f for f in repository_files()
+                  if f.endswith((".py", ".md", ".ipynb", ".txt", ".toml", ".json", ".cfg"))
+                  or f.startswith(".ci/"))
+
+
+@lru_cache(maxsize=1)
+def cited_documents() -> tuple[tuple[str, int, str, str | None], ...]:
+    """Every ``(file, line, document, anchor)`` where a file names a Markdown document."""
+    found = []
+    for path in text_files():
+        if path == "tests/test_docs.py":        # names missing documents on purpose
+            continue
+        text = (ROOT / path).read_text(encoding="utf-8", errors="replace")
+        if ".md" not in text:
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
+            if ".md" not in line:
+                continue
+            line = LINK_TEXT.sub("](", line)      # a link's text ([math.md](../math.md))
+            for m in CITED.finditer(line):
+                found.append((path, number, m.group(1), m.group(2)))
+    return tuple(found)
+
+
+def markdown_pages() -> list[str]:
+    return sorted(f for f in repository_files() if f.endswith(".md"))
+
+
+def test_the_scan_finds_the_citations_it_checks():
+    """The scan is not vacuous: it sees the known citations and resolves them."""
+    cited = {(doc, anchor) for _, _, doc, anchor in cited_documents()}
+    assert ("docs/tree_format.md", None) in cited
+    assert any(doc == "docs/math.md" and anchor for doc, anchor in cited)
+    assert "the-optimum" in anchors("docs/math.md")
+    assert resolve("proofs/README.md", "../docs/math.md") == "docs/math.md"
+    assert resolve("exactspec/verify.py", "docs/json.md") == "docs/json.md"
+    assert resolve("docs/guide/verify.md", "../math.md") == "docs/math.md"
+    assert resolve("docs/guide/verify.md", "../../../math.md") is None
+    assert resolve("README.md", "docs/no_such_page" + ".md") is None
+    assert resolve("docs/guide/verify.md", "docs/math.md", from_root=False) is None
+    assert slug("RRS and the tight ratio") == "rrs-and-the-tight-ratio"
+    assert slug("The bound rho_k") == "the-bound-rho_k"
+    assert slug("`verify --tokens`") == "verify---tokens"
+    assert slug("Khisti et al.") == "khisti-et-al"
+
+
+def test_every_cited_document_ships():
+    """No file cites a Markdown document that is not in the repository, or a missing section."""
+    missing = []
+    for path, number, doc, anchor in cited_documents():
+        target = resolve(path, doc)
+        if target is None:
+            missing.append(f"{path}:{number}: {doc} is not a file of the repository")
+        elif anchor and anchor not in anchors(target):
+            missing.append(f"{path}:{number}: {doc} has no section #{anchor}")
+    assert not missing, "\n".join(missing)
+
+
+@pytest.mark.parametrize("page", markdown_pages())
+def test_relative_links_resolve(page):
+    """Every relative link of a Markdown page points to a file (and heading) that exists."""
+    broken, fenced = [], False
+    for number, line in markdown_lines(page):
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        for target in LINK.findall(line):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target):      # https:, mailto:, ...
+                continue
+            file_part, _, anchor = target.partition("#")
+            base = LINK_BASE.get(page, page)
+            resolved = resolve(base, file_part, from_root=False) if file_part else page
+            if resolved is None or (file_part and not (ROOT / resolved).is_file()):
+                broken.append(f"{page}:{number}: {target} (no such file)")
+            elif anchor and resolved.endswith(".md") and anchor not in anchors(resolved):
+                broken.append(f"{page}:{number}: {target} (no such section)")
+    assert not broken, "\n".join(broken)
+
+
+def test_the_site_has_its_pages():
+    """The pages the README and the code point readers to are in the site's sources."""
+    for page in ("docs/index.md", "docs/getting-started.md", "docs/math.md", "docs/methods.md",
+                 "docs/json.md", "docs/notebooks.md", "docs/api/index.md", "docs/key.md",
+                 "docs/tree_format.md", "docs/sweep_format.md", "docs/conf.py"):
+        assert page in repository_files(), page
+    notebooks = (ROOT / "docs" / "notebooks.md").read_text(encoding="utf-8")
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        assert f"../notebooks/{notebook.stem}\n" in notebooks, notebook.name
