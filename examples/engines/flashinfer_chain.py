@@ -20,8 +20,9 @@ What exactspec finds (``--p 1/2,1/3,1/6 --q 1/4,1/4,1/2 --tokens 3``, two draft 
 residual ``relu(p - q)`` has two tokens, so the uniform that draws from it matters):
 
 - ``chain``: proved (the first 3 tokens follow ``p``'s joint law exactly); under
-  ``--arith float32`` lossy by rounding only, TV about ``3.51e-08`` (the uniforms on the
-  ``2**-24`` grid of ``torch.rand``, the products ``u * q`` and ``u * sum`` rounded);
+  ``--arith float32`` lossy by the grid only, TV about ``3.51e-08``: the float32 law is
+  exactly the law of exact arithmetic with the uniforms on the ``2**-24`` grid of
+  ``torch.rand`` (the rounded products ``u * q`` and ``u * sum`` add nothing here);
 - ``chain_reuse_rejecting_uniform``: the recovered token is drawn with the uniform that just
   rejected (``u_j`` instead of ``u_n``), a reuse of shared noise: conditioned on the rejection
   ``u_j`` is no longer uniform; refuted (TV ``133/2304`` on the first 3 tokens; on the first
