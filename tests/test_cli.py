@@ -105,6 +105,10 @@ def test_prove_one_claim(capsys, tmp_path):
     obj = json.loads(out)
     assert code == 0 and obj["claims"][0]["verdict"] == "PROVED"
     assert (tmp_path / "top1-lossy.json").exists()
+    # a claim (here: that a rule is lossy) keeps its own verdict words, the one documented
+    # exception to the rule verdicts (docs/json.md#verdicts), and only at claims[i].verdict
+    assert list(_verdicts(obj)) == [(("claims", 0, "verdict"), "PROVED")]
+    assert not CLAIM_VERDICTS & RULE_VERDICTS
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -284,3 +288,78 @@ def test_a_mistyped_command_or_method_gets_a_suggestion(capsys, argv, suggestion
 def test_nothing_close_gets_no_suggestion(capsys):
     assert main(["frobnicate"]) == 2
     assert "did you mean" not in capsys.readouterr().err
+
+
+# -- one verdict vocabulary on every route --------------------------------------------------
+
+#: The four words of a rule's verdict, written out here (not imported: the test checks them).
+RULE_VERDICTS = {"lossless", "lossy-grid", "lossy-rounding", "lossy-logic"}
+#: A claim's verdict under ``prove`` (a statement judged, not one rule's output law).
+CLAIM_VERDICTS = {"PROVED", "REFUTED", "UNDECIDED"}
+
+CHAIN_USER = ROOT / "examples" / "chain_user"
+CHECK = """
+def accepted(s, p, q):
+    x = s.draft(q)
+    return s.uniform() < p[x] / q[x]
+"""
+
+
+def _verdicts(obj, path=()):
+    """Every ``(path, value)`` of a ``verdict`` key anywhere in a JSON object."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key == "verdict":
+                yield path + (key,), value
+            yield from _verdicts(value, path + (key,))
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            yield from _verdicts(value, path + (i,))
+
+
+def test_the_verdict_walk_finds_nested_keys():
+    obj = {"verdict": "lossless", "methods": [{"a": 1}, {"verdict": "x", "in": {"verdict": 0}}]}
+    assert list(_verdicts(obj)) == [(("verdict",), "lossless"),
+                                    (("methods", 1, "verdict"), "x"),
+                                    (("methods", 1, "in", "verdict"), 0)]
+
+
+@pytest.mark.parametrize("argv, found, words", [
+    (["verify", "sps", "--p", "1/2,1/2", "--q", "1/3,2/3"], {"lossless"}, ()),
+    (["verify", "naive", "--p", "1/2,1/2", "--q", "1/3,2/3"], {"lossy-logic"}, ()),
+    (["verify", f"{USER}:my_rule", "--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5",
+      "--arith", "float32"], {"lossy-rounding"}, ()),
+    (["verify", f"{USER}:my_rule", "--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5", "--grid", "4"],
+     {"lossy-grid"}, ()),
+    (["verify", f"{CHAIN_USER}.py:chain", "--tokens", "2", "--gamma", "2", "--p", "1/2,1/2",
+      "--q", "1/3,2/3"], {"lossless"}, ("PROVED",)),
+    (["tree", "SPEC"], {"lossless"}, ()),
+    (["tree", f"{CHAIN_USER}.json"], {"lossy-logic"}, ("REFUTED",)),
+    (["tree", f"{CHAIN_USER}.json", "--verifier", f"{CHAIN_USER}.py:chain"], {"lossless"},
+     ("PROVED",)),
+    (["compare", "--p", "1/2,1/2", "--q", "1/3,2/3", "--methods", "sps,rrs,naive"],
+     {"lossless", "lossy-logic"}, ()),
+    (["compare", "--tree", "SPEC"], {"lossless", "lossy-logic"}, ("PROVED", "REFUTED")),
+    (["simulate", "sps", "--p", "1/2,1/2", "--q", "1/3,2/3", "--n", "50"], set(), ()),
+    (["probability", "CHECK:accepted", "--p", "1/2,1/2", "--q", "1/3,2/3"], set(), ()),
+])
+def test_every_verdict_in_the_json_is_one_of_the_four_words(capsys, tmp_path, argv, found,
+                                                              words):
+    """Every ``verdict`` key of every route that judges a rule's output law, wherever it sits
+    in the JSON (top level, or a method entry of compare and compare --tree), is one of the
+    four words; the multi-position texts keep PROVED / REFUTED; simulate and probability
+    give no verdict."""
+    spec = tmp_path / "chain.json"
+    spec.write_text(json.dumps({"target": {"": "1/3,2/3"}, "draft": {"": "2/3,1/3"},
+                                "gamma": 2}))
+    (tmp_path / "check.py").write_text(CHECK)
+    argv = [str(spec) if a == "SPEC" else a.replace("CHECK", str(tmp_path / "check.py"))
+            for a in argv]
+    code, out, err = run(capsys, *argv, "--json")
+    assert code in (0, 1) and "Traceback" not in err, err
+    values = [v for _, v in _verdicts(json.loads(out))]
+    assert set(values) == found and set(values) <= RULE_VERDICTS
+    if words:
+        _, text, _ = run(capsys, *argv)
+        lossy_words = RULE_VERDICTS - {"lossless"}
+        assert all(w in text for w in words) and not lossy_words & set(text.split())

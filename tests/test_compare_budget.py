@@ -14,7 +14,7 @@ P = Dist([F(v, 44) for v in (3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5)])
 Q = Dist([F(v, 51) for v in (2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4)])
 SEED_P = Dist.parse("1/2,3/10,1/5", labels="abc")
 SEED_Q = Dist.parse("1/5,1/5,3/5", labels="abc")
-NULLS = ("lossless", "acceptance", "acceptance_float", "optimum", "ratio_to_optimal")
+NULLS = ("lossless", "verdict", "acceptance", "acceptance_float", "optimum", "ratio_to_optimal")
 
 
 def rows(out):

@@ -150,9 +150,9 @@ def _too_large(entry: dict, reason: str, estimate) -> dict:
     (the engine's advice to insist names ``verify``: ``compare`` takes no ``--max-paths``)."""
     reason = reason.replace("--max-paths N to insist",
                             f"exactspec verify {entry['method']} --max-paths N to insist")
-    entry.update({"lossless": None, "acceptance": None, "acceptance_float": None,
-                  "optimum": None, "ratio_to_optimal": None, "skipped": reason,
-                  "estimate": estimate})
+    entry.update({"lossless": None, "verdict": None, "acceptance": None,
+                  "acceptance_float": None, "optimum": None, "ratio_to_optimal": None,
+                  "skipped": reason, "estimate": estimate})
     return entry
 
 
@@ -184,6 +184,7 @@ def _method_entry(m, p, q, k, optima: dict, max_paths: int,
         return entry
     acceptance = result.acceptance
     entry["lossless"] = result.lossless
+    entry["verdict"] = result.verdict   # exact arithmetic, ideal uniforms: lossy-logic if lossy
     entry["acceptance"] = exact_str(acceptance)
     entry["acceptance_float"] = float(acceptance)
     explicit = result.explicit_acceptance
@@ -240,9 +241,11 @@ def compare(p, q, k: int = 1, methods=None, *, max_paths: int = COMPARE_MAX_PATH
     ``skipped`` with the reason and ``estimate`` (the estimated size, a number, or ``null``
     where none was formed); the other methods are computed as usual.
 
-    Each entry's ``group`` is ``"lossless"`` (claimed lossless: the verdict tests the claim)
-    or ``"lossy-by-design"`` (``claimed_lossless=False``: typical acceptance, greedy, top-k,
-    top-p, naive, top1); the latter always carry ``bias``, the exact ``TV(output law, p)``.
+    Each entry's ``verdict`` is ``"lossless"`` or ``"lossy-logic"`` (exact arithmetic, ideal
+    uniforms; ``null`` where ``lossless`` is).  Each entry's ``group`` is ``"lossless"``
+    (claimed lossless: the verdict tests the claim) or ``"lossy-by-design"``
+    (``claimed_lossless=False``: typical acceptance, greedy, top-k, top-p, naive, top1); the
+    latter always carry ``bias``, the exact ``TV(output law, p)``.
 
     Exact values are lowest-terms strings; floats only under keys ending ``_float``.
     """

@@ -393,7 +393,8 @@ ENGINE_GALLERY = (
 
 @dataclass
 class EngineGalleryRow:
-    """One rule on one pair: ``verdict`` is PROVED or REFUTED; ``tv`` exact (0 when proved)."""
+    """One rule on one pair: ``verdict`` is ``"lossless"`` or ``"lossy-logic"`` (exact
+    arithmetic, ideal uniforms); ``tv`` exact (0 when lossless)."""
 
     name: str
     gamma: int
@@ -425,7 +426,7 @@ def run_engine_gallery(pair: ContextPair, gammas=(1, 2), *, rules=None) -> list:
                 proof = prove_sequence(EngineRule(call, gamma), pair, gamma + 1)
                 rows.append(EngineGalleryRow(call.__name__.removesuffix("_call"), gamma,
                                              call is correct,
-                                             "PROVED" if proof.lossless else "REFUTED",
+                                             "lossless" if proof.lossless else "lossy-logic",
                                              _simplified(proof.tv), proof.paths,
                                              proof.seconds))
     return rows

@@ -17,7 +17,7 @@ best one proved lossless:
 >>> r = sequence_compare(spec)
 >>> [(e["method"], e["verdict"], e["tokens_per_call"], e["ratio_to_best"])
 ...  for e in r["methods"] if e["group"] == "lossless"]
-[('chain', 'PROVED', '19/9', '19/20'), ('block', 'PROVED', '20/9', '1'), ('traversal-chain', 'PROVED', '20/9', '1')]
+[('chain', 'lossless', '19/9', '19/20'), ('block', 'lossless', '20/9', '1'), ('traversal-chain', 'lossless', '20/9', '1')]
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ def sequence_compare(spec, *, max_paths: int | None = 10**6) -> dict:
     (exact values as strings, floats only under ``_float`` keys).
 
     Each entry: ``method``, ``group`` (``lossless`` or ``lossy-by-design``), ``verifier``,
-    ``drafted``, ``lossless``, ``verdict`` (``PROVED``/``REFUTED``), ``tokens_per_call``,
+    ``drafted``, ``lossless``, ``verdict`` (``lossless``, or ``lossy-logic``: exact arithmetic
+    with ideal uniforms), ``tokens_per_call``,
     ``ratio_to_best`` (to the largest tokens per call among the entries proved lossless),
     ``tv`` when lossy; or ``skipped`` with the reason.
     """
@@ -99,7 +100,7 @@ def sequence_compare(spec, *, max_paths: int | None = 10**6) -> dict:
         tpc = proof.tokens_per_call
         entry.update({"verifier": verifier.describe(), "drafted": verifier.drafted,
                       "lossless": proof.lossless,
-                      "verdict": "PROVED" if proof.lossless else "REFUTED",
+                      "verdict": "lossless" if proof.lossless else "lossy-logic",
                       "tokens_per_call": tpc, "paths": proof.paths})
         if not proof.lossless:
             entry["tv"] = exact_str(proof.tv)
@@ -131,7 +132,8 @@ def sequence_compare(spec, *, max_paths: int | None = 10**6) -> dict:
 
 
 def sequence_compare_text(report: dict) -> str:
-    """The report as two tables: the lossless methods, then those lossy by design."""
+    """The report as two tables: the lossless methods, then those lossy by design (the text
+    says PROVED or REFUTED, the multi-position routes' words for the JSON ``verdict``)."""
     def table(rows, header):
         widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
         return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
@@ -143,7 +145,8 @@ def sequence_compare_text(report: dict) -> str:
             row = [e["method"], "", "skipped", "", e["skipped"]]
         else:
             last = e["ratio_to_best"] or "-"
-            row = [e["method"], str(e["drafted"]), e["verdict"], e["tokens_per_call"],
+            word = "PROVED" if e["lossless"] else "REFUTED"
+            row = [e["method"], str(e["drafted"]), word, e["tokens_per_call"],
                    last if e["group"] == "lossless" else e["tv"]]
         (lossless if e["group"] == "lossless" else lossy).append(row)
     ctx = report["context"] or '""'
