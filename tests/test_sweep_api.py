@@ -266,3 +266,32 @@ def test_html_report_is_self_contained_and_shows_every_figure(tmp_path):
     for text in (tidy["run"]["started_utc"], tidy["run"]["exactspec_version"] or "",
                  "rrs", "key", "optimal"):
         assert text in page.texts
+
+
+def test_cli_writes_the_report_and_the_records(tmp_path, capsys):
+    from exactspec.cli import main
+
+    t, d = _logits(5, n=4)
+    dump = tmp_path / "pair.npz"
+    np.savez(dump, target=t, draft=d)
+    report, records = tmp_path / "r.html", tmp_path / "s.json"
+    code = main(["sweep", str(dump), "--logits", "--k", "1,2", "--methods", "rrs,optimal",
+                 "--workers", "1", "--html", str(report), "--summary-json", str(records),
+                 "--json"])
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["html"] == str(report) and printed["summary_json"] == str(records)
+    written = json.loads(records.read_text())
+    in_memory = sweep_arrays(t, d, [1, 2], methods="rrs,optimal", logits=True, workers=1)
+    assert written["records"] == tidy_summary(in_memory)["records"]
+    assert written["run"]["dump"] == str(dump) and written["run"]["options"]["k"] == [1, 2]
+    page = _Page()
+    page.feed(report.read_text(encoding="utf-8"))
+    assert page.title == f"Sweep of {dump}" and page.errors == []
+    shown = set(page.values)
+    assert all(repr(v) in shown for r in written["records"] for v in _figures(r)
+               if v is not None)
+    # an output that cannot be written is refused before the sweep runs
+    code = main(["sweep", str(dump), "--logits", "--html", str(tmp_path / "no" / "r.html")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.endswith("cannot write a file there") and "no/r.html" in err
