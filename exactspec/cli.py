@@ -41,8 +41,10 @@ class _UsageError(Exception):
 
 
 def _add_instance(parser, k=True, required=True):
-    parser.add_argument("--p", required=required, help="target: 1/2,3/10,1/5 or @file.json")
-    parser.add_argument("--q", required=required, help="draft: 1/5,1/5,3/5 or @file.json")
+    parser.add_argument("--p", required=required,
+                        help="target: 1/2,3/10,1/5, @file.json or @row.npy")
+    parser.add_argument("--q", required=required,
+                        help="draft: 1/5,1/5,3/5, @file.json or @row.npy")
     if k:
         parser.add_argument("--k", type=int, default=1, help="drafts per position (default 1)")
     parser.add_argument("--labels", help="token labels: abc or a,b,c")
@@ -74,8 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ve = sub.add_parser("verify", help="exact output law, verdict and acceptance of a method")
     ve.add_argument("method", help="sps, naive, top1, ... or file.py:function")
-    ve.add_argument("--p", help="target: 1/2,3/10,1/5 or @file.json")
-    ve.add_argument("--q", help="draft: 1/5,1/5,3/5 or @file.json")
+    ve.add_argument("--p", help="target: 1/2,3/10,1/5, @file.json or @row.npy")
+    ve.add_argument("--q", help="draft: 1/5,1/5,3/5, @file.json or @row.npy")
     ve.add_argument("--k", type=int, help="drafts per position (default 1)")
     ve.add_argument("--labels", help="token labels: abc or a,b,c")
     ve.add_argument("--normalize", action="store_true", help="rescale p and q to sum 1")
@@ -101,8 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--elementwise", choices=["correct", "numpy", "torch"], default="correct",
                     help="with --arith: exp and log correctly rounded (default), or NumPy's / "
                     "PyTorch's CPU functions of the dtype, on the exact float inputs")
-    ve.add_argument("--logits-p", metavar="L", help="target logits: 2,1,0 or @file.json "
-                    "(the target is their exact softmax; --arith computes it in the format)")
+    ve.add_argument("--logits-p", metavar="L", help="target logits: 2,1,0, @file.json or "
+                    "@row.npy (the target is their exact softmax; --arith computes it in the format)")
     ve.add_argument("--logits-q", metavar="L", help="draft logits, as --logits-p")
     ve.add_argument("--tokens", type=int, metavar="M",
                     help="the method is a multi-position rule, f(s, pair, ctx) or f(s, drafts, "
@@ -190,6 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--names", default="target,draft", help="the two arrays' names")
     sw.add_argument("--out", help="per-position table: results.parquet or results.csv")
     sw.add_argument("--plot", metavar="PNG", help="gap distribution and acceptance against k")
+    sw.add_argument("--summary-json", metavar="FILE", help="the summary as records, one per "
+                    "method x k, with the run: dump, options, exactspec version, time")
+    sw.add_argument("--html", metavar="FILE", help="a self-contained HTML report: the "
+                    "summary tables and the plots")
     sw.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler, tcp://host:port")
     sw.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS")
     sw.add_argument("--workers", type=int, help="local threads (default: the cores)")
@@ -247,11 +253,20 @@ def _read_float_pair(args):
     """``--p``/``--q`` for the NumPy backend: lists of floats, or ``{label: float}``."""
     from fractions import Fraction
 
+    import numpy as np
+
     from .core.dist import parse_labels
     from .core.errors import InvalidInput
 
     def read(text, name):
         text = text.strip()
+        if text.startswith("@") and text.lower().endswith(".npy"):
+            from .core.dist import read_npy_row
+
+            row = read_npy_row(text[1:], name)
+            if row.dtype.kind == "f" and not np.all(np.isfinite(row)):
+                raise InvalidInput(f"{name}: {text[1:]} holds a value that is not finite")
+            return [float(v) for v in row.tolist()]
         if text.startswith("@"):
             path = text[1:]
             from .core.dist import read_text_capped
@@ -533,17 +548,26 @@ def _logit(text, name):
 
 
 def _read_logits(text, name, labels_arg):
-    """Logits: ``2,1,0`` (exact numbers, any sign) or ``@file.json`` (a list, or an object
-    ``{label: logit}``); the file is read up to the size cap of a distribution file and each
-    logit up to :data:`MAX_LOGIT`."""
+    """Logits: ``2,1,0`` (exact numbers, any sign), ``@file.json`` (a list, or an object
+    ``{label: logit}``) or ``@row.npy`` (a 1-D array; floats are their exact binary values);
+    the file is read up to the size cap of a distribution file and each logit up to
+    :data:`MAX_LOGIT`."""
     from fractions import Fraction
 
-    from .core.dist import parse_labels, read_text_capped
-    from .core.errors import ExactspecError, InvalidInput
+    from .core.dist import exact, parse_labels, read_npy_row, read_text_capped
+    from .core.errors import ExactspecError, InvalidInput, TooLarge
 
     t = text.strip()
     labels = None
-    if t.startswith("@"):
+    if t.startswith("@") and t.lower().endswith(".npy"):
+        values = []
+        for i, v in enumerate(read_npy_row(t[1:], name).tolist()):
+            value = exact(v, f"{name}: {t[1:]}: {name}[{i}]")
+            if abs(value) > MAX_LOGIT:
+                raise TooLarge(f"{name}: {t[1:]}: {name}[{i}]={v!r}: |logit| over the budget "
+                               f"of {MAX_LOGIT:,}", estimate=abs(value), budget=MAX_LOGIT)
+            values.append(value)
+    elif t.startswith("@"):
         path = t[1:]
         count = [0]
 
@@ -997,7 +1021,9 @@ def cmd_prove(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .sweep import plot, summary_text, sweep, write_table
+    import os
+
+    from .sweep import plot, summary_text, sweep, tidy_summary, write_table
     from .sweep.output import json_ready
 
     names = [n.strip() for n in args.names.split(",")]
@@ -1005,6 +1031,11 @@ def cmd_sweep(args) -> int:
         raise _UsageError(f"--names {args.names!r}: give two names, target,draft")
     if args.workers is not None and args.workers < 1:
         raise _UsageError(f"--workers {args.workers}: need at least 1")
+    for flag, path in (("--out", args.out), ("--plot", args.plot), ("--html", args.html),
+                       ("--summary-json", args.summary_json)):
+        folder = os.path.dirname(os.path.abspath(path)) if path else None
+        if folder and (not os.path.isdir(folder) or os.path.isdir(path)):
+            raise _UsageError(f"{flag} {path}: cannot write a file there")
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     result = sweep(args.dump, args.k, methods=args.methods, logits=args.logits,
                    temperature=args.temperature, top_p=args.top_p, gamma=args.gamma,
@@ -1017,7 +1048,16 @@ def cmd_sweep(args) -> int:
     if args.out:
         result.summary["out"] = write_table(result.table, args.out)
     if args.plot:
-        result.summary["plot"] = plot(result.table, result.summary, methods, args.plot)
+        result.summary["plot"] = plot(result.table, result.summary, methods, args.plot,
+                                      title=result.run["dump"])
+    if args.html:
+        from .sweep.report import html_report
+
+        html_report(result, args.html, methods)
+        result.summary["html"] = args.html
+    if args.summary_json:
+        _write_json(args.summary_json, tidy_summary(result))
+        result.summary["summary_json"] = args.summary_json
     _emit(json_ready(result.summary), args.json, summary_text(result.summary, methods))
     return EXIT_OK
 
@@ -1077,8 +1117,13 @@ def _check_entry_count(text, name) -> None:
     from .core.errors import TooLarge
 
     text = text.strip()
-    body = read_text_capped(text[1:], name) if text.startswith("@") else text
-    entries = body.count(",") + 1
+    if text.startswith("@") and text.lower().endswith(".npy"):
+        from .core.dist import read_npy_row
+
+        entries = read_npy_row(text[1:], name).size
+    else:
+        body = read_text_capped(text[1:], name) if text.startswith("@") else text
+        entries = body.count(",") + 1
     if entries > MAX_EXACT_ENTRIES:
         raise TooLarge(f"{name}: about {entries:,} entries, over the budget of "
                        f"{MAX_EXACT_ENTRIES:,} for exact arithmetic (about {entries * 6e-5:,.0f} "

@@ -255,6 +255,57 @@ def test_local_cluster_matches_the_local_scheduler(tmp_path):
         assert [r.verdict for _, r in remote] == ["PROVED"]
 
 
+def _records(summary_file):
+    with open(summary_file) as f:
+        return json.load(f)["records"]
+
+
+@pytest.mark.slow
+def test_process_cluster_matches_the_local_run_and_the_in_memory_api(tmp_path, capsys):
+    """``exactspec sweep --scheduler`` on two worker processes: the same per-position table
+    (CSV, floats written by repr), the same summary and records as the local run, and as
+    :func:`sweep_arrays` on the same rows in memory."""
+    import os
+
+    from distributed import Client, LocalCluster
+
+    from exactspec.sweep import sweep_arrays, tidy_summary
+
+    target, draft = logits_pair()
+    path = make_dump(tmp_path, "npz", target, draft)
+    argv = ["sweep", path, "--logits", "--k", "1,2,3", "--block-mb", "0.001",
+            "--exact-sample", "2", "--json"]
+    out = {name: (tmp_path / f"{name}.csv", tmp_path / f"{name}.json")
+           for name in ("local", "cluster")}
+    assert main(argv + ["--out", str(out["local"][0]), "--summary-json",
+                        str(out["local"][1])]) == 0
+    local = json.loads(capsys.readouterr().out)
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                      dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            pids = set(client.run(os.getpid).values())
+        assert len(pids) == 2 and os.getpid() not in pids          # two other processes
+        assert main(argv + ["--scheduler", cluster.scheduler_address, "--out",
+                            str(out["cluster"][0]), "--summary-json",
+                            str(out["cluster"][1])]) == 0
+        remote = json.loads(capsys.readouterr().out)
+    assert remote["blocks"] == local["blocks"] > 2
+    assert remote["scheduler"].startswith("tcp://") and local["scheduler"].startswith("local")
+    in_memory = sweep_arrays(target, draft, "1,2,3", logits=True, block_mb=0.001,
+                             exact_sample=2, workers=1)
+    tables = [read_table(out[name][0]) for name in ("local", "cluster")]
+    assert set(tables[0]) == set(tables[1]) == set(in_memory.table)
+    for name, values in in_memory.table.items():
+        for table in tables:
+            assert np.array_equal(table[name], values, equal_nan=True), name
+    varying = {"seconds_float", "scheduler", "out", "summary_json"}
+    assert {k: v for k, v in remote.items() if k not in varying} == \
+        {k: v for k, v in local.items() if k not in varying}
+    assert _records(out["cluster"][1]) == _records(out["local"][1]) == \
+        tidy_summary(in_memory)["records"]
+    assert local["exact_checks"]["rows"] == 2 and remote["exact_checks"] == local["exact_checks"]
+
+
 # -- the command line ----------------------------------------------------------------------
 
 @pytest.mark.slow

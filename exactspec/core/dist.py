@@ -312,7 +312,8 @@ class Dist(Mapping):
     # -- construction -------------------------------------------------------------------
     @classmethod
     def parse(cls, text: str, labels=None, *, normalize: bool = False, name: str = "p") -> Dist:
-        """Read ``"1/2,3/10,1/5"`` (decimals are decimal rationals) or ``"@file.json"``.
+        """Read ``"1/2,3/10,1/5"`` (decimals are decimal rationals), ``"@file.json"`` or
+        ``"@row.npy"`` (a 1-D NumPy array: floats are their exact binary values).
 
         >>> Dist.parse("0.5, 0.3, 0.2")
         Dist({0: 1/2, 1: 3/10, 2: 1/5})
@@ -321,6 +322,8 @@ class Dist(Mapping):
             raise InvalidInput(f"{name}: expected text, got {type(text).__name__}")
         s = text.strip()
         if s.startswith("@"):
+            if s.lower().endswith(".npy"):
+                return cls.from_npy(s[1:], labels=labels, normalize=normalize, name=name)
             return cls.from_json(s[1:], labels=labels, normalize=normalize, name=name)
         if not s:
             raise InvalidInput(f"{name} is empty: give comma-separated probabilities")
@@ -355,6 +358,18 @@ class Dist(Mapping):
         if isinstance(data, list):
             return cls(data, labels, normalize=normalize, name=name)
         raise InvalidInput(f"{name}: {path} must hold a JSON list or object of probabilities")
+
+    @classmethod
+    def from_npy(cls, path, labels=None, *, normalize: bool = False, name: str = "p") -> Dist:
+        """Read a 1-D ``.npy`` row (:func:`read_npy_row`): floats are their exact binary
+        values, as for a NumPy array given in Python."""
+        row = read_npy_row(path, name)
+        try:
+            return cls(row, labels, normalize=normalize, name=name)
+        except NotExact as err:
+            raise NotExact(f"{name}: {path}: {err}") from None
+        except InvalidInput as err:
+            raise InvalidInput(f"{name}: {path}: {err}") from None
 
     @classmethod
     def from_weights(cls, weights, labels) -> Dist:
@@ -453,6 +468,47 @@ def read_text_capped(path, name: str = "file") -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise InvalidInput(f"{name}: {path} is not UTF-8 text (byte {err.start})") from None
+
+
+def read_npy_row(path, name: str = "file"):
+    """A one-dimensional ``.npy`` array of float16, float32, float64 or integers, read up to
+    :data:`~exactspec.core.budget.MAX_FILE_BYTES` and never unpickled.
+
+    >>> import numpy as np, tempfile, os
+    >>> f = os.path.join(tempfile.mkdtemp(), "row.npy")
+    >>> np.save(f, np.array([0.25, 0.75], dtype=np.float16))
+    >>> read_npy_row(f, "p").tolist(), Dist.parse("@" + f)
+    ([0.25, 0.75], Dist({0: 1/4, 1: 3/4}))
+    """
+    import io
+
+    import numpy as np
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise TooLarge(f"{name}: {path} is larger than {MAX_FILE_BYTES // 2**20} MiB, the budget "
+                       "for a distribution file", budget=MAX_FILE_BYTES)
+    try:
+        row = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, EOFError, OSError, TypeError) as err:
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        if "pickle" in first:
+            first = "not an array of numbers; pickled objects are never loaded"
+        raise InvalidInput(f"{name}: {path} is not a readable .npy array ({first})") from None
+    if not isinstance(row, np.ndarray):
+        raise InvalidInput(f"{name}: {path} holds several arrays (an .npz?): give one 1-D .npy")
+    if row.ndim != 1 or row.size == 0:
+        raise InvalidInput(f"{name}: {path} holds an array of shape {row.shape}: need one "
+                           "non-empty row (1-D)")
+    kind, size = row.dtype.kind, row.dtype.itemsize
+    if not (kind == "f" and size <= 8) and kind not in "iu":
+        raise InvalidInput(f"{name}: {path} holds {row.dtype.name}: need float16, float32, "
+                           "float64 or integers")
+    return row.astype(row.dtype.newbyteorder("="), copy=False)
 
 
 def _no_duplicates(pairs):

@@ -20,7 +20,7 @@ from ..core.errors import InvalidInput
 from .figures import column
 
 __all__ = ["write_table", "read_table", "json_ready", "summary_text", "plot", "tidy_columns",
-           "to_dataframe", "tidy_summary"]
+           "to_dataframe", "to_dataset", "tidy_summary"]
 
 
 def json_ready(obj):
@@ -137,9 +137,18 @@ def _table(rows, header) -> str:
                      for r in [header] + rows)
 
 
-def plot(table: dict, summary: dict, methods, path) -> str:
+#: Each series of the acceptance panel: colour, marker, line style.  Markers are hollow and
+#: of decreasing size, and each series is shifted a little along ``k``, so that series with
+#: equal means (KEY's acceptance is ``alpha*``, which the optimum attains too) stay visible.
+_STYLES = {"alpha*": ("black", "D", "--", 10), "optimal": ("tab:green", "s", "-", 8.5),
+           "key": ("tab:red", "^", "-.", 7), "kseq": ("tab:purple", "v", ":", 6),
+           "rrs": ("tab:blue", "o", "-", 5), "rrs-wor": ("tab:orange", "x", (0, (5, 1)), 5)}
+
+
+def plot(table: dict, summary: dict, methods, path, title: str | None = None) -> str:
     """Two panels: the distribution of RRS's gap per ``k``, and mean acceptance against ``k``
-    for each method with its 95% interval (and ``alpha*``)."""
+    for each method with its 95% interval (and ``alpha*``); ``title`` (the dump's name) above
+    both.  ``path`` is a file name or a binary file object (PNG)."""
     try:
         import matplotlib
 
@@ -148,11 +157,15 @@ def plot(table: dict, summary: dict, methods, path) -> str:
     except ImportError:
         raise InvalidInput("--plot needs matplotlib: pip install 'exactspec[sweep]'") from None
     ks = summary["k"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    if title:
+        fig.suptitle(title, fontsize=11)
     if "gap_rrs" in table:
-        for k in ks:
+        dashes = ["-", "--", "-.", ":"]
+        for i, k in enumerate(ks):
             gap = table["gap_rrs"][table["k"] == k]
-            left.hist(gap, bins=50, histtype="step", label=f"k = {k}")
+            left.hist(gap, bins=50, histtype="step", label=f"k = {k}",
+                      linestyle=dashes[i % len(dashes)], linewidth=1.2 + 0.4 * (i % 2))
         left.set_xlabel("alpha* - alpha_RRS per position")
         left.set_ylabel("positions")
         left.legend(fontsize=8)
@@ -160,17 +173,20 @@ def plot(table: dict, summary: dict, methods, path) -> str:
     else:
         left.set_axis_off()
         left.text(0.5, 0.5, "gap needs --methods with rrs", ha="center")
-    right.errorbar(ks, summary["alpha_star_mean_float"],
-                   yerr=_half(summary["alpha_star_mean_float"], summary["alpha_star_ci95_float"]),
-                   label="alpha*", color="black", linestyle="--", capsize=3)
+    series = [("alpha*", summary["alpha_star_mean_float"], summary["alpha_star_ci95_float"])]
     for m in methods:
         entries = [next(e for e in summary["methods"] if e["method"] == m and e["k"] == k)
                    for k in ks]
-        means = [e["acceptance_mean_float"] for e in entries]
-        right.errorbar(ks, means, yerr=_half(means, [e["acceptance_ci95_float"] for e in entries]),
-                       marker="o", label=m, capsize=3)
+        series.append((m, [e["acceptance_mean_float"] for e in entries],
+                       [e["acceptance_ci95_float"] for e in entries]))
+    for i, (name, means, cis) in enumerate(series):
+        color, marker, line, size = _STYLES.get(name, ("grey", "o", "-", 5))
+        shift = 2 ** (0.05 * (i - (len(series) - 1) / 2))
+        right.errorbar([k * shift for k in ks], [np.nan if m is None else m for m in means],
+                       yerr=_half(means, cis), label=name, color=color, marker=marker,
+                       markersize=size, markerfacecolor="none", linestyle=line, capsize=3)
     right.axhline(summary.get("one_draft_mean_float") or 0, color="grey", linewidth=0.8,
-                  label="one draft")
+                  linestyle=":", label="one draft")
     right.set_xscale("log", base=2)
     right.set_xticks(ks, [str(k) for k in ks])
     right.set_xlabel("k (drafts)")
@@ -178,9 +194,12 @@ def plot(table: dict, summary: dict, methods, path) -> str:
     right.legend(fontsize=8)
     right.set_title(f"{summary['positions_swept']} positions, |V| = {summary['vocab']}")
     fig.tight_layout()
-    fig.savefig(str(path), dpi=110)
+    if hasattr(path, "write"):
+        fig.savefig(path, format="png", dpi=110)
+    else:
+        fig.savefig(str(path), dpi=110)
     plt.close(fig)
-    return str(path)
+    return path if hasattr(path, "write") else str(path)
 
 
 def _half(means, cis):
@@ -217,15 +236,64 @@ def tidy_columns(table: dict, methods) -> dict:
 
 def to_dataframe(result, methods=None):
     """A sweep's per-position figures as a pandas DataFrame in long form
-    (:func:`tidy_columns`); needs pandas, which exactspec does not install."""
+    (:func:`tidy_columns`); needs pandas (in the ``sweep`` extra)."""
     try:
         import pandas
     except ImportError:
-        raise InvalidInput("to_dataframe needs pandas (pip install pandas); "
+        raise InvalidInput("to_dataframe needs pandas: pip install 'exactspec[sweep]'; "
                            "tidy_columns gives the same columns as NumPy arrays") from None
+    return pandas.DataFrame(tidy_columns(result.table, _methods_of(result, methods)))
+
+
+def _methods_of(result, methods):
     if methods is None:
-        methods = list(dict.fromkeys(e["method"] for e in result.summary["methods"]))
-    return pandas.DataFrame(tidy_columns(result.table, methods))
+        return list(dict.fromkeys(e["method"] for e in result.summary["methods"]))
+    return list(methods)
+
+
+def to_dataset(result, methods=None):
+    """A sweep's figures as an xarray Dataset with dimensions ``position``, ``method`` and
+    ``k``: ``acceptance`` and ``tokens_per_call`` over all three, ``alpha_star`` (and
+    ``gap_rrs`` where RRS was swept) over ``position`` x ``k``, ``alpha_one`` over
+    ``position``; the coordinate ``row`` gives each position's row in the dump, and the
+    attributes the run (:func:`tidy_summary`'s ``run``, the options as JSON text).  Select
+    with a dict, ``ds.acceptance.sel({"method": "rrs", "k": 4})`` (``sel``'s own ``method``
+    argument takes the keyword).  Needs xarray, which exactspec does not install."""
+    try:
+        import xarray
+    except ImportError:
+        raise InvalidInput("to_dataset needs xarray (pip install xarray); to_dataframe or "
+                           "tidy_columns give the same figures in long form") from None
+    import json
+
+    table, methods = result.table, _methods_of(result, methods)
+    ks = [int(k) for k in result.summary["k"]]
+    rows, at = np.unique(np.asarray(table["row"]), return_inverse=True)
+    kat = (np.asarray(table["k"])[:, None] == np.array(ks)[None, :]).argmax(axis=1)
+
+    def grid(name):
+        out = np.full((rows.size, len(ks)), np.nan)
+        out[at, kat] = np.asarray(table[name], dtype=np.float64)
+        return out
+
+    position = np.empty(rows.size, dtype=np.int64)
+    position[at] = table["position"]
+    data = {
+        "acceptance": (("position", "method", "k"),
+                       np.stack([grid(column(m)) for m in methods], axis=1)),
+        "tokens_per_call": (("position", "method", "k"), np.stack(
+            [grid("tokens_per_call_" + m.replace("-", "_")) for m in methods], axis=1)),
+        "alpha_star": (("position", "k"), grid("alpha_star")),
+        "alpha_one": (("position",), grid("alpha_one")[:, 0]),
+    }
+    if "gap_rrs" in table:
+        data["gap_rrs"] = (("position", "k"), grid("gap_rrs"))
+    run = json_ready(dict(result.run))
+    attrs = {key: value for key, value in run.items() if isinstance(value, (str, int, float))}
+    attrs["options"] = json.dumps(run.get("options"))
+    return xarray.Dataset(data, coords={"position": position, "method": methods, "k": ks,
+                                        "row": ("position", rows.astype(np.int64))},
+                          attrs=attrs)
 
 
 def tidy_summary(result) -> dict:
