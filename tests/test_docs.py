@@ -28,9 +28,6 @@ CITED = re.compile(r"(?<![\w./-])((?:\.\./|\./)*[\w./-]*[\w-]+\.md)(?:#([\w-]+))
 # A Markdown link or image: [text](target) or ![alt](target).
 LINK = re.compile(r"\]\(([^()\s]+)\)")
 LINK_TEXT = re.compile(r"\[[^\[\]]*\]\(")
-# The README's shorter text, kept beside the site's pages until it replaces README.md: its
-# links are written from the repository root, where it will live.
-LINK_BASE = {"docs/_readme_short.md": "README.md"}
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 LABEL = re.compile(r"^\((?P<label>[\w-]+)\)=\s*$")
@@ -177,8 +174,7 @@ def test_relative_links_resolve(page):
             if re.match(r"^[a-z][a-z0-9+.-]*:", target):      # https:, mailto:, ...
                 continue
             file_part, _, anchor = target.partition("#")
-            base = LINK_BASE.get(page, page)
-            resolved = resolve(base, file_part, from_root=False) if file_part else page
+            resolved = resolve(page, file_part, from_root=False) if file_part else page
             if resolved is None or (file_part and not (ROOT / resolved).is_file()):
                 broken.append(f"{page}:{number}: {target} (no such file)")
             elif anchor and resolved.endswith(".md") and anchor not in anchors(resolved):

@@ -26,8 +26,9 @@ floating-point format does it (:mod:`.floats`):
   draw;
 - races (``w / E``, ``log(w) + G``, ``logits + G``, ``s.race``): the weights (or logits) are
   the format's values, rounded into it as a tensor of that dtype holds them, and the race over
-  them is decided exactly with *continuous* noise (:mod:`.races`: fresh or shared noise, exact
-  cone volumes; Gumbel-max over logits ``l`` is the race over ``exp(l - max l)``).
+  them is decided exactly with *continuous* noise (:mod:`~exactspec.engine.races`: fresh or
+  shared noise, exact cone volumes; Gumbel-max over logits ``l`` is the race over
+  ``exp(l - max l)``).
 
 **Why continuous noise.**  The rounding that belongs to the kernel is that of the values it
 races: the weights (a residual ``max(p - q, 0)`` computed in the format, a target row as the
@@ -36,9 +37,10 @@ kernel's arithmetic but its generator's, and no single rounded transform is *the
 ``-log(u)``, ``-log1p(-u)``, ``-log(-log(u))`` are computed differently by different libraries,
 devices and versions (fast approximate logarithms on GPUs among them).  A discrete model of one
 of them would also have ``2**24`` values per token for ``float32``, and the joint law over noise
-shared between races could no longer be the exact polytope volume of :mod:`.races`.  What this
-model leaves out is the noise's own discretisation: ties between two scores (probability about
-``2**-24`` per pair for ``float32`` noise) and the grid of the noise's values.
+shared between races could no longer be the exact polytope volume of
+:mod:`~exactspec.engine.races`.  What this model leaves out is the noise's own discretisation:
+ties between two scores (probability about ``2**-24`` per pair for ``float32`` noise) and the
+grid of the noise's values.
 
 >>> from exactspec.core.dist import Dist
 >>> from exactspec.engine.exact import enumerate_paths
