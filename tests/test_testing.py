@@ -530,3 +530,18 @@ def test_the_example_suite_fails_on_a_broken_sampler(pytester, monkeypatch):
         "E        1      3/10    8/25    +1/50",
         "E        2      1/5     7/25    +2/25",
     ])
+
+
+def test_detectable_bias_reads_a_direction_below_float64_resolution():
+    """The direction from p to r is taken exactly: a bias of 2**-126 (a float32 kernel's clamp
+    at tiny) points the same way as a bias of 1/100 and gives the same detectable threshold."""
+    from exactspec.testing.power import chi2_threshold, detectable_bias
+
+    p = Dist.parse("1/2,1/2")
+    tiny = Fraction(1, 2**126)
+    far = detectable_bias("chi2", p, Dist([Fraction(1, 2) + Fraction(1, 100),
+                                            Fraction(1, 2) - Fraction(1, 100)]),
+                          10**4, chi2_threshold(1, 0.01))
+    near = detectable_bias("chi2", p, Dist([Fraction(1, 2) + tiny, Fraction(1, 2) - tiny]),
+                           10**4, chi2_threshold(1, 0.01))
+    assert near == far and 0 < near < Fraction(1, 50)

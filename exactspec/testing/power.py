@@ -311,10 +311,6 @@ def chi2_threshold(df: int, alpha: float) -> Fraction:
     return Fraction(chi2_isf(float(alpha), df))
 
 
-def _scaled(p: Dist, r: Dist, t: float) -> list:
-    return [float(a) + t * (float(b) - float(a)) for a, b in zip(p.probs, r.probs)]
-
-
 def detectable_bias(statistic: str, p, r, n: int, threshold, *, level: float = 0.5,
                     max_outcomes: int = MAX_OUTCOMES) -> float | None:
     """The smallest TV bias, along the direction from ``p`` to ``r``, that the test detects
@@ -327,15 +323,20 @@ def detectable_bias(statistic: str, p, r, n: int, threshold, *, level: float = 0
     if not 0 < level < 1:
         raise InvalidInput(f"level={level!r}: need a probability strictly between 0 and 1")
     limit = _threshold(threshold)
-    d = [float(b) - float(a) for a, b in zip(p.probs, r.probs)]
-    if not any(d):
+    # the direction from p to r scaled to TV 1, exactly: a bias far below float64's resolution
+    # next to p (a float32 kernel's 2**-126) still gives a direction
+    exact_d = [Fraction(b) - Fraction(a) for a, b in zip(p.probs, r.probs)]
+    tv = sum(abs(x) for x in exact_d) / 2
+    if tv == 0:
         raise InvalidInput("r equals p: there is no bias to scale")
-    t_max = min((float(a) / -x for a, x in zip(p.probs, d) if x < 0), default=math.inf)
-    tv_unit = sum(abs(x) for x in d) / 2
+    d = [float(x / tv) for x in exact_d]
+    # some entry falls (both laws sum to 1): p + t d stays a law up to the first one at 0
+    t_max = float(min(Fraction(a) / (-x / tv) for a, x in zip(p.probs, exact_d) if x < 0))
+    tv_unit = 1.0
     exact = comb(n + len(p) - 1, len(p) - 1) <= max_outcomes
 
     def detects(t: float) -> float:
-        law = _scaled(p, r, t)
+        law = [float(a) + t * x for a, x in zip(p.probs, d)]
         if exact:
             q = Dist([Fraction(v) for v in law], p.labels, normalize=True, name="r")
             return float(exact_power(statistic, p, q, n, limit, max_outcomes=max_outcomes))
@@ -352,7 +353,7 @@ def detectable_bias(statistic: str, p, r, n: int, threshold, *, level: float = 0
             hi = mid
         else:
             lo = mid
-    return hi * tv_unit
+    return hi * tv_unit           # t is the bias in TV along the direction
 
 
 def samples_needed(p, r, *, alpha: float = 0.01, level: float = 0.5) -> int:
