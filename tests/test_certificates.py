@@ -477,3 +477,18 @@ def test_a_claims_sequence_certificates_check(tmp_path, capsys):
         "first-row-bonus", "chain", "stale-residual-bonus", "tree-rrs", "rejected-draft-kept"}
     code, out, _ = _check(tmp_path, claim, capsys=capsys)
     assert code == EXIT_OK and out.strip().endswith("CERTIFICATE OK"), out
+
+
+def test_a_pytorch_rule_sequence_certificate_replays_with_trust(tmp_path, capsys):
+    """``verify FILE:fn --tokens M`` with a PyTorch rule: the trusted reference is loaded as
+    the command line loads it (the whole call for M tokens)."""
+    from exactspec.cli import main as cli_main
+
+    rule = f"{ROOT / 'examples' / 'engines' / 'flashinfer_chain.py'}:chain"
+    written = tmp_path / "torch.json"
+    assert cli_main(["verify", rule, "--p", "1/2,1/3,1/6", "--q", "1/4,1/4,1/2", "--tokens",
+                     "2", "--certificate", str(written)]) == 0
+    code, out, _ = _check(tmp_path, written.read_text(), capsys=capsys)
+    assert code == EXIT_NOT_CHECKED and f"--trust {rule}" in out
+    code, out, _ = _check(tmp_path, written.read_text(), "--trust", rule, capsys=capsys)
+    assert code == EXIT_OK, out
