@@ -27,7 +27,8 @@ Verdicts and exit codes of ``python -m exactspec.checker CERT.json``:
 - bad input (2): unreadable, too large, too deeply nested, not JSON, off the schema; one line;
 - ``CERTIFICATE NOT CHECKED`` (4): nothing wrong was found, but some part could not be
   replayed (a method outside the registry that the command line does not name with
-  ``--trust``, a sequence certificate, which records no models) or the time budget ran out:
+  ``--trust``, a user's sequence verifier not named so, a sequence certificate of version 1,
+  which records no models) or the time budget ran out:
   never reported as OK.  ``--no-replay`` asks for the method-free check only (then OK means:
   the paths' arithmetic holds, not that a method produced them).
 """
@@ -191,9 +192,9 @@ def exact_number(value, what="a value"):
     return Fraction(int(numerator), int(denominator or 1))
 
 
-def _short(value) -> str:
+def _short(value, width=60) -> str:
     text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 # -- the schema ---------------------------------------------------------------------------
@@ -237,6 +238,12 @@ def _integer(value, what, low=None, high=None):
 _ONE = ("kind", "version", "method", "k", "grid", "labels", "target", "draft", "claim",
         "law", "acceptance", "paths")
 _SEQUENCE = ("kind", "version", "method", "m", "context", "claim", "target", "law", "paths")
+#: What a sequence certificate records beside (version 2): the verifier's identity and the
+#: model pair, so that the replay can enumerate the generation again.
+_SEQUENCE_REPLAY = ("user", "gamma", "parameters", "model", "arith", "grid", "elementwise")
+_MODEL = ("labels", "target", "draft")
+#: Where a float run's ``exp`` and ``log`` come from (``elementwise``).
+ELEMENTWISE = ("correct", "numpy", "torch")
 _PATH_ONE = ("branches", "probability", "output", "drafts", "accepted", "choices")
 _PATH_SEQUENCE = ("branches", "probability", "output", "drafts")
 #: The exact formats a float run (``arith``) may name.
@@ -255,10 +262,13 @@ def _path_schema(cert, what):
     """Check a path certificate's keys and value types; returns its parsed numbers."""
     sequence = is_sequence(cert)
     if sequence:
-        _keys(cert, what, _SEQUENCE)
-        _integer(cert["version"], f"{what}: version", 1, 1)
+        _keys(cert, what, ("version",), set(cert))
+        version = _integer(cert["version"], f"{what}: version", 1, 2)
+        _keys(cert, what, _SEQUENCE + (_SEQUENCE_REPLAY if version == 2 else ()))
         _integer(cert["m"], f"{what}: m", 1, MAX_M)
         _text(cert["context"], f"{what}: context")
+        if version == 2:
+            _replay_schema(cert, what)
     else:
         _keys(cert, what, _ONE, ("arith",))
         _integer(cert["version"], f"{what}: version", 2, 2)
@@ -290,6 +300,57 @@ def _path_schema(cert, what):
             raise CertificateError(f"{what}: the draft names other tokens than the target")
     paths = _list(cert["paths"], f"{what}: paths")
     return tables, paths
+
+
+def _replay_schema(cert, what):
+    """The types of what a sequence certificate records for its replay (the replay itself
+    reads the values)."""
+    if not isinstance(cert["user"], bool):
+        raise CertificateError(f"{what}: user: true or false")
+    if cert["gamma"] is not None:
+        _integer(cert["gamma"], f"{what}: gamma", 0, MAX_M)
+    if not isinstance(cert["parameters"], dict):
+        raise CertificateError(f"{what}: parameters: an object expected")
+    if cert["arith"] is not None and cert["arith"] not in ARITH_FORMATS:
+        raise CertificateError(f"{what}: arith {_short(cert['arith'])} is not one of "
+                               f"{', '.join(ARITH_FORMATS)}")
+    if cert["grid"] is not None:
+        _integer(cert["grid"], f"{what}: grid", 1, MAX_GRID)
+    if cert["elementwise"] not in ELEMENTWISE:
+        raise CertificateError(f"{what}: elementwise {_short(cert['elementwise'])} is not one "
+                               f"of {', '.join(ELEMENTWISE)}")
+    model = cert["model"]
+    _keys(model, f"{what}: model", _MODEL)
+    labels = model["labels"]
+    if labels is not None and not (isinstance(labels, list) and labels and all(
+            isinstance(lab, str) for lab in labels)):
+        raise CertificateError(f"{what}: model: labels: null or a list of strings")
+    width = None if labels is None else len(labels)
+    shapes = set()
+    for side in ("target", "draft"):
+        table = model[side]
+        where = f"{what}: model: {side}"
+        if isinstance(table, list):
+            rows, shapes = table, shapes | {"rows"}
+        elif isinstance(table, dict):
+            if "" not in table:
+                raise CertificateError(f"{where}: no root context \"\"")
+            rows, shapes = list(table.values()), shapes | {"table"}
+            for key in table:
+                _text(key, f"{where}: a context")
+        else:
+            raise CertificateError(f"{where}: a table context -> row or a list of rows")
+        if not rows:
+            raise CertificateError(f"{where}: no rows")
+        for row in rows:
+            values = [exact_number(v, f"{where}: a probability") for v in _list(row, where)]
+            width = len(values) if width is None else width
+            if len(values) != width:
+                raise CertificateError(f"{where}: a row of {len(values)} values, the "
+                                       f"vocabulary has {width}")
+    if len(shapes) != 1:
+        raise CertificateError(f"{what}: model: the target and the draft are both tables or "
+                               "both lists of per-position rows")
 
 
 def _path_numbers(path, number, sequence, what):
@@ -447,9 +508,10 @@ def examine(cert, resolve=None, replay=True, max_paths=MAX_PATHS, deadline=None,
         report.problems += [prefix + p for p in found]
         if found or not replay:
             return
-        if is_sequence(part):
-            report.unchecked.append(prefix + "a sequence certificate records no models to "
-                                    "replay its verifier with (--no-replay: the paths only)")
+        if is_sequence(part) and part["version"] == 1:
+            report.unchecked.append(prefix + "a sequence certificate of version 1 records no "
+                                    "models to replay its verifier with (--no-replay: the "
+                                    "paths only)")
             return
         how = resolve(part) if resolve is not None else "no replay available"
         if isinstance(how, str):
@@ -475,8 +537,15 @@ def examine(cert, resolve=None, replay=True, max_paths=MAX_PATHS, deadline=None,
                                 "make the claim's statement")
             parts = _list(obj["parts"], f"{what}: parts")
             if not parts:
-                report.unchecked.append("the claim records no path certificate to check (its "
-                                        "derivations are data, not a certificate)")
+                name, statement = obj.get("claim"), obj.get("statement")
+                named = f"the claim {_short(name)}" if isinstance(name, str) else "the claim"
+                said = (f": nothing here checks its statement ({_short(statement, 200)})"
+                        if isinstance(statement, str) else "")
+                rerun = (f"; exactspec prove {name} derives it again"
+                         if isinstance(name, str) and name.replace("-", "").isalnum() else "")
+                report.unchecked.append(f"{named} records no path certificate, no paths to "
+                                        f"check{said}; its derivations are data, not a "
+                                        f"certificate{rerun}")
             for number, part in enumerate(parts):
                 walk(part, f"part {number}", f"part {number}: ", False)
         elif kind == KIND_SYMBOLIC:

@@ -16,6 +16,13 @@ Anything else is *not checked* (exit 4), never imported.  A float run (``arith``
 replayed by running the method again in that format with the engine's float emulation and
 comparing every path.
 
+A sequence certificate (a whole generation, tokens are ``m``-tuples) records its model pair
+and its verifier: one of exactspec's own, rebuilt by name from
+:data:`exactspec.gallery.sequence_verifiers.SEQUENCE_VERIFIERS`, or a user's
+``file.py:function``, a label that is replayed only with ``--trust``.  The generation is
+enumerated again on the recorded model (in its ``arith``, on its ``grid``) and every path,
+the target and the law compared with the certificate.
+
 ``python -m exactspec.checker CERT.json`` and ``python -m exactspec.generic_checker
 CERT.json`` both end here (:func:`main`): exit 0 ``CERTIFICATE OK``, 1 ``CERTIFICATE
 REJECTED``, 2 bad input (one line on stderr), 4 ``CERTIFICATE NOT CHECKED``.
@@ -29,7 +36,7 @@ import sys
 from pathlib import Path
 
 from .checker import (CertificateError, Deadline, Report, Unreplayable, examine,
-                      exact_number, replay_paths, run_command)
+                      exact_number, is_sequence, replay_paths, run_command)
 from .core.dist import Dist
 from .core.errors import InvalidInput, TooLarge
 from .generic_checker import examine_generic
@@ -126,11 +133,17 @@ def resolver(trust=()):
         return (run, "own") if run is not None else (None, None)
 
     def resolve(cert):
+        if is_sequence(cert):
+            return _sequence_replay(cert, trust)
         reference = cert["method"]
         run, _ = lookup(reference)
         if run is None:
             if not reference:
                 return "the certificate names no method"
+            if ":" not in reference:
+                return (f"method {reference[:120]!r} is not one of exactspec's registered "
+                        "methods and names no function to trust (a rule built from data, such "
+                        "as an LP's solution, that only the claim itself rebuilds)")
             return (f"method {reference[:120]!r} is not one of exactspec's registered methods "
                     f"(a user's method is replayed only with --trust {reference[:120]})")
         if "arith" in cert:
@@ -138,6 +151,100 @@ def resolver(trust=()):
         return lambda deadline: replay_paths(cert, _bounded(run), _dist, deadline)
 
     return resolve
+
+
+def _sequence_replay(cert, trust):
+    """A sequence certificate's replay, or why there is none: exactspec's own verifier
+    rebuilt from the registry (:mod:`exactspec.gallery.sequence_verifiers`), a user's only
+    through a function the person checking named with ``--trust``."""
+    from .gallery.sequence_verifiers import build_verifier
+
+    name = cert["method"]
+    if not cert["user"]:
+        try:
+            verifier = build_verifier(name, cert["gamma"], cert["parameters"])
+        except InvalidInput as err:
+            raise CertificateError(str(err)) from None
+        return lambda deadline: _replay_generation(cert, verifier, None, deadline)
+    reference = _trusted_sequence_reference(name, trust)
+    if reference is None:
+        return (f"the sequence verifier {name[:120]!r} is a user's, not one of exactspec's: "
+                f"it is replayed only when the person checking trusts it "
+                f"(--trust {name[:120]})")
+    from .sequences.user import trusted_function
+
+    try:
+        function = trusted_function(reference, cert["m"])
+    except InvalidInput as err:
+        raise CertificateError(f"--trust {reference}: {err}") from None
+    return lambda deadline: _replay_generation(cert, None, function, deadline)
+
+
+def _trusted_sequence_reference(name: str, trust):
+    """The ``--trust`` reference that names the certificate's user verifier: the same text,
+    the same file (as a path from here) and function, or the same file name and function."""
+    where, _, function = name.rpartition(":")
+    for reference in trust:
+        place, _, given = reference.rpartition(":")
+        if reference == name:
+            return reference
+        if given != function or not place.endswith(".py") or not where.endswith(".py"):
+            continue
+        if os.path.abspath(place) == os.path.abspath(where) or \
+                os.path.basename(place) == os.path.basename(where):
+            return reference
+    return None
+
+
+def _replay_generation(cert, verifier, function, deadline) -> list:
+    """Enumerate the certificate's generation again through exactspec's own code (the
+    registered ``verifier``, or the trusted user ``function``) on its recorded model, and
+    compare every path, the target and the law with the certificate."""
+    from .core.errors import ExactspecError
+    from .sequences.user import replay_certificate
+
+    deadline.check()
+    try:
+        mine = replay_certificate(cert, verifier=verifier, function=function,
+                                  max_paths=4 * len(cert["paths"]) + 64)
+    except TooLarge as err:      # the replay is refused beyond the certificate's own size
+        raise Unreplayable(f"the replay through {cert['method']}: {str(err)[:200]}") from None
+    except ExactspecError as err:
+        return [f"the replay through {cert['method']} fails: {str(err)[:200]}"]
+    deadline.check()
+    problems = []
+    for field in ("target", "law", "claim"):
+        if mine[field] != cert[field]:
+            what = {"target": "the recorded model's joint law of the first m tokens",
+                    "law": "the replayed law", "claim": "the replayed claim"}[field]
+            problems.append(f"{field}: {what} is not the recorded one: "
+                            f"{_first_difference(mine[field], cert[field])}")
+    if len(mine["paths"]) != len(cert["paths"]):
+        problems.append(f"the verifier makes {len(mine['paths'])} paths, the certificate "
+                        f"records {len(cert['paths'])}")
+    for number, (a, b) in enumerate(zip(mine["paths"], cert["paths"])):
+        if a != b:
+            field = next(f for f in ("branches", "probability", "output", "drafts")
+                         if a[f] != b[f])
+            problems.append(f"path {number}: the replay through {cert['method']} gives "
+                            f"{field} {_short(a[field])}, recorded {_short(b[field])}")
+            if len(problems) > 20:
+                problems.append("... (stopped after 20 problems)")
+                break
+    return problems
+
+
+def _first_difference(mine, recorded) -> str:
+    if isinstance(mine, dict) and isinstance(recorded, dict):
+        for key in list(mine) + [k for k in recorded if k not in mine]:
+            if mine.get(key) != recorded.get(key):
+                return f"at {key!r}: {mine.get(key)}, recorded {recorded.get(key)}"
+    return f"{_short(mine)}, recorded {_short(recorded)}"
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _bounded(run):

@@ -341,3 +341,154 @@ def test_witness_points_and_targets_are_bound_to_the_witness_rows():
     cert = _cert("naive", p="1/2,1/2", q="3/4,1/4")            # lossy: claim 'law'
     cert["target"] = {"0": "1/2", "1": "2/3"}
     assert any("not a distribution" in m for m in check_certificate(cert, replay=False))
+
+
+# -- sequence certificates: the model pair and the verifier recorded, the generation replayed
+SEQ_SPEC = ROOT / "examples" / "chain_user.json"
+SEQ_USER = ROOT / "examples" / "chain_user.py"
+
+
+def _sequence_cert(verifier=None, pair=None, m=2):
+    from exactspec.sequences.chains import Chain
+    from exactspec.sequences.context import ContextPair
+    from exactspec.sequences.multitoken import prove_sequence
+
+    pair = pair or ContextPair.from_table({"target": {"": "1/2,1/2", "0": "1/4,3/4"},
+                                           "draft": {"": "1/3,2/3"}})
+    return prove_sequence(verifier or Chain(1), pair, m, full_paths=True,
+                          keep_paths=True).certificate()
+
+
+def test_an_honest_tree_certificate_of_a_user_verifier(tmp_path, capsys):
+    """``tree SPEC --verifier F --certificate``: not checked until the person checking trusts
+    ``F`` (the reason says how), then replayed and OK; a tampered probability is rejected."""
+    from exactspec.cli import main as cli_main
+
+    written = tmp_path / "tree.json"
+    assert cli_main(["tree", str(SEQ_SPEC), "--verifier", f"{SEQ_USER}:chain",
+                     "--certificate", str(written)]) == 0
+    cert = json.loads(written.read_text())
+    assert cert["user"] is True and cert["method"] == f"{SEQ_USER}:chain"
+    assert cert["gamma"] == 3 and cert["m"] == 2 and cert["model"]["labels"] == ["a", "b", "c"]
+    assert cert["model"]["target"]["a"] == ["1/5", "1/2", "3/10"]
+    code, out, _ = _check(tmp_path, cert, capsys=capsys)
+    assert code == EXIT_NOT_CHECKED and "a user's" in out and f"--trust {SEQ_USER}:chain" in out
+    code, out, _ = _check(tmp_path, cert, "--trust", f"{SEQ_USER}:chain", capsys=capsys)
+    assert code == EXIT_OK and out.strip().endswith("CERTIFICATE OK"), out
+    # trusting another function of the file replays nothing of this certificate
+    code, out, _ = _check(tmp_path, cert, "--trust", f"{SEQ_USER}:stale_residual_chain",
+                          capsys=capsys)
+    assert code == EXIT_NOT_CHECKED
+    tampered = json.loads(json.dumps(cert))
+    tampered["paths"][0]["probability"] = "1/2"
+    code, out, _ = _check(tmp_path, tampered, "--trust", f"{SEQ_USER}:chain", capsys=capsys)
+    assert code == EXIT_REJECTED and "path 0: branches multiply to" in out
+
+
+def test_an_honest_verify_tokens_certificate(tmp_path, capsys):
+    """``verify F --tokens M --certificate`` on a context-free pair, replayed with --trust;
+    the stale-residual chain's paths (``tree``, a context-dependent pair) presented as the
+    correct chain's are rejected."""
+    from exactspec.cli import main as cli_main
+
+    written = tmp_path / "tokens.json"
+    assert cli_main(["verify", f"{SEQ_USER}:chain", "--tokens", "2", "--gamma", "2", "--p", P,
+                     "--q", Q, "--certificate", str(written)]) == 0
+    cert = json.loads(written.read_text())
+    assert cert["model"]["target"] == {"": ["1/2", "3/10", "1/5"]} and cert["gamma"] == 2
+    code, out, _ = _check(tmp_path, cert, capsys=capsys)
+    assert code == EXIT_NOT_CHECKED and "--trust" in out
+    code, out, _ = _check(tmp_path, cert, "--trust", f"{SEQ_USER}:chain", capsys=capsys)
+    assert code == EXIT_OK, out
+    stale = tmp_path / "stale.json"           # lossy where the rows change with the context
+    assert cli_main(["tree", str(SEQ_SPEC), "--certificate", str(stale)]) == 1
+    forged = dict(json.loads(stale.read_text()), method=f"{SEQ_USER}:chain")
+    code, out, _ = _check(tmp_path, forged, "--trust", f"{SEQ_USER}:chain", capsys=capsys)
+    assert code == EXIT_REJECTED and "replayed law is not the recorded one" in out
+
+
+def test_registered_sequence_verifiers_replay_by_name(tmp_path, capsys):
+    """A chain's certificate names ``chain`` and its parameters: OK with no --trust; its paths
+    under another model, another verifier, or a lossy law relabelled as the target fail."""
+    from exactspec.sequences.trees import first_row_bonus_chain
+
+    cert = _sequence_cert()
+    assert (cert["method"], cert["user"], cert["gamma"], cert["parameters"]) == \
+        ("chain", False, 1, {"lazy": False})
+    code, out, _ = _check(tmp_path, cert, capsys=capsys)
+    assert code == EXIT_OK and out.strip().endswith("CERTIFICATE OK"), out
+    remodelled = json.loads(json.dumps(cert))
+    remodelled["model"]["target"]["0"] = ["1/2", "1/2"]
+    code, out, _ = _check(tmp_path, remodelled, capsys=capsys)
+    assert code == EXIT_REJECTED and "target: the recorded model's joint law" in out
+    renamed = dict(cert, method="first-row-bonus", parameters={})
+    code, out, _ = _check(tmp_path, renamed, capsys=capsys)
+    assert code == EXIT_REJECTED and "path " in out
+    lossy = _sequence_cert(first_row_bonus_chain(1))
+    assert lossy["claim"] == "law"
+    assert check_certificate(lossy) == []
+    # the lossy law presented as the target, claim lossless: the paths add up, the model not
+    dressed = dict(lossy, target=lossy["law"], claim="lossless")
+    code, out, _ = _check(tmp_path, dressed, capsys=capsys)
+    assert code == EXIT_REJECTED and "target: " in out
+    assert check(dressed, replay=False).verdict == "OK"      # the arithmetic alone holds
+
+
+@pytest.mark.parametrize("change, words", [
+    ("unknown parameter", "unknown parameter 'x'"),
+    ("missing model", "missing key 'model'"),
+    ("unregistered name", "not one of exactspec's sequence verifiers"),
+    ("short row", "a row of 1 values"),
+])
+def test_the_sequence_schema_is_strict(tmp_path, capsys, change, words):
+    cert = _sequence_cert()
+    if change == "unknown parameter":
+        cert["parameters"]["x"] = 1
+    elif change == "missing model":
+        del cert["model"]
+    elif change == "unregistered name":
+        cert["method"] = "os:system"
+    else:
+        cert["model"]["draft"][""] = ["1"]
+    code, out, err = _check(tmp_path, cert, capsys=capsys)
+    assert code == EXIT_BAD_INPUT and out == "" and words in err, err
+
+
+def test_a_user_sequence_verifier_is_never_imported_untrusted(tmp_path):
+    marker = tmp_path / "MARKER"
+    (tmp_path / "evilseq.py").write_text(
+        f"open({str(marker)!r}, 'w').write('imported')\n"
+        "def rule(s, pair, ctx):\n    return (s.draw(pair.target(ctx)),)\n")
+    cert = dict(_sequence_cert(), method=f"{tmp_path / 'evilseq.py'}:rule", user=True)
+    code, out, err = _check(tmp_path, cert)
+    _refused(code, out, err)
+    assert code == EXIT_NOT_CHECKED and "--trust" in out and not marker.exists()
+
+
+def test_a_claims_sequence_certificates_check(tmp_path, capsys):
+    """The sequence-bugs claim's certificate: the buggy laws and their fixes, each replayed
+    through exactspec's registry by name."""
+    from exactspec.claims.trees import check_sequence_bugs
+
+    result = check_sequence_bugs()
+    claim = {"kind": "exactspec-claim-certificate", "claim": "sequence-bugs",
+             "parts": result.certificate["parts"]}
+    assert {part["method"] for part in claim["parts"]} == {
+        "first-row-bonus", "chain", "stale-residual-bonus", "tree-rrs", "rejected-draft-kept"}
+    code, out, _ = _check(tmp_path, claim, capsys=capsys)
+    assert code == EXIT_OK and out.strip().endswith("CERTIFICATE OK"), out
+
+
+def test_a_pytorch_rule_sequence_certificate_replays_with_trust(tmp_path, capsys):
+    """``verify FILE:fn --tokens M`` with a PyTorch rule: the trusted reference is loaded as
+    the command line loads it (the whole call for M tokens)."""
+    from exactspec.cli import main as cli_main
+
+    rule = f"{ROOT / 'examples' / 'engines' / 'flashinfer_chain.py'}:chain"
+    written = tmp_path / "torch.json"
+    assert cli_main(["verify", rule, "--p", "1/2,1/3,1/6", "--q", "1/4,1/4,1/2", "--tokens",
+                     "2", "--certificate", str(written)]) == 0
+    code, out, _ = _check(tmp_path, written.read_text(), capsys=capsys)
+    assert code == EXIT_NOT_CHECKED and f"--trust {rule}" in out
+    code, out, _ = _check(tmp_path, written.read_text(), "--trust", rule, capsys=capsys)
+    assert code == EXIT_OK, out

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from ..checker import check_certificate
+from ..replay import check_certificate
 from ..core.dist import Dist, exact_str
 from ..core.random_dists import random_dist
 from ..engine.races import cone_probability, first_arrival_law, log, race_rows

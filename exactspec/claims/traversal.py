@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from ..checker import check_certificate
+from ..replay import check_certificate
 from ..core.dist import exact_str
 from ..sequences.context import random_model_pair
 from ..sequences.multitoken import prove_sequence

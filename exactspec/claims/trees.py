@@ -17,7 +17,7 @@ from ..sequences.block import BLOCK_CHECK_PAIR, BLOCK_CHECK_VALUES, Block, accep
 from ..sequences.chains import Chain, chain_tokens_per_call, \
     constant_acceptance_pair, leviathan_table, random_constant_acceptance_pair, \
     tokens_per_call_closed_form
-from ..checker import check_certificate
+from ..replay import check_certificate
 from ..sequences.context import ContextPair, context_key, random_model_pair
 from ..core.dist import Dist, exact_str
 from ..sequences.multitoken import prove_sequence, tokens_per_call

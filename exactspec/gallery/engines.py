@@ -65,7 +65,8 @@ __all__ = [
     "EngineRule", "vllm_call", "vllm_race_over_p_call", "vllm_recovered_tokens", "mrv2_call",
     "mrv2_shared_draft_noise_call", "flashinfer_chain_call", "flashinfer_reused_uniform_call",
     "hf_call", "hf_all_accepts_call", "sglang_chain_call", "sglang_untried_residual_call",
-    "block_kernel_call", "product_uniform_chain_call", "ENGINE_GALLERY", "EngineGalleryRow",
+    "block_kernel_call", "product_uniform_chain_call", "ENGINE_GALLERY", "ENGINE_RULES",
+    "EngineGalleryRow",
     "run_engine_gallery",
 ]
 
@@ -379,6 +380,13 @@ class EngineRule(Verifier):
     def describe(self):
         return {**super().describe(), "gamma": self.gamma}
 
+    def identity(self):
+        """A rule of :data:`ENGINE_GALLERY` under its own name (rebuilt by the registry of
+        sequence verifiers); ``None`` for any other function."""
+        if self.function in ENGINE_RULES and self.name == _rule_name(self.function):
+            return self.name, self.gamma, {}
+        return None
+
 
 #: ``(correct rule, its bug classes)`` per engine.
 ENGINE_GALLERY = (
@@ -389,6 +397,15 @@ ENGINE_GALLERY = (
     (sglang_chain_call, (sglang_untried_residual_call,)),
     (block_kernel_call, ()),
 )
+
+
+def _rule_name(call) -> str:
+    return call.__name__.removesuffix("_call")
+
+
+#: Every rule of the gallery (correct versions and bug classes) by name.
+ENGINE_RULES = {call: _rule_name(call) for correct, bugs in ENGINE_GALLERY
+                for call in (correct,) + tuple(bugs)}
 
 
 @dataclass

@@ -105,6 +105,9 @@ class Block(Verifier):
     def describe(self):
         return {**super().describe(), "gamma": self.gamma}
 
+    def identity(self):
+        return "block", self.gamma, {}
+
     def __repr__(self):
         return f"Block({self.gamma})"
 

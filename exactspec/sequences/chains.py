@@ -105,6 +105,9 @@ class Chain(Verifier):
     def describe(self):
         return {**super().describe(), "gamma": self.gamma, "lazy": self.lazy}
 
+    def identity(self):
+        return "chain", self.gamma, {"lazy": self.lazy}
+
     def __repr__(self):
         return f"Chain({self.gamma}{', lazy=True' if self.lazy else ''})"
 

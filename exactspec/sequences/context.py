@@ -248,6 +248,34 @@ class ContextPair:
             out["draft"][context_key(ctx)] = _dist_text(self.draft(ctx))
         return out
 
+    def recorded_table(self) -> dict:
+        """The pair as a certificate records it: ``{"labels", "target", "draft"}`` with every
+        row a list of exact values (``"1/3"``); the contexts of the table the pair was read
+        from (a missing context backs off to its longest suffix, as in :meth:`from_table`),
+        or per-position rows (lists, as :func:`exactspec.sequences.user.position_pair`
+        reads them); a pair given by functions records the root and every context read so
+        far (a generation then reads only those again).
+
+        >>> ContextPair.context_free("1/4,3/4", "1/2,1/2").recorded_table()
+        {'labels': None, 'target': {'': ['1/4', '3/4']}, 'draft': {'': ['1/2', '1/2']}}
+        """
+        out: dict = {"labels": _labels_json(self.labels)}
+        table = self._table
+        for side in ("target", "draft"):
+            if table is not None and isinstance(table.get(side), list):
+                rows = [self._get(side, (self.labels[0],) * i)
+                        for i in range(len(table[side]))]
+                out[side] = [[exact_str(v) for v in row.probs] for row in rows]
+                continue
+            if table is not None:
+                contexts = [parse_context(key, self.labels) for key in table[side]]
+            else:
+                read = {ctx for (where, ctx) in list(self._cache) if where == side}
+                contexts = [()] + sorted(read - {()}, key=lambda c: (len(c), context_key(c)))
+            out[side] = {context_key(ctx): [exact_str(v) for v in self._get(side, ctx).probs]
+                         for ctx in contexts}
+        return out
+
     def __repr__(self):
         return f"ContextPair({self.name or 'unnamed'}, labels={list(self.labels)})"
 

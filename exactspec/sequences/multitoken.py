@@ -82,6 +82,13 @@ class Verifier:
         """A JSON-ready description (for reports)."""
         return {"verifier": self.name, "max_tokens": self.max_tokens, "drafted": self.drafted}
 
+    def identity(self) -> tuple | None:
+        """``(name, gamma, parameters)`` under which the registry of exactspec's sequence
+        verifiers (:mod:`exactspec.gallery.sequence_verifiers`) rebuilds this verifier for a
+        certificate's replay, or ``None`` (a verifier exactspec does not ship: a
+        certificate of it is replayed only through a function the person checking trusts)."""
+        return None
+
     def __repr__(self):
         return f"{type(self).__name__}({self.name})"
 
@@ -94,9 +101,18 @@ class FunctionVerifier(Verifier):
     name: str = "function"
     max_tokens: int = 1
     drafted: int = 0
+    #: ``(name, gamma, ((parameter, value), ...))`` when exactspec's registry of sequence
+    #: verifiers rebuilds this one (its own bug classes), else ``None``.
+    registered: tuple | None = None
 
     def call(self, s, pair, ctx):
         return self.function(s, pair, ctx)
+
+    def identity(self):
+        if self.registered is None:
+            return None
+        name, gamma, parameters = self.registered
+        return name, gamma, dict(parameters)
 
 
 def as_verifier(obj, *, max_tokens: int = 1, drafted: int = 0) -> Verifier:
@@ -282,15 +298,24 @@ class SequenceProof:
         if self.enumeration is None or self.enumeration.path_list is None:
             raise InvalidInput("a certificate needs every path: prove_sequence(..., "
                                "full_paths=True, keep_paths=True)")
-        return sequence_certificate(self.enumeration, self.target, name=self.verifier.name,
-                                    m=self.m, ctx=self.ctx)
+        return sequence_certificate(self.enumeration, self.target, verifier=self.verifier,
+                                    pair=self.pair, m=self.m, ctx=self.ctx)
 
 
-def sequence_certificate(enumeration: RunEnumeration, target: dict, *, name: str = "",
-                         m: int = 0, ctx=()) -> dict:
+def sequence_certificate(enumeration: RunEnumeration, target: dict, *, verifier: Verifier,
+                         pair: ContextPair, m: int, ctx=(), user: str | None = None,
+                         gamma: int | None = None, arith: str | None = None,
+                         grid: int | None = None, elementwise: str = "correct") -> dict:
     """A checker certificate whose tokens are ``m``-tuples written ``"a,b"``: every path with
     its branch probabilities and output; ``claim`` is ``lossless`` when the law equals
-    ``target``, else ``law`` (the paths must add up to the recorded law)."""
+    ``target``, else ``law`` (the paths must add up to the recorded law).
+
+    It records what a replay needs: the model pair (``model``: the context table, or the
+    per-position rows, exact), ``m``, ``context``, ``arith``, ``grid``, ``elementwise``, and
+    the verifier: one of exactspec's own (``method`` its registry name, ``gamma`` and
+    ``parameters`` as :meth:`Verifier.identity` gives them) or a user's (``user``: its
+    ``file.py:function``, a label only: the checker replays it with ``--trust`` alone).
+    """
     if enumeration.path_list is None:
         raise InvalidInput("a certificate needs keep_paths=True")
     law = {t: enumeration.law.get(t, 0) for t in target}
@@ -298,10 +323,22 @@ def sequence_certificate(enumeration: RunEnumeration, target: dict, *, name: str
     if extra:
         raise InvalidInput(f"output {extra[0]!r} is not an m-tuple of the vocabulary")
     lossless = all(law[t] == target[t] for t in target)
+    identity = None if user is not None else verifier.identity()
+    if identity is None:
+        name, parameters = (user if user is not None else verifier.name), {}
+    else:
+        name, gamma, parameters = identity
     return {
         "kind": "exactspec-certificate",
-        "version": 1,
+        "version": 2,
         "method": name,
+        "user": identity is None,
+        "gamma": gamma,
+        "parameters": parameters,
+        "model": pair.recorded_table(),
+        "arith": arith,
+        "grid": grid,
+        "elementwise": elementwise,
         "m": m,
         "context": context_key(ctx),
         "claim": "lossless" if lossless else "law",

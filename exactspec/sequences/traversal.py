@@ -142,6 +142,9 @@ class Traversal(Verifier):
     def describe(self):
         return {**super().describe(), "branching": list(self.branching)}
 
+    def identity(self):
+        return "traversal", None, {"branching": list(self.branching)}
+
     def __repr__(self):
         return f"Traversal({self.branching})"
 

@@ -33,7 +33,7 @@ Fraction(1461, 625)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
@@ -60,6 +60,9 @@ __all__ = [
     "reach_probabilities",
     "tree_layout",
     "drafted_tokens",
+    "first_row_bonus_chain",
+    "kept_rejected_chain",
+    "stale_residual_tree",
     "branching_patterns",
     "positional_tokens_per_call",
     "rrs_positional_probabilities",
@@ -84,6 +87,10 @@ class NodeRule:
     name: str
     run: Callable
     draft_law: str = "iid"
+    #: the name :func:`node_rule` built it from (``rrs``, ``optimal``, a registered method),
+    #: ``None`` for a rule given as a function: a tree of a named rule is one of exactspec's
+    #: own verifiers, which a certificate's replay rebuilds by name
+    registered: str | None = None
 
 
 class _ReplayedDrafts:
@@ -216,15 +223,15 @@ def node_rule(spec, drafts: str | None = None) -> NodeRule:
         rule = NodeRule(getattr(spec, "__name__", "rule"), spec, "iid")
     elif isinstance(spec, str) and spec in NODE_RULES:
         if spec == "optimal" and drafts is not None:
-            return optimal_rule(drafts)
-        rule = NODE_RULES[spec]()
+            return replace(optimal_rule(drafts), registered="optimal")
+        rule = replace(NODE_RULES[spec](), registered=spec)
     elif isinstance(spec, str):
         from ..methods import METHODS
 
         if spec not in METHODS:
             known = ", ".join(sorted(set(NODE_RULES) | set(METHODS)))
             raise InvalidInput(f"rule={spec!r}: choose one of {known}")
-        rule = rule_from_method(METHODS[spec])
+        rule = replace(rule_from_method(METHODS[spec]), registered=spec)
     else:
         raise InvalidInput(f"rule={spec!r}: give a rule name such as rrs, or f(s, p, q, "
                            "children)")
@@ -234,7 +241,7 @@ def node_rule(spec, drafts: str | None = None) -> NodeRule:
             if rule.draft_law == "wor":
                 raise InvalidInput(f"rule={rule.name!r} needs distinct children (drafts without "
                                    f"replacement); drafts={drafts!r} can repeat a child")
-            rule = NodeRule(rule.name, rule.run, law)
+            rule = replace(rule, draft_law=law)
     return rule
 
 
@@ -357,6 +364,12 @@ class Tree(Verifier):
     def describe(self):
         return {**super().describe(), "branching": list(self.branching),
                 "rule": self.rule.name, "drafts": self.rule.draft_law, "lazy": self.lazy}
+
+    def identity(self):
+        if self.rule.registered is None:
+            return None
+        return "tree", None, {"branching": list(self.branching), "rule": self.rule.registered,
+                              "drafts": self.rule.draft_law, "lazy": self.lazy}
 
     def __repr__(self):
         return f"Tree({list(self.branching)}, {self.rule.name!r}, {self.rule.draft_law!r})"
@@ -548,10 +561,41 @@ class SequenceBug:
     m: int
 
 
+def first_row_bonus_chain(gamma: int) -> Verifier:
+    """The chain whose bonus is drawn from the first position's target, as a verifier."""
+    from .chains import first_row_bonus_chain_call
+    from .multitoken import FunctionVerifier
+
+    return FunctionVerifier(lambda s, pair, ctx: first_row_bonus_chain_call(s, pair, ctx, gamma),
+                            "first-row-bonus", gamma + 1, gamma,
+                            ("first-row-bonus", gamma, ()))
+
+
+def kept_rejected_chain(gamma: int) -> Verifier:
+    """The chain that keeps a rejected draft token in its output, as a verifier."""
+    from .chains import kept_rejected_chain_call
+    from .multitoken import FunctionVerifier
+
+    return FunctionVerifier(lambda s, pair, ctx: kept_rejected_chain_call(s, pair, ctx, gamma),
+                            "rejected-draft-kept", gamma + 1, gamma,
+                            ("rejected-draft-kept", gamma, ()))
+
+
+def stale_residual_tree(branching, *, fixed: bool = False) -> Verifier:
+    """Tree RRS with the stale residual cache (``fixed=False``) or cleared (``fixed=True``:
+    the correct tree RRS), as a verifier."""
+    from .multitoken import FunctionVerifier
+
+    branching = _check_branching(branching)
+    name = "tree-rrs" if fixed else "stale-residual-bonus"
+    return FunctionVerifier(lambda s, pair, ctx: stale_residual_tree_call(
+        s, pair, ctx, branching, fixed=fixed), name, len(branching) + 1,
+        drafted_tokens(branching), (name, None, (("branching", list(branching)),)))
+
+
 def sequence_bugs() -> list[SequenceBug]:
     """The sequence-level bug classes, each with the instance that exposes it."""
-    from .chains import Chain, first_row_bonus_chain_call, kept_rejected_chain_call
-    from .multitoken import FunctionVerifier
+    from .chains import Chain
 
     seed = ContextPair.context_free("1/2,3/10,1/5", "1/5,1/5,3/5", name="seed pair")
     offset = ContextPair.from_table({"target": {"": "1,0", "0": "0,1"},
@@ -563,26 +607,18 @@ def sequence_bugs() -> list[SequenceBug]:
             "the bonus token is drawn from the first position's target p(.|c) instead of the "
             "last, p(.|c, x_1..x_gamma) (a kernel read the bonus row without the position "
             "offset)",
-            FunctionVerifier(lambda s, pair, ctx: first_row_bonus_chain_call(s, pair, ctx, 1),
-                             "first-row-bonus", 2, 1),
-            Chain(1), offset, 2),
+            first_row_bonus_chain(1), Chain(1), offset, 2),
         SequenceBug(
             "stale-residual-bonus",
             "tree RRS whose residual is not reset when a sibling is accepted: after one "
             "sibling is rejected and another accepted, the bonus is drawn from the stale "
             "residual instead of p(.|leaf)",
-            FunctionVerifier(lambda s, pair, ctx: stale_residual_tree_call(s, pair, ctx, (2,)),
-                             "stale-residual-bonus", 2, 2),
-            FunctionVerifier(lambda s, pair, ctx: stale_residual_tree_call(
-                s, pair, ctx, (2,), fixed=True), "tree-rrs", 2, 2),
-            seed, 2),
+            stale_residual_tree((2,)), stale_residual_tree((2,), fixed=True), seed, 2),
         SequenceBug(
             "rejected-draft-kept",
             "on a rejection the rejected draft token stays in the output before the residual "
             "sample",
-            FunctionVerifier(lambda s, pair, ctx: kept_rejected_chain_call(s, pair, ctx, 1),
-                             "rejected-draft-kept", 2, 1),
-            Chain(1), seed, 2),
+            kept_rejected_chain(1), Chain(1), seed, 2),
     ]
 
 

@@ -55,7 +55,8 @@ from .context import ContextPair, context_key, parse_context, read_spec
 from .multitoken import Verifier, sequence_certificate
 
 __all__ = ["UserVerifier", "as_user_verifier", "load_user_function", "user_report",
-           "user_text", "HiddenState", "position_pair", "builtin_report"]
+           "user_text", "HiddenState", "position_pair", "builtin_report", "recorded_pair",
+           "trusted_function", "replay_certificate"]
 
 _SPEC_KEYS = {"model", "labels", "target", "draft", "verifier", "gamma", "m", "context",
               "arith", "grid", "tolerance"}
@@ -343,7 +344,13 @@ def position_pair(table: dict) -> ContextPair:
     def pick(side):
         return lambda ctx: parsed[side][min(len(ctx), len(parsed[side]) - 1)]
 
-    return ContextPair(pick("target"), pick("draft"), labels, name="per-position rows")
+    from .context import _labels_json
+
+    table = {"labels": _labels_json(labels),
+             **{side: [[exact_str(v) for v in d.probs] for d in parsed[side]]
+                for side in ("target", "draft")}}
+    return ContextPair(pick("target"), pick("draft"), labels, name="per-position rows",
+                       table=table)
 
 
 # -- the report -----------------------------------------------------------------------------------
@@ -560,9 +567,72 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
             enumeration = enumerate_runs(lambda s: _generate(s, verifier, pair, m, ctx),
                                          keep_paths=True, max_paths=max_paths,
                                          sampler_factory=_factory(arith, grid, elementwise))
-        report["certificate"] = sequence_certificate(enumeration, target, name=verifier.name,
-                                                     m=m, ctx=ctx)
+        report["certificate"] = sequence_certificate(
+            enumeration, target, verifier=verifier, pair=pair, m=m, ctx=ctx,
+            user=verifier.name, gamma=verifier.gamma, arith=arith, grid=grid,
+            elementwise=elementwise)
     return report
+
+
+def recorded_pair(model: dict) -> ContextPair:
+    """The model pair a sequence certificate records (:meth:`ContextPair.recorded_table`):
+    a context table, or per-position rows."""
+    if isinstance(model.get("target"), list):
+        return position_pair(model)
+    return ContextPair.from_table(model)
+
+
+def trusted_function(reference: str, m: int) -> Callable:
+    """The user's verifier named ``reference`` as ``exactspec tree --verifier`` and ``verify
+    --tokens M`` load it: a PyTorch rule ``fn(p, q)`` as the whole call for ``m`` tokens, any
+    other function as given.  Only for a reference the person checking a certificate named
+    (``--trust``)."""
+    from ..torch_layer import load_pytorch_rule
+
+    rule = load_pytorch_rule(reference)
+    if rule is None:
+        return load_user_function(reference)
+    from .torch_rules import pytorch_whole_call
+
+    return pytorch_whole_call(rule, m)
+
+
+def replay_certificate(cert: dict, *, verifier: Verifier | None = None,
+                       function: Callable | None = None,
+                       max_paths: int | None = DEFAULT_MAX_PATHS) -> dict:
+    """A sequence certificate written again from what ``cert`` records: its model pair,
+    ``m``, ``context``, ``arith``, ``grid``, ``elementwise``, and the generation enumerated
+    once more through ``verifier`` (one of exactspec's own, rebuilt by the checker) or
+    ``function`` (a user's, trusted by the person checking).  The checker compares the two.
+
+    >>> from exactspec.sequences.chains import Chain
+    >>> from exactspec.sequences.multitoken import prove_sequence
+    >>> pair = ContextPair.context_free("1/3,2/3", "2/3,1/3")
+    >>> cert = prove_sequence(Chain(1), pair, 2, full_paths=True, keep_paths=True).certificate()
+    >>> replay_certificate(cert, verifier=Chain(1)) == cert
+    True
+    """
+    from .multitoken import generate
+
+    pair = recorded_pair(cert["model"])
+    m, gamma = cert["m"], cert["gamma"]
+    ctx = parse_context(cert["context"], pair.labels)
+    user = None
+    if verifier is None:
+        verifier = UserVerifier(function, gamma, name=cert["method"])
+        user = cert["method"]
+    arith, grid, elementwise = cert["arith"], cert["grid"], cert["elementwise"]
+    if isinstance(verifier, UserVerifier):
+        def run(s):
+            return _generate(s, verifier, pair, m, ctx)
+    else:
+        def run(s):
+            return generate(s, verifier, pair, m, ctx)
+    enumeration = enumerate_runs(run, keep_paths=True, max_paths=max_paths,
+                                 sampler_factory=_factory(arith, grid, elementwise))
+    return sequence_certificate(enumeration, pair.joint(m, ctx), verifier=verifier, pair=pair,
+                                m=m, ctx=ctx, user=user, gamma=gamma, arith=arith, grid=grid,
+                                elementwise=elementwise)
 
 
 def builtin_report(spec, *, arith: str | None = None, grid: int | None = None, tolerance=None,
