@@ -321,8 +321,9 @@ class VectorSampler(ExactSampler):
             else:
                 cut = x
             # u is uniform on [0, 1) (or its grid): P(u < cut) is cut, clipped to [0, 1]
-            below.append(Fraction(0) if cut <= 0 else Fraction(1) if cut >= 1 else
-                         cut if self.grid is None else
+            num, den = cut.numerator, cut.denominator
+            below.append(Fraction(0) if num <= 0 else Fraction(1) if num >= den else
+                         (cut if type(cut) is Fraction else Fraction(cut)) if self.grid is None else
                          self._interval_weight(u, Fraction(0), cut))
         self._spent.add(u.ident)
         above = [1 - b for b in below]

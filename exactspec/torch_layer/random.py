@@ -113,7 +113,9 @@ class NoiseValue:
         self.scale = scale
 
     def __rtruediv__(self, w):                        # w / E: the race's score of weight w
-        return RaceScore(self.noise, self.noise_index, _weight(w) / self.scale, True)
+        w = _weight(w)
+        return RaceScore(self.noise, self.noise_index, w if self.scale == 1 else w / self.scale,
+                         True)
 
     def __truediv__(self, w):                         # E / w
         w = _weight(w)

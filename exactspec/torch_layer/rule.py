@@ -148,7 +148,7 @@ class PyTorchRule:
                            seconds=time.process_time() - start, draft_axis=n)
 
     def _vectorised(self, p, q, grid, n):
-        from .branched import Branched, Fallback, LawIndex, VectorSampler, combine, dot
+        from .branched import Fallback, LawIndex, VectorSampler, combine, dot
 
         if any(not isinstance(v, Fraction) for v in list(p.probs) + list(q.probs)):
             raise Fallback("rows that are not exact rationals")

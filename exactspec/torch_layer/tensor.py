@@ -1192,6 +1192,8 @@ _SIGNS: dict = {}        # comparisons of exact sympy numbers already decided
 def decide(op, a, b) -> bool:
     """``op(a, b)`` for two elements, as a bool; a comparison with a random element is a branch
     of the engine; one of exact sympy numbers (an exact softmax) is remembered."""
+    if type(a) is Fraction and type(b) is Fraction:          # the common case first
+        return op(a, b)
     if _is_sympy(a) or _is_sympy(b):
         try:
             key = (op, a, b)
@@ -1267,6 +1269,8 @@ def _extreme(a, b, maximum: bool):
 
 
 def _extreme_one(x, y, maximum: bool):
+    if type(x) is Fraction and type(y) is Fraction:          # the common case first
+        return (y if x < y else x) if maximum else (y if y < x else x)
     if is_nan(x) or is_nan(y):
         return x if is_nan(x) else y
     if maximum:
