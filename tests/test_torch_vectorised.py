@@ -133,3 +133,29 @@ def test_untracked_control_flow_falls_back(tmp_path, name):
     result = verify(f"{path}:{name}", p, q)
     assert result.enumeration.law == enumerate_paths(rule, p, q, 1, max_paths=None).law
     assert result.enumeration.paths > 2
+
+
+JOINT = '''
+import torch
+
+
+def joint_after_split(p, q):
+    """A uniform split per draft branch, then compared jointly with a second uniform."""
+    x = torch.multinomial(q, 1)
+    u = torch.rand(1, dtype=p.dtype)
+    v = torch.rand(1, dtype=p.dtype)
+    accepted = (u < p[x] / q[x]).all()
+    if (u + v < 1).all():
+        return x if accepted else torch.multinomial(p, 1)
+    return torch.multinomial(q, 1)
+'''
+
+
+def test_joint_comparison_after_a_branched_split_falls_back(tmp_path):
+    path = tmp_path / "joint.py"
+    path.write_text(JOINT)
+    p, q = INSTANCES[0]
+    rule = load_pytorch_rule(f"{path}:joint_after_split")
+    assert rule.vectorised(p, q) is None
+    assert verify(f"{path}:joint_after_split", p, q).enumeration.law == \
+        enumerate_paths(rule, p, q, 1, max_paths=None).law

@@ -260,6 +260,7 @@ class VectorSampler(ExactSampler):
         super()._reset()
         self.axis = None                # the Branched draft of this path, once drawn
         self._spent: set = set()       # uniforms split against a branched threshold
+        self._spent_uniforms: list = []
         self._raced: set = set()       # noise vectors a race has read
 
     def draft(self, q, what: str = "draft"):
@@ -290,6 +291,17 @@ class VectorSampler(ExactSampler):
         if total == 0:
             raise Fallback("a race over weights that are all 0")
         return LawIndex(_normalised(weights, total), what)
+
+    def _choose(self, kind: str, options: list):
+        if self._spent and kind in ("uniforms", "product"):   # a joint region of uniforms
+            raise Fallback("uniforms compared jointly after a branched comparison")
+        return super()._choose(kind, options)
+
+    def finish(self):
+        """At the end of a path: a uniform split per branch must not have been read since."""
+        for u in self._spent_uniforms:
+            if u.linked or u.spent:
+                raise Fallback("a uniform read jointly after a branched comparison")
 
     def pick(self, dist, u, what: str = "pick"):
         self._check_fresh(getattr(u, "base", None))
@@ -326,6 +338,7 @@ class VectorSampler(ExactSampler):
                          (cut if type(cut) is Fraction else Fraction(cut)) if self.grid is None else
                          self._interval_weight(u, Fraction(0), cut))
         self._spent.add(u.ident)
+        self._spent_uniforms.append(u)
         above = [1 - b for b in below]
         sign = "<" if strict else "<="
         options = []

@@ -132,10 +132,13 @@ class PyTorchRule:
         from ..engine.exact import Enumeration
         from .branched import Fallback
 
+        from ..core.exact_values import floats_converted
+
         start = time.process_time()
         n = len(p.probs)
+        converted = floats_converted()
         try:
-            law, acceptance, paths = self._vectorised(p, q, grid, n)
+            law, acceptance, paths, floats = self._vectorised(p, q, grid, n)
         except (Fallback, ExactspecError):
             return None
         total = exact_sum(law)
@@ -145,7 +148,8 @@ class PyTorchRule:
         return Enumeration(labels=labels, law=dict(zip(labels, law)), acceptance=acceptance,
                            explicit_acceptance=Fraction(0), paths=paths, total=total,
                            used_drafts=True, used_accept=False,
-                           seconds=time.process_time() - start, draft_axis=n)
+                           seconds=time.process_time() - start, draft_axis=n,
+                           floats=floats + floats_converted() - converted)
 
     def _vectorised(self, p, q, grid, n):
         from .branched import Fallback, LawIndex, VectorSampler, combine, dot
@@ -172,6 +176,7 @@ class PyTorchRule:
                     raise
                 except Exception as err:
                     raise Fallback(f"{type(err).__name__}: {err}") from None
+            s.finish()
             if s._depth != len(s._prefix) or s.axis is None:
                 raise Fallback("no draft, or a replay that differs")
             paths += 1
@@ -197,7 +202,7 @@ class PyTorchRule:
                         acceptance += m
             if not s._advance():
                 break
-        return combine(terms + [(1, point)], n), acceptance, paths
+        return combine(terms + [(1, point)], n), acceptance, paths, s.floats
 
     def _vector_token(self, result, n):
         from .branched import Branched, Fallback, LawIndex
