@@ -119,11 +119,38 @@ def drawn_token_computed(p, q):
     x = torch.multinomial(q, 1)
     y = torch.multinomial(p, 1)
     return (y + 1) % p.shape[0]
+
+
+def write_at_draft(p, q):
+    """A write at the draft's index."""
+    x = torch.multinomial(q, 1)
+    mask = torch.zeros_like(p)
+    mask[x] = 1
+    u = torch.rand(1, dtype=p.dtype)
+    if (u < (mask * p).sum() / q[x]).all():
+        return x
+    return torch.multinomial(p, 1)
+
+
+def where_on_branch(p, q):
+    """torch.where with a per-branch condition."""
+    x = torch.multinomial(q, 1)
+    y = torch.where(p[x] > q[x], x, torch.zeros_like(x))
+    return y
+
+
+def clamp_ratio(p, q):
+    """A clamp of a per-branch ratio, then a uniform."""
+    x = torch.multinomial(q, 1)
+    r = (p[x] / q[x]).clamp(max=1)
+    u = torch.rand_like(r)
+    return x if (u < r).all() else torch.multinomial((p - q).clamp_min(0), 1)
 '''
 
 
 @pytest.mark.parametrize("name", ["branch_on_draft", "item_of_draft", "uniform_twice",
-                                  "two_drafts", "drawn_token_computed"])
+                                  "two_drafts", "drawn_token_computed", "write_at_draft",
+                                  "where_on_branch"])
 def test_untracked_control_flow_falls_back(tmp_path, name):
     path = tmp_path / "rules.py"
     path.write_text(FALLBACKS)
@@ -159,3 +186,37 @@ def test_joint_comparison_after_a_branched_split_falls_back(tmp_path):
     assert rule.vectorised(p, q) is None
     assert verify(f"{path}:joint_after_split", p, q).enumeration.law == \
         enumerate_paths(rule, p, q, 1, max_paths=None).law
+
+
+@pytest.mark.parametrize("case", range(len(INSTANCES)))
+def test_a_clamped_ratio_stays_on_the_axis(tmp_path, case):
+    path = tmp_path / "rules.py"
+    path.write_text(FALLBACKS)
+    p, q = INSTANCES[case]
+    rule = load_pytorch_rule(f"{path}:clamp_ratio")
+    fast = rule.vectorised(p, q)
+    paths = enumerate_paths(rule, p, q, 1, max_paths=None)
+    assert fast is not None and fast.law == paths.law and fast.acceptance == paths.acceptance
+
+
+def _random_row(rng, n):
+    weights = [rng.choice([0, 0, 1, 2, 3, 5]) for _ in range(n)]
+    if not any(weights):
+        weights[0] = 1
+    total = sum(weights)
+    return Dist([F(w, total) for w in weights])
+
+
+@pytest.mark.parametrize("file,name", [RULES[0], RULES[3]])
+def test_random_small_rows(file, name):
+    import random
+
+    rng = random.Random(24)
+    rule = load_pytorch_rule(f"{ENGINES / file}:{name}")
+    for _ in range(12):
+        n = rng.randint(3, 6)
+        p, q = _random_row(rng, n), _random_row(rng, n)
+        fast = rule.vectorised(p, q)
+        paths = enumerate_paths(rule, p, q, 1, max_paths=None)
+        assert fast is not None
+        assert (fast.law, fast.acceptance) == (paths.law, paths.acceptance)
