@@ -715,6 +715,11 @@ class Tensor:
         n = math.prod(shape)
         av = a._expanded_values(shape) if isinstance(a, Tensor) else [a] * n
         bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * n
+        if dtype.kind == "float" and current().exact and _rationals(av) and _rationals(bv) \
+                and (op is not operator.truediv or all(bv)):
+            # exact rationals: cast leaves them as they are and arith is the plain operation
+            out = [op(x, y) for x, y in zip(av, bv)]
+            return Tensor.new(out, shape, D.bool_ if compare else dtype)
         if compare:
             out = [decide(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
             return Tensor.new(out, shape, D.bool_)
@@ -1149,6 +1154,11 @@ def read(data: list, position):
             raise Fallback("a branched read of a random or branched value")
         return Branched(values)
     return data[position]
+
+
+def _rationals(values) -> bool:
+    """Every value a plain ``Fraction``."""
+    return all(type(v) is Fraction for v in values)
 
 
 def _one(v):
