@@ -64,6 +64,10 @@ def _random(v) -> bool:
     return not getattr(v, "is_number", False)
 
 
+_ZERO_IDENTITY = (operator.add, operator.sub)
+_ONE_IDENTITY = (operator.mul, operator.truediv)
+
+
 class Branched:
     """One element's value on every draft branch (a list indexed by the draft token)."""
 
@@ -85,6 +89,10 @@ class Branched:
         if isinstance(other, Branched):
             pairs = zip(other.values, self.values) if reverse else zip(self.values, other.values)
             return Branched([op(a, b) for a, b in pairs])
+        if type(other) is int and ((other == 0 and op in _ZERO_IDENTITY and not reverse) or
+                                   (other == 1 and op in _ONE_IDENTITY and not reverse)) and \
+                all(type(a) is Fraction for a in self.values):
+            return self                # x - 0, x + 0, x * 1, x / 1 of rationals: x itself
         if reverse:
             return Branched([op(other, a) for a in self.values])
         return Branched([op(a, other) for a in self.values])
