@@ -360,7 +360,9 @@ def _verify_text(result) -> str:
     p = result.p
     rows = [[t, exact_str(p[t]), exact_str(result.q[t]), exact_str(result.law[t]),
              "" if result.law[t] == p[t] else "differs"] for t in p.labels]
-    lines = [f"method {result.method.name}, k = {result.k}: {result.paths} paths enumerated",
+    axis = getattr(result.enumeration, "draft_axis", 0)
+    lines = [f"method {result.method.name}, k = {result.k}: {result.paths} paths enumerated"
+             + (f", each over all {axis:,} draft tokens as a tensor axis" if axis else ""),
              *([f"note: {result.enumeration.floats} float values met in the method were taken at "
                 "their exact binary value (the verdict is about the float program)"]
                if getattr(result.enumeration, "floats", 0) else []),

@@ -331,6 +331,12 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
         from .engine.hidden_state import state_fingerprint
 
         before = state_fingerprint(m.run)
+    fast = _vectorised(m, p, q, k, grid, arith, keep_paths)
+    if fast is not None:            # a PyTorch rule's draft enumerated as a tensor axis
+        from .engine.hidden_state import check_unchanged
+
+        check_unchanged(m.run, before, m.name)
+        return Verification(m, p, q, k, fast, grid, arith)
     try:
         enumeration = enumerate_paths(_user_errors(m.run, m.name) if user else m.run, run_p,
                                       run_q, k, grid=grid, keep_paths=keep_paths,
@@ -362,6 +368,19 @@ def _equal(a, b) -> bool:
     import sympy
 
     return sympy.simplify(sympy.sympify(a) - sympy.sympify(b)) == 0
+
+
+def _vectorised(m, p, q, k, grid, arith, keep_paths):
+    """The exact enumeration of a one-position PyTorch rule with its draft as a tensor axis
+    (:mod:`exactspec.torch_layer.branched`), or ``None`` where that route does not apply (the
+    paths are enumerated instead): exact arithmetic, no paths kept."""
+    fast = getattr(m.run, "vectorised", None)
+    if fast is None or arith is not None or keep_paths or k != 1:
+        return None
+    from .engine.watch import watched
+
+    with watched(m.run.function):
+        return fast(p, q, grid)
 
 
 def _user_errors(run, name: str):

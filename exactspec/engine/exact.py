@@ -58,7 +58,9 @@ class Enumeration:
     is one of the drafts); ``explicit_acceptance`` is the probability that the method
     explicitly accepted a draft (``s.accept``); ``paths`` counts the paths; ``floats`` counts
     the float values the method's exact arithmetic took at their exact binary value, over
-    every path (:attr:`floats_converted`).
+    every path (:attr:`floats_converted`); ``draft_axis`` is the number of draft tokens each
+    path carries as a tensor axis (:mod:`exactspec.torch_layer.branched`; 0 when every draft
+    token is its own path).
     """
 
     labels: tuple
@@ -73,6 +75,7 @@ class Enumeration:
     seconds: float = 0.0
     floats: int = 0
     _tree: Any = field(default=None, repr=False)
+    draft_axis: int = 0      # draft tokens carried as a tensor axis on every path (0: none)
 
     @property
     def floats_converted(self) -> int:

@@ -6,8 +6,9 @@ runs the file, ``torch`` resolves to this layer (:mod:`.module`), whose tensors
 (:mod:`.tensor`) hold exact rationals in the exact run and values of a float format under
 ``--arith`` (rounded by :mod:`exactspec.engine.floats`), and whose random constructors branch
 through the engine's sampler (:mod:`.random`).  ``exactspec verify FILE:fn --p P --q Q`` runs a
-function ``fn(p, q)`` of such a file as a PyTorch rule (:mod:`.rule`).  Real torch is not
-needed.  The layer is loaded only when a rule file imports torch (:func:`load_pytorch_rule`).
+function ``fn(p, q)`` of such a file as a PyTorch rule (:mod:`.rule`); its draft
+``torch.multinomial(q, 1)`` is enumerated as a tensor axis where the rule's control flow does
+not depend on it (:mod:`.branched`), else token by token.  Real torch is not needed.  The layer is loaded only when a rule file imports torch (:func:`load_pytorch_rule`).
 
 >>> from exactspec.torch_layer import installed
 >>> with installed() as torch:

@@ -18,8 +18,9 @@ from fractions import Fraction
 from ..engine import floats
 from ..engine.floats import FloatValue
 from . import dtypes as D
+from .branched import Branched, Fallback
 from .context import current, refuse, undecided
-from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, decide, result_type, _dim, \
+from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, decide, read, result_type, _dim, \
     _multi_indices
 from .values import cast, exact_number, is_nan, is_random
 
@@ -59,7 +60,10 @@ def gather(t: Tensor, dim, index) -> Tensor:
     out = []
     for idx, i in zip(_multi_indices(index._shape), index._values()):
         n = t._shape[d]
-        if not -n <= i < n:
+        if type(i) is Branched:                 # the draft's index on every branch
+            if not all(-n <= j < n for j in i.values):
+                raise Fallback("gather: a branched index out of bounds on some branch")
+        elif not -n <= i < n:
             raise refuse(f"gather: index {i} is out of bounds for dimension {d} of size {n}")
         pos = t._off
         for k, (c, st) in enumerate(zip(idx, t._strides)):
@@ -67,7 +71,7 @@ def gather(t: Tensor, dim, index) -> Tensor:
                 raise refuse("gather: index is larger than the input outside the gathered "
                              "dimension")
             pos += (i % n if k == d else c) * st
-        out.append(data[pos])
+        out.append(read(data, pos))
     return Tensor.new([cast(v, t.dtype) for v in out], index._shape, t.dtype)
 
 

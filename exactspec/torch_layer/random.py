@@ -35,6 +35,7 @@ from fractions import Fraction
 from ..core.dist import Dist
 from ..engine.exact import ExactSampler
 from . import dtypes as D
+from .branched import Branched, LawIndex
 from .context import current, refuse, undecided
 from .tensor import OPS, Tensor
 from .values import arith, cast, exact_number, is_nan, is_random
@@ -112,7 +113,9 @@ class NoiseValue:
         self.scale = scale
 
     def __rtruediv__(self, w):                        # w / E: the race's score of weight w
-        return RaceScore(self.noise, self.noise_index, _weight(w) / self.scale, True)
+        w = _weight(w)
+        return RaceScore(self.noise, self.noise_index, w if self.scale == 1 else w / self.scale,
+                         True)
 
     def __truediv__(self, w):                         # E / w
         w = _weight(w)
@@ -210,6 +213,8 @@ def race_index(values, largest: bool):
         raise undecided("E / w with a weight 0 (an infinite score) in a race")
     first = over[0] == largest
     token = current().sampler.race(weights, noise, first=first, what="race")
+    if isinstance(token, LawIndex):          # kept as its law: position k holds index[k]
+        return LawIndex([token.probs[i] for i in index], token.what)
     return index.index(token)
 
 
@@ -250,6 +255,9 @@ def multinomial(t: Tensor, num_samples, replacement=False) -> Tensor:
             q_dist = run.draft[2]
             what = "draft" if run.draft[0].ndim == 1 else f"draft{position + 1}"
             label = run.sampler.draft(q_dist, what)
+            if isinstance(label, Branched):       # the draft as a branch axis (vectorised)
+                out.append([label])
+                continue
             out.append([list(q_dist.labels).index(label)])
             continue
         weights = []
@@ -262,6 +270,9 @@ def multinomial(t: Tensor, num_samples, replacement=False) -> Tensor:
                              "nan)")
             weights.append(x)
         chosen = []
+        if num_samples == 1 and getattr(run.sampler, "vectorised", False):
+            out.append([run.sampler.lazy_draw(weights, "multinomial")])   # kept as its law
+            continue
         for k in range(num_samples):
             left = [Fraction(0) if (not replacement and i in chosen) else w
                     for i, w in enumerate(weights)]

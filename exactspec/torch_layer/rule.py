@@ -23,10 +23,13 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import sys
+import time
 import traceback
+from fractions import Fraction
 from pathlib import Path
 
 from ..core.errors import ExactspecError, InvalidInput
+from ..core.integer_rows import exact_sum
 from ..engine.float_sampler import FloatSampler
 from . import dtypes as D
 from .context import Run
@@ -120,6 +123,99 @@ class PyTorchRule:
                 raise InvalidInput(f"the PyTorch rule {self.spec} raised {type(err).__name__}: "
                                    f"{err}{_user_where(err, self.path)}") from None
         return p.labels[index]
+
+    def vectorised(self, p, q, grid: int | None = None):
+        """The exact :class:`~exactspec.engine.exact.Enumeration` of the rule with its draft
+        kept as a branch axis (:mod:`.branched`): the body runs once per path of the other
+        random choices, not once per draft token.  ``None`` when the rule does something the
+        vectorised run does not track (the caller enumerates paths instead)."""
+        from ..engine.exact import Enumeration
+        from .branched import Fallback
+
+        from ..core.exact_values import floats_converted
+
+        start = time.process_time()
+        n = len(p.probs)
+        converted = floats_converted()
+        try:
+            law, acceptance, paths, floats = self._vectorised(p, q, grid, n)
+        except (Fallback, ExactspecError):
+            return None
+        total = exact_sum(law)
+        if total != 1:
+            return None
+        labels = tuple(p.labels)
+        return Enumeration(labels=labels, law=dict(zip(labels, law)), acceptance=acceptance,
+                           explicit_acceptance=Fraction(0), paths=paths, total=total,
+                           used_drafts=True, used_accept=False,
+                           seconds=time.process_time() - start, draft_axis=n,
+                           floats=floats + floats_converted() - converted)
+
+    def _vectorised(self, p, q, grid, n):
+        from .branched import Fallback, LawIndex, VectorSampler, combine, dot
+
+        if any(not isinstance(v, Fraction) for v in list(p.probs) + list(q.probs)):
+            raise Fallback("rows that are not exact rationals")
+        p_exact = [Fraction(v) if type(v) is not Fraction else v for v in p.probs]
+        q_exact = [Fraction(v) if type(v) is not Fraction else v for v in q.probs]
+        s = VectorSampler(n, grid)
+        terms = []                       # the law: sum of scale * row over the paths
+        point = [Fraction(0)] * n        # the law's mass on plain tokens
+        acceptance = Fraction(0)
+        paths = 0
+        while True:
+            s._reset()
+            run = Run(s, None)
+            with installed(run):
+                p_row = Tensor.new(list(p_exact), (n,), D.float64)
+                q_row = Tensor.new(list(q_exact), (n,), D.float64)
+                run.draft = (q_row, q_row._st.version, q)
+                try:
+                    result = self.function(p_row, q_row)
+                except (Fallback, ExactspecError):
+                    raise
+                except Exception as err:
+                    raise Fallback(f"{type(err).__name__}: {err}") from None
+            s.finish()
+            if s._depth != len(s._prefix) or s.axis is None:
+                raise Fallback("no draft, or a replay that differs")
+            paths += 1
+            token = self._vector_token(result, n)
+            w = s.weight
+            wx = [a * b for a, b in zip(q_exact, w.values)] if hasattr(w, "values") else \
+                [a * w for a in q_exact]                        # q[x] * P(path | x)
+            if type(token) is int:
+                point[token] += exact_sum(wx)
+                acceptance += wx[token]
+            elif type(token) is LawIndex:
+                terms.append((exact_sum(wx), token.probs))
+                acceptance += dot(wx, token.probs)
+            elif token.values == list(range(n)):                # the draft itself
+                terms.append((1, wx))
+                acceptance += exact_sum(wx)
+            else:                                               # a token per draft branch
+                for x, (t, m) in enumerate(zip(token.values, wx)):
+                    if type(t) is not int or not 0 <= t < n:
+                        raise Fallback("a branched token that is not an index")
+                    point[t] += m
+                    if t == x:
+                        acceptance += m
+            if not s._advance():
+                break
+        return combine(terms + [(1, point)], n), acceptance, paths, s.floats
+
+    def _vector_token(self, result, n):
+        from .branched import Branched, Fallback, LawIndex
+
+        if isinstance(result, Tensor):
+            if result.numel() != 1 or result.dtype.kind != "int":
+                raise Fallback("a result that is not one integer")
+            result = result._values()[0]
+        if type(result) is int and 0 <= result < n:
+            return result
+        if type(result) in (Branched, LawIndex):
+            return result
+        raise Fallback("a result that is not a token")
 
     def call_rows(self, s, pair, ctx=()) -> tuple:
         """One call of a multi-position rule: ``function(p, q)`` on ``[gamma + 1, V]`` target

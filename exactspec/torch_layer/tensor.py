@@ -58,8 +58,11 @@ import operator
 from collections import namedtuple
 from fractions import Fraction
 
+from ..core.integer_rows import exact_sum
 from ..engine.floats import FORMATS, FloatValue
+from ..engine.uniform import Uniform, UniformView
 from . import dtypes as D
+from .branched import Branched, Fallback, LawIndex
 from .context import current, refuse, undecided
 from .values import UNSET, arith, cast, exact_number, is_nan, is_random
 
@@ -385,6 +388,8 @@ class Tensor:
         """An element as Python reads it: an exact number in the exact run; under ``--arith``
         a ``float64`` value (a Python float), so that Python arithmetic on it rounds as
         Python's floats do."""
+        if type(v) is Branched or type(v) is LawIndex:
+            raise Fallback("a value of the draft's branches read into Python")
         if self.dtype.kind != "float" or is_random(v):
             return v
         if isinstance(v, FloatValue):
@@ -410,12 +415,12 @@ class Tensor:
     def __bool__(self):
         if self.numel() != 1:
             raise refuse(f"the truth value of a tensor of {self.numel()} elements is ambiguous")
-        return cast(self._values()[0], D.bool_)
+        return _one(cast(self._values()[0], D.bool_))
 
     def __int__(self):
         if self.numel() != 1:
             raise refuse(f"int() of a tensor of {self.numel()} elements")
-        return cast(self._values()[0], D.int64)
+        return _one(cast(self._values()[0], D.int64))
 
     def __index__(self):
         if self.dtype.kind == "float":
@@ -682,7 +687,7 @@ class Tensor:
         if view is not None:
             return view
         data = self._st.data
-        values = [data[p] for p in positions]
+        values = [data[p] if type(p) is int else read(data, p) for p in positions]
         if any(v is UNSET for v in values):
             raise refuse("read of torch.empty memory that was never written")
         return Tensor.new(values, shape, self.dtype)
@@ -710,6 +715,11 @@ class Tensor:
         n = math.prod(shape)
         av = a._expanded_values(shape) if isinstance(a, Tensor) else [a] * n
         bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * n
+        if dtype.kind == "float" and current().exact and _rationals(av) and _rationals(bv) \
+                and (op is not operator.truediv or all(bv)):
+            # exact rationals: cast leaves them as they are and arith is the plain operation
+            out = [op(x, y) for x, y in zip(av, bv)]
+            return Tensor.new(out, shape, D.bool_ if compare else dtype)
         if compare:
             out = [decide(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
             return Tensor.new(out, shape, D.bool_)
@@ -1130,7 +1140,39 @@ class Tensor:
         return OPS["multinomial"](self, num_samples, replacement)
 
 
+def read(data: list, position):
+    """``data[position]``, on every branch when the position is branched."""
+    if type(position) is int:
+        return data[position]
+    if isinstance(position, Branched):
+        values = [data[i] for i in position.values]
+        if any(v is UNSET for v in values):
+            raise Fallback("a branched read of unwritten memory")
+        if all(type(v) is Fraction for v in values):
+            return Branched(values)
+        if any(isinstance(v, (Branched, LawIndex)) or is_random(v) for v in values):
+            raise Fallback("a branched read of a random or branched value")
+        return Branched(values)
+    return data[position]
+
+
+def _rationals(values) -> bool:
+    """Every value a plain ``Fraction``."""
+    return all(type(v) is Fraction for v in values)
+
+
+def _one(v):
+    """``v`` as one Python value: a value of the draft's branches has none."""
+    if type(v) is Branched or type(v) is LawIndex:
+        raise Fallback("a value of the draft's branches read into Python")
+    return v
+
+
 def _checked(i, n, d):
+    if type(i) is Branched:                   # an index on every draft branch
+        if not all(-n <= j < n for j in i.values):
+            raise Fallback("a branched index out of bounds on some branch")
+        return i.map(lambda j: j % n)
     if not -n <= i < n:
         raise refuse(f"index {i} is out of bounds for dimension {d} of size {n}")
     return i % n
@@ -1160,6 +1202,8 @@ _SIGNS: dict = {}        # comparisons of exact sympy numbers already decided
 def decide(op, a, b) -> bool:
     """``op(a, b)`` for two elements, as a bool; a comparison with a random element is a branch
     of the engine; one of exact sympy numbers (an exact softmax) is remembered."""
+    if type(a) is Fraction and type(b) is Fraction:          # the common case first
+        return op(a, b)
     if _is_sympy(a) or _is_sympy(b):
         try:
             key = (op, a, b)
@@ -1172,6 +1216,19 @@ def decide(op, a, b) -> bool:
         if key is not None and len(_SIGNS) < 1 << 16:
             _SIGNS[key] = out
         return out
+    if type(a) is Branched or type(b) is Branched:
+        if is_random(a) or is_random(b):      # a uniform against a threshold per branch
+            u = a if is_random(a) else b
+            if not isinstance(u, UniformView) or not isinstance(u.base, Uniform) or \
+                    u.base.linked or u.base.spent or is_random(b if u is a else a):
+                raise Fallback("a branched value compared with a random value other than a "
+                               "fresh uniform")
+            return _truth(op(a, b))
+        av = a.values if type(a) is Branched else None
+        bv = b.values if type(b) is Branched else None
+        return Branched([decide(op, av[i] if av is not None else a,
+                                bv[i] if bv is not None else b)
+                         for i in range(len(av if av is not None else bv))])
     return _truth(op(a, b))
 
 
@@ -1195,6 +1252,8 @@ def _truth(r) -> bool:
 
 
 def _is_inf(v) -> bool:
+    if type(v) is Branched or type(v) is LawIndex:
+        raise Fallback("a value of the draft's branches tested for inf")
     x = v.value if isinstance(v, FloatValue) else v
     return isinstance(x, float) and math.isinf(x)
 
@@ -1209,13 +1268,24 @@ def _extreme(a, b, maximum: bool):
     out = []
     for x, y in zip(av, bv):
         x, y = cast(x, dtype), cast(y, dtype)
-        if is_nan(x) or is_nan(y):
-            out.append(x if is_nan(x) else y)
-        elif maximum:
-            out.append(y if decide(operator.lt, x, y) else x)
+        if type(x) is Branched or type(y) is Branched:     # branch by branch
+            n = len((x if type(x) is Branched else y).values)
+            xs = x.values if type(x) is Branched else [x] * n
+            ys = y.values if type(y) is Branched else [y] * n
+            out.append(Branched([_extreme_one(a, b, maximum) for a, b in zip(xs, ys)]))
         else:
-            out.append(y if decide(operator.lt, y, x) else x)
+            out.append(_extreme_one(x, y, maximum))
     return Tensor.new(out, shape, dtype)
+
+
+def _extreme_one(x, y, maximum: bool):
+    if type(x) is Fraction and type(y) is Fraction:          # the common case first
+        return (y if x < y else x) if maximum else (y if y < x else x)
+    if is_nan(x) or is_nan(y):
+        return x if is_nan(x) else y
+    if maximum:
+        return y if decide(operator.lt, x, y) else x
+    return y if decide(operator.lt, y, x) else x
 
 
 def _sum(lane, dtype):
@@ -1226,6 +1296,8 @@ def _sum(lane, dtype):
         raise undecided("the sum of random values is beyond the exact method")
     run = current()
     if run.exact:
+        if all(type(v) is Fraction for v in lane):
+            return exact_sum(lane)          # the same exact sum, by integers
         total = Fraction(0)
         for v in lane:
             total = arith(operator.add, total, v)

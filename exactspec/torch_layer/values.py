@@ -20,6 +20,7 @@ import operator
 from fractions import Fraction
 
 from ..engine.floats import FORMATS, FloatValue, exact_value
+from .branched import Branched, Fallback, LawIndex
 from .context import CURRENT, current, refuse, undecided
 
 __all__ = ["UNSET", "cast", "divide", "is_random", "is_nan", "exact_number", "arith"]
@@ -46,6 +47,8 @@ def is_random(v) -> bool:
 
 
 def is_nan(v) -> bool:
+    if type(v) is Branched or type(v) is LawIndex:
+        raise Fallback("a value of the draft's branches tested for nan")
     if isinstance(v, float):
         return v != v
     if isinstance(v, FloatValue):
@@ -76,6 +79,16 @@ def _from_python_float(v: float):
 
 def cast(v, dtype):
     """``v`` held as a value of ``dtype`` in the current run."""
+    t = type(v)
+    if t is Branched:                              # a value on every draft branch
+        if dtype.kind == "float" and CURRENT[-1].fmt is None and \
+                all(type(x) is Fraction for x in v.values):
+            return v                               # exact rationals stay as they are
+        return v.map(lambda x: cast(x, dtype))
+    if t is LawIndex:
+        if dtype.kind == "int":
+            return v
+        raise Fallback("a drawn token converted to a non-integer dtype")
     if dtype.kind == "float":                      # the common cases first
         t = type(v)
         fmt = CURRENT[-1].fmt
@@ -155,6 +168,8 @@ def arith(op, a, b):
     """``op(a, b)`` for two elements already cast to the dtype of the operation."""
     if type(a) is Fraction and type(b) is Fraction and (op is not operator.truediv or b):
         return op(a, b)
+    if type(a) is Branched or type(b) is Branched:                 # per draft branch
+        return _branched_arith(op, a, b)
     if hasattr(a, "noise_index") or hasattr(b, "noise_index"):     # exponential noise
         return _noise_arith(op, a, b)
     if op is operator.truediv and current().exact:
@@ -167,6 +182,17 @@ def arith(op, a, b):
                             f"({err})") from None
         raise
     return _settle(r) if current().exact else r
+
+
+def _branched_arith(op, a, b):
+    """``arith`` on every draft branch: the path run's scalar operation, branch by branch."""
+    if is_random(a) or is_random(b) or isinstance(a, LawIndex) or isinstance(b, LawIndex):
+        raise Fallback("a branched value in arithmetic with a random value")
+    if type(a) is Branched and type(b) is Branched:
+        return Branched([arith(op, x, y) for x, y in zip(a.values, b.values)])
+    if type(a) is Branched:
+        return Branched([arith(op, x, b) for x in a.values])
+    return Branched([arith(op, a, y) for y in b.values])
 
 
 def _noise_arith(op, a, b):

@@ -1,0 +1,357 @@
+"""Vectorised exact enumeration of a PyTorch rule's draft: the draft index as a tensor axis.
+
+A one-position PyTorch rule draws its draft ``x ~ q`` with ``torch.multinomial(q, 1)``; path
+enumeration runs the rule's body once per draft token, about ``|V|`` runs of ``|V|`` element
+operations each.  Here the body runs once with the draft as a :class:`Branched` element: the
+list of its values on every branch (``[0, 1, ..., V - 1]``), and every value computed from it is
+again a :class:`Branched` element holding its value on each branch, each computed by the same
+scalar operation the path run would apply (``p[x]``, ``p[x] / q[x]``, ``min(r, 1)``, ...).
+
+- A comparison of a fresh uniform ``u`` with a branched threshold ``c`` (``u < c``) is one branch
+  point of the engine whose two outcomes carry a weight per draft branch: ``P(u < c[x])`` and
+  its complement (:meth:`VectorSampler._split_uniform`).  The uniform may not be read again.
+- A token drawn with ``torch.multinomial(w, 1)`` from weights that are the same on every
+  branch, or the winner of an exponential race ``argmax(w / E)`` on fresh noise, is a
+  :class:`LawIndex`: a token with a known law, drawn once (``w / sum(w)``, the race's first
+  arrival), kept as a law rather than enumerated.  It may be passed around (``reshape``,
+  ``torch.where``, indexing a view) and returned, not computed with.
+- The output law is ``sum over paths, over x of q[x] * weight_path[x] * delta(token_path[x])``,
+  a law ``L`` spread by its probabilities.
+
+The fast path is sound only where the body's control flow does not depend on the branch: any
+use of a branched value that would need one value for all branches (``if``, ``bool``, ``int``,
+an index of a Python list, a hash, a comparison with a random value other than the sanctioned
+one, a second draft, a race or multinomial over branched weights, a law token used in
+arithmetic) raises :class:`Fallback`, and the caller runs the path enumeration instead.
+Every branched operation is the scalar operation of the path run applied branch by branch, so
+the law is the path enumeration's law whenever the fast path completes.
+
+Only the exact run takes the fast path (``--arith`` runs fall back: a float sum of the
+vocabulary's length is refused there anyway, its rounding depending on the kernel's order).
+
+>>> b = Branched([1, 2, 3])
+>>> b * 2 + 1
+Branched([3, 5, 7])
+>>> bool(b < 5)
+Traceback (most recent call last):
+...
+exactspec.torch_layer.branched.Fallback: a branched value decided a Python-level condition
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from fractions import Fraction
+
+from ..core.integer_rows import exact_sum, fractions_over, integer_row
+from ..engine.exact import ExactSampler
+from ..engine.floats import FloatValue
+
+__all__ = ["Branched", "LawIndex", "Fallback", "VectorSampler", "is_branched",
+           "combine", "dot"]
+
+
+class Fallback(Exception):
+    """The vectorised run met something it does not track: run the path enumeration."""
+
+
+def _random(v) -> bool:
+    """Anything but a plain number (int, rational, float, a float format's value, a sympy
+    number): a random value, a drawn token, noise (refused in branch-wise arithmetic)."""
+    if isinstance(v, (int, Fraction, float, FloatValue)):
+        return False
+    return not getattr(v, "is_number", False)
+
+
+_ZERO_IDENTITY = (operator.add, operator.sub)
+_ONE_IDENTITY = (operator.mul, operator.truediv)
+
+
+class Branched:
+    """One element's value on every draft branch (a list indexed by the draft token)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = values
+
+    def __repr__(self):
+        return f"Branched({self.values!r})"
+
+    def map(self, f) -> "Branched":
+        """``f`` applied on every branch."""
+        return Branched([f(v) for v in self.values])
+
+    def _binary(self, other, op, reverse=False):
+        if _random(other):
+            raise Fallback("a branched value in arithmetic with a random value")
+        if isinstance(other, Branched):
+            pairs = zip(other.values, self.values) if reverse else zip(self.values, other.values)
+            return Branched([op(a, b) for a, b in pairs])
+        if type(other) is int and ((other == 0 and op in _ZERO_IDENTITY and not reverse) or
+                                   (other == 1 and op in _ONE_IDENTITY and not reverse)) and \
+                all(type(a) is Fraction for a in self.values):
+            return self                # x - 0, x + 0, x * 1, x / 1 of rationals: x itself
+        if reverse:
+            return Branched([op(other, a) for a in self.values])
+        return Branched([op(a, other) for a in self.values])
+
+    def _compare(self, other, op):
+        if _random(other):
+            return NotImplemented      # ``c > u``: Python asks ``u < c`` (the engine's split)
+        return self._binary(other, op)
+
+    def __add__(self, o):
+        return self._binary(o, operator.add)
+
+    def __radd__(self, o):
+        return self._binary(o, operator.add, True)
+
+    def __sub__(self, o):
+        return self._binary(o, operator.sub)
+
+    def __rsub__(self, o):
+        return self._binary(o, operator.sub, True)
+
+    def __mul__(self, o):
+        return self._binary(o, operator.mul)
+
+    def __rmul__(self, o):
+        return self._binary(o, operator.mul, True)
+
+    def __truediv__(self, o):
+        return self._binary(o, operator.truediv)
+
+    def __rtruediv__(self, o):
+        return self._binary(o, operator.truediv, True)
+
+    def __floordiv__(self, o):
+        return self._binary(o, operator.floordiv)
+
+    def __mod__(self, o):
+        return self._binary(o, operator.mod)
+
+    def __neg__(self):
+        return self.map(operator.neg)
+
+    def __lt__(self, o):
+        return self._compare(o, operator.lt)
+
+    def __le__(self, o):
+        return self._compare(o, operator.le)
+
+    def __gt__(self, o):
+        return self._compare(o, operator.gt)
+
+    def __ge__(self, o):
+        return self._compare(o, operator.ge)
+
+    def __eq__(self, o):
+        return self._compare(o, operator.eq)
+
+    def __ne__(self, o):
+        return self._compare(o, operator.ne)
+
+    def _one_value(self, *args):
+        raise Fallback("a branched value decided a Python-level condition")
+
+    __bool__ = __index__ = __int__ = __float__ = __hash__ = _one_value
+
+
+def is_branched(v) -> bool:
+    return isinstance(v, Branched)
+
+
+class LawIndex:
+    """A token drawn once with a known law ``probs`` (exact, summing to 1), not enumerated."""
+
+    __slots__ = ("probs", "what")
+
+    def __init__(self, probs, what: str):
+        self.probs = probs
+        self.what = what
+
+    def __repr__(self):
+        return f"<{self.what} token>"
+
+    def _refuse(self, *args):
+        raise Fallback(f"the {self.what} token used in a computation")
+
+    __bool__ = __index__ = __int__ = __float__ = __hash__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = _refuse
+
+
+def _normalised(weights, total) -> list:
+    """``[w / total for w in weights]`` exactly, by integers over a common denominator."""
+    row = integer_row(weights)
+    if row is None:
+        return [Fraction(w) / total for w in weights]
+    ints, d = row
+    whole = sum(ints)                  # total = whole / d, so w / total = (w d) / whole
+    return fractions_over(ints, whole)
+
+
+def combine(terms, n: int) -> list:
+    """``sum_k scale_k * row_k`` for ``terms = [(scale_k, row_k), ...]`` of exact rows of
+    length ``n``, by integers over one common denominator when the rows allow it.
+
+    >>> combine([(Fraction(1, 2), [Fraction(1, 3), Fraction(2, 3)]), (1, [1, 0])], 2)
+    [Fraction(7, 6), Fraction(1, 3)]
+    """
+    ints_rows = []
+    for scale, row in terms:
+        r = integer_row(row)
+        if r is None or type(scale) not in (int, Fraction):
+            out = [Fraction(0)] * n
+            for sc, rw in terms:
+                out = [a + sc * b for a, b in zip(out, rw)]
+            return out
+        ints, d = r
+        scale = Fraction(scale)
+        ints_rows.append((ints, scale.numerator, d * scale.denominator))
+    common = 1
+    for _, _, d in ints_rows:
+        common = math.lcm(common, d)
+    total = [0] * n
+    for ints, a, d in ints_rows:
+        f = a * (common // d)
+        if f:
+            total = [t + i * f for t, i in zip(total, ints)]
+    return fractions_over(total, common)
+
+
+def dot(a, b):
+    """``sum_i a_i b_i`` of two exact rows, by integers when both are rows of rationals.
+
+    >>> dot([Fraction(1, 2), Fraction(1, 4)], [Fraction(1, 3), 1])
+    Fraction(5, 12)
+    """
+    ra, rb = integer_row(a), integer_row(b)
+    if ra is None or rb is None:
+        return exact_sum([x * y for x, y in zip(a, b)])
+    return Fraction(sum(x * y for x, y in zip(ra[0], rb[0])), ra[1] * rb[1])
+
+
+class _Vector:
+    """A path weight per draft branch."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = values
+
+    def __mul__(self, o):
+        if isinstance(o, _Vector):
+            return _Vector([a * b for a, b in zip(self.values, o.values)])
+        return _Vector([a * o for a in self.values])
+
+    __rmul__ = __mul__
+
+    def __ne__(self, o):
+        return any(v != o for v in self.values) if not isinstance(o, _Vector) else \
+            self.values != o.values
+
+
+class VectorSampler(ExactSampler):
+    """The exact interpreter with the draft kept as a branch axis (see the module's text)."""
+
+    vectorised = True
+
+    def __init__(self, size: int, grid: int | None = None):
+        super().__init__(grid=grid)
+        self.size = size
+
+    def _reset(self):
+        super()._reset()
+        self.axis = None                # the Branched draft of this path, once drawn
+        self._spent: set = set()       # uniforms split against a branched threshold
+        self._spent_uniforms: list = []
+        self._raced: set = set()       # noise vectors a race has read
+
+    def draft(self, q, what: str = "draft"):
+        if self.axis is not None:
+            raise Fallback("a second draft (one branch axis only)")
+        self.axis = Branched(list(range(self.size)))
+        self._never = [pr == 0 for pr in q.probs]    # draft branches of weight 0
+        self.drafted.append(self.axis)
+        return self.axis
+
+    def lazy_draw(self, weights, what: str) -> LawIndex:
+        """A token drawn with probabilities ``weights / sum(weights)`` kept as its law
+        (``torch.multinomial(w, 1)``; the weights are exact and not negative)."""
+        if any(not isinstance(w, (int, Fraction)) for w in weights):
+            raise Fallback("a multinomial over weights that are not exact rationals")
+        total = exact_sum(weights)
+        if total == 0:
+            raise Fallback("a multinomial over weights that are all 0")
+        return LawIndex(_normalised(weights, total), what)
+
+    def race(self, weights, noise, *, first: bool = True, what: str = "race"):
+        if not first or noise.rows or noise.ident in self._raced or noise.kind != "exponential":
+            raise Fallback("a race other than the first arrival on fresh exponential noise")
+        if any(not isinstance(w, (int, Fraction)) for w in weights) or any(w < 0 for w in weights):
+            raise Fallback("a race over weights that are not exact numbers")
+        self._raced.add(noise.ident)
+        total = exact_sum(weights)
+        if total == 0:
+            raise Fallback("a race over weights that are all 0")
+        return LawIndex(_normalised(weights, total), what)
+
+    def _choose(self, kind: str, options: list):
+        if self._spent and kind in ("uniforms", "product"):   # a joint region of uniforms
+            raise Fallback("uniforms compared jointly after a branched comparison")
+        return super()._choose(kind, options)
+
+    def finish(self):
+        """At the end of a path: a uniform split per branch must not have been read since."""
+        for u in self._spent_uniforms:
+            if u.linked or u.spent:
+                raise Fallback("a uniform read jointly after a branched comparison")
+
+    def pick(self, dist, u, what: str = "pick"):
+        self._check_fresh(getattr(u, "base", None))
+        return super().pick(dist, u, what)
+
+    def _check_fresh(self, u):
+        if u is not None and getattr(u, "ident", None) in self._spent:
+            raise Fallback("a uniform read again after a branched comparison")
+
+    def _split_uniform(self, u, c, strict: bool) -> bool:
+        self._check_fresh(u)
+        if not isinstance(c, Branched):
+            return super()._split_uniform(u, c, strict)
+        if u.linked or u.spent or u.lo != 0 or u.hi != 1:
+            raise Fallback("a branched comparison of a uniform already split")
+        below = []
+        for x, never in zip(c.values, self._never):
+            if never:                  # a draft of probability 0: its weight is 0 anyway
+                below.append(Fraction(0))
+                continue
+            if _random(x) or isinstance(x, float) or not isinstance(x, (int, Fraction)):
+                raise Fallback("a branched threshold that is not an exact number")
+            if self.grid is not None:
+                import math
+
+                scaled = Fraction(x) * self.grid
+                cut = Fraction(math.ceil(scaled) if strict else math.floor(scaled) + 1,
+                               self.grid)
+            else:
+                cut = x
+            # u is uniform on [0, 1) (or its grid): P(u < cut) is cut, clipped to [0, 1]
+            num, den = cut.numerator, cut.denominator
+            below.append(Fraction(0) if num <= 0 else Fraction(1) if num >= den else
+                         (cut if type(cut) is Fraction else Fraction(cut)) if self.grid is None else
+                         self._interval_weight(u, Fraction(0), cut))
+        self._spent.add(u.ident)
+        self._spent_uniforms.append(u)
+        above = [1 - b for b in below]
+        sign = "<" if strict else "<="
+        options = []
+        if any(b != 0 for b in below):
+            options.append((True, _Vector(below), f"u{u.ident} {sign} c[draft]"))
+        if any(a != 0 for a in above):
+            options.append((False, _Vector(above), f"u{u.ident} not {sign} c[draft]"))
+        return self._choose("uniform", options)

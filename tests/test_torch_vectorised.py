@@ -1,0 +1,222 @@
+"""The draft as a tensor axis (vectorised exact enumeration) against the path enumeration.
+
+For the gallery's one-position PyTorch rules (Hugging Face style and vLLM style, with their bug
+variants) on small rows with zeros and ties, the law and the acceptance of the vectorised run
+equal those of the path enumeration exactly; rules whose control flow depends on the draft
+fall back to the path enumeration and keep its law.
+"""
+
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+
+from exactspec import Dist, verify
+from exactspec.core.errors import InvalidInput
+from exactspec.engine.exact import enumerate_paths
+from exactspec.torch_layer.rule import load_pytorch_rule
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGINES = ROOT / "examples" / "engines"
+
+RULES = [
+    ("hf_speculative_sampling.py", "sample"),
+    ("hf_speculative_sampling.py", "sample_wrong_row"),
+    ("hf_speculative_sampling.py", "sample_resample_from_p"),
+    ("vllm_rejection_sampler.py", "sample"),
+    ("vllm_rejection_sampler.py", "sample_target_recovery"),
+]
+
+
+def _d(*xs):
+    return Dist([F(x) for x in xs])
+
+
+INSTANCES = [
+    (_d("1/2", "1/3", "1/6"), _d("1/3", "1/3", "1/3")),
+    (_d("1/4", "1/4", "1/2", "0"), _d("1/2", "0", "1/4", "1/4")),          # zeros on both
+    (_d("1/5", "1/5", "1/5", "2/5"), _d("1/5", "1/5", "2/5", "1/5")),      # ties p = q
+    (_d("1/8", "1/8", "1/8", "1/8", "1/8", "1/8", "1/8", "1/8"),
+     _d("1/4", "1/4", "1/16", "1/16", "1/16", "1/16", "1/8", "1/8")),
+    (_d("0", "1", "0"), _d("1/2", "1/4", "1/4")),
+]
+
+
+@pytest.mark.parametrize("file,name", RULES)
+@pytest.mark.parametrize("case", range(len(INSTANCES)))
+def test_vectorised_law_equals_path_law(file, name, case):
+    p, q = INSTANCES[case]
+    rule = load_pytorch_rule(f"{ENGINES / file}:{name}")
+    fast = rule.vectorised(p, q)
+    try:
+        paths = enumerate_paths(rule, p, q, 1, max_paths=None)
+    except InvalidInput:          # q / p at p = 0: refused on the paths, so no fast law
+        assert fast is None and name == "sample_wrong_row"
+        return
+    assert fast is not None
+    assert fast.law == paths.law
+    assert fast.acceptance == paths.acceptance
+    assert fast.total == 1
+    assert fast.paths <= 2 < paths.paths or paths.paths <= 2
+
+
+@pytest.mark.parametrize("file,name", [RULES[0], RULES[3]])
+def test_vectorised_on_a_grid(file, name):
+    p, q = INSTANCES[0]
+    rule = load_pytorch_rule(f"{ENGINES / file}:{name}")
+    fast = rule.vectorised(p, q, grid=7)
+    paths = enumerate_paths(rule, p, q, 1, grid=7, max_paths=None)
+    assert fast is not None and fast.law == paths.law and fast.acceptance == paths.acceptance
+
+
+def test_verify_takes_the_vectorised_route():
+    p, q = INSTANCES[0]
+    result = verify(f"{ENGINES / 'hf_speculative_sampling.py'}:sample", p, q)
+    assert result.lossless and result.enumeration.paths == 2
+    assert result.acceptance == F(5, 6)
+    wrong = verify(f"{ENGINES / 'hf_speculative_sampling.py'}:sample_wrong_row", p, q)
+    assert not wrong.lossless
+    assert wrong.enumeration.law == {0: F(1, 3), 1: F(1, 3), 2: F(1, 3)}
+
+
+FALLBACKS = '''
+import torch
+
+
+def branch_on_draft(p, q):
+    """Python-level branching on a value of the draft."""
+    x = torch.multinomial(q, 1)
+    if p[x] > q[x]:
+        return x
+    return torch.multinomial(p, 1)
+
+
+def item_of_draft(p, q):
+    """.item() of the draft."""
+    x = torch.multinomial(q, 1).item()
+    return x
+
+
+def uniform_twice(p, q):
+    """One uniform compared with a per-draft threshold, then again."""
+    x = torch.multinomial(q, 1)
+    u = torch.rand(1, dtype=p.dtype)
+    if (u < p[x] / q[x]).all() and (u < torch.full((1,), 1, dtype=p.dtype) / 2).all():
+        return x
+    return torch.multinomial(p, 1)
+
+
+def two_drafts(p, q):
+    """Two drafts: one branch axis only."""
+    x = torch.multinomial(q, 1)
+    y = torch.multinomial(q, 1)
+    u = torch.rand(1, dtype=p.dtype)
+    return x if (u < p[x] / q[x]).all() else y
+
+
+def drawn_token_computed(p, q):
+    """A token drawn with multinomial, then used in arithmetic."""
+    x = torch.multinomial(q, 1)
+    y = torch.multinomial(p, 1)
+    return (y + 1) % p.shape[0]
+
+
+def write_at_draft(p, q):
+    """A write at the draft's index."""
+    x = torch.multinomial(q, 1)
+    mask = torch.zeros_like(p)
+    mask[x] = 1
+    u = torch.rand(1, dtype=p.dtype)
+    if (u < (mask * p).sum() / q[x]).all():
+        return x
+    return torch.multinomial(p, 1)
+
+
+def where_on_branch(p, q):
+    """torch.where with a per-branch condition."""
+    x = torch.multinomial(q, 1)
+    y = torch.where(p[x] > q[x], x, torch.zeros_like(x))
+    return y
+
+
+def clamp_ratio(p, q):
+    """A clamp of a per-branch ratio, then a uniform."""
+    x = torch.multinomial(q, 1)
+    r = (p[x] / q[x]).clamp(max=1)
+    u = torch.rand_like(r)
+    return x if (u < r).all() else torch.multinomial((p - q).clamp_min(0), 1)
+'''
+
+
+@pytest.mark.parametrize("name", ["branch_on_draft", "item_of_draft", "uniform_twice",
+                                  "two_drafts", "drawn_token_computed", "write_at_draft",
+                                  "where_on_branch"])
+def test_untracked_control_flow_falls_back(tmp_path, name):
+    path = tmp_path / "rules.py"
+    path.write_text(FALLBACKS)
+    p, q = INSTANCES[0]
+    rule = load_pytorch_rule(f"{path}:{name}")
+    assert rule.vectorised(p, q) is None
+    result = verify(f"{path}:{name}", p, q)
+    assert result.enumeration.law == enumerate_paths(rule, p, q, 1, max_paths=None).law
+    assert result.enumeration.paths > 2
+
+
+JOINT = '''
+import torch
+
+
+def joint_after_split(p, q):
+    """A uniform split per draft branch, then compared jointly with a second uniform."""
+    x = torch.multinomial(q, 1)
+    u = torch.rand(1, dtype=p.dtype)
+    v = torch.rand(1, dtype=p.dtype)
+    accepted = (u < p[x] / q[x]).all()
+    if (u + v < 1).all():
+        return x if accepted else torch.multinomial(p, 1)
+    return torch.multinomial(q, 1)
+'''
+
+
+def test_joint_comparison_after_a_branched_split_falls_back(tmp_path):
+    path = tmp_path / "joint.py"
+    path.write_text(JOINT)
+    p, q = INSTANCES[0]
+    rule = load_pytorch_rule(f"{path}:joint_after_split")
+    assert rule.vectorised(p, q) is None
+    assert verify(f"{path}:joint_after_split", p, q).enumeration.law == \
+        enumerate_paths(rule, p, q, 1, max_paths=None).law
+
+
+@pytest.mark.parametrize("case", range(len(INSTANCES)))
+def test_a_clamped_ratio_stays_on_the_axis(tmp_path, case):
+    path = tmp_path / "rules.py"
+    path.write_text(FALLBACKS)
+    p, q = INSTANCES[case]
+    rule = load_pytorch_rule(f"{path}:clamp_ratio")
+    fast = rule.vectorised(p, q)
+    paths = enumerate_paths(rule, p, q, 1, max_paths=None)
+    assert fast is not None and fast.law == paths.law and fast.acceptance == paths.acceptance
+
+
+def _random_row(rng, n):
+    weights = [rng.choice([0, 0, 1, 2, 3, 5]) for _ in range(n)]
+    if not any(weights):
+        weights[0] = 1
+    total = sum(weights)
+    return Dist([F(w, total) for w in weights])
+
+
+@pytest.mark.parametrize("file,name", [RULES[0], RULES[3]])
+def test_random_small_rows(file, name):
+    import random
+
+    rng = random.Random(24)
+    rule = load_pytorch_rule(f"{ENGINES / file}:{name}")
+    for _ in range(12):
+        n = rng.randint(3, 6)
+        p, q = _random_row(rng, n), _random_row(rng, n)
+        fast = rule.vectorised(p, q)
+        paths = enumerate_paths(rule, p, q, 1, max_paths=None)
+        assert fast is not None
+        assert (fast.law, fast.acceptance) == (paths.law, paths.acceptance)
