@@ -453,9 +453,9 @@ def _rebuild(labels, probs) -> Dist:
     return Dist(list(probs), labels, check=False)
 
 
-def read_text_capped(path, name: str = "file") -> str:
-    """The text of ``path`` as UTF-8, refused past :data:`~exactspec.core.budget.MAX_FILE_BYTES`
-    (``/dev/zero`` stops there) or when it is not UTF-8."""
+def _read_bytes_capped(path, name: str) -> bytes:
+    """At most :data:`~exactspec.core.budget.MAX_FILE_BYTES` of ``path`` (one byte more tells
+    a file over the budget, ``/dev/zero`` included), refused in one line."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
@@ -464,6 +464,13 @@ def read_text_capped(path, name: str = "file") -> str:
     if len(data) > MAX_FILE_BYTES:
         raise TooLarge(f"{name}: {path} is larger than {MAX_FILE_BYTES // 2**20} MiB, the budget "
                        "for a distribution file", budget=MAX_FILE_BYTES)
+    return data
+
+
+def read_text_capped(path, name: str = "file") -> str:
+    """The text of ``path`` as UTF-8, refused past :data:`~exactspec.core.budget.MAX_FILE_BYTES`
+    (``/dev/zero`` stops there) or when it is not UTF-8."""
+    data = _read_bytes_capped(path, name)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -484,14 +491,7 @@ def read_npy_row(path, name: str = "file"):
 
     import numpy as np
 
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as err:
-        raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise TooLarge(f"{name}: {path} is larger than {MAX_FILE_BYTES // 2**20} MiB, the budget "
-                       "for a distribution file", budget=MAX_FILE_BYTES)
+    data = _read_bytes_capped(path, name)
     try:
         row = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, EOFError, OSError, TypeError) as err:
