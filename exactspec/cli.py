@@ -851,11 +851,11 @@ def cmd_rho(args) -> int:
 def cmd_tree(args) -> int:
     from .sequences.trees import tree_report, tree_text
 
-    if args.elementwise != "correct" and (args.search or not (
-            args.verifier or _spec_names_function(args.spec))):
+    user = args.verifier or _spec_names_function(args.spec)
+    if args.elementwise != "correct" and not user:   # (--search refuses it for every route)
         raise _UsageError("--elementwise applies to a user's verifier under --arith (not to "
-                          "--search or a built-in tree method)")
-    if args.verifier or _spec_names_function(args.spec):
+                          "a built-in tree method)")
+    if user:
         if args.search:
             from .sequences.context import read_spec
             from .sequences.user import _SPEC_KEYS, load_user_function
