@@ -3,8 +3,9 @@
 ``exactspec prove --full`` (every claim, as many at a time as there are cores) is the
 slowest single piece of the suite.  When a test that needs it is collected, it is started as
 soon as collection ends, so that it runs beside the unit tests instead of after them, and
-those tests are moved to the end of the run, where they wait for it.  Deselect them
-(``-m "not slow"``) and nothing starts.
+those tests are moved to the end of the run, where they wait for it.  They are marked
+``slow``: the default run (``-m "not slow"`` in ``pyproject.toml``) deselects them and nothing
+starts; ``-m slow`` runs them.
 """
 
 from __future__ import annotations
