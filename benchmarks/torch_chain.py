@@ -1,6 +1,7 @@
 """The gallery's FlashInfer-style chain under ``--tokens M``: seconds by vocabulary size.
 
-    python benchmarks/torch_chain.py [--tokens M ...] [V ...]   (default: M = 3 4, V = 100 1000)
+    python benchmarks/torch_chain.py [--tokens M ...] [--paths-up-to N] [V ...]
+        (default: M = 3 4, N = 8, V = 100 1000)
 
 For each size, the realistic pair of ``benchmarks/torch_layer.py`` (float32 softmax rows read
 at their exact binary values, renormalised exactly), the same rows at every context.  The
@@ -8,9 +9,10 @@ chain of ``examples/engines/flashinfer_chain.py`` (``M - 1`` draft positions, sh
 inverse-CDF recovery) is proved by the factored route (:mod:`exactspec.sequences.factored`):
 each draft position a tensor axis, the call's law a sum of rank-one terms computed once, the
 law of the first ``M`` tokens decided against ``p``'s joint law by exact linear algebra.
-Prints the verdict, tokens per call, the engine paths and the CPU seconds.  Then its two bug
-variants, which read a compared uniform again and fall back to the path route: the refusal
-up front with its estimate at these sizes.
+Prints the verdict, tokens per call, the engine paths and the CPU seconds.  Its two bug
+variants read a compared uniform again, which the factored run does not track: they take the
+path route (each call enumerated once, not per context), run up to ``V = N``, and beyond the
+path budget are refused up front with the estimate (printed).
 """
 
 from __future__ import annotations
@@ -25,19 +27,23 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from torch_layer import rows  # noqa: E402
 
+from exactspec.core.budget import check_sequences  # noqa: E402
 from exactspec.core.errors import TooLarge  # noqa: E402
 from exactspec.sequences.context import ContextPair  # noqa: E402
 from exactspec.sequences.torch_rules import pytorch_whole_call  # noqa: E402
-from exactspec.sequences.user import user_report  # noqa: E402
+from exactspec.sequences.user import DEFAULT_MAX_PATHS, user_report  # noqa: E402
 from exactspec.torch_layer.rule import load_pytorch_rule  # noqa: E402
 
 CHAIN = str(ROOT / "examples" / "engines" / "flashinfer_chain.py")
 
 
 def main(argv: list[str]) -> int:
-    tokens = []
-    while argv[:1] == ["--tokens"]:
-        tokens.append(int(argv[1]))
+    tokens, paths_up_to = [], 8
+    while argv[:1] in (["--tokens"], ["--paths-up-to"]):
+        if argv[0] == "--tokens":
+            tokens.append(int(argv[1]))
+        else:
+            paths_up_to = int(argv[1])
         argv = argv[2:]
     tokens = tokens or [3, 4]
     sizes = [int(a) for a in argv] or [100, 1000]
@@ -49,12 +55,18 @@ def main(argv: list[str]) -> int:
                 rule = load_pytorch_rule(f"{CHAIN}:{name}")
                 start = time.process_time()
                 try:
+                    if name != "chain" and vocab > paths_up_to:
+                        check_sequences(vocab, m, 0, DEFAULT_MAX_PATHS, what="m =")
+                        print(f"V={vocab:5d} M={m} {name}: path route not run (V > "
+                              f"{paths_up_to}; within the budget, it would run)", flush=True)
+                        continue
                     r = user_report({"m": m}, pytorch_whole_call(rule, m), pair=pair, m=m)
                 except TooLarge as err:
-                    print(f"V={vocab:5d} M={m} {name}: refused up front ({err})", flush=True)
+                    print(f"V={vocab:5d} M={m} {name}: refused up front "
+                          f"({time.process_time() - start:.2f} s): {err}", flush=True)
                     continue
                 seconds = time.process_time() - start
-                extra = "" if r["lossless"] else f"  TV={r['tv']}"
+                extra = "" if r["lossless"] else f"  TV={r['tv_float']:.6g}"
                 print(f"V={vocab:5d} M={m} {name}: {r['verdict']}  tokens/call="
                       f"{r['tokens_per_call_float']:.6f}  route={r.get('route', 'paths')}  "
                       f"engine paths={r['paths']}  {seconds:.2f} s CPU{extra}", flush=True)

@@ -118,6 +118,23 @@ def test_chain_four_tokens():
     _same(fast, slow)
 
 
+@pytest.mark.parametrize("pq,m", [(pq, m) for m in (2, 3) for pq in PAIRS] + [(PAIRS[0], 4)])
+def test_reuse_of_the_rejecting_uniform_factored_equals_paths(pq, m):
+    """The recovered token drawn with the uniform that rejected: its law depends on the
+    rejected draft's axis, summed out exactly (a 2-axis factor of the draft and the token)."""
+    fast, slow = _both(f"{CHAIN}:chain_reuse_rejecting_uniform", *pq, m)
+    assert fast["route"] == "factored"
+    _same(fast, slow)
+
+
+def test_reuse_first_token_tv():
+    """The gallery's figure: on the first token alone TV 1/24 (a rejection leaves u uniform
+    on [1/3, 1), which gives token 0 with probability 5/8 instead of 3/4)."""
+    fast, _ = _both(f"{CHAIN}:chain_reuse_rejecting_uniform", "1/2,1/3,1/6", "1/4,1/4,1/2", 3)
+    assert fast["tv_first_token"] == "1/24" and fast["tv"] == "133/2304"
+    assert fast["verdict"] == "lossy-logic"
+
+
 @pytest.mark.parametrize("name", ["chain_recover_from_p", "chain_divide"])
 @pytest.mark.parametrize("pq", PAIRS[:3])
 @pytest.mark.parametrize("m", [2, 3])
@@ -164,17 +181,18 @@ def test_lower_bound_when_the_dense_law_does_not_fit(variants, monkeypatch):
     assert F(bound["tv"]) == exact_two <= F(fast["tv"])
 
 
-@pytest.mark.parametrize("name", ["chain_reuse_rejecting_uniform", "chain_shared_uniform"])
-def test_uniform_read_again_falls_back(name):
+def test_uniform_read_again_falls_back():
+    """One uniform expanded over the positions: two axes' comparisons of one uniform (not a
+    product of per-axis weights): the path route, each call enumerated once."""
     p, q = "1/2,1/3,1/6", "1/4,1/4,1/2"
-    rule = load_pytorch_rule(f"{CHAIN}:{name}")
+    rule = load_pytorch_rule(f"{CHAIN}:chain_shared_uniform")
     from exactspec import Dist
 
     assert factored_call_law(rule, Dist(p), Dist(q), 2) is None
-    fast, slow = _both(f"{CHAIN}:{name}", p, q, 3)
+    fast, slow = _both(f"{CHAIN}:chain_shared_uniform", p, q, 3)
     assert "route" not in fast and fast["verdict"] == "lossy-logic"
     _same(fast, slow)
-    assert fast["calls_enumerated"] == 1                # once, not once per context
+    assert fast["bias"] == "1103/6912" and fast["calls_enumerated"] == 1   # not per context
 
     def plain(s, pair, ctx):                            # a whole call that may read ctx
         return whole(s, pair, ctx)
@@ -184,17 +202,16 @@ def test_uniform_read_again_falls_back(name):
     assert per_context["law"] == fast["law"] and per_context["calls_enumerated"] > 1
 
 
-@pytest.mark.parametrize("name", ["chain_reuse_rejecting_uniform", "chain_shared_uniform"])
-def test_fallback_refused_up_front_at_large_vocabulary(name):
+def test_fallback_refused_up_front_at_large_vocabulary():
     import time
 
-    rule = load_pytorch_rule(f"{CHAIN}:{name}")
+    rule = load_pytorch_rule(f"{CHAIN}:chain_shared_uniform")
     n = 1000
     p = ",".join(f"{k + 1}/{n * (n + 1) // 2}" for k in range(n))
     q = ",".join([f"1/{n}"] * n)
     pair = ContextPair.context_free(p, q)
     start = time.process_time()
-    with pytest.raises(TooLarge, match="token sequences"):
+    with pytest.raises(TooLarge, match="1,000,000,000,000 token sequences"):
         user_report({"m": 4}, pytorch_whole_call(rule, 4), pair=pair, m=4)
     assert time.process_time() - start < 30
 

@@ -153,11 +153,12 @@ class LazyCount:
     single comparison splits the uniform as usual, anything else falls back."""
 
     lazy_count = True
-    __slots__ = ("sampler", "view", "above", "below", "shift")
+    __slots__ = ("sampler", "view", "above", "below", "shift", "_law")
 
     def __init__(self, sampler, view, above, below, shift=0):
         self.sampler, self.view = sampler, view
         self.above, self.below, self.shift = above, below, shift
+        self._law = None
 
     def __add__(self, other):
         if type(other) is int or type(other) is bool:
@@ -171,8 +172,8 @@ class LazyCount:
 
     __radd__ = __add__
 
-    def law(self) -> dict:
-        """``{value: probability}`` of the count, exact."""
+    def intervals(self) -> list:
+        """``[(lo, hi, count), ...]``: the pieces of ``[0, 1)`` where ``u`` gives each count."""
         v = self.view
         events = []                       # (u threshold, +1 above / -1 below)
         for c in self.above:
@@ -181,22 +182,34 @@ class LazyCount:
             events.append(((d - v.shift) / v.scale, -1))
         events.sort(key=lambda e: e[0])
         count = self.shift + len(self.below)
-        out: dict = {}
+        out: list = []
         prev = Fraction(0)
         for t, delta in events:
             t = min(max(t, Fraction(0)), Fraction(1))
             if t > prev:
-                out[count] = out.get(count, Fraction(0)) + (t - prev)
+                out.append((prev, t, count))
                 prev = t
             count += delta
         if prev < 1:
-            out[count] = out.get(count, Fraction(0)) + (1 - prev)
-        return {k: w for k, w in out.items() if w}
+            out.append((prev, Fraction(1), count))
+        return out
+
+    def law(self) -> dict:
+        """``{value: probability}`` of the count, exact (``u`` uniform on ``[0, 1)``)."""
+        if self._law is None:
+            out: dict = {}
+            for lo, hi, k in self.intervals():
+                out[k] = out.get(k, Fraction(0)) + (hi - lo)
+            self._law = out
+        return self._law
 
     def _decide(self, op, c):
         if type(c) not in (int, Fraction):
             raise Fallback("a lazy count compared with a value that is not a number")
-        outcomes = {op(k, c) for k in self.law()}
+        split = self.sampler._axis_split.get(self.view.base.ident)
+        counts = self.law() if split is None else \
+            {k for lo, hi, k in self.intervals() if _meets(lo, hi, split)}
+        outcomes = {op(k, c) for k in counts}
         if len(outcomes) != 1:
             raise Fallback("a lazy count compared where the answer is random")
         return outcomes.pop()
@@ -258,6 +271,7 @@ class FactoredSampler(VectorSampler):
         self.weight = _FactorWeight()
         self.axes: list = []             # (Branched identity, q Dist) per draft axis
         self._lazy: dict = {}            # uniforms compared lazily: ident -> view
+        self._axis_split: dict = {}      # ident -> (axis, P(u < c[x]) per x, outcome)
         self._lazy_uses: dict = {}
 
     def draft(self, q, what: str = "draft"):
@@ -305,7 +319,8 @@ class FactoredSampler(VectorSampler):
             return None
         known = self._lazy.get(base.ident)
         if known is None:
-            if base.ident in self._spent or base.lo != 0 or base.hi != 1:
+            if (base.ident in self._spent and base.ident not in self._axis_split) or \
+                    base.lo != 0 or base.hi != 1:
                 return None
         elif (known.scale, known.shift) != (view.scale, view.shift):
             raise Fallback("two views of one uniform compared lazily")
@@ -331,7 +346,7 @@ class FactoredSampler(VectorSampler):
     def _force(self, ind: LazyIndicator) -> bool:
         """A lazy comparison decided in Python: ``v < c`` (or ``<=``) splits the uniform."""
         base = ind.view.base
-        if self._lazy_uses.get(base.ident) != 1:
+        if self._lazy_uses.get(base.ident) != 1 or base.ident in self._axis_split:
             raise Fallback("a lazy comparison decided in Python after others of its uniform")
         del self._lazy[base.ident]
         del self._lazy_uses[base.ident]
@@ -364,7 +379,17 @@ class FactoredSampler(VectorSampler):
         if any(a != 0 for a in above):
             options.append((False, _AxisVector(c.axis, above),
                             f"u{u.ident} not {sign} c[x{c.axis}]"))
-        return self._choose("uniform", options)
+        result = self._choose("uniform", options)
+        self._axis_split[u.ident] = (c.axis, below, result)
+        return result
+
+
+def _meets(lo, hi, split) -> bool:
+    """Whether ``[lo, hi)`` meets the piece of ``u`` some branch of an axis split left."""
+    _, below, outcome = split
+    if outcome:
+        return any(b > lo for b in below)
+    return any(b < hi for b in below)
 
 
 class CallLaw:
@@ -472,6 +497,9 @@ def _emitted(result, n: int, gamma: int) -> list:
             if t.view.base.ident in counted:
                 raise Fallback("one lazy count emitted twice")
             counted.add(t.view.base.ident)
+            if t.view.base.ident in t.sampler._axis_split:    # depends on the split's axis
+                out.append(t)
+                continue
             law = t.law()
             if any(type(k) is not int or not 0 <= k < n for k in law):
                 raise Fallback("a lazy count that is not an index")
@@ -506,6 +534,12 @@ def _term(s: FactoredSampler, tokens: list, n: int):
         if type(t) is int:
             f = [Fraction(0)] * n
             f[t] = Fraction(1)
+        elif isinstance(t, LazyCount):          # a count of a uniform split on an axis
+            axis, below, outcome = s._axis_split[t.view.base.ident]
+            if axis in used_axes:
+                raise Fallback("two emitted tokens of one draft axis")
+            used_axes.add(axis)
+            f = _split_count_factor(t.intervals(), masses[axis], below, outcome, n)
         elif type(t) is LawIndex:
             if any(t is other for other in used_laws):
                 raise Fallback("one drawn token emitted twice")
@@ -529,3 +563,40 @@ def _term(s: FactoredSampler, tokens: list, n: int):
     if coef == 0 or any(not any(f) for f in factors):
         return None
     return coef, tuple(factors)
+
+
+def _split_count_factor(pieces, m, below, outcome: bool, n: int) -> list:
+    """The law of a lazy count of a uniform ``u`` split on an axis, the axis summed out:
+    ``f[k] = sum_x c_x |I_x  n  J_k|``, ``J_k`` the pieces of ``[0, 1)`` giving count ``k``,
+    ``I_x = [0, b_x)`` (``u < c[x]`` held) or ``[b_x, 1)`` (it did not), ``b_x = P(u < c[x])``,
+    ``c_x = m[x] / |I_x|`` (``m`` the axis's mass, which holds ``|I_x|`` as a factor), by
+    prefix sums over the ``b_x`` sorted."""
+    import bisect
+
+    pts = []
+    for mx, b in zip(m, below):
+        size = b if outcome else 1 - b
+        if mx and size:
+            pts.append((b, mx / size))
+    pts.sort(key=lambda e: e[0])
+    ts = [b for b, _ in pts]
+    s0 = [Fraction(0)]
+    s1 = [Fraction(0)]
+    for b, c in pts:
+        s0.append(s0[-1] + c)
+        s1.append(s1[-1] + c * b)
+    total0 = s0[-1]
+    f = [Fraction(0)] * n
+    for lo, hi, k in pieces:
+        i_lo = bisect.bisect_right(ts, lo)       # b_x <= lo
+        i_hi = bisect.bisect_left(ts, hi)        # b_x < hi
+        mid0, mid1 = s0[i_hi] - s0[i_lo], s1[i_hi] - s1[i_lo]
+        if outcome:      # I_x = [0, b_x): all of J_k when b_x >= hi, [lo, b_x) when inside
+            v = (total0 - s0[i_hi]) * (hi - lo) + (mid1 - mid0 * lo)
+        else:            # I_x = [b_x, 1): all of J_k when b_x <= lo, [b_x, hi) when inside
+            v = s0[i_lo] * (hi - lo) + (mid0 * hi - mid1)
+        if v:
+            if type(k) is not int or not 0 <= k < n:
+                raise Fallback("a lazy count that is not an index")
+            f[k] += v
+    return f
