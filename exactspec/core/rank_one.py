@@ -55,7 +55,24 @@ def mass(term) -> Fraction:
     return out
 
 
-def compress(terms: list) -> list:
+class _Interner:
+    """One object per distinct factor (each new object hashed once), so that equal factors
+    are told apart by identity."""
+
+    def __init__(self):
+        self._by_value: dict = {}
+        self._by_id: dict = {}
+
+    def __call__(self, f):
+        hit = self._by_id.get(id(f))
+        if hit is not None:
+            return hit[1]
+        canonical = self._by_value.setdefault(f, f)
+        self._by_id[id(f)] = (f, canonical)       # keeps f alive: its id stays its own
+        return canonical
+
+
+def compress(terms: list, intern=None) -> list:
     """The same tensor in fewer terms: terms whose factors but the last are equal are merged
     (their last factors added, scaled by their coefficients); zero terms dropped.
 
@@ -74,14 +91,16 @@ def compress(terms: list) -> list:
             scalar += coef
             continue
         head = factors[:-1]
-        if head not in groups:
-            groups[head] = [Fraction(0)] * len(factors[-1])
-            order.append(head)
-        acc = groups[head]
+        key = tuple(map(id, head))     # the same factor objects (hashing exact rows is slow)
+        if key not in groups:
+            groups[key] = [Fraction(0)] * len(factors[-1])
+            order.append((key, head))
+        acc = groups[key]
         for i, v in enumerate(factors[-1]):
             if v:
                 acc[i] += coef * v
-    out = [(1, head + (tuple(groups[head]),)) for head in order if any(groups[head])]
+    last = (lambda f: f) if intern is None else intern
+    out = [(1, head + (last(tuple(groups[key])),)) for key, head in order if any(groups[key])]
     if scalar:
         out.append((scalar, ()))
     return out
@@ -156,16 +175,16 @@ def find_nonzero(terms: list):
                     acc[i] += c * v
         return next(((i,) for i, v in enumerate(acc) if v), None)
     groups: dict = {}
-    for c, f in terms:
-        groups.setdefault(f[0], []).append((c, f[1:]))
-    firsts = list(groups)
+    for c, f in terms:                   # by factor object: equal rows need not merge here
+        groups.setdefault(id(f[0]), (f[0], []))[1].append((c, f[1:]))
+    firsts = [f0 for f0, _ in groups.values()]
     _, pivots = _rref(firsts)
     for piv in pivots:
         sub = []
-        for f0 in firsts:
+        for f0, members in groups.values():
             lam = f0[piv]                # f0 = sum_l f0[pivot_l] e_l
             if lam:
-                sub.extend((c * lam, rest) for c, rest in groups[f0])
+                sub.extend((c * lam, rest) for c, rest in members)
         found = find_nonzero(compress(sub))
         if found is not None:
             return (piv,) + found
@@ -185,6 +204,8 @@ def compose(call_terms: list, m: int) -> dict:
     """
     if any(not f for _, f in call_terms):
         raise ValueError("a call that emits no token")
+    intern = _Interner()
+    call_terms = [(c, tuple(intern(f) for f in fs)) for c, fs in call_terms]
     laws: dict = {0: [(Fraction(1), ())]}
     for k in range(1, m + 1):
         out = []
@@ -197,7 +218,7 @@ def compose(call_terms: list, m: int) -> dict:
                 out.append((coef, fs[:k]))
             else:
                 out.extend((c * c2, fs + gs) for c2, gs in laws[k - j])
-        laws[k] = compress(out)
+        laws[k] = compress(out, intern)
     return laws
 
 
