@@ -407,6 +407,13 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     ``certificate`` (every path of the generation) on request.  ``elementwise`` (with
     ``arith``): where the float run's ``exp`` and ``log`` come from (``"correct"``,
     ``"numpy"``, ``"torch"``), reported as ``elementwise``.
+
+    A PyTorch rule on a context-free pair in exact arithmetic (no ``grid``, no
+    ``certificate``) first takes the factored route (:mod:`exactspec.sequences.factored`:
+    every draft position a tensor axis, ``route: "factored"``, ``law`` and ``target`` only
+    where the sequences are few, a ``witness`` prefix when lossy); a rule it does not track
+    takes the path route.  A call that reads only its rows (``f(s, drafts, p, q)``, a PyTorch
+    rule) is enumerated once per state on a context-free pair, not once per context.
     """
     spec, base = read_spec(spec, "spec", _SPEC_KEYS)
     if function is None:

@@ -10,7 +10,13 @@ branch of ``x_i``), computed branch by branch by the same scalar operation the p
 - A comparison of a fresh uniform with a threshold of axis ``i`` (``u < c[x_i]``, and
   ``u * a[x_i] < c[x_i]`` as kernels write it without a division) is one branch point of the
   engine whose outcomes carry a weight vector on axis ``i``: ``P(u < c[x])`` per branch ``x``
-  and its complement.  The uniform may not be read again (a reuse falls back).
+  and its complement.  The uniform may be read again only by an inverse-CDF lookup (below);
+  any other reuse falls back.
+- An inverse-CDF lookup of a fresh uniform against plain thresholds (``(cdf <= u * total)
+  .sum()``) is kept as the law of its count (:class:`LazyCount`), not split into ``|V|``
+  paths.  Looked up after a comparison on axis ``i`` (the recovered token drawn with the
+  uniform that rejected), the count's law depends on ``x_i``: its vector is summed over axis
+  ``i`` exactly (:func:`_split_count_factor`), the axis then used by that token.
 - A weight of the path is therefore a number times one weight vector per axis, and the
   control state (which positions were accepted, what was written where) is a plain value.
 - Each emitted token is a plain index, a value of one axis (the draft itself or a function of
@@ -20,8 +26,8 @@ branch of ``x_i``), computed branch by branch by the same scalar operation the p
   tokens is a product measure, one vector per token: a *rank-one* term ``(coef, (f_1, ..,
   f_j))`` (:mod:`exactspec.core.rank_one`), and the call's law is the sum of its paths' terms.
 
-An operation that mixes two axes, a branched value deciding Python control flow, a uniform read
-again after a branched comparison, two emitted tokens of one axis: :class:`~exactspec.
+An operation that mixes two axes, a branched value deciding Python control flow, a uniform
+compared on two axes (one uniform shared by every position), two emitted tokens of one axis: :class:`~exactspec.
 torch_layer.branched.Fallback`, and the caller enumerates paths instead.  Only exact arithmetic
 takes this route (``--arith`` runs enumerate paths).
 
@@ -39,7 +45,7 @@ import operator
 import time
 from fractions import Fraction
 
-from ..core.errors import ExactspecError, InvalidInput, TooLarge
+from ..core.errors import ExactspecError, TooLarge
 from ..core.integer_rows import exact_sum
 from ..core.rank_one import mass
 from ..engine.uniform import UniformView

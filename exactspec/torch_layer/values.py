@@ -85,7 +85,8 @@ def cast(v, dtype):
                 all(type(x) is Fraction for x in v.values):
             return v                               # exact rationals stay as they are
         return v.map(lambda x: cast(x, dtype))
-    if t is LawIndex or hasattr(v, "lazy_count"):  # a drawn token, a lazy count (factored)
+    if t is LawIndex or (t is not Fraction and t is not FloatValue and
+                         getattr(t, "lazy_count", False)):  # a drawn token, a lazy count
         if dtype.kind == "int" or (dtype.kind == "bool" and t is not LawIndex):
             return v
         raise Fallback("a drawn token converted to a non-integer dtype")
