@@ -299,3 +299,23 @@ def test_compose_and_tv_against_dense(seed):
     tv = sum(max(expect.get(i, F(0)) - p[i[0]] * p[i[1]] * p[i[2]], F(0))
              for i in itertools.product(range(n), repeat=3))
     assert rank_one.tv_to_power(laws[3], p, 3) == tv
+
+
+def test_command_line(capsys):
+    import json
+
+    from exactspec.cli import main
+
+    args = ["verify", f"{CHAIN}:chain", "--p", "1/2,1/3,1/6", "--q", "1/4,1/4,1/2",
+            "--tokens", "3", "--json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["route"] == "factored" and report["tokens_per_call"] == "19/9"
+    args[1] = f"{CHAIN}:chain_reuse_rejecting_uniform"
+    assert main(args) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["route"] == "factored" and report["tv"] == "133/2304"
+    assert main(args[:-1]) == 1
+    text = capsys.readouterr().out
+    assert "factored route: 4 engine paths, 2 draft axes vectorised" in text
+    assert "REFUTED (lossy by logic)" in text and "TV = 133/2304" in text
