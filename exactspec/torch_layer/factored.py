@@ -427,7 +427,8 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
     """The law of one call of the PyTorch ``rule`` handed ``gamma + 1`` target rows
     ``target`` and ``gamma`` draft rows ``draft`` (exact :class:`~exactspec.core.dist.Dist`
     rows, the same at every position), every draft an axis; ``None`` when the rule does
-    something this route does not track (the caller enumerates paths).  More than
+    something this route does not track, or is refused in it (the caller enumerates paths,
+    which gives the refusal its words).  More than
     ``max_paths`` engine paths is refused (:class:`TooLarge`)."""
     start = time.process_time()
     if any(type(v) is not Fraction for v in list(target.probs) + list(draft.probs)):
@@ -470,7 +471,9 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
                 terms.append(term)
             if not s._advance():
                 break
-    except Fallback:
+    except TooLarge:
+        raise
+    except (Fallback, ExactspecError):     # the path route decides (and words any refusal)
         return None
     total = exact_sum([mass(t) for t in terms])
     if total != 1:
