@@ -105,6 +105,7 @@ class ContextPair:
         self._functions = {"target": target, "draft": draft}
         self._cache: dict = {}
         self._table = table
+        self.context_free_rows = None
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
@@ -129,7 +130,9 @@ class ContextPair:
                                f"{list(q.labels)}")
         table = {"labels": _labels_json(p.labels), "target": {"": _dist_text(p)},
                  "draft": {"": _dist_text(q)}}
-        return cls(lambda ctx: p, lambda ctx: q, p.labels, name=name, table=table)
+        pair = cls(lambda ctx: p, lambda ctx: q, p.labels, name=name, table=table)
+        pair.context_free_rows = (p, q)      # the same rows at every context
+        return pair
 
     @classmethod
     def from_table(cls, table: Mapping, name: str = "") -> ContextPair:

@@ -31,4 +31,5 @@ def pytorch_whole_call(rule, m: int):
         return rule.call_rows(s, pair, ctx)
 
     whole_call.__name__ = rule.spec
+    whole_call.pytorch_rule = rule     # reads only its rows: the factored route may take it
     return whole_call

@@ -245,17 +245,27 @@ def _call_law(verifier, pair, ctx, state, factory, max_paths):
                           sampler_factory=factory)
 
 
+def _reads_rows_only(verifier, pair) -> bool:
+    """Whether every call's law is the same at every context: a context-free pair and a
+    function that sees only its rows (``f(s, drafts, p, q)``, a PyTorch rule); a whole call
+    ``f(s, pair, ctx)`` may read the context and is enumerated per context."""
+    return pair.context_free_rows is not None and (
+        verifier.shape == "rows" or hasattr(verifier.function, "pytorch_rule"))
+
+
 def _joint(verifier, pair, m, ctx, factory, max_paths, root=None):
     """The law of the first ``m`` tokens, composed over (context, state); each reachable
-    (context, state) enumerated once (the root's law may be given)."""
+    (context, state) enumerated once (the root's law may be given), each state once when the
+    call's law does not depend on the context (:func:`_reads_rows_only`)."""
+    free = _reads_rows_only(verifier, pair)
     calls: dict = {}
     if root is not None:
-        calls[(ctx, None)] = root
+        calls[(None if free else ctx, None)] = root
     counts = {"paths": 0, "calls": 0, "floats": 0}
     memo: dict = {}
 
     def one(c, state):
-        key = (c, state)
+        key = (None if free else c, state)
         if key not in calls:
             calls[key] = _call_law(verifier, pair, c, state, factory, max_paths)
         law = calls[key]
@@ -269,7 +279,7 @@ def _joint(verifier, pair, m, ctx, factory, max_paths, root=None):
     counted: set = set()
 
     def rest(c, state, left):
-        key = (c, state, left)
+        key = (None if free else c, state, left)
         if key in memo:
             return memo[key]
         out: dict = {}
@@ -397,6 +407,13 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     ``certificate`` (every path of the generation) on request.  ``elementwise`` (with
     ``arith``): where the float run's ``exp`` and ``log`` come from (``"correct"``,
     ``"numpy"``, ``"torch"``), reported as ``elementwise``.
+
+    A PyTorch rule on a context-free pair in exact arithmetic (no ``grid``, no
+    ``certificate``) first takes the factored route (:mod:`exactspec.sequences.factored`:
+    every draft position a tensor axis, ``route: "factored"``, ``law`` and ``target`` only
+    where the sequences are few, a ``witness`` prefix when lossy); a rule it does not track
+    takes the path route.  A call that reads only its rows (``f(s, drafts, p, q)``, a PyTorch
+    rule) is enumerated once per state on a context-free pair, not once per context.
     """
     spec, base = read_spec(spec, "spec", _SPEC_KEYS)
     if function is None:
@@ -423,7 +440,6 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         raise InvalidInput(f"m={m!r}: need a number of tokens >= 1")
     from ..core.budget import check_sequences
 
-    check_sequences(len(pair.labels), m, verifier.gamma or 0, max_paths, what="m =")
     ctx = parse_context(spec.get("context", ""), pair.labels)
     arith = arith if arith is not None else spec.get("arith")
     grid = grid if grid is not None else spec.get("grid")
@@ -433,6 +449,16 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         tolerance = Fraction(tolerance)
         if tolerance < 0:
             raise InvalidInput(f"tolerance={exact_str(tolerance)}: need a number >= 0")
+    rule = getattr(function, "pytorch_rule", None)
+    if rule is not None and pair.context_free_rows is not None and arith is None and \
+            grid is None and not certificate and elementwise == "correct" and m >= 2:
+        from .factored import factored_report       # the draft positions as tensor axes
+
+        report = factored_report(rule, pair, m, ctx, describe=verifier.describe(),
+                                 tolerance=tolerance, max_paths=max_paths)
+        if report is not None:
+            return report
+    check_sequences(len(pair.labels), m, verifier.gamma or 0, max_paths, what="m =")
     return _report(verifier, pair, m, ctx, arith=arith, grid=grid, tolerance=tolerance,
                    max_paths=max_paths, certificate=certificate, elementwise=elementwise)
 
@@ -682,6 +708,10 @@ def _elementwise_text(report: dict) -> str:
 def user_text(report: dict, max_rows: int = 24) -> str:
     """A short summary of :func:`user_report`: verdict, tokens per call, the law of the first
     ``m`` tokens beside the target (the differing sequences first)."""
+    if report.get("route") == "factored":
+        from .factored import factored_text
+
+        return factored_text(report)
     v = report["verifier"]
     head = (f"user verifier {v['function']} ({'rows of every position, gamma = ' + str(v['gamma']) if v['shape'] == 'rows' else 'whole call'}"
             f"{', stateful' if v['stateful'] else ''}); {report['arith']} arithmetic"

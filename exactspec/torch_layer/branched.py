@@ -48,7 +48,7 @@ from ..core.integer_rows import exact_sum, fractions_over, integer_row
 from ..engine.exact import ExactSampler
 from ..engine.floats import FloatValue
 
-__all__ = ["Branched", "LawIndex", "Fallback", "VectorSampler", "is_branched",
+__all__ = ["Branched", "LawIndex", "Fallback", "VectorSampler", "is_branched", "axis_of",
            "combine", "dot"]
 
 
@@ -69,33 +69,37 @@ _ONE_IDENTITY = (operator.mul, operator.truediv)
 
 
 class Branched:
-    """One element's value on every draft branch (a list indexed by the draft token)."""
+    """One element's value on every draft branch (a list indexed by the draft token) of one
+    draft axis ``axis`` (0 for the one draft of a one-position rule; draft position ``i`` of a
+    multi-position rule in :mod:`.factored`)."""
 
-    __slots__ = ("values",)
+    __slots__ = ("values", "axis")
 
-    def __init__(self, values):
+    def __init__(self, values, axis: int = 0):
         self.values = values
+        self.axis = axis
 
     def __repr__(self):
         return f"Branched({self.values!r})"
 
     def map(self, f) -> "Branched":
         """``f`` applied on every branch."""
-        return Branched([f(v) for v in self.values])
+        return Branched([f(v) for v in self.values], self.axis)
 
     def _binary(self, other, op, reverse=False):
         if _random(other):
             raise Fallback("a branched value in arithmetic with a random value")
         if isinstance(other, Branched):
+            axis = axis_of(self, other)
             pairs = zip(other.values, self.values) if reverse else zip(self.values, other.values)
-            return Branched([op(a, b) for a, b in pairs])
+            return Branched([op(a, b) for a, b in pairs], axis)
         if type(other) is int and ((other == 0 and op in _ZERO_IDENTITY and not reverse) or
                                    (other == 1 and op in _ONE_IDENTITY and not reverse)) and \
                 all(type(a) is Fraction for a in self.values):
             return self                # x - 0, x + 0, x * 1, x / 1 of rationals: x itself
         if reverse:
-            return Branched([op(other, a) for a in self.values])
-        return Branched([op(a, other) for a in self.values])
+            return Branched([op(other, a) for a in self.values], self.axis)
+        return Branched([op(a, other) for a in self.values], self.axis)
 
     def _compare(self, other, op):
         if _random(other):
@@ -157,6 +161,19 @@ class Branched:
         raise Fallback("a branched value decided a Python-level condition")
 
     __bool__ = __index__ = __int__ = __float__ = __hash__ = _one_value
+
+
+def axis_of(*values) -> int:
+    """The one draft axis of the branched ``values`` (plain values have none); an operation
+    mixing two draft axes is not tracked (:class:`Fallback`).
+
+    >>> axis_of(Branched([1, 2], 1), 3, Branched([0, 0], 1))
+    1
+    """
+    axes = {v.axis for v in values if isinstance(v, Branched)}
+    if len(axes) != 1:
+        raise Fallback("an operation mixing two draft axes")
+    return axes.pop()
 
 
 def is_branched(v) -> bool:

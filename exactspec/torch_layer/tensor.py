@@ -62,7 +62,7 @@ from ..core.integer_rows import exact_sum
 from ..engine.floats import FORMATS, FloatValue
 from ..engine.uniform import Uniform, UniformView
 from . import dtypes as D
-from .branched import Branched, Fallback, LawIndex
+from .branched import Branched, Fallback, LawIndex, axis_of
 from .context import current, refuse, undecided
 from .values import UNSET, arith, cast, exact_number, is_nan, is_random
 
@@ -1149,10 +1149,10 @@ def read(data: list, position):
         if any(v is UNSET for v in values):
             raise Fallback("a branched read of unwritten memory")
         if all(type(v) is Fraction for v in values):
-            return Branched(values)
+            return Branched(values, position.axis)
         if any(isinstance(v, (Branched, LawIndex)) or is_random(v) for v in values):
             raise Fallback("a branched read of a random or branched value")
-        return Branched(values)
+        return Branched(values, position.axis)
     return data[position]
 
 
@@ -1228,7 +1228,12 @@ def decide(op, a, b) -> bool:
         bv = b.values if type(b) is Branched else None
         return Branched([decide(op, av[i] if av is not None else a,
                                 bv[i] if bv is not None else b)
-                         for i in range(len(av if av is not None else bv))])
+                         for i in range(len(av if av is not None else bv))], axis_of(a, b))
+    lazy = getattr(current().sampler, "lazy_compare", None)      # a factored run's hook
+    if lazy is not None:
+        r = lazy(op, a, b)
+        if r is not None:
+            return r
     return _truth(op(a, b))
 
 
@@ -1272,7 +1277,8 @@ def _extreme(a, b, maximum: bool):
             n = len((x if type(x) is Branched else y).values)
             xs = x.values if type(x) is Branched else [x] * n
             ys = y.values if type(y) is Branched else [y] * n
-            out.append(Branched([_extreme_one(a, b, maximum) for a, b in zip(xs, ys)]))
+            out.append(Branched([_extreme_one(a, b, maximum) for a, b in zip(xs, ys)],
+                                axis_of(x, y)))
         else:
             out.append(_extreme_one(x, y, maximum))
     return Tensor.new(out, shape, dtype)

@@ -20,7 +20,7 @@ import operator
 from fractions import Fraction
 
 from ..engine.floats import FORMATS, FloatValue, exact_value
-from .branched import Branched, Fallback, LawIndex
+from .branched import Branched, Fallback, LawIndex, axis_of
 from .context import CURRENT, current, refuse, undecided
 
 __all__ = ["UNSET", "cast", "divide", "is_random", "is_nan", "exact_number", "arith"]
@@ -85,8 +85,9 @@ def cast(v, dtype):
                 all(type(x) is Fraction for x in v.values):
             return v                               # exact rationals stay as they are
         return v.map(lambda x: cast(x, dtype))
-    if t is LawIndex:
-        if dtype.kind == "int":
+    if t is LawIndex or (t is not Fraction and t is not FloatValue and
+                         getattr(t, "lazy_count", False)):  # a drawn token, a lazy count
+        if dtype.kind == "int" or (dtype.kind == "bool" and t is not LawIndex):
             return v
         raise Fallback("a drawn token converted to a non-integer dtype")
     if dtype.kind == "float":                      # the common cases first
@@ -186,13 +187,18 @@ def arith(op, a, b):
 
 def _branched_arith(op, a, b):
     """``arith`` on every draft branch: the path run's scalar operation, branch by branch."""
-    if is_random(a) or is_random(b) or isinstance(a, LawIndex) or isinstance(b, LawIndex):
+    if isinstance(a, LawIndex) or isinstance(b, LawIndex):
         raise Fallback("a branched value in arithmetic with a random value")
+    if is_random(a) or is_random(b):
+        hook = getattr(current().sampler, "branched_product", None)   # u * c[x] (factored)
+        if hook is None:
+            raise Fallback("a branched value in arithmetic with a random value")
+        return hook(op, a, b)
     if type(a) is Branched and type(b) is Branched:
-        return Branched([arith(op, x, y) for x, y in zip(a.values, b.values)])
+        return Branched([arith(op, x, y) for x, y in zip(a.values, b.values)], axis_of(a, b))
     if type(a) is Branched:
-        return Branched([arith(op, x, b) for x in a.values])
-    return Branched([arith(op, a, y) for y in b.values])
+        return Branched([arith(op, x, b) for x in a.values], a.axis)
+    return Branched([arith(op, a, y) for y in b.values], b.axis)
 
 
 def _noise_arith(op, a, b):

@@ -1,0 +1,268 @@
+"""Exact sums of rank-one tensors: laws of token sequences without ``|V|^M`` enumeration.
+
+A *term* is ``(coef, (f_1, ..., f_j))``: the tensor ``coef * f_1 (x) ... (x) f_j`` over
+``j`` token positions, each ``f_k`` a tuple of exact numbers of the vocabulary's length (a
+measure on the token of position ``k``).  A sum of terms of one order is a law of ``j``-token
+sequences kept factored: ``R`` terms take ``R * j * |V|`` numbers where the dense law takes
+``|V|^j``.
+
+- :func:`find_nonzero` decides exactly whether a sum of terms is the zero tensor, and when it
+  is not, returns an entry where it is not zero.  Along the first position it writes the first
+  factors in a basis of their span (exact Gaussian elimination over the rationals, reduced
+  row echelon form: basis vector ``e_l`` is 1 at its pivot ``t_l`` and every other basis vector
+  is 0 there), so the sum is ``sum_l e_l (x) G_l`` with ``G_l`` a sum of terms of one order
+  less; the ``e_l`` being independent, the sum is zero iff every ``G_l`` is, and its slice at
+  token ``t_l`` is ``G_l`` itself (the witness recurses into it).
+- :func:`compose` builds the law of the first ``m`` tokens of repeated calls of a stateless
+  rule on a context-free pair: ``L_m = sum_j A_j (x) L_{m-j}`` (a call that emits at least
+  ``m`` tokens contributes its first ``m``), ``A_j`` the call's terms of ``j`` tokens.
+- :func:`dense` and :func:`tv_to_power` give the dense law and its exact total variation from
+  ``p^{(x)m}`` where ``|V|^m`` entries fit.
+
+>>> from fractions import Fraction as F
+>>> p = (F(1, 2), F(1, 2))
+>>> half = (F(1, 2), F(0))
+>>> terms = [(F(1), (half, p)), (F(1), ((F(0), F(1, 2)), p))]      # = p (x) p
+>>> find_nonzero(terms + [(F(-1), (p, p))]) is None
+True
+>>> find_nonzero([(F(1), (half, p)), (F(-1), (p, p))])
+(1, 0)
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+__all__ = ["find_nonzero", "compose", "compress", "marginal", "value_at", "dense",
+           "tv_to_power", "mass"]
+
+
+def _sum(values):
+    out = Fraction(0)
+    for v in values:
+        if v:
+            out += v
+    return out
+
+
+def mass(term) -> Fraction:
+    """The total mass of one term: ``coef * prod_k sum(f_k)``."""
+    coef, factors = term
+    out = coef
+    for f in factors:
+        out *= _sum(f)
+    return out
+
+
+class _Interner:
+    """One object per distinct factor (each new object hashed once), so that equal factors
+    are told apart by identity."""
+
+    def __init__(self):
+        self._by_value: dict = {}
+        self._by_id: dict = {}
+
+    def __call__(self, f):
+        hit = self._by_id.get(id(f))
+        if hit is not None:
+            return hit[1]
+        canonical = self._by_value.setdefault(f, f)
+        self._by_id[id(f)] = (f, canonical)       # keeps f alive: its id stays its own
+        return canonical
+
+
+def compress(terms: list, intern=None) -> list:
+    """The same tensor in fewer terms: terms whose factors but the last are equal are merged
+    (their last factors added, scaled by their coefficients); zero terms dropped.
+
+    >>> from fractions import Fraction as F
+    >>> a, b = (F(1), F(0)), (F(0), F(1))
+    >>> compress([(F(1, 2), (a, a)), (F(1, 3), (a, b)), (F(0), (b, b))])
+    [(1, ((Fraction(1, 1), Fraction(0, 1)), (Fraction(1, 2), Fraction(1, 3))))]
+    """
+    groups: dict = {}
+    order: list = []
+    scalar = Fraction(0)
+    for coef, factors in terms:
+        if coef == 0:
+            continue
+        if not factors:
+            scalar += coef
+            continue
+        head = factors[:-1]
+        key = tuple(map(id, head))     # the same factor objects (hashing exact rows is slow)
+        if key not in groups:
+            groups[key] = [Fraction(0)] * len(factors[-1])
+            order.append((key, head))
+        acc = groups[key]
+        for i, v in enumerate(factors[-1]):
+            if v:
+                acc[i] += coef * v
+    last = (lambda f: f) if intern is None else intern
+    out = [(1, head + (last(tuple(groups[key])),)) for key, head in order if any(groups[key])]
+    if scalar:
+        out.append((scalar, ()))
+    return out
+
+
+def marginal(terms: list, k: int) -> list:
+    """The law of the first ``k`` positions (the others summed out)."""
+    out = []
+    for coef, factors in terms:
+        c = coef
+        for f in factors[k:]:
+            c *= _sum(f)
+        out.append((c, factors[:k]))
+    return compress(out)
+
+
+def value_at(terms: list, index: tuple) -> Fraction:
+    """The entry of the sum of ``terms`` at the token indices ``index`` (one per position)."""
+    out = Fraction(0)
+    for coef, factors in terms:
+        v = coef
+        for f, t in zip(factors, index):
+            v *= f[t]
+            if not v:
+                break
+        out += v
+    return out
+
+
+def _rref(rows: list) -> tuple[list, list]:
+    """Reduced row echelon form of exact ``rows``: ``(basis, pivots)``, basis vector ``l`` is
+    1 at column ``pivots[l]`` and every other basis vector is 0 there."""
+    basis: list = []
+    pivots: list = []
+    for row in rows:
+        r = list(row)
+        for e, piv in zip(basis, pivots):
+            c = r[piv]
+            if c:
+                r = [a - c * b if b else a for a, b in zip(r, e)]
+        piv = next((i for i, v in enumerate(r) if v), None)
+        if piv is None:
+            continue
+        inv = 1 / Fraction(r[piv])
+        r = [v * inv if v else v for v in r]
+        for j, e in enumerate(basis):            # clear the new pivot's column above
+            c = e[piv]
+            if c:
+                basis[j] = [a - c * b if b else a for a, b in zip(e, r)]
+        basis.append(r)
+        pivots.append(piv)
+    return basis, pivots
+
+
+def find_nonzero(terms: list):
+    """``None`` when the sum of ``terms`` (all of one order) is the zero tensor; otherwise the
+    token indices of an entry where it is not zero (see the module's text)."""
+    terms = [(c, f) for c, f in terms if c != 0]
+    if not terms:
+        return None
+    order = len(terms[0][1])
+    if any(len(f) != order for _, f in terms):
+        raise ValueError("terms of different orders")
+    if order == 0:
+        return None if _sum(c for c, _ in terms) == 0 else ()
+    if order == 1:
+        n = len(terms[0][1][0])
+        acc = [Fraction(0)] * n
+        for c, (f,) in terms:
+            for i, v in enumerate(f):
+                if v:
+                    acc[i] += c * v
+        return next(((i,) for i, v in enumerate(acc) if v), None)
+    groups: dict = {}
+    for c, f in terms:                   # by factor object: equal rows need not merge here
+        groups.setdefault(id(f[0]), (f[0], []))[1].append((c, f[1:]))
+    firsts = [f0 for f0, _ in groups.values()]
+    _, pivots = _rref(firsts)
+    for piv in pivots:
+        sub = []
+        for f0, members in groups.values():
+            lam = f0[piv]                # f0 = sum_l f0[pivot_l] e_l
+            if lam:
+                sub.extend((c * lam, rest) for c, rest in members)
+        found = find_nonzero(compress(sub))
+        if found is not None:
+            return (piv,) + found
+    return None
+
+
+def compose(call_terms: list, m: int) -> dict:
+    """``{k: L_k}`` for ``k = 0..m``: the law of the first ``k`` tokens of repeated calls whose
+    one call has the law ``call_terms`` (each term's order the number of tokens it emits, at
+    least 1), the same at every context and with no state between calls.
+
+    >>> from fractions import Fraction as F
+    >>> e0, e1 = (F(1), F(0)), (F(0), F(1))
+    >>> laws = compose([(F(1, 2), (e0, e1)), (F(1, 2), (e1,))], 2)   # "0,1" or "1"
+    >>> value_at(laws[2], (1, 1)), value_at(laws[2], (0, 1)), value_at(laws[2], (1, 0))
+    (Fraction(1, 4), Fraction(1, 2), Fraction(1, 4))
+    """
+    if any(not f for _, f in call_terms):
+        raise ValueError("a call that emits no token")
+    intern = _Interner()
+    call_terms = [(c, tuple(intern(f) for f in fs)) for c, fs in call_terms]
+    laws: dict = {0: [(Fraction(1), ())]}
+    for k in range(1, m + 1):
+        out = []
+        for c, fs in call_terms:
+            j = len(fs)
+            if j >= k:
+                coef = c
+                for f in fs[k:]:
+                    coef *= _sum(f)
+                out.append((coef, fs[:k]))
+            else:
+                out.extend((c * c2, fs + gs) for c2, gs in laws[k - j])
+        laws[k] = compress(out, intern)
+    return laws
+
+
+def _integer(f) -> tuple[list, int]:
+    d = 1
+    for v in f:
+        if v:
+            d = math.lcm(d, Fraction(v).denominator)
+    return [int(v * d) for v in f], d
+
+
+def dense(terms: list, n: int):
+    """The dense tensor of the sum of ``terms`` (order ``k``): ``(numerators, denominator)``,
+    a NumPy object array of shape ``(n,) * k`` of Python ints and one common denominator."""
+    import numpy as np
+
+    parts = []
+    common = 1
+    for coef, factors in terms:
+        ints, den = [], Fraction(coef).denominator
+        for f in factors:
+            i, d = _integer(f)
+            ints.append(i)
+            den *= d
+        parts.append((Fraction(coef).numerator, ints, den))
+        common = math.lcm(common, den)
+    order = len(terms[0][1]) if terms else 0
+    total = np.zeros((n,) * order, dtype=object) if order else 0
+    for num, ints, den in parts:
+        arr = np.array([num * (common // den)], dtype=object).reshape(()) if order else \
+            num * (common // den)
+        for i in ints:
+            arr = np.multiply.outer(arr, np.array(i, dtype=object))
+        total = total + arr
+    return total, common
+
+
+def tv_to_power(terms: list, p: tuple, k: int) -> Fraction:
+    """The exact total variation between the sum of ``terms`` (order ``k``, total mass 1) and
+    ``p^{(x)k}``, from the dense tensors (``len(p) ** k`` entries)."""
+    n = len(p)
+    law = terms + [(Fraction(-1), (tuple(p),) * k)]
+    diff, den = dense(law, n)
+    if k == 0:
+        return Fraction(max(diff, 0), den)
+    positive = sum(int(v) for v in diff.flat if v > 0)
+    return Fraction(positive, den)

@@ -1,0 +1,611 @@
+"""Multi-position PyTorch rules with every draft position as its own tensor axis.
+
+A multi-position PyTorch rule (``verify FILE:fn --tokens M``) draws ``M - 1`` drafts
+``x_1 .. x_{M-1}``, one per draft row, with ``torch.multinomial(q, 1)``.  Path enumeration runs
+the body once per combination of drafts (about ``|V|^(M-1)`` runs).  Here the body runs once
+per path of the *other* random choices, with draft ``x_i`` kept as its own axis ``i``: a
+:class:`~exactspec.torch_layer.branched.Branched` value of axis ``i`` (its value on every
+branch of ``x_i``), computed branch by branch by the same scalar operation the path run applies.
+
+- A comparison of a fresh uniform with a threshold of axis ``i`` (``u < c[x_i]``, and
+  ``u * a[x_i] < c[x_i]`` as kernels write it without a division) is one branch point of the
+  engine whose outcomes carry a weight vector on axis ``i``: ``P(u < c[x])`` per branch ``x``
+  and its complement.  The uniform may be read again only by an inverse-CDF lookup (below);
+  any other reuse falls back.
+- An inverse-CDF lookup of a fresh uniform against plain thresholds (``(cdf <= u * total)
+  .sum()``) is kept as the law of its count (:class:`LazyCount`), not split into ``|V|``
+  paths.  Looked up after a comparison on axis ``i`` (the recovered token drawn with the
+  uniform that rejected), the count's law depends on ``x_i``: its vector is summed over axis
+  ``i`` exactly (:func:`_split_count_factor`), the axis then used by that token.
+- A weight of the path is therefore a number times one weight vector per axis, and the
+  control state (which positions were accepted, what was written where) is a plain value.
+- Each emitted token is a plain index, a value of one axis (the draft itself or a function of
+  it), or a token drawn once with a known law (:class:`~exactspec.torch_layer.branched.
+  LawIndex`: ``torch.multinomial`` of plain weights, an exponential race on fresh noise).  When
+  no two emitted tokens come from the same axis or the same draw, the path's law of the emitted
+  tokens is a product measure, one vector per token: a *rank-one* term ``(coef, (f_1, ..,
+  f_j))`` (:mod:`exactspec.core.rank_one`), and the call's law is the sum of its paths' terms.
+
+An operation that mixes two axes, a branched value deciding Python control flow, a uniform
+compared on two axes (one uniform shared by every position), two emitted tokens of one axis: :class:`~exactspec.
+torch_layer.branched.Fallback`, and the caller enumerates paths instead.  Only exact arithmetic
+takes this route (``--arith`` runs enumerate paths).
+
+>>> from exactspec.core.dist import Dist
+>>> from exactspec.torch_layer.rule import load_pytorch_rule
+>>> rule = load_pytorch_rule("examples/engines/flashinfer_chain.py:chain")
+>>> law = factored_call_law(rule, Dist("1/2,1/2"), Dist("1/4,3/4"), 2)
+>>> law.paths, law.axes, sorted(len(f) for _, f in law.terms)
+(4, 2, [1, 1, 2, 3])
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from fractions import Fraction
+
+from ..core.errors import ExactspecError, TooLarge
+from ..core.integer_rows import exact_sum
+from ..core.rank_one import mass
+from ..engine.uniform import UniformView
+from . import dtypes as D
+from .branched import Branched, Fallback, LawIndex, VectorSampler
+from .context import Run
+from .module import installed
+from .tensor import Tensor
+
+__all__ = ["FactoredSampler", "CallLaw", "factored_call_law", "AxisUniform"]
+
+
+class _AxisVector:
+    """A weight per branch of draft axis ``axis``."""
+
+    __slots__ = ("axis", "values")
+
+    def __init__(self, axis: int, values: list):
+        self.axis = axis
+        self.values = values
+
+    def __ne__(self, other):
+        return True
+
+    def __eq__(self, other):
+        return False
+
+    __hash__ = None
+
+
+class _FactorWeight:
+    """A path's weight: a number times one weight vector per draft axis."""
+
+    __slots__ = ("scalar", "axes")
+
+    def __init__(self, scalar=Fraction(1), axes=None):
+        self.scalar = scalar
+        self.axes = axes or {}
+
+    def __mul__(self, other):
+        if isinstance(other, _AxisVector):
+            axes = dict(self.axes)
+            old = axes.get(other.axis)
+            axes[other.axis] = other.values if old is None else \
+                [a * b for a, b in zip(old, other.values)]
+            return _FactorWeight(self.scalar, axes)
+        if isinstance(other, _FactorWeight):
+            raise Fallback("two path weights multiplied")
+        return _FactorWeight(self.scalar * other, self.axes)
+
+    __rmul__ = __mul__
+
+
+class AxisUniform(UniformView):
+    """``u * a[x]`` for a fresh uniform ``u`` and a value ``a`` of one draft axis (``a >= 0``
+    on every branch): compared with a threshold ``c`` it is the comparison ``u < c[x] / a[x]``
+    branch by branch (``0 < c[x]`` where ``a[x] = 0``)."""
+
+    __slots__ = ("axis_scale",)
+
+    def __init__(self, base, axis_scale: Branched):
+        super().__init__(base, 1, 0)
+        self.axis_scale = axis_scale
+
+    def _thresholds(self, c, strict: bool) -> Branched:
+        scale = self.axis_scale
+        cs = c.values if isinstance(c, Branched) else [c] * len(scale.values)
+        if isinstance(c, Branched) and c.axis != scale.axis:
+            raise Fallback("an operation mixing two draft axes")
+        out = []
+        for a, b in zip(scale.values, cs):
+            if type(a) is not Fraction and type(a) is not int or \
+                    type(b) is not Fraction and type(b) is not int:
+                raise Fallback("a branched threshold that is not an exact number")
+            if a < 0:
+                raise Fallback("a uniform times a negative branched value")
+            if a == 0:                       # u * 0 < c: no uniform left in it
+                holds = 0 < b if strict else 0 <= b
+                out.append(Fraction(1) if holds else Fraction(-1))
+            else:
+                out.append(Fraction(b) / a)
+        return Branched(out, scale.axis)
+
+    def __lt__(self, c):
+        if self.base.linked or self.base.spent or not isinstance(self.base.sampler,
+                                                                 FactoredSampler):
+            raise Fallback("a branched product of a uniform outside the factored run")
+        return self.base.sampler._split_uniform(self.base, self._thresholds(c, True), True)
+
+    def __le__(self, c):
+        if self.base.linked or self.base.spent or not isinstance(self.base.sampler,
+                                                                 FactoredSampler):
+            raise Fallback("a branched product of a uniform outside the factored run")
+        return self.base.sampler._split_uniform(self.base, self._thresholds(c, False), False)
+
+    def _refuse(self, *args):
+        raise Fallback("arithmetic on a uniform times a branched value")
+
+    __mul__ = __rmul__ = __truediv__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse
+    __neg__ = _refuse
+
+    def __repr__(self):
+        return f"AxisUniform(u{self.base.ident} * axis{self.axis_scale.axis})"
+
+
+class LazyCount:
+    """``shift + sum_k [v >= c_k] + sum_k [v < d_k]`` for one view ``v = a * u + b`` of a
+    fresh uniform ``u`` read nowhere else: the count of an inverse-CDF lookup
+    (``(cdf <= u * total).sum()``), kept as its law rather than split into ``|V|`` paths.  A
+    single comparison (:class:`LazyIndicator`) is a count of one term; a Python-level use of a
+    single comparison splits the uniform as usual, anything else falls back."""
+
+    lazy_count = True
+    __slots__ = ("sampler", "view", "above", "below", "shift", "_law")
+
+    def __init__(self, sampler, view, above, below, shift=0):
+        self.sampler, self.view = sampler, view
+        self.above, self.below, self.shift = above, below, shift
+        self._law = None
+
+    def __add__(self, other):
+        if type(other) is int or type(other) is bool:
+            return LazyCount(self.sampler, self.view, self.above, self.below,
+                             self.shift + int(other))
+        if isinstance(other, LazyCount) and other.view.base is self.view.base and \
+                (other.view.scale, other.view.shift) == (self.view.scale, self.view.shift):
+            return LazyCount(self.sampler, self.view, self.above + other.above,
+                             self.below + other.below, self.shift + other.shift)
+        raise Fallback("a lazy comparison of a uniform added to another value")
+
+    __radd__ = __add__
+
+    def intervals(self) -> list:
+        """``[(lo, hi, count), ...]``: the pieces of ``[0, 1)`` where ``u`` gives each count."""
+        v = self.view
+        events = []                       # (u threshold, +1 above / -1 below)
+        for c in self.above:
+            events.append(((c - v.shift) / v.scale, 1))
+        for d in self.below:
+            events.append(((d - v.shift) / v.scale, -1))
+        events.sort(key=lambda e: e[0])
+        count = self.shift + len(self.below)
+        out: list = []
+        prev = Fraction(0)
+        for t, delta in events:
+            t = min(max(t, Fraction(0)), Fraction(1))
+            if t > prev:
+                out.append((prev, t, count))
+                prev = t
+            count += delta
+        if prev < 1:
+            out.append((prev, Fraction(1), count))
+        return out
+
+    def law(self) -> dict:
+        """``{value: probability}`` of the count, exact (``u`` uniform on ``[0, 1)``)."""
+        if self._law is None:
+            out: dict = {}
+            for lo, hi, k in self.intervals():
+                out[k] = out.get(k, Fraction(0)) + (hi - lo)
+            self._law = out
+        return self._law
+
+    def _decide(self, op, c):
+        if type(c) not in (int, Fraction):
+            raise Fallback("a lazy count compared with a value that is not a number")
+        split = self.sampler._axis_split.get(self.view.base.ident)
+        counts = self.law() if split is None else \
+            {k for lo, hi, k in self.intervals() if _meets(lo, hi, split)}
+        outcomes = {op(k, c) for k in counts}
+        if len(outcomes) != 1:
+            raise Fallback("a lazy count compared where the answer is random")
+        return outcomes.pop()
+
+    def __lt__(self, c):
+        return self._decide(operator.lt, c)
+
+    def __le__(self, c):
+        return self._decide(operator.le, c)
+
+    def __gt__(self, c):
+        return self._decide(operator.gt, c)
+
+    def __ge__(self, c):
+        return self._decide(operator.ge, c)
+
+    def __bool__(self):
+        raise Fallback("a lazy count read into Python")
+
+    def _refuse(self, *args):
+        raise Fallback("a lazy count used in a computation")
+
+    __index__ = __int__ = __float__ = __hash__ = _refuse
+    __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __neg__ = _refuse
+
+    def __eq__(self, c):
+        return self._decide(operator.eq, c)
+
+    def __ne__(self, c):
+        return self._decide(operator.ne, c)
+
+    def __repr__(self):
+        return f"<lazy count of u{self.view.base.ident}>"
+
+
+class LazyIndicator(LazyCount):
+    """One lazy comparison ``v >= c`` (``above``) or ``v < c`` of a fresh uniform's view."""
+
+    __slots__ = ("cut", "strict", "truth")
+
+    def __init__(self, sampler, view, c, above: bool, cut, strict: bool, truth: bool):
+        super().__init__(sampler, view, (c,) if above else (), () if above else (c,))
+        self.cut, self.strict, self.truth = cut, strict, truth
+
+    def __bool__(self):
+        """The comparison decided in Python: the uniform splits as usual (only while this
+        is its one lazy comparison)."""
+        return self.sampler._force(self)
+
+
+class FactoredSampler(VectorSampler):
+    """The exact interpreter with each draft as its own branch axis (see the module's text)."""
+
+    def __init__(self, size: int):
+        super().__init__(size, None)          # ideal uniforms only
+
+    def _reset(self):
+        super()._reset()
+        self.weight = _FactorWeight()
+        self.axes: list = []             # (Branched identity, q Dist) per draft axis
+        self._lazy: dict = {}            # uniforms compared lazily: ident -> view
+        self._axis_split: dict = {}      # ident -> (axis, P(u < c[x]) per x, outcome)
+        self._lazy_uses: dict = {}
+
+    def draft(self, q, what: str = "draft"):
+        axis = len(self.axes)
+        b = Branched(list(range(self.size)), axis)
+        self.axes.append((b, q))
+        self.drafted.append(b)
+        return b
+
+    def branched_product(self, op, a, b):
+        """``u * c`` of a fresh uniform and a branched value (the hook of the tensor layer's
+        arithmetic): an :class:`AxisUniform`; any other mix of a random and a branched value
+        falls back."""
+        import operator
+
+        from ..engine.uniform import Uniform
+
+        u, c = (a, b) if isinstance(b, Branched) else (b, a)
+        if op is not operator.mul or not isinstance(u, Uniform) or u.sampler is not self or \
+                not isinstance(c, Branched):
+            raise Fallback("a branched value in arithmetic with a random value")
+        self._check_fresh(u)
+        return AxisUniform(u, c)
+
+    def _check_fresh(self, u):
+        if u is not None and getattr(u, "ident", None) in self._lazy:
+            raise Fallback("a uniform read again after a lazy comparison")
+        super()._check_fresh(u)
+
+    def lazy_compare(self, op, a, b):
+        """``op(a, b)`` of a view of a fresh uniform and a plain exact number, kept lazy (a
+        :class:`LazyIndicator`, the hook of the tensor layer's comparisons); ``None`` for any
+        other comparison (decided as usual)."""
+        from ..engine.uniform import Uniform
+
+        if isinstance(a, UniformView) and not isinstance(a, AxisUniform):
+            view, c, flipped = a, b, False
+        elif isinstance(b, UniformView) and not isinstance(b, AxisUniform):
+            view, c, flipped = b, a, True
+        else:
+            return None
+        base = view.base
+        if type(c) not in (int, Fraction) or not isinstance(base, Uniform) or \
+                base.sampler is not self or base.linked or base.spent:
+            return None
+        known = self._lazy.get(base.ident)
+        if known is None:
+            if (base.ident in self._spent and base.ident not in self._axis_split) or \
+                    base.lo != 0 or base.hi != 1:
+                return None
+        elif (known.scale, known.shift) != (view.scale, view.shift):
+            raise Fallback("two views of one uniform compared lazily")
+        if not view.scale > 0:
+            return None
+        c = Fraction(c)
+        # v op c with the view on the left: v < c, v <= c (below), v > c, v >= c (above)
+        if flipped:
+            op = {operator.lt: operator.gt, operator.le: operator.ge, operator.gt: operator.lt,
+                  operator.ge: operator.le}.get(op, op)
+        if op in (operator.lt, operator.le):
+            above, strict, truth = False, op is operator.lt, True
+        elif op in (operator.gt, operator.ge):
+            above, strict, truth = True, op is operator.ge, False
+        else:
+            return None
+        self._lazy[base.ident] = view
+        self._spent.add(base.ident)
+        self._lazy_uses[base.ident] = self._lazy_uses.get(base.ident, 0) + 1
+        cut = (c - view.shift) / view.scale
+        return LazyIndicator(self, view, c, above, cut, strict, truth)
+
+    def _force(self, ind: LazyIndicator) -> bool:
+        """A lazy comparison decided in Python: ``v < c`` (or ``<=``) splits the uniform."""
+        base = ind.view.base
+        if self._lazy_uses.get(base.ident) != 1 or base.ident in self._axis_split:
+            raise Fallback("a lazy comparison decided in Python after others of its uniform")
+        del self._lazy[base.ident]
+        del self._lazy_uses[base.ident]
+        self._spent.discard(base.ident)
+        below = super(VectorSampler, self)._split_uniform(base, ind.cut, ind.strict)
+        return below if ind.truth else not below
+
+    def _split_uniform(self, u, c, strict: bool) -> bool:
+        self._check_fresh(u)
+        if not isinstance(c, Branched):
+            return super(VectorSampler, self)._split_uniform(u, c, strict)
+        if u.linked or u.spent or u.lo != 0 or u.hi != 1:
+            raise Fallback("a branched comparison of a uniform already split")
+        never = [pr == 0 for pr in self.axes[c.axis][1].probs]
+        below = []
+        for x, nev in zip(c.values, never):
+            if nev:
+                below.append(Fraction(0))
+                continue
+            if type(x) is not Fraction and type(x) is not int:
+                raise Fallback("a branched threshold that is not an exact number")
+            below.append(Fraction(0) if x <= 0 else Fraction(1) if x >= 1 else Fraction(x))
+        self._spent.add(u.ident)
+        self._spent_uniforms.append(u)
+        above = [(0 if nev else 1) - b for b, nev in zip(below, never)]
+        sign = "<" if strict else "<="
+        options = []
+        if any(b != 0 for b in below):
+            options.append((True, _AxisVector(c.axis, below), f"u{u.ident} {sign} c[x{c.axis}]"))
+        if any(a != 0 for a in above):
+            options.append((False, _AxisVector(c.axis, above),
+                            f"u{u.ident} not {sign} c[x{c.axis}]"))
+        result = self._choose("uniform", options)
+        self._axis_split[u.ident] = (c.axis, below, result)
+        return result
+
+
+def _meets(lo, hi, split) -> bool:
+    """Whether ``[lo, hi)`` meets the piece of ``u`` some branch of an axis split left."""
+    _, below, outcome = split
+    if outcome:
+        return any(b > lo for b in below)
+    return any(b < hi for b in below)
+
+
+class CallLaw:
+    """The law of one call of a multi-position rule as a sum of rank-one terms.
+
+    Attributes
+    ----------
+    terms : list
+        ``(coef, factors)`` per engine path (zero terms left out), one factor per emitted
+        token (:mod:`exactspec.core.rank_one`).
+    paths : int
+        Engine paths run (the draft axes vectorised, not counted as paths).
+    axes : int
+        Draft axes of the call.
+    seconds : float
+        CPU seconds.
+    """
+
+    def __init__(self, terms, paths, axes, seconds, n):
+        self.terms, self.paths, self.axes, self.seconds, self.n = terms, paths, axes, seconds, n
+
+
+def _as_vector(values) -> list:
+    return [Fraction(v) if type(v) is not Fraction else v for v in values]
+
+
+def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None = None
+                      ) -> CallLaw | None:
+    """The law of one call of the PyTorch ``rule`` handed ``gamma + 1`` target rows
+    ``target`` and ``gamma`` draft rows ``draft`` (exact :class:`~exactspec.core.dist.Dist`
+    rows, the same at every position), every draft an axis; ``None`` when the rule does
+    something this route does not track, or is refused in it (the caller enumerates paths,
+    which gives the refusal its words).  More than
+    ``max_paths`` engine paths is refused (:class:`TooLarge`)."""
+    start = time.process_time()
+    if any(type(v) is not Fraction for v in list(target.probs) + list(draft.probs)):
+        if any(not isinstance(v, (int, Fraction)) for v in list(target.probs) +
+               list(draft.probs)):
+            return None
+    p = _as_vector(target.probs)
+    q = _as_vector(draft.probs)
+    n = len(p)
+    s = FactoredSampler(n)
+    terms: list = []
+    paths = 0
+    axes = 0
+    try:
+        while True:
+            s._reset()
+            run = Run(s, None)
+            with installed(run):
+                p_rows = Tensor.new(p * (gamma + 1), (gamma + 1, n), D.float64)
+                q_rows = Tensor.new(q * gamma, (gamma, n), D.float64)
+                run.draft = (q_rows, q_rows._st.version, draft)
+                try:
+                    result = rule.function(p_rows, q_rows)
+                except (Fallback, ExactspecError):
+                    raise
+                except Exception as err:
+                    raise Fallback(f"{type(err).__name__}: {err}") from None
+                tokens = _emitted(result, n, gamma)
+            s.finish()
+            if s._depth != len(s._prefix):
+                raise Fallback("a replay that differs")
+            paths += 1
+            if max_paths is not None and paths > max_paths:
+                raise TooLarge(f"the factored run of {rule.spec} passed {max_paths:,} engine "
+                               "paths (its draft axes vectorised): over the budget; "
+                               "--max-paths N to insist", estimate=paths, budget=max_paths)
+            axes = max(axes, len(s.axes))
+            term = _term(s, tokens, n)
+            if term is not None:
+                terms.append(term)
+            if not s._advance():
+                break
+    except TooLarge:
+        raise
+    except (Fallback, ExactspecError):     # the path route decides (and words any refusal)
+        return None
+    total = exact_sum([mass(t) for t in terms])
+    if total != 1:
+        return None
+    return CallLaw(terms, paths, axes, time.process_time() - start, n)
+
+
+def _emitted(result, n: int, gamma: int) -> list:
+    """The emitted tokens of one path: plain indices, axis values, law tokens."""
+    if isinstance(result, Tensor):
+        if result.ndim > 1 or result.dtype.kind != "int":
+            raise Fallback("a result that is not a 1-D integer tensor")
+        result = result._values()
+    if not isinstance(result, (list, tuple)):
+        raise Fallback("a result that is not a list of tokens")
+    out = []
+    counted: set = set()
+    for t in result:
+        if isinstance(t, Tensor):
+            if t.numel() != 1 or t.dtype.kind != "int":
+                raise Fallback("a token that is not one integer")
+            t = t._values()[0]
+        if type(t) is int:
+            if not 0 <= t < n:
+                raise Fallback("a token out of range")
+        elif type(t) is Branched:
+            if any(type(v) is not int or not 0 <= v < n for v in t.values):
+                raise Fallback("a branched token that is not an index on every branch")
+        elif isinstance(t, LazyCount):
+            if t.view.base.ident in counted:
+                raise Fallback("one lazy count emitted twice")
+            counted.add(t.view.base.ident)
+            if t.view.base.ident in t.sampler._axis_split:    # depends on the split's axis
+                out.append(t)
+                continue
+            law = t.law()
+            if any(type(k) is not int or not 0 <= k < n for k in law):
+                raise Fallback("a lazy count that is not an index")
+            probs = [Fraction(0)] * n
+            for k, w in law.items():
+                probs[k] = w
+            t = LawIndex(probs, f"inverse-CDF u{t.view.base.ident}")
+        elif type(t) is not LawIndex:
+            raise Fallback("a result that is not a token")
+        out.append(t)
+    if not out or len(out) > gamma + 1:
+        raise Fallback("a number of tokens outside 1..gamma + 1")
+    return out
+
+
+def _term(s: FactoredSampler, tokens: list, n: int):
+    """The path's law of its emitted tokens, one vector per token (``None``: weight 0)."""
+    weight = s.weight
+    coef = weight.scalar
+    masses = {}
+    for axis, (_, q) in enumerate(s.axes):
+        w = weight.axes.get(axis)
+        qs = _as_vector(q.probs)
+        masses[axis] = qs if w is None else [a * b for a, b in zip(qs, w)]
+    for axis in weight.axes:
+        if axis not in masses:
+            raise Fallback("a weight on an axis that was not drafted")
+    used_axes: set = set()
+    used_laws: list = []
+    factors = []
+    for t in tokens:
+        if type(t) is int:
+            f = [Fraction(0)] * n
+            f[t] = Fraction(1)
+        elif isinstance(t, LazyCount):          # a count of a uniform split on an axis
+            axis, below, outcome = s._axis_split[t.view.base.ident]
+            if axis in used_axes:
+                raise Fallback("two emitted tokens of one draft axis")
+            used_axes.add(axis)
+            f = _split_count_factor(t.intervals(), masses[axis], below, outcome, n)
+        elif type(t) is LawIndex:
+            if any(t is other for other in used_laws):
+                raise Fallback("one drawn token emitted twice")
+            used_laws.append(t)
+            f = _as_vector(t.probs)
+        else:
+            if t.axis in used_axes:
+                raise Fallback("two emitted tokens of one draft axis")
+            used_axes.add(t.axis)
+            m = masses[t.axis]
+            if t.values == list(range(n)):
+                f = m
+            else:
+                f = [Fraction(0)] * n
+                for x, v in enumerate(t.values):
+                    f[v] += m[x]
+        factors.append(tuple(f))
+    for axis, m in masses.items():
+        if axis not in used_axes:
+            coef *= exact_sum(m)
+    if coef == 0 or any(not any(f) for f in factors):
+        return None
+    return coef, tuple(factors)
+
+
+def _split_count_factor(pieces, m, below, outcome: bool, n: int) -> list:
+    """The law of a lazy count of a uniform ``u`` split on an axis, the axis summed out:
+    ``f[k] = sum_x c_x |I_x  n  J_k|``, ``J_k`` the pieces of ``[0, 1)`` giving count ``k``,
+    ``I_x = [0, b_x)`` (``u < c[x]`` held) or ``[b_x, 1)`` (it did not), ``b_x = P(u < c[x])``,
+    ``c_x = m[x] / |I_x|`` (``m`` the axis's mass, which holds ``|I_x|`` as a factor), by
+    prefix sums over the ``b_x`` sorted."""
+    import bisect
+
+    pts = []
+    for mx, b in zip(m, below):
+        size = b if outcome else 1 - b
+        if mx and size:
+            pts.append((b, mx / size))
+    pts.sort(key=lambda e: e[0])
+    ts = [b for b, _ in pts]
+    s0 = [Fraction(0)]
+    s1 = [Fraction(0)]
+    for b, c in pts:
+        s0.append(s0[-1] + c)
+        s1.append(s1[-1] + c * b)
+    total0 = s0[-1]
+    f = [Fraction(0)] * n
+    for lo, hi, k in pieces:
+        i_lo = bisect.bisect_right(ts, lo)       # b_x <= lo
+        i_hi = bisect.bisect_left(ts, hi)        # b_x < hi
+        mid0, mid1 = s0[i_hi] - s0[i_lo], s1[i_hi] - s1[i_lo]
+        if outcome:      # I_x = [0, b_x): all of J_k when b_x >= hi, [lo, b_x) when inside
+            v = (total0 - s0[i_hi]) * (hi - lo) + (mid1 - mid0 * lo)
+        else:            # I_x = [b_x, 1): all of J_k when b_x <= lo, [b_x, hi) when inside
+            v = s0[i_lo] * (hi - lo) + (mid0 * hi - mid1)
+        if v:
+            if type(k) is not int or not 0 <= k < n:
+                raise Fallback("a lazy count that is not an index")
+            f[k] += v
+    return f

@@ -1,0 +1,321 @@
+"""Multi-position PyTorch rules with every draft position as a tensor axis (the factored route).
+
+On small pairs with zeros and ties, ``verify --tokens M`` by the factored route
+(:mod:`exactspec.sequences.factored`) gives the same verdict, law, tokens per call and TV as the
+path route (one run of the body per path, every context); rules the factored run does not
+track fall back and keep the path route's report.  The exact rank-one algebra
+(:mod:`exactspec.core.rank_one`) is checked against dense tensors on random small instances.
+"""
+
+import itertools
+import random
+import textwrap
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+
+from exactspec.core import rank_one
+from exactspec.core.errors import TooLarge
+from exactspec.sequences import factored
+from exactspec.sequences.context import ContextPair
+from exactspec.sequences.torch_rules import pytorch_whole_call
+from exactspec.sequences.user import user_report
+from exactspec.torch_layer.factored import factored_call_law
+from exactspec.torch_layer.rule import load_pytorch_rule
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAIN = ROOT / "examples" / "engines" / "flashinfer_chain.py"
+
+PAIRS = [
+    ("1/2,1/3,1/6", "1/4,1/4,1/2"),
+    ("1/4,1/4,1/2,0", "1/2,0,1/4,1/4"),          # zeros on both sides
+    ("1/5,1/5,1/5,2/5", "1/5,1/5,2/5,1/5"),      # ties p = q
+    ("0,1,0", "1/2,1/4,1/4"),                    # a one-token target
+]
+
+# a chain whose recovered token is drawn from p, not from the residual (a bug the factored
+# route tracks: multinomial over plain weights), and one that accepts with u < p / q
+VARIANTS = '''
+import torch
+
+
+def chain_recover_from_p(p, q):
+    n = q.shape[0]
+    drafts = torch.multinomial(q, num_samples=1)                      # [n, 1]
+    pd = p[:n].gather(1, drafts).reshape(n)
+    qd = q.gather(1, drafts).reshape(n)
+    u = torch.rand(n)
+    out = []
+    for i in range(n):
+        x = drafts[i, 0]
+        accept = u[i] < pd[i] / qd[i]
+        if not bool(accept):
+            return out + [torch.multinomial(p[i], 1)[0]]
+        out.append(x)
+    return out + [torch.multinomial(p[n], 1)[0]]
+
+
+def chain_divide(p, q):
+    n = q.shape[0]
+    drafts = torch.multinomial(q, num_samples=1)                      # [n, 1]
+    pd = p[:n].gather(1, drafts).reshape(n)
+    qd = q.gather(1, drafts).reshape(n)
+    u = torch.rand(n)
+    out = []
+    for i in range(n):
+        x = drafts[i, 0]
+        accept = u[i] < pd[i] / qd[i]
+        if not bool(accept):
+            residual = (p[i] - q[i]).clamp(min=0)
+            return out + [torch.multinomial(residual, 1)[0]]
+        out.append(x)
+    return out + [torch.multinomial(p[n], 1)[0]]
+'''
+
+
+@pytest.fixture(scope="module")
+def variants(tmp_path_factory):
+    path = tmp_path_factory.mktemp("rules") / "chain_variants.py"
+    path.write_text(textwrap.dedent(VARIANTS))
+    return path
+
+
+def _both(spec, p, q, m):
+    """The report by the factored route (when it applies) and by the path route."""
+    rule = load_pytorch_rule(spec)
+    pair = ContextPair.context_free(p, q)
+    whole = pytorch_whole_call(rule, m)
+    fast = user_report({"m": m}, whole, pair=pair, m=m)
+    with pytest.MonkeyPatch.context() as patch:          # the same call by the path route
+        patch.setattr(factored, "factored_report", lambda *a, **k: None)
+        slow = user_report({"m": m}, whole, pair=pair, m=m)
+    return fast, slow
+
+
+def _same(fast, slow):
+    assert fast["verdict"] == slow["verdict"]
+    assert fast["lossless"] == slow["lossless"]
+    assert fast["tokens_per_call"] == slow["tokens_per_call"]
+    assert fast["bias"] == slow["bias"]
+    assert fast["law"] == slow["law"]
+    assert fast["target"] == slow["target"]
+
+
+@pytest.mark.parametrize("pq", PAIRS)
+@pytest.mark.parametrize("m", [2, 3])
+def test_chain_factored_equals_paths(pq, m):
+    fast, slow = _both(f"{CHAIN}:chain", *pq, m)
+    assert fast["route"] == "factored" and "route" not in slow
+    _same(fast, slow)
+    assert fast["verdict"] == "lossless"
+    assert fast["factored"]["draft_axes"] == m - 1
+
+
+def test_chain_four_tokens():
+    fast, slow = _both(f"{CHAIN}:chain", "1/2,1/3,1/6", "1/4,1/4,1/2", 4)
+    assert fast["route"] == "factored"
+    _same(fast, slow)
+
+
+@pytest.mark.parametrize("pq,m", [(pq, m) for m in (2, 3) for pq in PAIRS] + [(PAIRS[0], 4)])
+def test_reuse_of_the_rejecting_uniform_factored_equals_paths(pq, m):
+    """The recovered token drawn with the uniform that rejected: its law depends on the
+    rejected draft's axis, summed out exactly (a 2-axis factor of the draft and the token)."""
+    fast, slow = _both(f"{CHAIN}:chain_reuse_rejecting_uniform", *pq, m)
+    assert fast["route"] == "factored"
+    _same(fast, slow)
+
+
+def test_reuse_first_token_tv():
+    """The gallery's figure: on the first token alone TV 1/24 (a rejection leaves u uniform
+    on [1/3, 1), which gives token 0 with probability 5/8 instead of 3/4)."""
+    fast, _ = _both(f"{CHAIN}:chain_reuse_rejecting_uniform", "1/2,1/3,1/6", "1/4,1/4,1/2", 3)
+    assert fast["tv_first_token"] == "1/24" and fast["tv"] == "133/2304"
+    assert fast["verdict"] == "lossy-logic"
+
+
+@pytest.mark.parametrize("name", ["chain_recover_from_p", "chain_divide"])
+@pytest.mark.parametrize("pq", PAIRS[:3])
+@pytest.mark.parametrize("m", [2, 3])
+def test_variants_factored_equal_paths(variants, name, pq, m):
+    fast, slow = _both(f"{variants}:{name}", *pq, m)
+    assert fast["route"] == "factored"
+    _same(fast, slow)
+    if not fast["lossless"]:
+        w = fast["witness"]
+        tokens = w["tokens"]
+        # the witness is a prefix whose probability differs: read it off the path route's law
+        k = len(tokens.split(","))
+        marginal = sum((F(v) for seq, v in slow["law"].items()
+                        if seq.split(",")[:k] == tokens.split(",")), F(0))
+        assert F(w["law"]) == marginal != F(w["target"])
+        assert fast["tv_is"].startswith("exact")
+
+
+def test_bug_variant_refuted_with_witness(variants):
+    fast, slow = _both(f"{variants}:chain_recover_from_p", "1/2,1/3,1/6", "1/4,1/4,1/2", 3)
+    assert fast["verdict"] == "lossy-logic" and fast["bias"] == slow["bias"] != "0"
+    first = {}
+    for seq, v in slow["law"].items():
+        first[seq[0]] = first.get(seq[0], F(0)) + F(v)
+    p = [F(1, 2), F(1, 3), F(1, 6)]
+    assert F(fast["tv_first_token"]) == sum(max(first.get(str(t), F(0)) - p[t], F(0))
+                                            for t in range(3))
+
+
+def test_lower_bound_when_the_dense_law_does_not_fit(variants, monkeypatch):
+    fast, slow = _both(f"{variants}:chain_recover_from_p", "1/2,1/3,1/6", "1/4,1/4,1/2", 3)
+    monkeypatch.setattr(factored, "DENSE_LIMIT", 9)      # 3^2 fits, 3^3 does not
+    rule = load_pytorch_rule(f"{variants}:chain_recover_from_p")
+    pair = ContextPair.context_free("1/2,1/3,1/6", "1/4,1/4,1/2")
+    bound = user_report({"m": 3}, pytorch_whole_call(rule, 3), pair=pair, m=3)
+    assert bound["tv_of_first"] == 2 and "lower bound" in bound["tv_is"]
+    two = {}
+    for seq, v in slow["law"].items():
+        key = seq.rsplit(",", 1)[0]
+        two[key] = two.get(key, F(0)) + F(v)
+    p = [F(1, 2), F(1, 3), F(1, 6)]
+    exact_two = sum(max(two.get(f"{a},{b}", F(0)) - p[a] * p[b], F(0))
+                    for a in range(3) for b in range(3))
+    assert F(bound["tv"]) == exact_two <= F(fast["tv"])
+
+
+def test_uniform_read_again_falls_back():
+    """One uniform expanded over the positions: two axes' comparisons of one uniform (not a
+    product of per-axis weights): the path route, each call enumerated once."""
+    p, q = "1/2,1/3,1/6", "1/4,1/4,1/2"
+    rule = load_pytorch_rule(f"{CHAIN}:chain_shared_uniform")
+    from exactspec import Dist
+
+    assert factored_call_law(rule, Dist(p), Dist(q), 2) is None
+    fast, slow = _both(f"{CHAIN}:chain_shared_uniform", p, q, 3)
+    assert "route" not in fast and fast["verdict"] == "lossy-logic"
+    _same(fast, slow)
+    assert fast["bias"] == "1103/6912" and fast["calls_enumerated"] == 1   # not per context
+
+    def plain(s, pair, ctx):                            # a whole call that may read ctx
+        return whole(s, pair, ctx)
+
+    whole = pytorch_whole_call(rule, 3)
+    per_context = user_report({"m": 3}, plain, pair=ContextPair.context_free(p, q), m=3)
+    assert per_context["law"] == fast["law"] and per_context["calls_enumerated"] > 1
+
+
+def test_fallback_refused_up_front_at_large_vocabulary():
+    import time
+
+    rule = load_pytorch_rule(f"{CHAIN}:chain_shared_uniform")
+    n = 1000
+    p = ",".join(f"{k + 1}/{n * (n + 1) // 2}" for k in range(n))
+    q = ",".join([f"1/{n}"] * n)
+    pair = ContextPair.context_free(p, q)
+    start = time.process_time()
+    with pytest.raises(TooLarge, match="1,000,000,000,000 token sequences"):
+        user_report({"m": 4}, pytorch_whole_call(rule, 4), pair=pair, m=4)
+    assert time.process_time() - start < 30
+
+
+def test_chain_factored_at_vocabulary_50():
+    """A size the path route cannot reach (50^3 draft combinations per call): proved."""
+    n = 50
+    p = ",".join(f"{k + 1}/{n * (n + 1) // 2}" for k in range(n))
+    q = ",".join(["1/50"] * n)
+    rule = load_pytorch_rule(f"{CHAIN}:chain")
+    pair = ContextPair.context_free(p, q)
+    r = user_report({"m": 4}, pytorch_whole_call(rule, 4), pair=pair, m=4)
+    assert r["route"] == "factored" and r["verdict"] == "lossless"
+    assert r["paths"] <= 8
+    # tokens per call of a chain of 3 drafts: 1 + a + a^2 + a^3, a = sum min(p, q)
+    a = sum(min(F(k + 1, n * (n + 1) // 2), F(1, n)) for k in range(n))
+    assert F(r["tokens_per_call"]) == 1 + a + a ** 2 + a ** 3
+
+
+# -- the rank-one algebra against dense tensors -------------------------------------------------
+def _dense(terms, n, k):
+    out = {}
+    for idx in itertools.product(range(n), repeat=k):
+        out[idx] = rank_one.value_at(terms, idx)
+    return out
+
+
+def _random_terms(rng, n, k, r):
+    return [(F(rng.randint(-3, 3), rng.randint(1, 4)),
+             tuple(tuple(F(rng.randint(0, 2), rng.randint(1, 3)) for _ in range(n))
+                   for _ in range(k)))
+            for _ in range(r)]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_find_nonzero_against_dense(seed):
+    rng = random.Random(seed)
+    n, k, r = rng.randint(1, 3), rng.randint(1, 3), rng.randint(1, 4)
+    terms = _random_terms(rng, n, k, r)
+    if seed % 2:                                  # make it zero: subtract its own dense form
+        dense = _dense(terms, n, k)
+        for idx, v in dense.items():
+            if v:
+                terms.append((-v, tuple(tuple(F(int(i == t)) for i in range(n)) for t in idx)))
+    dense = _dense(terms, n, k)
+    found = rank_one.find_nonzero(terms)
+    if all(v == 0 for v in dense.values()):
+        assert found is None
+    else:
+        assert found is not None and dense[found] != 0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_compose_and_tv_against_dense(seed):
+    rng = random.Random(100 + seed)
+    n = rng.randint(2, 3)
+
+    def law():
+        w = [F(rng.randint(0, 3)) for _ in range(n)]
+        w[rng.randrange(n)] += 1
+        s = sum(w)
+        return tuple(x / s for x in w)
+
+    call = [(F(1, 2), (law(),)), (F(1, 3), (law(), law())), (F(1, 6), (law(), law(), law()))]
+    laws = rank_one.compose(call, 3)
+    # the law of the first 3 tokens, by enumerating calls
+    expect: dict = {}
+
+    def walk(prefix, weight):
+        if len(prefix) >= 3:
+            expect[prefix[:3]] = expect.get(prefix[:3], F(0)) + weight
+            return
+        for c, fs in call:
+            for idx in itertools.product(range(n), repeat=len(fs)):
+                w = c
+                for f, t in zip(fs, idx):
+                    w *= f[t]
+                if w:
+                    walk(prefix + idx, weight * w)
+
+    walk((), F(1))
+    assert _dense(laws[3], n, 3) == {i: expect.get(i, F(0))
+                                     for i in itertools.product(range(n), repeat=3)}
+    p = law()
+    tv = sum(max(expect.get(i, F(0)) - p[i[0]] * p[i[1]] * p[i[2]], F(0))
+             for i in itertools.product(range(n), repeat=3))
+    assert rank_one.tv_to_power(laws[3], p, 3) == tv
+
+
+def test_command_line(capsys):
+    import json
+
+    from exactspec.cli import main
+
+    args = ["verify", f"{CHAIN}:chain", "--p", "1/2,1/3,1/6", "--q", "1/4,1/4,1/2",
+            "--tokens", "3", "--json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["route"] == "factored" and report["tokens_per_call"] == "19/9"
+    args[1] = f"{CHAIN}:chain_reuse_rejecting_uniform"
+    assert main(args) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["route"] == "factored" and report["tv"] == "133/2304"
+    assert main(args[:-1]) == 1
+    text = capsys.readouterr().out
+    assert "factored route: 4 engine paths, 2 draft axes vectorised" in text
+    assert "REFUTED (lossy by logic)" in text and "TV = 133/2304" in text
