@@ -645,14 +645,15 @@ def _pytorch_whole_call(method: str, m: int):
 
 def _sequence_report(args, spec, function, *, pair=None, gamma=None, m=None) -> int:
     """The one report of a user's multi-position rule, from ``verify --tokens`` or ``tree``."""
-    from .sequences.user import DEFAULT_MAX_PATHS, user_report, user_text
+    from .sequences.user import DEFAULT_MAX_PATHS, DEFAULT_MAX_SECONDS, user_report, user_text
 
     if args.search_tokens is not None:
         raise _UsageError("--search-tokens applies to --search")
     report = user_report(spec, function, pair=pair, gamma=gamma, m=m, arith=args.arith,
                          grid=args.grid, tolerance=_tolerance(args),
                          max_paths=args.max_paths or DEFAULT_MAX_PATHS,
-                         certificate=bool(args.certificate), elementwise=args.elementwise)
+                         certificate=bool(args.certificate), elementwise=args.elementwise,
+                         max_seconds=None if args.max_paths else DEFAULT_MAX_SECONDS)
     if args.certificate:
         _write_json(args.certificate, report.pop("certificate"))
     _emit(report, args.json, user_text(report))

@@ -11,7 +11,7 @@ import pytest
 
 from exactspec.checker import check_certificate
 from exactspec.cli import main
-from exactspec.core.errors import InvalidInput
+from exactspec.core.errors import InvalidInput, TooLarge
 from exactspec.engine.runs import enumerate_runs
 from exactspec.sequences.chains import Chain, chain_tokens_per_call
 from exactspec.sequences.context import ContextPair
@@ -551,3 +551,23 @@ def test_options_a_route_cannot_honour_are_refused_in_one_line(capsys, route, ar
                              *argv)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert all(w in err for w in words), err
+
+
+def test_a_call_over_the_seconds_budget_is_refused_up_front():
+    """The path budget alone would let a slow rule run for hours: its estimated paths times
+    the measured seconds of one path are checked too, before the enumeration."""
+    pair = ContextPair.context_free("1/3,1/3,1/3", "1/2,1/4,1/4")
+
+    def chain(s, drafts, p, q):
+        out = ()
+        for i, x in enumerate(drafts):
+            if not s.coin(min(1, p[i][x] / q[i][x])):
+                return out + (s.draw(residual(p[i], q[i])),)
+            out += (x,)
+        return out + (s.draw(p[len(drafts)]),)
+
+    with pytest.raises(TooLarge, match=r"paths at about .* s each: about .* s of exact work, "
+                                       r"over the budget of 0 s"):
+        user_report({"gamma": 2, "m": 3}, chain, pair=pair, max_seconds=1e-9)
+    report = user_report({"gamma": 2, "m": 3}, chain, pair=pair, max_seconds=None)
+    assert report["verdict"] == "lossless"

@@ -87,7 +87,7 @@ class RunEnumeration:
 
 def enumerate_runs(run: Callable, *, keep_paths: bool = False,
                    max_paths: int | None = DEFAULT_MAX_PATHS, grid: int | None = None,
-                   sampler_factory=None) -> RunEnumeration:
+                   sampler_factory=None, max_seconds: float | None = None) -> RunEnumeration:
     """Run ``run(s)`` on every path of its random choices; return the exact output law.
 
     Parameters
@@ -102,15 +102,28 @@ def enumerate_runs(run: Callable, *, keep_paths: bool = False,
         paths is larger; ``None`` insists.
     grid : int, optional
         Explicit uniforms on the grid ``{0, 1/N, ..., (N-1)/N}``.
+    max_seconds : float, optional
+        Refuse (:class:`~exactspec.core.errors.TooLarge`) when the estimated number of paths
+        times the measured seconds of one path (the median of the estimate's probes) is
+        larger; only with ``max_paths``, whose estimate it reuses.
     """
     factory = sampler_factory or (lambda: ExactSampler(grid=grid))
     if max_paths is not None:
+        timing: list = []
         estimate = estimate_paths(lambda s, p, q, k: run(s), None, None, 1,
-                                  sampler_factory=factory)
+                                  sampler_factory=factory, timing=timing,
+                                  max_paths=max_paths, max_seconds=max_seconds)
         if estimate > max_paths:
             raise TooLarge(f"about {estimate:,} paths to enumerate, over the budget of "
                            f"{max_paths:,}: use a smaller instance, or max_paths=None to insist",
                            estimate=estimate, budget=max_paths)
+        seconds = estimate * timing[0] if timing else 0.0
+        if max_seconds is not None and seconds > max_seconds:
+            raise TooLarge(f"about {estimate:,} paths at about {timing[0]:.2g} s each: about "
+                           f"{seconds:,.0f} s of exact work, over the budget of "
+                           f"{max_seconds:.0f} s: use a smaller instance, or --max-paths N to "
+                           "insist", estimate=estimate,
+                           budget=max_paths)
     start = time.perf_counter()
     s = factory()
     law: dict = {}

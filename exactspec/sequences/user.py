@@ -47,7 +47,7 @@ from typing import Any, Callable
 
 from ..core.dist import Dist, exact_str, residual  # noqa: F401 (residual: for doctests)
 from ..core.errors import InvalidInput
-from ..engine.exact import ExactSampler
+from ..engine.exact import MAX_SECONDS, ExactSampler
 from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
 from ..engine.runs import enumerate_runs
 from ..engine.watch import watched
@@ -56,7 +56,7 @@ from .multitoken import Verifier, sequence_certificate
 
 __all__ = ["UserVerifier", "as_user_verifier", "load_user_function", "user_report",
            "user_text", "HiddenState", "position_pair", "builtin_report", "recorded_pair",
-           "trusted_function", "replay_certificate"]
+           "trusted_function", "replay_certificate", "DEFAULT_MAX_SECONDS"]
 
 _SPEC_KEYS = {"model", "labels", "target", "draft", "verifier", "gamma", "m", "context",
               "arith", "grid", "tolerance"}
@@ -240,8 +240,9 @@ def _factory(arith, grid, elementwise="correct"):
     return lambda: ExactSampler(grid=grid)
 
 
-def _call_law(verifier, pair, ctx, state, factory, max_paths):
+def _call_law(verifier, pair, ctx, state, factory, max_paths, max_seconds=None):
     return enumerate_runs(lambda s: verifier.step(s, pair, ctx, state), max_paths=max_paths,
+                          max_seconds=max_seconds,
                           sampler_factory=factory)
 
 
@@ -253,7 +254,7 @@ def _reads_rows_only(verifier, pair) -> bool:
         verifier.shape == "rows" or hasattr(verifier.function, "pytorch_rule"))
 
 
-def _joint(verifier, pair, m, ctx, factory, max_paths, root=None):
+def _joint(verifier, pair, m, ctx, factory, max_paths, root=None, max_seconds=None):
     """The law of the first ``m`` tokens, composed over (context, state); each reachable
     (context, state) enumerated once (the root's law may be given), each state once when the
     call's law does not depend on the context (:func:`_reads_rows_only`)."""
@@ -267,7 +268,7 @@ def _joint(verifier, pair, m, ctx, factory, max_paths, root=None):
     def one(c, state):
         key = (None if free else c, state)
         if key not in calls:
-            calls[key] = _call_law(verifier, pair, c, state, factory, max_paths)
+            calls[key] = _call_law(verifier, pair, c, state, factory, max_paths, max_seconds)
         law = calls[key]
         if key not in counted:
             counted.add(key)
@@ -381,13 +382,18 @@ def _load_pair(spec: dict, base: Path | None) -> ContextPair:
 
 
 DEFAULT_MAX_PATHS = 10**6   # one budget for every route to a user's multi-position rule
+#: A call whose paths would take longer than this (its size estimate times the measured
+#: seconds of one path) is refused up front too; ``max_seconds=None`` (on the command line,
+#: a path budget given with ``--max-paths N``) insists.
+DEFAULT_MAX_SECONDS = MAX_SECONDS
 
 
 def user_report(spec, function=None, *, pair: ContextPair | None = None,
                 gamma: int | None = None, m: int | None = None, arith: str | None = None,
                 grid: int | None = None, tolerance=None,
                 max_paths: int | None = DEFAULT_MAX_PATHS, certificate: bool = False,
-                elementwise: str = "correct") -> dict:
+                elementwise: str = "correct",
+                max_seconds: float | None = DEFAULT_MAX_SECONDS) -> dict:
     """Prove a user's multi-position verifier on a spec; a JSON-ready report.
 
     The one entry point for a user's multi-position rule: ``exactspec tree SPEC --verifier
@@ -460,7 +466,8 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
             return report
     check_sequences(len(pair.labels), m, verifier.gamma or 0, max_paths, what="m =")
     return _report(verifier, pair, m, ctx, arith=arith, grid=grid, tolerance=tolerance,
-                   max_paths=max_paths, certificate=certificate, elementwise=elementwise)
+                   max_paths=max_paths, certificate=certificate, elementwise=elementwise,
+                   max_seconds=max_seconds)
 
 
 class _Run:
@@ -472,24 +479,26 @@ class _Run:
 
 
 def _prove(verifier, pair, m, ctx, target, arith, grid, max_paths,
-           elementwise="correct") -> _Run:
+           elementwise="correct", max_seconds=None) -> _Run:
     """The law of the first ``m`` tokens in ``arith`` (exact when ``None``) with uniforms on
     ``grid``, every reachable (context, state) enumerated once; hidden state refused, and
     hidden randomness under the watch of every exact run (:func:`~exactspec.engine.watch.
     watched`)."""
     with watched(verifier.function):
         return _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths,
-                              elementwise)
+                              elementwise, max_seconds)
 
 
 def _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths,
-                   elementwise="correct") -> _Run:
+                   elementwise="correct", max_seconds=None) -> _Run:
     factory = _factory(arith, grid, elementwise)
     before = state_fingerprint(verifier.function)
     signature = _replay_signature(verifier, pair, ctx, factory)
-    root = _call_law(verifier, pair, ctx, None, factory, max_paths)  # enumerated once
+    root = _call_law(verifier, pair, ctx, None, factory, max_paths,  # enumerated once
+                     max_seconds)
     _check_unchanged(verifier, before)
-    law, counts = _joint(verifier, pair, m, ctx, factory, max_paths, root=root)
+    law, counts = _joint(verifier, pair, m, ctx, factory, max_paths, root=root,
+                         max_seconds=max_seconds)
     _check_unchanged(verifier, before)
     if _replay_signature(verifier, pair, ctx, factory) != signature:
         raise HiddenState(
@@ -511,7 +520,8 @@ def _law_json(law: dict) -> dict:
 
 
 def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, arith, grid,
-            tolerance, max_paths, certificate, elementwise="correct") -> dict:
+            tolerance, max_paths, certificate, elementwise="correct",
+            max_seconds=None) -> dict:
     """The report of :func:`user_report`: the run asked for (``arith``, ``grid``), the same
     verifier in exact arithmetic with ideal uniforms, and in exact arithmetic on the grid."""
     from ..rounding import tolerated
@@ -528,16 +538,17 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
         raise InvalidInput(f"elementwise={elementwise!r} applies to a float run: give arith "
                            "(--arith float32, ...)")
     asked = _prove(verifier, pair, m, ctx, target, arith, grid, max_paths,
-                   elementwise)
+                   elementwise, max_seconds)
     ideal = asked if on_grid is None else _prove(verifier, pair, m, ctx, target, None, None,
-                                                 max_paths)
+                                                 max_paths, max_seconds=max_seconds)
     grid_only = None
     if on_grid is not None:
         if fmt is None:
             grid_only = asked
         else:
             try:
-                grid_only = _prove(verifier, pair, m, ctx, target, None, on_grid, max_paths)
+                grid_only = _prove(verifier, pair, m, ctx, target, None, on_grid, max_paths,
+                                   max_seconds=max_seconds)
             except TypeError:  # irrational thresholds (s.exp in exact arithmetic) on a grid
                 grid_only = None
     tv, tv_ideal = _tv(asked.law, target), _tv(ideal.law, target)
