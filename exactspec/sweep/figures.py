@@ -332,8 +332,8 @@ def _shared_chunk(P, Q, ks, lo, out, brackets):
         order = np.argsort(ratio, axis=-1)
         ps, qs = np.empty_like(p), np.empty_like(q)
         for b in range(c):                               # a loop over the rows of a chunk
-            p[b].take(order[b], out=ps[b])
-            q[b].take(order[b], out=qs[b])
+            p[b].take(order[b], out=ps[b], mode="clip")  # (in range: no buffered copy)
+            q[b].take(order[b], out=qs[b], mode="clip")
         del order, p, q, rows
         need_ratios = "acc_rrs" in out or brackets is not None
         if need_ratios:

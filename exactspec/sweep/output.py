@@ -46,7 +46,9 @@ def write_table(table: dict, path) -> str:
         except ImportError:
             raise InvalidInput("writing Parquet needs pyarrow: pip install 'exactspec[sweep]' "
                                "(or write .csv)") from None
-        pq.write_table(pa.table({k: np.asarray(v) for k, v in table.items()}), str(path))
+        names = list(table)
+        pq.write_table(pa.Table.from_arrays([_arrow_column(pa, table[n]) for n in names],
+                                            names=names), str(path))
     elif path.suffix == ".csv":
         names = list(table)
         with open(path, "w", newline="") as f:
@@ -58,6 +60,18 @@ def write_table(table: dict, path) -> str:
     else:
         raise InvalidInput(f"--out {path}: write .parquet or .csv")
     return str(path)
+
+
+def _arrow_column(pa, values):
+    """A NumPy column as an Arrow array: numbers wrapped without a copy (``from_buffers``,
+    which, unlike ``pa.array``, does not import pandas to ask whether the column is one of
+    its types); anything else through ``pa.array``."""
+    x = np.asarray(values)
+    if x.ndim == 1 and x.dtype.kind in "iuf" and x.dtype.isnative:
+        x = np.ascontiguousarray(x)
+        return pa.Array.from_buffers(pa.from_numpy_dtype(x.dtype), len(x),
+                                     [None, pa.py_buffer(x)])
+    return pa.array(x)
 
 
 def read_table(path) -> dict:
