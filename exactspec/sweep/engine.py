@@ -461,7 +461,7 @@ def sweep(dump, k=(1, 2, 4, 8), *, methods=None, logits: bool = False,
 _SECONDS_PER_TOKEN = 1.0e-7
 _SECONDS_PER_TOKEN_K = 0.2e-7
 _SECONDS_PER_TOKEN_K_KSEQ = 0.3e-7
-_SECONDS_PER_EXACT_TOKEN_K = 1.5e-5
+_SECONDS_PER_EXACT_TOKEN_K = 5e-7
 
 
 def estimate_seconds(positions: int, vocab: int, ks, methods, workers: int = 1,

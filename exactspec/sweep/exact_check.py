@@ -400,7 +400,7 @@ def dyadic_order(p_row, q_row, Np=None, Nq=None) -> np.ndarray:
         err = ((rh * ph - prod) + rh * pl + rl * ph) + rl * pl   # rf p = prod + err, exactly
         rem = (q - prod) - err                                   # q - rf p, exactly
         s = np.where(live, rem / np.where(live, p, 1.0), 0.0)
-    order = np.lexsort((s, r))
+    order = np.argsort(r + 1j * s, kind="stable")       # complex: by (r, s), ties by index
     rs, ss = r[order], s[order]
     same = np.flatnonzero((rs[1:] == rs[:-1]) & (ss[1:] == ss[:-1]))
     if same.size:
