@@ -203,7 +203,7 @@ def run_block(dump: Dump, lo: int, hi: int, config: SweepConfig) -> dict:
 
     The block is read as stored, then turned into float64 probabilities and figures
     :func:`~exactspec.sweep.figures.chunk_rows` rows at a time, so a task holds the block as
-    stored plus the working arrays of one chunk (about 24 MiB,
+    stored plus the working arrays of one chunk (about 28 MiB,
     :func:`~exactspec.sweep.figures.shared_figures`), reused from chunk to chunk
     (:class:`~exactspec.sweep.figures.Workspace`); with ``rrs-wor`` (whose Monte Carlo
     draws follow one random stream per block) the chunk is the whole block.
