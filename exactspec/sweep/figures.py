@@ -241,8 +241,8 @@ SHARED_METHODS = ("rrs", "kseq", "key", "optimal")
 class Workspace:
     """Working arrays kept by name and handed out again, so that the chunks of a task reuse
     the same memory: allocating and freeing a dozen arrays of megabytes per chunk makes the C
-    allocator return the pages to the system and fault them back in, which costs as much system
-    time as a quarter of the arithmetic.
+    allocator return the pages to the system and fault them back in: system time up to half
+    the time of the arithmetic.
 
     >>> ws = Workspace()
     >>> a = ws.get("x", (2, 3))
