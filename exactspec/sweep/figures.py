@@ -297,8 +297,9 @@ def shared_figures(P, Q, ks, methods, *, workspace: Workspace | None = None) -> 
     ties, frequent on float16 rows, need no second sort.  Work is done ``chunk_rows(|V|)``
     rows at a time: about fourteen float64 arrays of :data:`CHUNK_VALUES` values (28 MiB)
     whatever the number of rows, held in ``workspace`` (a :class:`Workspace`, by default a
-    new one) from chunk to chunk and, given by the caller, from call to call.  Tolerances against the per-``k`` routines (and their exact
-    twins): ``alpha*`` and RRS within ``1e-13``, K-SEQ within ``1e-12``.
+    new one) from chunk to chunk and, given by the caller, from call to call.  Tolerances
+    against the per-``k`` routines (and their exact twins): ``alpha*`` and RRS within
+    ``1e-13``, K-SEQ within ``1e-12``.
 
     >>> P, Q = np.array([[0.5, 0.3, 0.2]]), np.array([[0.2, 0.2, 0.6]])
     >>> out = shared_figures(P, Q, [1, 2], ["rrs", "optimal", "kseq"])
