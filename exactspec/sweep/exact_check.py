@@ -311,10 +311,15 @@ class DyadicRow:
     def __getitem__(self, i) -> int:
         return int(self.mantissa[i]) << int(self.shift[i])
 
-    def _limbs(self):
-        """The row as a ``(n, limbs)`` int64 array of 32-bit limbs (``N_i = sum_l L_il 2^32l``)."""
-        m = self.mantissa.astype(np.uint64)
-        place, off = np.divmod(self.shift, _LIMB)
+    def _limbs(self, order=None):
+        """The row (in ``order``, if given) as a ``(n, limbs)`` int64 array of 32-bit limbs
+        (``N_i = sum_l L_il 2^32l``): ``n`` times about ``span / 32 + 3`` values, where the
+        span of a float64 row is at most about 1,130 bits."""
+        m, shift = self.mantissa, self.shift
+        if order is not None:
+            m, shift = m[order], shift[order]
+        m = m.astype(np.uint64)
+        place, off = np.divmod(shift, _LIMB)
         off = off.astype(np.uint64)
         width = np.uint64(_LIMB)
         mask = np.uint64((1 << _LIMB) - 1)
@@ -343,7 +348,8 @@ class DyadicRow:
 
     def prefix(self, order) -> "_Prefix":
         """The running sums along ``order``: ``A[t]`` for ``t = 0..n`` (Python integers)."""
-        return _Prefix(np.cumsum(self._limbs()[np.asarray(order, dtype=np.intp)], axis=0))
+        limbs = self._limbs(np.asarray(order, dtype=np.intp))
+        return _Prefix(np.cumsum(limbs, axis=0, out=limbs))
 
 
 class _Prefix:
