@@ -104,6 +104,29 @@ def make_dump(tmp_path, fmt, target, draft, **extra):
 FORMATS = ["npz", "npz-compressed", "npy-dir", "safetensors", "zarr", "zarr2"]
 
 
+def test_stored_npz_rows_read_by_seeking_in_the_file(tmp_path):
+    """A stored ``.npz`` member is read at its bytes' place in the file (its local header
+    parsed), a compressed one through the zip stream; both give ``np.load``'s rows."""
+    import zipfile
+
+    from exactspec.sweep.dump import _stored_start
+
+    target, draft = logits_pair()
+    stored = make_dump(tmp_path, "npz", target, draft)
+    compressed = make_dump(tmp_path, "npz-compressed", target, draft)
+    with zipfile.ZipFile(stored) as zf:
+        member = zf.read("draft.npy")
+        zf.fp.seek(_stored_start(zf, "draft.npy"))
+        assert zf.fp.read(len(member)) == member
+    with zipfile.ZipFile(compressed) as zf:
+        assert _stored_start(zf, "draft.npy") is None
+    for path in (stored, compressed):
+        dump = open_dump(path)
+        for lo, hi in ((0, 1), (5, 12), (POSITIONS - 1, POSITIONS)):
+            t, d = dump.read(lo, hi)
+            assert np.array_equal(t, target[lo:hi]) and np.array_equal(d, draft[lo:hi])
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_reads_the_same_rows(tmp_path, fmt):
     target, draft = logits_pair()

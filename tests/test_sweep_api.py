@@ -295,3 +295,39 @@ def test_cli_writes_the_report_and_the_records(tmp_path, capsys):
     code = main(["sweep", str(dump), "--logits", "--html", str(tmp_path / "no" / "r.html")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.endswith("cannot write a file there") and "no/r.html" in err
+
+
+def test_table_and_plot_written_without_pandas_or_pyplot(tmp_path):
+    """The Parquet table and the PNG are written in a fresh interpreter without importing
+    pandas (the columns reach pyarrow as buffers) or pyplot (a Figure on the Agg canvas); the
+    table reads back equal, NaN included."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = f"""
+import sys
+import numpy as np
+from exactspec.sweep import sweep_arrays, read_table, write_table, plot
+rng = np.random.default_rng(3)
+t = rng.normal(0, 2, (5, 40))
+r = sweep_arrays(t, 0.8 * t + rng.normal(0, 1, (5, 40)), [1, 4], logits=True, workers=1)
+table = dict(r.table, nan_column=np.where(r.table["k"] == 1, np.nan, 0.5))
+write_table(table, {str(tmp_path / "t.parquet")!r})
+methods = list(dict.fromkeys(e["method"] for e in r.summary["methods"]))
+plot(r.table, r.summary, methods, {str(tmp_path / "p.png")!r}, title="five rows")
+print("pandas" in sys.modules, "matplotlib.pyplot" in sys.modules)
+back = read_table({str(tmp_path / "t.parquet")!r})
+same = all(np.array_equal(back[n], np.asarray(v), equal_nan=True) and back[n].dtype == v.dtype
+           for n, v in table.items())
+print(same)
+"""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False", "True"]
+    png = (tmp_path / "p.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    assert (width, height) == (1210, 462)                # 11 x 4.2 inches at 110 dpi

@@ -130,3 +130,54 @@ def test_exact_checks_at_candidate_states_and_thresholds():
                     == alpha_star_integer(Np, Sp, Nq, Sq, KS, order))
             assert (rrs_thresholds_integer(Np, Sp, Nq, Sq, KS, order)
                     == rrs_acceptances_integer(Np, Sp, Nq, Sq, KS))
+
+
+def _near_tie_rows(rng, vocab):
+    """Rows where many tokens share a float ratio ``q/p`` without sharing the exact one: ``q``
+    a rounded multiple of ``p`` (the float quotient then equals the multiplier)."""
+    p = rng.uniform(0.5, 1.5, vocab)
+    q = p * rng.choice([0.5, 0.75, 1.25, 3.0], vocab) * (1 + rng.integers(-2, 3, vocab) * 2e-16)
+    return p / p.sum(), q / q.sum()
+
+
+def test_numpy_exact_route_equals_the_python_integer_route():
+    """The spot checks' NumPy route (:class:`DyadicRow`, :func:`dyadic_order`,
+    :func:`overlap_split`) gives the same integers, the same exact order and the same exact
+    figures as one Python integer per token (``python=True``), on Gaussian and float16 rows,
+    rows with zeros, rows of near ties (equal float ratios, unequal exact ones) and a row with
+    values too small for the float products (the Python order as a fallback)."""
+    from fractions import Fraction
+
+    from exactspec.sweep.exact_check import (DyadicRow, dyadic_order, exact_order,
+                                             integer_row, overlap_integer, overlap_split)
+
+    rng = np.random.default_rng(17)
+    cases = [_rows(rng, 2, 2000, kind) for kind in ("gauss", "float16", "zeros")]
+    cases.append(_near_tie_rows(rng, 3000))
+    tiny_p, tiny_q = _rows(rng, 1, 500, "gauss")
+    tiny_p[0, :3] = [2.0 ** -600, 2.0 ** -1074, 2.0 ** -1000]        # subnormal included
+    cases.append((tiny_p, tiny_q))
+    doubted = 0
+    for P, Q in cases:
+        for p, q in zip(np.atleast_2d(P), np.atleast_2d(Q)):
+            Np, Sp = integer_row(p)
+            Nq, Sq = integer_row(q)
+            dp, dq = DyadicRow(p), DyadicRow(q)
+            assert [dp[i] for i in range(p.size)] == Np and dp.total == Sp
+            order = dyadic_order(p, q, dp, dq)
+            assert order.tolist() == exact_order(p, q, Np, Nq)
+            A, B = dp.prefix(order), dq.prefix(order)
+            for t in (0, 1, p.size // 3, p.size - 1, p.size):
+                assert A[t] == sum(Np[i] for i in order[:t])
+                assert B[t] == sum(Nq[i] for i in order[:t])
+            assert overlap_split(dp, Sp, dq, Sq, order, A, B) == overlap_integer(Np, Sp, Nq, Sq)
+            assert (exact_figures(p, q, KS, ["rrs", "key", "optimal"])
+                    == exact_figures(p, q, KS, ["rrs", "key", "optimal"], python=True))
+            # pairs the float keys leave equal that are not exact ties: the exact fallback ran
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                r = np.where(p > 0, q / np.where(p > 0, p, 1), np.inf)
+            a, b = order[:-1], order[1:]
+            doubted += sum(1 for i, j in zip(a.tolist(), b.tolist())
+                           if p[i] > 0 and r[i] == r[j]
+                           and Fraction(Nq[i], Np[i]) != Fraction(Nq[j], Np[j]))
+    assert doubted > 0

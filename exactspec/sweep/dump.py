@@ -7,8 +7,9 @@ Four containers are read, each without loading more than the rows asked for:
 ==========================  =================================================================
 ``DUMP``                    how rows are read
 ==========================  =================================================================
-``file.npz``                the ``.npy`` members inside the zip, by seeking to the rows
-                            (a compressed member is decompressed as a stream up to them)
+``file.npz``                the ``.npy`` members inside the zip: a stored member (``np.savez``)
+                            by seeking in the file to the rows; a compressed one is
+                            decompressed as a stream up to them
 directory of ``.npy``       ``target.npy``, ``draft.npy``: memory-mapped
 ``file.safetensors``        the header (JSON) gives each tensor's offset; rows are read by
                             seeking (``F16``, ``BF16``, ``F32``, ``F64``; ``I64`` position)
@@ -122,9 +123,17 @@ class Dump:
         row_bytes = row_items * _ITEMSIZE[info.dtype]
         count = hi - lo
         if self.kind == "npz":
-            with zipfile.ZipFile(self.path) as zf, zf.open(name + ".npy") as f:
-                f.seek(info.offset + lo * row_bytes)
-                raw = f.read(count * row_bytes)
+            with zipfile.ZipFile(self.path) as zf:
+                start = _stored_start(zf, name + ".npy")
+                if start is not None:                    # a plain seek in the file
+                    zf.fp.seek(start + info.offset + lo * row_bytes)
+                    raw = zf.fp.read(min(count * row_bytes,
+                                         zf.getinfo(name + ".npy").file_size
+                                         - info.offset - lo * row_bytes))
+                else:                                    # decompressed up to the rows
+                    with zf.open(name + ".npy") as f:
+                        f.seek(info.offset + lo * row_bytes)
+                        raw = f.read(count * row_bytes)
         else:                                            # safetensors
             with open(self.path, "rb") as f:
                 f.seek(info.offset + lo * row_bytes)
@@ -134,6 +143,22 @@ class Dump:
                                f"(rows {lo}..{hi - 1} are not all there)")
         shape = (count,) + tuple(info.shape[1:])
         return _decode(raw, info.dtype, shape)
+
+
+def _stored_start(zf: zipfile.ZipFile, member: str) -> int | None:
+    """Where a stored (uncompressed, unencrypted) member's bytes begin in the zip file, from
+    its local header (30 bytes, then the name and the extra field); ``None`` for any other
+    member.  Reading there costs only the rows read, where ``ZipExtFile.seek`` (before
+    Python 3.12) reads and checksums every byte before them."""
+    zinfo = zf.getinfo(member)
+    if zinfo.compress_type != zipfile.ZIP_STORED or zinfo.flag_bits & 0x1:
+        return None
+    zf.fp.seek(zinfo.header_offset)
+    header = zf.fp.read(30)
+    if len(header) != 30 or header[:4] != b"PK\x03\x04":
+        return None
+    name_len, extra_len = struct.unpack("<HH", header[26:30])
+    return zinfo.header_offset + 30 + name_len + extra_len
 
 
 def _decode(raw: bytes, dtype: str, shape: tuple) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 from ..core.errors import InvalidInput, did_you_mean
 from .dump import Dump, open_dump
 from .exact_check import exact_figures
-from .figures import METHODS, block_figures, chunk_rows
+from .figures import METHODS, Workspace, block_figures, chunk_rows
 from .rows import probabilities, sum_tolerance
 from .summary import summarize
 
@@ -181,13 +181,18 @@ def _probabilities(dump: Dump, lo: int, hi: int, config: SweepConfig):
     return _rows_to_probabilities(t, d, dump, config)
 
 
-def _rows_to_probabilities(t, d, dump: Dump, config: SweepConfig):
+def _rows_to_probabilities(t, d, dump: Dump, config: SweepConfig, workspace=None):
+    def room(name, rows):
+        return workspace.get(name, np.shape(rows)) if workspace is not None else None
+
     P, bad_p = probabilities(t, logits=config.logits, temperature=config.temperature,
                              top_p=config.top_p, name="target",
-                             tolerance=config.tolerance or sum_tolerance(dump.dtype))
+                             tolerance=config.tolerance or sum_tolerance(dump.dtype),
+                             out=room("P", t))
     Q, bad_q = probabilities(d, logits=config.logits, temperature=config.temperature,
                              top_p=config.top_p, name="draft",
-                             tolerance=config.tolerance or sum_tolerance(dump.draft_dtype))
+                             tolerance=config.tolerance or sum_tolerance(dump.draft_dtype),
+                             out=room("Q", d))
     bad = dict(bad_q)
     bad.update(dict(bad_p))
     return P, Q, bad
@@ -198,8 +203,9 @@ def run_block(dump: Dump, lo: int, hi: int, config: SweepConfig) -> dict:
 
     The block is read as stored, then turned into float64 probabilities and figures
     :func:`~exactspec.sweep.figures.chunk_rows` rows at a time, so a task holds the block as
-    stored plus the working arrays of one chunk (about 24 MiB,
-    :func:`~exactspec.sweep.figures.shared_figures`); with ``rrs-wor`` (whose Monte Carlo
+    stored plus the working arrays of one chunk (about 28 MiB,
+    :func:`~exactspec.sweep.figures.shared_figures`), reused from chunk to chunk
+    (:class:`~exactspec.sweep.figures.Workspace`); with ``rrs-wor`` (whose Monte Carlo
     draws follow one random stream per block) the chunk is the whole block.
     """
     t, d = dump.read(lo, hi)
@@ -208,9 +214,10 @@ def run_block(dump: Dump, lo: int, hi: int, config: SweepConfig) -> dict:
     parts: dict[str, list] = {}
     bad: dict[int, str] = {}
     good_rows = []
+    ws = Workspace()
     for s in range(0, hi - lo, step):
         e = min(hi - lo, s + step)
-        P, Q, bad_chunk = _rows_to_probabilities(t[s:e], d[s:e], dump, config)
+        P, Q, bad_chunk = _rows_to_probabilities(t[s:e], d[s:e], dump, config, ws)
         if bad_chunk and not config.skip_bad_rows:
             i = s + min(bad_chunk)
             raise InvalidInput(f"dump {dump.path}: position {int(names[i])} (row {lo + i}): "
@@ -218,9 +225,10 @@ def run_block(dump: Dump, lo: int, hi: int, config: SweepConfig) -> dict:
         bad.update({s + i: reason for i, reason in bad_chunk.items()})
         good = np.array([i for i in range(e - s) if i not in bad_chunk], dtype=np.intp)
         if good.size:
-            cols = block_figures(P[good], Q[good], list(config.ks), list(config.methods),
+            Pg, Qg = (P, Q) if good.size == e - s else (P[good], Q[good])
+            cols = block_figures(Pg, Qg, list(config.ks), list(config.methods),
                                  gamma=config.gamma, samples=config.samples,
-                                 seed=config.seed * 1_000_003 + lo)
+                                 seed=config.seed * 1_000_003 + lo, workspace=ws)
             for name, values in cols.items():
                 parts.setdefault(name, []).append(values)
             good_rows.append(s + good)
@@ -461,7 +469,7 @@ def sweep(dump, k=(1, 2, 4, 8), *, methods=None, logits: bool = False,
 _SECONDS_PER_TOKEN = 1.0e-7
 _SECONDS_PER_TOKEN_K = 0.2e-7
 _SECONDS_PER_TOKEN_K_KSEQ = 0.3e-7
-_SECONDS_PER_EXACT_TOKEN_K = 1.5e-5
+_SECONDS_PER_EXACT_TOKEN_K = 5e-7
 
 
 def estimate_seconds(positions: int, vocab: int, ks, methods, workers: int = 1,

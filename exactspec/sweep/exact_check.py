@@ -4,12 +4,19 @@ is its binary value) and each figure recomputed exactly.
 At vocabulary scale, ``Fraction`` arithmetic token by token is slow (a binary denominator can
 reach ``2^1074``), so a row becomes integers over one common power of two
 (:func:`integer_row`: ``p = N / S`` with ``S = sum N``), and the figures are computed on
-integers without a gcd:
+integers without a gcd.  At vocabulary scale even a Python integer per token is slow, so
+:func:`exact_figures` keeps the integers in NumPy: :class:`DyadicRow` holds each float as its
+53-bit mantissa and a shift, and sums along the exact order as 32-bit limbs in ``int64``
+(exact; a Python integer is made only for the few states and tokens a figure reads), and
+:func:`dyadic_order` sorts by the float ratio and the exact remainder of its division, with
+every remaining equal pair checked exactly.  The figures:
 
 ==================  ===================================================================
 column              exact twin
 ==================  ===================================================================
-``alpha_one``       ``sum_t min(Np_t Sq, Nq_t Sp) / (Sp Sq)`` (:func:`overlap_integer`)
+``alpha_one``       ``sum_t min(Np_t Sq, Nq_t Sp) / (Sp Sq)`` (:func:`overlap_integer`),
+                    that is ``1 - A_j / Sp + B_j / Sq`` at the first ``j`` of the exact
+                    order with ``q/p >= Sq/Sp`` (:func:`overlap_split`)
 ``alpha_star``      ``1 + min(0, min_j g_k(Q_j) - P_j)`` on integers along one exact sort
                     for every ``k``, at the states whose float ``h`` is near the minimum
                     (:func:`alpha_star_integer`, :func:`candidate_states`; tested against
@@ -49,7 +56,8 @@ from ..methods.kseq import rho_star
 __all__ = ["exact_figures", "integer_row", "overlap_integer", "rrs_acceptance_integer",
            "rrs_acceptances_integer", "rrs_thresholds_integer", "alpha_star_integer",
            "exact_order", "candidate_states", "CANDIDATE_MARGIN",
-           "KSEQ_EXACT_MAX_VOCAB", "EXACT_COLUMNS"]
+           "KSEQ_EXACT_MAX_VOCAB", "EXACT_COLUMNS", "DyadicRow", "dyadic_order",
+           "overlap_split", "DYADIC_RANGE"]
 
 #: Largest vocabulary at which K-SEQ's ``rho*`` is recomputed exactly (its exact bisection
 #: costs about 40 passes over the vocabulary in ``Fraction``\ s).
@@ -254,20 +262,218 @@ def rrs_thresholds_integer(Np, Sp, Nq, Sq, ks, order, prefix=None) -> list[Fract
     return [1 - rejected[k] for k in ks]
 
 
+#: :func:`dyadic_order` needs every positive value of both rows within ``[2^-e, 2]`` for this
+#: ``e``, so that the float products it forms neither underflow nor overflow; other rows take
+#: the Python-integer route (:func:`exact_order`).
+DYADIC_RANGE = 480
+
+#: Bits per limb of :class:`DyadicRow`: a column of ``n < 2^31`` limbs sums below ``2^63``.
+_LIMB = 32
+
+
+class DyadicRow:
+    """A non-negative float64 row as integers ``N_i = x_i 2^-low`` over one power of two, held
+    in NumPy as each value's 53-bit mantissa and its shift (``N_i = m_i 2^shift_i``).
+
+    ``row[i]`` is ``N_i`` (a Python integer), ``total`` is ``sum N``, and :meth:`prefix` gives
+    the running sums ``A_t = N_{o_0} + ... + N_{o_{t-1}}`` along an order ``o``: every ``N_i``
+    is cut into 32-bit limbs at its place, the limbs summed by column in ``int64`` (exact: at
+    most ``2^31`` terms below ``2^32``), and a column's sums recombined into a Python integer
+    only where a state is read.  The same integers as :func:`integer_row` (tested).
+
+    >>> x = np.array([0.75, 0.25, 0.0, 2.0 ** -10])
+    >>> row = DyadicRow(x)
+    >>> [row[i] for i in range(4)] == integer_row(x)[0]
+    True
+    >>> A = row.prefix([3, 0, 1, 2])
+    >>> [str(Fraction(A[t]) * Fraction(2) ** row.low) for t in range(5)]
+    ['0', '1/1024', '769/1024', '1025/1024', '1025/1024']
+    """
+
+    def __init__(self, x):
+        x = np.asarray(x, dtype=np.float64).reshape(-1)
+        if not np.all(np.isfinite(x)) or np.any(x < 0):
+            raise InvalidInput("an exact check needs finite non-negative values")
+        mant, expo = np.frexp(x)                          # x = mant 2^expo, 1/2 <= mant < 1
+        m = (mant * 2.0 ** 53).astype(np.int64)           # exact: 53-bit integers
+        nz = m != 0
+        if not nz.any():
+            raise InvalidInput("an exact check needs a row with a positive value")
+        e = expo.astype(np.int64) - 53
+        self.low = int(e[nz].min())
+        self.mantissa = m
+        self.shift = np.where(nz, e - self.low, 0)
+        self._total = None
+
+    def __len__(self):
+        return self.mantissa.size
+
+    def __getitem__(self, i) -> int:
+        return int(self.mantissa[i]) << int(self.shift[i])
+
+    def _limbs(self, order=None):
+        """The row (in ``order``, if given) as a ``(n, limbs)`` int64 array of 32-bit limbs
+        (``N_i = sum_l L_il 2^32l``): ``n`` times about ``span / 32 + 3`` values, where the
+        span of a float64 row is at most about 1,130 bits."""
+        m, shift = self.mantissa, self.shift
+        if order is not None:
+            m, shift = m[order], shift[order]
+        m = m.astype(np.uint64)
+        place, off = np.divmod(shift, _LIMB)
+        off = off.astype(np.uint64)
+        width = np.uint64(_LIMB)
+        mask = np.uint64((1 << _LIMB) - 1)
+        n = m.size
+        out = np.zeros((n, int(place.max()) + 3), dtype=np.int64)
+        rows = np.arange(n)
+        # m 2^off has at most 53 + 31 bits: three limbs, each shift below 64
+        out[rows, place] = ((m << off) & mask).astype(np.int64)
+        out[rows, place + 1] = ((m >> (width - off)) & mask).astype(np.int64)
+        out[rows, place + 2] = ((m >> width) >> (width - off)).astype(np.int64)
+        return out
+
+    @staticmethod
+    def _join(limbs) -> int:
+        total = 0
+        for j, v in enumerate(limbs.tolist()):
+            total += v << (_LIMB * j)
+        return total
+
+    @property
+    def total(self) -> int:
+        """``sum N``."""
+        if self._total is None:
+            self._total = self._join(self._limbs().sum(axis=0))
+        return self._total
+
+    def prefix(self, order) -> "_Prefix":
+        """The running sums along ``order``: ``A[t]`` for ``t = 0..n`` (Python integers)."""
+        limbs = self._limbs(np.asarray(order, dtype=np.intp))
+        return _Prefix(np.cumsum(limbs, axis=0, out=limbs))
+
+
+class _Prefix:
+    """Running sums of limbs; ``A[t]`` recombines row ``t - 1`` into one integer."""
+
+    def __init__(self, sums):
+        self.sums = sums
+
+    def __len__(self):
+        return self.sums.shape[0] + 1
+
+    def __getitem__(self, t) -> int:
+        return DyadicRow._join(self.sums[t - 1]) if t else 0
+
+
+def _split(a):
+    """Veltkamp's split of float64 values into halves of at most 26 bits (``a = hi + lo``)."""
+    c = a * 134217729.0                                  # 2^27 + 1
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def dyadic_order(p_row, q_row, Np=None, Nq=None) -> np.ndarray:
+    """The exact order of :func:`exact_order` (``q/p`` ascending, ``p = 0`` last, ties by
+    index), in NumPy.
+
+    The float ratio ``r = fl(q/p)`` is monotone in the exact one, and the remainder of the
+    division ``q - r p`` is a float, computed exactly (Dekker's product: ``r p = hi + lo``
+    exactly, then ``(q - hi) - lo`` with no rounding); the exact ratio is ``r + (q - r p)/p``,
+    so among equal ``r`` the float ``s = fl((q - r p)/p)`` is monotone in it too.  One stable
+    sort by ``(r, s)``; a pair still equal in both is an exact tie when its ``(p, q)`` are equal,
+    and otherwise compared exactly on integers (``Np``, ``Nq``: :class:`DyadicRow` or lists;
+    the run re-sorted by exact keys if need be).  Rows with a positive value outside
+    ``[2^-DYADIC_RANGE, 2]`` (where the products could underflow) take :func:`exact_order`.
+
+    >>> p, q = np.array([0.5, 0.25, 0.25, 0.0]), np.array([0.25, 0.125, 0.5, 0.125])
+    >>> dyadic_order(p, q).tolist()
+    [0, 1, 2, 3]
+    """
+    p = np.asarray(p_row, dtype=np.float64).reshape(-1)
+    q = np.asarray(q_row, dtype=np.float64).reshape(-1)
+    lowest = 2.0 ** -DYADIC_RANGE
+    if not all(np.all((x == 0) | ((x >= lowest) & (x <= 2.0))) for x in (p, q)):
+        Np = Np if Np is not None else DyadicRow(p)
+        Nq = Nq if Nq is not None else DyadicRow(q)
+        return np.asarray(exact_order(p, q, Np, Nq), dtype=np.intp)
+    live = p > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(live, q / np.where(live, p, 1.0), np.inf)
+        rf = np.where(live, r, 0.0)
+        prod = rf * p
+        rh, rl = _split(rf)
+        ph, pl = _split(p)
+        err = ((rh * ph - prod) + rh * pl + rl * ph) + rl * pl   # rf p = prod + err, exactly
+        rem = (q - prod) - err                                   # q - rf p, exactly
+        s = np.where(live, rem / np.where(live, p, 1.0), 0.0)
+    order = np.argsort(r + 1j * s, kind="stable")       # complex: by (r, s), ties by index
+    rs, ss = r[order], s[order]
+    same = np.flatnonzero((rs[1:] == rs[:-1]) & (ss[1:] == ss[:-1]))
+    if same.size:
+        a, b = order[same], order[same + 1]
+        doubt = same[((p[a] != p[b]) | (q[a] != q[b])) & (p[a] > 0)]
+        if doubt.size:                                   # equal floats, maybe not equal ratios
+            Np = Np if Np is not None else DyadicRow(p)
+            Nq = Nq if Nq is not None else DyadicRow(q)
+            order = order.tolist()
+            starts = same[np.r_[True, np.diff(same) > 1]]
+            ends = same[np.r_[np.diff(same) > 1, True]] + 2
+            for lo, hi in zip(starts.tolist(), ends.tolist()):
+                if not np.any((doubt >= lo) & (doubt < hi)):
+                    continue
+                run = order[lo:hi]
+                if all(Nq[i] * Np[run[0]] == Np[i] * Nq[run[0]] for i in run):
+                    continue                             # exact ties: by index already
+                shift = 2 * max(Np[i].bit_length() for i in run) + 2
+                order[lo:hi] = sorted(run, key=lambda i: ((Nq[i] << shift) // Np[i], i))
+            order = np.asarray(order, dtype=np.intp)
+    return order
+
+
+def overlap_split(Np, Sp, Nq, Sq, order, A, B) -> Fraction:
+    """``sum_t min(p_t, q_t)`` from the exact order: the tokens with ``q/p < Sq/Sp`` (a prefix,
+    found by bisection) give ``q``, the others ``p``: ``1 - A_j / Sp + B_j / Sq``.
+
+    >>> overlap_split([5, 3, 2], 10, [2, 2, 6], 10, [0, 1, 2], [0, 5, 8, 10], [0, 2, 4, 10])
+    Fraction(3, 5)
+    """
+    lo, hi = 0, len(order)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        i = int(order[mid])
+        if Np[i] * Sq > Nq[i] * Sp:
+            lo = mid + 1
+        else:
+            hi = mid
+    return Fraction(Sq * (Sp - A[lo]) + Sp * B[lo], Sp * Sq)
+
+
 def _as_dist(N, S) -> Dist:
     return Dist([Fraction(a, S) for a in N], check=False)
 
 
-def exact_figures(p_row, q_row, ks, methods) -> list[dict]:
+def exact_figures(p_row, q_row, ks, methods, *, python: bool = False) -> list[dict]:
     """For one position (float64 rows as the sweep used them, normalised exactly here), one
-    dict per ``k`` mapping each checkable column to its exact value."""
-    Np, Sp = integer_row(p_row)
-    Nq, Sq = integer_row(q_row)
-    one = overlap_integer(Np, Sp, Nq, Sq)
-    small = "kseq" in methods and len(Np) <= KSEQ_EXACT_MAX_VOCAB
+    dict per ``k`` mapping each checkable column to its exact value.
+
+    The integers stay in NumPy (:class:`DyadicRow`, :func:`dyadic_order`) unless K-SEQ is
+    checked (small vocabularies: ``Fraction`` rows) or ``python=True``: a Python integer per
+    token, the route the NumPy one is tested against (the same values).
+    """
+    small = "kseq" in methods and np.size(p_row) <= KSEQ_EXACT_MAX_VOCAB
+    if python or small:
+        Np, Sp = integer_row(p_row)
+        Nq, Sq = integer_row(q_row)
+        one = overlap_integer(Np, Sp, Nq, Sq)
+        order = exact_order(p_row, q_row, Np, Nq)
+        prefix = _prefix_integers(Np, Nq, order)
+    else:
+        Np, Nq = DyadicRow(p_row), DyadicRow(q_row)
+        order = dyadic_order(p_row, q_row, Np, Nq)
+        prefix = Np.prefix(order), Nq.prefix(order)
+        Sp, Sq = prefix[0][len(order)], prefix[1][len(order)]
+        one = overlap_split(Np, Sp, Nq, Sq, order, *prefix)
     p, q = (_as_dist(Np, Sp), _as_dist(Nq, Sq)) if small else (None, None)
-    order = exact_order(p_row, q_row, Np, Nq)
-    prefix = _prefix_integers(Np, Nq, order)
     alphas = alpha_star_integer(Np, Sp, Nq, Sq, ks, order,
                                 candidate_states(p_row, q_row, ks, order), prefix)
     rrs = (rrs_thresholds_integer(Np, Sp, Nq, Sq, ks, order, prefix) if "rrs" in methods

@@ -43,7 +43,7 @@ from ..numpy_backend import (key_placement, one_draft_acceptance, optimum_bucket
 from ..numpy_backend._arrays import _power
 
 __all__ = ["METHODS", "column", "block_figures", "kseq_float", "tokens_per_call",
-           "shared_figures", "chunk_rows", "CHUNK_VALUES"]
+           "shared_figures", "chunk_rows", "Workspace", "CHUNK_VALUES"]
 
 #: The methods a sweep knows, in report order.
 METHODS = ("rrs", "rrs-wor", "kseq", "key", "optimal")
@@ -148,7 +148,7 @@ def _kseq_row(p, q, k):
 
 
 def block_figures(P, Q, ks, methods, *, gamma: int = 4, samples: int = 1000,
-                  seed: int = 0, shared: bool = True) -> dict:
+                  seed: int = 0, shared: bool = True, workspace=None) -> dict:
     """The per-(row, k) figures of a block of normalised float64 rows, as columns.
 
     Rows come out in the order ``(row 0, k_1), (row 0, k_2), ..., (row 1, k_1), ...``.
@@ -159,7 +159,8 @@ def block_figures(P, Q, ks, methods, *, gamma: int = 4, samples: int = 1000,
     ``shared=True`` (the default) computes every figure but ``rrs-wor`` from one sort per row
     (:func:`shared_figures`); ``shared=False`` calls the per-``k`` routines of
     :mod:`exactspec.numpy_backend` (``alpha*`` bucketed and KEY's float placement for each
-    ``k``), the reference the shared pass is tested against.
+    ``k``), the reference the shared pass is tested against.  ``workspace``: a
+    :class:`Workspace` whose arrays the shared pass reuses (one per task, for all its chunks).
     """
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
@@ -172,7 +173,7 @@ def block_figures(P, Q, ks, methods, *, gamma: int = 4, samples: int = 1000,
     cols: dict[str, np.ndarray] = {"k": np.tile(np.asarray(ks, dtype=np.int64), n)}
     per_k: dict[str, np.ndarray] = {}
     if shared:
-        figures = shared_figures(P, Q, ks, methods)
+        figures = shared_figures(P, Q, ks, methods, workspace=workspace)
         cols["alpha_one"] = np.repeat(figures.pop("alpha_one"), nk)
         per_k["alpha_star"] = figures["alpha_star"]
         for m in methods:
@@ -237,6 +238,31 @@ CHUNK_VALUES = 1 << 18
 SHARED_METHODS = ("rrs", "kseq", "key", "optimal")
 
 
+class Workspace:
+    """Working arrays kept by name and handed out again, so that the chunks of a task reuse
+    the same memory: allocating and freeing a dozen arrays of megabytes per chunk makes the C
+    allocator return the pages to the system and fault them back in: system time up to half
+    the time of the arithmetic.
+
+    >>> ws = Workspace()
+    >>> a = ws.get("x", (2, 3))
+    >>> b = ws.get("x", (1, 3))
+    >>> a.shape, b.shape, np.shares_memory(a, b)
+    ((2, 3), (1, 3), True)
+    """
+
+    def __init__(self):
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, shape: tuple, dtype=np.float64) -> np.ndarray:
+        """An uninitialised C-contiguous array of ``shape`` on the memory kept as ``name``."""
+        size = int(np.prod(shape, dtype=np.int64))
+        held = self.arrays.get(name)
+        if held is None or held.dtype != np.dtype(dtype) or held.size < size:
+            held = self.arrays[name] = np.empty(max(size, 1), dtype=dtype)
+        return held[:size].reshape(shape)
+
+
 def chunk_rows(vocab: int) -> int:
     """Rows per chunk of the shared pass at this vocabulary size.
 
@@ -246,7 +272,7 @@ def chunk_rows(vocab: int) -> int:
     return max(1, CHUNK_VALUES // max(1, int(vocab)))
 
 
-def shared_figures(P, Q, ks, methods) -> dict:
+def shared_figures(P, Q, ks, methods, *, workspace: Workspace | None = None) -> dict:
     """``alpha_one`` per row and, per ``(row, k)``, ``alpha_star`` and the acceptance of each
     method of :data:`SHARED_METHODS` asked for, from one sort of each row for every ``k``.
 
@@ -269,9 +295,11 @@ def shared_figures(P, Q, ks, methods) -> dict:
     The order of tokens with equal ratios changes none of these figures (``h`` is concave
     along a run of equal ratios, and RRS's and K-SEQ's sums split at a ratio threshold), so
     ties, frequent on float16 rows, need no second sort.  Work is done ``chunk_rows(|V|)``
-    rows at a time: about a dozen float64 arrays of :data:`CHUNK_VALUES` values (24 MiB)
-    whatever the number of rows.  Tolerances against the per-``k`` routines (and their exact
-    twins): ``alpha*`` and RRS within ``1e-13``, K-SEQ within ``1e-12``.
+    rows at a time: about fourteen float64 arrays of :data:`CHUNK_VALUES` values (28 MiB)
+    whatever the number of rows, held in ``workspace`` (a :class:`Workspace`, by default a
+    new one) from chunk to chunk and, given by the caller, from call to call.  Tolerances
+    against the per-``k`` routines (and their exact twins): ``alpha*`` and RRS within
+    ``1e-13``, K-SEQ within ``1e-12``.
 
     >>> P, Q = np.array([[0.5, 0.3, 0.2]]), np.array([[0.2, 0.2, 0.6]])
     >>> out = shared_figures(P, Q, [1, 2], ["rrs", "optimal", "kseq"])
@@ -289,9 +317,10 @@ def shared_figures(P, Q, ks, methods) -> dict:
     want_kseq = "kseq" in methods
     brackets = np.empty((5, n, nk)) if want_kseq else None   # lo, hi, A, B, done (as 0/1)
     step = chunk_rows(vocab)
+    ws = workspace if workspace is not None else Workspace()
     for lo in range(0, n, step):
         hi = min(n, lo + step)
-        _shared_chunk(P[lo:hi], Q[lo:hi], ks, lo, out, brackets)
+        _shared_chunk(P[lo:hi], Q[lo:hi], ks, lo, out, brackets, ws)
     if want_kseq:
         out["acc_kseq"] = _kseq_finish(brackets, ks)
     if "optimal" in methods:
@@ -301,23 +330,24 @@ def shared_figures(P, Q, ks, methods) -> dict:
     return out
 
 
-def _prefix(x):
+def _prefix(x, out):
     """Running sums along the last axis within about one rounding of the exact ones (rows of
     ``[0, 2)`` summing below 2): each term split into a multiple of ``2^-51`` (whose running
     sums are exact) and a remainder below ``2^-52``, as the float path of the NumPy
-    backend's ``prefix_sum``, in place; the sum of the two running
-    sums is one rounding, the remainders' running sum at most ``|V|^2 2^-105`` off."""
-    hi = x + 2.0
+    backend's ``prefix_sum``, into ``out`` (``x`` is overwritten by the remainders); the sum
+    of the two running sums is one rounding, the remainders' running sum at most
+    ``|V|^2 2^-105`` off."""
+    hi = np.add(x, 2.0, out=out)
     hi -= 2.0
-    lo = np.subtract(x, hi)
+    lo = np.subtract(x, hi, out=x)
     np.cumsum(hi, axis=-1, out=hi)
     np.cumsum(lo, axis=-1, out=lo)
     hi += lo
     return hi
 
 
-def _shared_chunk(P, Q, ks, lo, out, brackets):
-    c = P.shape[0]
+def _shared_chunk(P, Q, ks, lo, out, brackets, ws):
+    c, n = P.shape
     rows = []
     for X in (P, Q):                                     # rows off 1 by more than 2^-40:
         s = X.sum(axis=-1, keepdims=True)                # normalised here
@@ -325,34 +355,33 @@ def _shared_chunk(P, Q, ks, lo, out, brackets):
             X = X / np.where(s > 0, s, 1.0)
         rows.append(X)
     p, q = rows
-    out["alpha_one"][lo:lo + c] = np.minimum(p, q).sum(axis=-1)
+    ratio = ws.get("ratio", (c, n))
+    out["alpha_one"][lo:lo + c] = np.minimum(p, q, out=ratio).sum(axis=-1)
+    mask = ws.get("mask", (c, n), np.bool_)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = q / p
-        ratio[p == 0] = np.inf                           # p = 0 last (q = 0 too: no mass)
+        np.divide(q, p, out=ratio)
+        np.copyto(ratio, np.inf, where=np.equal(p, 0.0, out=mask))   # p = 0 last (q = 0 too)
         order = np.argsort(ratio, axis=-1)
-        ps, qs = np.empty_like(p), np.empty_like(q)
+        ps, qs = ws.get("ps", (c, n)), ws.get("qs", (c, n))
         for b in range(c):                               # a loop over the rows of a chunk
-            p[b].take(order[b], out=ps[b])
-            q[b].take(order[b], out=qs[b])
+            p[b].take(order[b], out=ps[b], mode="clip")  # (in range: no buffered copy)
+            q[b].take(order[b], out=qs[b], mode="clip")
         del order, p, q, rows
-        need_ratios = "acc_rrs" in out or brackets is not None
-        if need_ratios:
-            rs = np.divide(qs, ps, out=ratio)            # the same ratios, now in order
-            rs[ps == 0] = np.inf
-        del ratio
-    Pc = _prefix(ps)
-    del ps
-    Qc = _prefix(qs)
-    del qs
+        rs = np.divide(qs, ps, out=ratio)                # the same ratios, now in order
+        np.copyto(rs, np.inf, where=np.equal(ps, 0.0, out=mask))
+    Pc = _prefix(ps, ws.get("Pc", (c, n)))
+    Qc = _prefix(qs, ws.get("Qc", (c, n)))
     # alpha* = 1 + min(0, min_j h_j), h_j = 1 - (1 - Q_j)^k - P_j before the last state
     # (h_n = 0: the whole vocabulary); powers by repeated squaring, as _power
-    rest = np.maximum(1.0 - Qc[:, :-1], 0.0)
-    top = np.empty_like(rest)
+    rest = np.subtract(1.0, Qc[:, :-1], out=ws.get("rest", (c, n - 1)))
+    np.maximum(rest, 0.0, out=rest)
+    top = ws.get("top", (c, n - 1))
     powers: dict[int, np.ndarray] = {1: rest}
     for j, k in enumerate(ks):
         if k not in powers:
             half = powers.get(k // 2) if k % 2 == 0 else None
-            powers[k] = half * half if half is not None else _power(rest, k)
+            powers[k] = (np.multiply(half, half, out=ws.get(f"power{k}", (c, n - 1)))
+                         if half is not None else _power(rest, k))
         np.subtract(1.0, powers[k], out=top)             # rounded as optimum_sorted does
         top -= Pc[:, :-1]
         low = top.min(axis=-1) if top.shape[-1] else np.zeros(c)
@@ -361,7 +390,7 @@ def _shared_chunk(P, Q, ks, lo, out, brackets):
     if "acc_rrs" in out:
         _rrs_rows(rs, Pc, Qc, ks, out["acc_rrs"][lo:lo + c])
     if brackets is not None:
-        _kseq_brackets(rs, Pc, Qc, ks, brackets[:, lo:lo + c, :])
+        _kseq_brackets(rs, Pc, Qc, ks, brackets[:, lo:lo + c, :], ws)
 
 
 def _rrs_rows(rs, Pc, Qc, ks, acc):
@@ -381,7 +410,7 @@ def _rrs_rows(rs, Pc, Qc, ks, acc):
         acc[b] = [1.0 - rejected[k] for k in ks]
 
 
-def _kseq_brackets(rs, Pc, Qc, ks, br):
+def _kseq_brackets(rs, Pc, Qc, ks, br, ws):
     """K-SEQ per row and ``k``: the bracket ``[lo, hi]`` of ``rho*`` and the piece
     ``beta = A/rho + B`` (as :func:`_kseq_row` finds them), or the answer directly
     (``done = 1``, in ``B``); ``br`` has shape ``(5, rows, len(ks))``.  ``beta`` at the
@@ -399,27 +428,43 @@ def _kseq_brackets(rs, Pc, Qc, ks, br):
         beta1 = min(1.0, (P_tot - P1) + Q1)
         t_wide = int(np.searchsorted(r, 1.0 / kmax, side="right"))
         if t_wide < t1:                                  # beta at every breakpoint in (1, kmax)
+            m = t1 - t_wide
             band_all = r[t_wide:t1]
             first = before(t_wide)
-            Pprev = np.concatenate([[first[0]], Pc[b, t_wide:t1 - 1]])
-            Qprev = np.concatenate([[first[1]], Qc[b, t_wide:t1 - 1]])
-            beta_all = np.minimum((P_tot - Pprev) * band_all + Qprev, 1.0)
-            rest_all = 1 - beta_all
-            rho_beta_all = beta_all / band_all
+            beta_all = ws.get("k_beta", (m,))            # (P_tot - P before) band + Q before
+            beta_all[0] = first[0]
+            beta_all[1:] = Pc[b, t_wide:t1 - 1]
+            np.subtract(P_tot, beta_all, out=beta_all)
+            beta_all *= band_all
+            beta_all[0] += first[1]
+            beta_all[1:] += Qc[b, t_wide:t1 - 1]
+            np.minimum(beta_all, 1.0, out=beta_all)
+            rest_all = np.subtract(1.0, beta_all, out=ws.get("k_rest", (m,)))
+            rho_beta_all = np.divide(beta_all, band_all, out=ws.get("k_rho_beta", (m,)))
+            powers = {1: rest_all}                       # (1 - beta)^k by squaring, as _power
+            gap_all = ws.get("k_gap", (m,))
+            below_all = ws.get("k_below", (m,), np.bool_)
         for j, k in enumerate(ks):
             if k == 1 or 1 - (1 - beta1) ** k - beta1 <= 0:
                 br[:, b, j] = (1.0, 1.0, 0.0, beta1, 1.0)
                 continue
             t_lo = int(np.searchsorted(r, 1.0 / k, side="right"))   # breakpoints in (1, k)
             t_hi = t1
+            last = -1                                    # the last breakpoint with gap <= 0
             if t_lo < t_hi:
                 at = slice(t_lo - t_wide, t1 - t_wide)
-                gap = 1 - _power(rest_all[at], k) - rho_beta_all[at]
-                below = np.flatnonzero(gap <= 0)
-            else:
-                below = np.zeros(0, dtype=np.intp)
-            if below.size:                               # the smallest such rho: largest t
-                t_star = t_lo + int(below[-1])
+                if k not in powers:
+                    half = powers.get(k // 2) if k % 2 == 0 else None
+                    powers[k] = (np.multiply(half, half, out=ws.get(f"k_power{k}", (m,)))
+                                 if half is not None else None)
+                power = powers[k][at] if powers[k] is not None else _power(rest_all[at], k)
+                gap = np.subtract(1.0, power, out=gap_all[at])
+                gap -= rho_beta_all[at]
+                below = np.less_equal(gap, 0.0, out=below_all[at])
+                if below.any():
+                    last = below.size - 1 - int(np.argmax(below[::-1]))
+            if last >= 0:                                # the smallest such rho: largest t
+                t_star = t_lo + last
                 hi_rho = 1.0 / float(r[t_star])
                 t_prev = t_star + 1
             else:

@@ -46,7 +46,9 @@ def write_table(table: dict, path) -> str:
         except ImportError:
             raise InvalidInput("writing Parquet needs pyarrow: pip install 'exactspec[sweep]' "
                                "(or write .csv)") from None
-        pq.write_table(pa.table({k: np.asarray(v) for k, v in table.items()}), str(path))
+        names = list(table)
+        pq.write_table(pa.Table.from_arrays([_arrow_column(pa, table[n]) for n in names],
+                                            names=names), str(path))
     elif path.suffix == ".csv":
         names = list(table)
         with open(path, "w", newline="") as f:
@@ -58,6 +60,18 @@ def write_table(table: dict, path) -> str:
     else:
         raise InvalidInput(f"--out {path}: write .parquet or .csv")
     return str(path)
+
+
+def _arrow_column(pa, values):
+    """A NumPy column as an Arrow array: numbers wrapped without a copy (``from_buffers``,
+    which, unlike ``pa.array``, does not import pandas to ask whether the column is one of
+    its types); anything else through ``pa.array``."""
+    x = np.asarray(values)
+    if x.ndim == 1 and x.dtype.kind in "iuf" and x.dtype.isnative:
+        x = np.ascontiguousarray(x)
+        return pa.Array.from_buffers(pa.from_numpy_dtype(x.dtype), len(x),
+                                     [None, pa.py_buffer(x)])
+    return pa.array(x)
 
 
 def read_table(path) -> dict:
@@ -149,15 +163,18 @@ def plot(table: dict, summary: dict, methods, path, title: str | None = None) ->
     """Two panels: the distribution of RRS's gap per ``k``, and mean acceptance against ``k``
     for each method with its 95% interval (and ``alpha*``); ``title`` (the dump's name) above
     both.  ``path`` is a file name or a binary file object (PNG)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+    try:                                                 # the figure and Agg canvas only:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg   # no pyplot, no GUI
+        from matplotlib.figure import Figure
     except ImportError:
         raise InvalidInput("--plot needs matplotlib: pip install 'exactspec[sweep]'") from None
     ks = summary["k"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig = Figure(figsize=(11, 4.2))
+    FigureCanvasAgg(fig)
+    # fixed margins (inches turned into fractions) in place of a layout engine's search
+    fig.subplots_adjust(left=0.065, right=0.985, bottom=0.13, top=0.84 if title else 0.9,
+                        wspace=0.2)
+    left, right = fig.subplots(1, 2)
     if title:
         fig.suptitle(title, fontsize=11)
     if "gap_rrs" in table:
@@ -193,12 +210,10 @@ def plot(table: dict, summary: dict, methods, path, title: str | None = None) ->
     right.set_ylabel("mean acceptance")
     right.legend(fontsize=8)
     right.set_title(f"{summary['positions_swept']} positions, |V| = {summary['vocab']}")
-    fig.tight_layout()
     if hasattr(path, "write"):
         fig.savefig(path, format="png", dpi=110)
     else:
-        fig.savefig(str(path), dpi=110)
-    plt.close(fig)
+        fig.savefig(str(path), format="png", dpi=110)
     return path if hasattr(path, "write") else str(path)
 
 

@@ -26,16 +26,21 @@ def sum_tolerance(dtype: str) -> float:
 
 
 def probabilities(rows, *, logits: bool, temperature: float = 1.0, top_p: float | None = None,
-                  tolerance: float = 1e-8, name: str = "target"):
+                  tolerance: float = 1e-8, name: str = "target", out=None):
     """Rows as float64 probability rows, and the bad rows as ``(row index, reason)``.
 
     Logits: ``softmax(x / T)`` in float64 (``-inf`` is a token of probability 0; NaN, ``+inf``
     or a row with no finite logit is bad).  Probabilities: each row must be finite,
     non-negative and sum to 1 within ``tolerance``; it is then divided by its sum.  With
     ``top_p``, each row keeps its most likely tokens up to mass ``top_p`` (the token that
-    reaches it included) and is renormalised.  Bad rows come back as zeros.
+    reaches it included) and is renormalised.  Bad rows come back as zeros.  ``out``: a
+    float64 array of the rows' shape to work in (else a new one).
     """
-    x = np.array(rows, dtype=np.float64)                # a private copy, worked in place
+    if out is not None and np.shape(rows) == out.shape and np.ndim(rows) == 2:
+        x = out
+        np.copyto(x, rows)                               # a private copy, worked in place
+    else:
+        x = np.array(rows, dtype=np.float64)
     if x.ndim != 2:
         raise InvalidInput(f"{name}: need rows of shape (positions, vocab), got {x.shape}")
     bad: dict[int, str] = {}
