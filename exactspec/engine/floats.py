@@ -100,6 +100,10 @@ class FloatFormat:
                 return self._round_double(x)
             if self.precision == 53 and self.emin == -1022:
                 return x                           # a Python float is already a float64
+        elif self.precision <= 24 and type(x) in (int, Fraction):
+            fast = self._round_rational(x)
+            if fast is not None:
+                return fast
         x = Fraction(x)
         if x == 0:
             return 0.0
@@ -139,6 +143,26 @@ class FloatFormat:
         if abs(q) >= 1 << (self.emax + 1 - shift):
             return math.copysign(math.inf, x)
         return math.ldexp(q, shift)
+
+    def _round_rational(self, x) -> float | None:
+        """``x`` rounded through its correctly rounded binary64 value ``d``: the same result
+        as rounding ``x`` itself unless ``d`` is a midpoint between two values of the format
+        (every midpoint is a binary64 value and rounding is monotone, so ``x`` and ``d`` lie
+        between the same two midpoints); ``None`` then, or when ``d`` is 0 or infinite."""
+        try:
+            d = x.numerator / x.denominator if type(x) is Fraction else float(x)
+        except OverflowError:
+            return None
+        if d == 0 or d in (math.inf, -math.inf):
+            return None
+        e = math.frexp(d)[1] - 1
+        if e > self.emax + 1:
+            return math.copysign(math.inf, d)
+        shift = (e if e > self.emin else self.emin) - self.precision + 1
+        y = abs(math.ldexp(d, -shift))
+        if y - math.floor(y) == 0.5:
+            return None
+        return self._round_double(d)
 
     @property
     def fast(self) -> bool:

@@ -345,13 +345,17 @@ class VectorSampler(ExactSampler):
             below.append(Fraction(0) if num <= 0 else Fraction(1) if num >= den else
                          (cut if type(cut) is Fraction else Fraction(cut)) if self.grid is None else
                          self._interval_weight(u, Fraction(0), cut))
+        return self._branched_split(u, below, f"u{u.ident} {'<' if strict else '<='} c[draft]")
+
+    def _branched_split(self, u, below: list, what: str) -> bool:
+        """One branch point on the fresh uniform ``u``: ``True`` with probability ``below[x]``
+        on draft branch ``x``; ``u`` may not be read again."""
         self._spent.add(u.ident)
         self._spent_uniforms.append(u)
         above = [1 - b for b in below]
-        sign = "<" if strict else "<="
         options = []
         if any(b != 0 for b in below):
-            options.append((True, _Vector(below), f"u{u.ident} {sign} c[draft]"))
+            options.append((True, _Vector(below), what))
         if any(a != 0 for a in above):
-            options.append((False, _Vector(above), f"u{u.ident} not {sign} c[draft]"))
+            options.append((False, _Vector(above), f"not {what}"))
         return self._choose("uniform", options)
