@@ -26,8 +26,9 @@ arithmetic) raises :class:`Fallback`, and the caller runs the path enumeration i
 Every branched operation is the scalar operation of the path run applied branch by branch, so
 the law is the path enumeration's law whenever the fast path completes.
 
-Only the exact run takes the fast path (``--arith`` runs fall back: a float sum of the
-vocabulary's length is refused there anyway, its rounding depending on the kernel's order).
+The float run (``--arith``) takes the fast path too, with the format's values on every branch
+and its generator grid for the uniforms (:mod:`.branched_float`); its whole-row operations
+run through NumPy (:mod:`.float_rows`).
 
 >>> b = Branched([1, 2, 3])
 >>> b * 2 + 1

@@ -6,14 +6,19 @@ list of elements (:mod:`.values`).  Basic indexing (ints, slices, ``None``, ``..
 are views: writing through them writes the tensor they came from, as in torch.  Advanced
 indexing (integer tensors, lists, boolean masks) copies, and assigning through it writes the
 positions it names.  Elementwise operations broadcast and promote as torch does
-(:mod:`.dtypes`), and in-place operations write into the storage.
+(:mod:`.dtypes`), and in-place operations write into the storage.  Under ``--arith`` a whole
+row of ``float32``, ``float16`` or ``float64`` values is computed by NumPy, rounded as the
+scalar route rounds (:mod:`.float_rows`).
 
 Orders declared (they matter only under ``--arith``, where rounding depends on them):
 
-- ``sum``: left to right; under ``--arith`` a float sum of more than :data:`SUM_TERMS` terms is
-  refused, because kernels sum longer rows with several accumulators or a tree, an order that
-  depends on the machine's vector width and is not modelled; ``float16``/``bfloat16`` are summed
-  in ``float32`` and rounded once at the end;
+- ``sum``: left to right up to :data:`SUM_TERMS` terms (``float16``/``bfloat16`` summed in
+  ``float32`` and rounded once at the end); under ``--arith`` a longer float sum is taken in
+  the order the run declares (``--sum-order``, :attr:`.context.Run.sum_order`:
+  ``sequential``, ``correctly-rounded``, or ``torch-avx2``, PyTorch's CPU kernel on AVX2,
+  checked bit for bit against torch 2.13; :mod:`exactspec.engine.float_sums`), and refused
+  without one: kernels sum long rows with several accumulators or a tree, an order that
+  depends on the machine's vector width and thread count;
 - ``cumsum``: a running sum accumulated in ``float64`` for ``float32``/``float64`` (``float32``
   for the half types), each output rounded into the dtype, as torch's CPU kernel does;
 - ``argmax``/``argmin``/``max(dim)``/``min(dim)``: the first index on ties (an all-zero row
@@ -70,7 +75,7 @@ from .values import UNSET, arith, cast, exact_number, is_nan, is_random
 __all__ = ["Tensor", "Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "TieOrder",
            "result_type", "as_tensor", "broadcast_shapes"]
 
-#: Under ``--arith``, the longest float sum whose order (left to right) is modelled.
+#: Under ``--arith``, the longest float sum taken left to right without a declared order.
 SUM_TERMS = 4
 
 #: The longest lane that ``sort(stable=False)`` sorts stably (torch 2.13's CPU kernel was
