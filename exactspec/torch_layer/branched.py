@@ -334,11 +334,14 @@ class VectorSampler(ExactSampler):
             if _random(x) or isinstance(x, float) or not isinstance(x, (int, Fraction)):
                 raise Fallback("a branched threshold that is not an exact number")
             if self.grid is not None:
-                import math
-
-                scaled = Fraction(x) * self.grid
-                cut = Fraction(math.ceil(scaled) if strict else math.floor(scaled) + 1,
-                               self.grid)
+                # the grid points j / N below the cut: ceil(x N) for u < x, floor(x N) + 1
+                # for u <= x, clipped to 0..N (u is fresh: its whole grid is left)
+                n = self.grid
+                a, b = x.numerator * n, x.denominator
+                k = -(-a // b) if strict else a // b + 1
+                below.append(Fraction(0) if k <= 0 else Fraction(1) if k >= n else
+                             Fraction(k, n))
+                continue
             else:
                 cut = x
             # u is uniform on [0, 1) (or its grid): P(u < cut) is cut, clipped to [0, 1]

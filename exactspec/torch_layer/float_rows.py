@@ -15,9 +15,11 @@ draft branch) take the scalar route.
 
 >>> from exactspec.engine.floats import FORMATS, FloatValue
 >>> f32 = FORMATS["float32"]
->>> row = [FloatValue(1.0, f32), FloatValue(3.0, f32)]
->>> [v.value for v in binary(operator.truediv, row, [FloatValue(3.0, f32)] * 2, f32)]
+>>> row = [FloatValue(1.0, f32), FloatValue(3.0, f32)] * 32
+>>> [v.value for v in binary(operator.truediv, row, [FloatValue(3.0, f32)] * 64, f32)][:2]
 [0.3333333432674408, 1.0]
+>>> binary(operator.truediv, row[:2], row[:2], f32) is None     # short rows: element by element
+True
 """
 
 from __future__ import annotations
