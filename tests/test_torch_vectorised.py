@@ -3,7 +3,9 @@
 For the gallery's one-position PyTorch rules (Hugging Face style and vLLM style, with their bug
 variants) on small rows with zeros and ties, the law and the acceptance of the vectorised run
 equal those of the path enumeration exactly; rules whose control flow depends on the draft
-fall back to the path enumeration and keep its law.
+fall back to the path enumeration and keep its law.  The same holds for their float runs
+(``--arith float32`` and ``float16``, long sums in each declared order, whole rows element by
+element or by NumPy), and ``verify --arith``'s verdict and three TVs are those of the paths.
 """
 
 from fractions import Fraction as F
@@ -309,3 +311,21 @@ def test_float_comparison_of_an_expression_of_the_uniform(tmp_path):
             fast = rule.vectorised(p, q, None, arith)
             paths = _float_paths(rule, p, q, arith, None)
             assert fast is not None and fast.law == paths.law
+
+
+@pytest.mark.parametrize("file,name", [RULES[0], RULES[3]])
+def test_float_run_at_a_few_hundred_tokens_stays_on_the_axis(file, name, monkeypatch):
+    """At 300 tokens ``verify --arith float32`` keeps the draft on the axis (2 paths), with
+    whole rows by NumPy, and its law equals that of the element-by-element route."""
+    import random
+
+    from exactspec.torch_layer import float_rows
+
+    rng = random.Random(300)
+    p, q = _random_row(rng, 300), _random_row(rng, 300)
+    spec = f"{ENGINES / file}:{name}"
+    fast = verify(spec, p, q, arith="float32", sum_order="torch-avx2")
+    assert fast.paths == 2 and fast.enumeration.draft_axis == 300
+    monkeypatch.setattr(float_rows, "MIN_ROW", 10**9)
+    scalar = verify(spec, p, q, arith="float32", sum_order="torch-avx2")
+    assert scalar.law == fast.law and scalar.acceptance == fast.acceptance
