@@ -329,3 +329,17 @@ def test_float_run_at_a_few_hundred_tokens_stays_on_the_axis(file, name, monkeyp
     monkeypatch.setattr(float_rows, "MIN_ROW", 10**9)
     scalar = verify(spec, p, q, arith="float32", sum_order="torch-avx2")
     assert scalar.law == fast.law and scalar.acceptance == fast.acceptance
+
+
+def test_float_run_on_a_grid_the_format_rounds():
+    """``--arith bfloat16 --grid 1000``: the grid's points ``j / 1000`` are rounded into the
+    format before they are compared, on the axis as on the paths."""
+    rule = load_pytorch_rule(f"{ENGINES / 'hf_speculative_sampling.py'}:sample")
+    from exactspec.engine.float_sampler import FloatSampler, float_dist
+
+    for p, q in FLOAT_INSTANCES:
+        fast = rule.vectorised(p, q, 1000, "bfloat16", "sequential")
+        paths = enumerate_paths(rule, float_dist(p, "bfloat16"), float_dist(q, "bfloat16"), 1,
+                                max_paths=None, sampler_factory=lambda: FloatSampler(
+                                    "bfloat16", 1000, sum_order="sequential"))
+        assert fast is not None and fast.law == paths.law

@@ -27,7 +27,7 @@ import math
 from fractions import Fraction
 
 from ..engine.float_sampler import FloatSampler, _Expr
-from ..engine.floats import FloatValue, get_format
+from ..engine.floats import FloatValue
 from .branched import Branched, Fallback, VectorSampler
 
 __all__ = ["VectorFloatSampler"]
@@ -62,7 +62,10 @@ class VectorFloatSampler(VectorSampler, FloatSampler):
             raise Fallback("a branched comparison of a uniform already split")
         n = self.grid
         cuts = []
-        if getattr(expr, "identity", False):
+        # the grid's points j / N are values of the format when N is a power of two of at most
+        # its precision: u itself is then compared as it is, without a bisection
+        exact_grid = n & (n - 1) == 0 and n <= 1 << self.fmt.precision
+        if getattr(expr, "identity", False) and exact_grid:
             for x, never in zip(c.values, self._never):
                 if never:
                     cuts.append(0)
@@ -104,7 +107,3 @@ class VectorFloatSampler(VectorSampler, FloatSampler):
             return self.fmt.round(x)
         raise Fallback("a branched threshold that is not a number of the format")
 
-
-def vector_float_sampler(size: int, arith, grid=None, sum_order=None) -> VectorFloatSampler:
-    """A :class:`VectorFloatSampler` for a draft axis of ``size`` tokens."""
-    return VectorFloatSampler(size, get_format(arith), grid, sum_order)
