@@ -615,11 +615,17 @@ def test_binary64_arithmetic_equals_the_exact_route(fmt):
     values = _format_values(rng, fmt, 600)
     import operator
 
-    for _ in range(4000):
-        a, b = rng.choice(values), rng.choice(values)
+    half = math.ldexp(1.0, -fmt.precision)             # half an ulp of 1: sums that tie
+    ties = [(1.0, half), (1.0, 3 * half), (-1.0, -half), (1.0 + 2 * half, half),
+            (fmt.max_value, math.ldexp(1.0, fmt.emax - fmt.precision)),  # overflows at the tie
+            (fmt.min_subnormal, 0.5), (3 * fmt.min_subnormal, 0.5)]      # subnormal ties
+    pairs = ties + [(rng.choice(values), rng.choice(values)) for _ in range(4000)]
+    for a, b in pairs:
         for op in (operator.add, operator.sub, operator.mul, operator.truediv):
             x = FloatValue(a, fmt)
             assert same(x._arith(a, b, op).value, x._arith_exact(a, b, op).value), (a, b, op)
+    one = FloatValue(1.0, fmt)
+    assert (one + half).value == 1.0 and (one + 3 * half).value == 1.0 + 4 * half
 
 
 @pytest.mark.parametrize("fmt", [F32, F16, BF16], ids=lambda f: f.name)
