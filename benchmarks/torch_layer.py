@@ -2,6 +2,7 @@
 
     python benchmarks/torch_layer.py [V ...]             (default: 10 30 100 1000 10000)
     python benchmarks/torch_layer.py --paths-up-to N V ...   (path enumeration up to V = N)
+    python benchmarks/torch_layer.py --arith float32 [--sum-order ORDER] V ...
 
 For each size, a realistic pair of rows: a target row ``p``, the float32 softmax of logits
 ``2 z`` (``z`` standard normal, seed 1), and a draft row ``q``, the float32 softmax of the same
@@ -12,9 +13,13 @@ exponential-race recovery over the residual clamped at float32's ``tiny``; lossy
 are proved exactly by :func:`exactspec.verify`, which keeps the draft as a tensor axis
 (:mod:`exactspec.torch_layer.branched`), and, up to ``--paths-up-to`` (default 100), by the
 path enumeration (one run of the body per path).  Prints the paths, the exact TV from ``p``
-and the CPU seconds of each.  ``--arith float32`` is not run: both rules sum a whole row in
-float32, which the layer refuses beyond a few terms (the rounding of a long float sum depends
-on the kernel's summation order).
+and the CPU seconds of each.
+
+With ``--arith FORMAT`` each rule is run as ``verify --arith`` runs it
+(:func:`exactspec.rounding.split_bias`, long sums in ``--sum-order``, default ``torch-avx2``):
+the float run, exact arithmetic with ideal uniforms and exact arithmetic on the format's grid,
+all three with the draft as a tensor axis; prints the CPU seconds of each run and of the
+whole, the verdict and the three TVs.
 """
 
 from __future__ import annotations
@@ -58,13 +63,43 @@ def tv(law: dict, p: Dist) -> Fraction:
     return exact_sum([abs(law[lab] - pr) for lab, pr in zip(p.labels, p.probs)]) / 2
 
 
+def float_runs(vocab: int, p: Dist, q: Dist, arith: str, order: str) -> None:
+    """The three runs of ``verify --arith`` on the axis, timed one by one."""
+    from exactspec.rounding import split_bias
+
+    for label, spec in RULES.items():
+        start = time.process_time()
+        split = split_bias(spec, p, q, arith=arith, sum_order=order, max_paths=None)
+        verdict = split.verdict
+        seconds = time.process_time() - start
+        runs = {arith: split.rounded, "exact": split.exact, "grid": split.grid_only}
+        each = "  ".join(f"{name} {run.enumeration.seconds:6.2f} s ({run.paths} paths)"
+                         for name, run in runs.items())
+        print(f"V={vocab:6d}  {label}  {each}  all {seconds:6.2f} s CPU", flush=True)
+        print(f"V={vocab:6d}  {label}  verdict {verdict}: TV {arith} {float(split.bias):.4g}, "
+              f"exact arithmetic {float(split.bias_exact_arith):.4g}, exact on the grid "
+              f"{float(split.bias_grid_only):.4g}", flush=True)
+
+
 def main(argv: list[str]) -> int:
     paths_up_to = 100
-    if argv[:1] == ["--paths-up-to"]:
-        paths_up_to, argv = int(argv[1]), argv[2:]
+    arith, order = None, "torch-avx2"
+    while argv[:1] and argv[0].startswith("--"):
+        if argv[0] == "--paths-up-to":
+            paths_up_to = int(argv[1])
+        elif argv[0] == "--arith":
+            arith = argv[1]
+        elif argv[0] == "--sum-order":
+            order = argv[1]
+        else:
+            raise SystemExit(f"unknown option {argv[0]}")
+        argv = argv[2:]
     sizes = [int(a) for a in argv] or [10, 30, 100, 1000, 10000]
     for vocab in sizes:
         p, q = rows(vocab)
+        if arith is not None:
+            float_runs(vocab, p, q, arith, order)
+            continue
         for label, spec in RULES.items():
             start = time.process_time()
             result = verify(spec, p, q, max_paths=None)

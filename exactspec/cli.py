@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--elementwise", choices=["correct", "numpy", "torch"], default="correct",
                     help="with --arith: exp and log correctly rounded (default), or NumPy's / "
                     "PyTorch's CPU functions of the dtype, on the exact float inputs")
+    ve.add_argument("--sum-order", metavar="ORDER",
+                    help="with --arith: the order of a PyTorch rule's long float sums: "
+                    "sequential, correctly-rounded or torch-avx2[:T] (torch's CPU kernel on "
+                    "AVX2, T threads); without it such sums are refused")
     ve.add_argument("--logits-p", metavar="L", help="target logits: 2,1,0, @file.json or "
                     "@row.npy (the target is their exact softmax; --arith computes it in the format)")
     ve.add_argument("--logits-q", metavar="L", help="draft logits, as --logits-p")
@@ -382,6 +386,15 @@ def _verify_text(result) -> str:
 def cmd_verify(args) -> int:
     from .verify import verify
 
+    if args.sum_order is not None:
+        from .engine.float_sums import check_sum_order
+
+        if not args.arith:
+            raise _UsageError("--sum-order applies with --arith (a float run's sums)")
+        if args.tokens is not None or args.search or args.backend == "numpy":
+            raise _UsageError("--sum-order applies to one position of a PyTorch rule "
+                              "(not with --tokens, --search or --backend numpy)")
+        check_sum_order(args.sum_order)
     if args.tokens is not None:
         return _verify_sequence(args)
     if args.gamma is not None:
@@ -452,12 +465,13 @@ def _verify_arith(args) -> int:
         split = split_bias(args.method, k=args.k, arith=args.arith, grid=args.grid,
                            tolerance=tolerance, logits_p=lp, logits_q=lq, labels=labels,
                            max_paths=max_paths, keep_paths=bool(args.certificate),
-                           elementwise=args.elementwise)
+                           elementwise=args.elementwise, sum_order=args.sum_order)
     else:
         p, q = _read_pair(args)
         split = split_bias(args.method, p, q, args.k, arith=args.arith, grid=args.grid,
                            tolerance=tolerance, max_paths=max_paths,
-                           keep_paths=bool(args.certificate), elementwise=args.elementwise)
+                           keep_paths=bool(args.certificate), elementwise=args.elementwise,
+                           sum_order=args.sum_order)
     if args.certificate:
         _write_json(args.certificate, split.run.certificate())
     _emit(split.to_json(), args.json, split.text())

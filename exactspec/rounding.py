@@ -42,7 +42,7 @@ from .core.errors import InvalidInput, Undecided
 from .engine.exact import DEFAULT_MAX_PATHS, ExactSampler, enumerate_paths
 from .methods import get_method
 from .verify import (VERDICTS, Verification, _checked, _is_user_method, _user_errors,
-                     verdict_of)
+                     _vectorised, verdict_of)
 
 __all__ = ["BiasSplit", "split_bias", "softmax_exact", "VERDICTS", "exact_sign",
            "exact_difference", "verdict_of", "tolerated", "grid_text"]
@@ -178,6 +178,7 @@ class BiasSplit:
     tolerance: Any = None
     logits: bool = False
     elementwise: str = "correct"
+    sum_order: str | None = None
 
     def __post_init__(self):
         self.bias_exact_arith, self.differences_exact_arith = _tv(self.exact.law, self.p)
@@ -250,6 +251,7 @@ class BiasSplit:
             out["difference"] = {str(t): exact_str(d) for t, d in self.differences.items()}
         if self.rounded is not None:
             out["elementwise"] = self.elementwise
+            out["sum_order"] = self.sum_order
         if run is not self.exact:
             out["exact_arith"] = {
                 "output": {str(t): exact_str(self.exact.law[t]) for t in labels},
@@ -282,6 +284,8 @@ class BiasSplit:
             name = self.arith or f"grid {grid_text(self.grid)}"
             lib = (" (exp/log correctly rounded)" if self.elementwise == "correct" else
                    f" (exp/log {self.elementwise}'s {self.arith})")
+            if self.rounded is not None and self.sum_order is not None:
+                lib += f", long sums {self.sum_order}"
             what = (f"{self.arith} arithmetic{lib}, uniforms on a grid of "
                     f"{grid_text(self.rounded_grid)}" if self.rounded is not None else
                     f"exact arithmetic, uniforms on a grid of {grid_text(self.grid)}")
@@ -354,12 +358,19 @@ def _float(x) -> float:
     return float(x.evalf(30)) if _is_symbolic(x) else float(x)
 
 
-def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, arith=None
-               ) -> Verification:
+def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, arith=None,
+               vector=None, sum_order=None) -> Verification:
     from .engine.hidden_state import check_unchanged, state_fingerprint
 
     user = _is_user_method(m)
     before = state_fingerprint(m.run) if user else None
+    if vector is not None:      # a PyTorch rule's draft as a tensor axis, on the exact rows
+        fast = _vectorised(m, vector[0], vector[1], k, grid, arith, keep_paths, sum_order)
+        if fast is not None:
+            if user:
+                check_unchanged(m.run, before, m.name)
+            return Verification(m, vector[0], vector[1], k, fast, grid=grid, arith=arith,
+                                sum_order=sum_order)
     run = _user_errors(m.run, m.name) if user else m.run
     enumeration = enumerate_paths(run, p, q, k, grid=grid, max_paths=max_paths,
                                   sampler_factory=factory, keep_paths=keep_paths, watch=user)
@@ -378,7 +389,8 @@ def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, a
 def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                grid: int | None = None, tolerance=None, logits_p=None, logits_q=None,
                labels=None, max_paths: int | None = DEFAULT_MAX_PATHS,
-               keep_paths: bool = False, elementwise: str = "correct") -> BiasSplit:
+               keep_paths: bool = False, elementwise: str = "correct",
+               sum_order: str | None = None) -> BiasSplit:
     """Run ``method`` with its arithmetic in ``arith`` and in exact arithmetic; the verdict.
 
     Parameters
@@ -401,6 +413,14 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         With ``arith``: where the float run's ``exp`` and ``log`` come from, ``"correct"``
         (correctly rounded), ``"numpy"`` or ``"torch"`` (the library's function on the exact
         float input, :func:`~exactspec.engine.floats.elementwise`).
+    sum_order : str, optional
+        With ``arith``: the declared order of a PyTorch rule's float sums of more than a
+        few terms (``"sequential"``, ``"correctly-rounded"``, ``"torch-avx2"``,
+        :mod:`exactspec.engine.float_sums`); without it such sums are refused.
+
+    A one-position PyTorch rule runs its three runs with its draft as a tensor axis where it
+    can (:mod:`exactspec.torch_layer.branched`), the float run too unless the rows are
+    logits.
     """
     if tolerance is not None:
         tolerance = Fraction(tolerance) if not isinstance(tolerance, str) else \
@@ -417,8 +437,13 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                            "(--arith float32, ...)")
     if fmt is not None:
         from .engine.floats import check_elementwise
+        from .engine.float_sums import check_sum_order
 
         check_elementwise(elementwise, fmt)
+        check_sum_order(sum_order)
+    elif sum_order is not None:
+        raise InvalidInput(f"sum_order={sum_order!r} applies to a float run: give arith "
+                           "(--arith float32, ...)")
     use_logits = logits_p is not None or logits_q is not None
     if use_logits:
         if logits_p is None or logits_q is None:
@@ -437,7 +462,8 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
             raise InvalidInput("give p and q (or logits_p and logits_q)")
         m, p, q = _checked(method, p, q, k)
     exact = _enumerate(m, p, q, k, grid=None, max_paths=max_paths,
-                       keep_paths=keep_paths and fmt is None and grid is None)
+                       keep_paths=keep_paths and fmt is None and grid is None,
+                       vector=None if use_logits else (p, q))
     rounded = grid_only = None
     if fmt is not None:
         from .engine.float_sampler import FloatSampler, float_dist
@@ -448,18 +474,19 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         else:
             fp, fq = float_dist(p, fmt), float_dist(q, fmt)
         rounded = _enumerate(m, fp, fq, k, grid=grid, max_paths=max_paths,
-                             factory=lambda: FloatSampler(fmt, grid, elementwise),
+                             factory=lambda: FloatSampler(fmt, grid, elementwise, sum_order),
                              keep_paths=keep_paths,
-                             arith=fmt.name)
+                             arith=fmt.name, sum_order=sum_order,
+                             vector=None if use_logits or elementwise != "correct" else (p, q))
     if grid is not None or (fmt is not None and not use_logits):
         on_grid = grid if grid is not None else fmt.grid
         try:
             grid_only = _enumerate(m, p, q, k, grid=on_grid, max_paths=max_paths,
                                    factory=lambda: ExactSampler(grid=on_grid),
-                                   keep_paths=keep_paths and fmt is None)
+                                   keep_paths=keep_paths and fmt is None, vector=(p, q))
         except TypeError:  # irrational thresholds (s.exp in exact arithmetic) on a grid
             if fmt is None:
                 raise
             grid_only = None
     return BiasSplit(m, p, q, k, fmt.name if fmt else None, grid, exact, rounded, grid_only,
-                     tolerance, use_logits, elementwise)
+                     tolerance, use_logits, elementwise, sum_order)

@@ -68,6 +68,7 @@ class Verification:
     enumeration: Enumeration
     grid: int | None = None
     arith: str | None = None        # the float format the method's arithmetic ran in
+    sum_order: str | None = None    # the declared order of its long float sums (under arith)
 
     @property
     def law(self) -> dict:
@@ -286,7 +287,7 @@ def _stream_certificate(handle, header, m, p, q, k, grid, max_paths, progress):
 def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
            keep_paths: bool = False, max_paths: int | None = DEFAULT_MAX_PATHS,
            progress: bool | None = None, arith: str | None = None,
-           max_seconds: float | None = None) -> Verification:
+           max_seconds: float | None = None, sum_order: str | None = None) -> Verification:
     """Run ``method`` exactly on ``(p, q, k)``: output law, verdict and acceptance.
 
     Parameters
@@ -310,6 +311,10 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
     max_seconds : float, optional
         Also refuse work estimated above this many seconds (estimated paths times the
         seconds of one path; :func:`~exactspec.engine.exact.enumerate_paths`).
+    sum_order : str, optional
+        With ``arith``: the order of a PyTorch rule's float sums of more than a few terms
+        (``"sequential"``, ``"correctly-rounded"``, ``"torch-avx2"``;
+        :mod:`exactspec.engine.float_sums`); without it such sums are refused.
 
     >>> from exactspec import Dist
     >>> verify("sps", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3")).acceptance
@@ -321,22 +326,28 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
     k = as_k(k)
     m, p, q = _checked(method, p, q, k)
     run_p, run_q, factory = p, q, None
+    if sum_order is not None and arith is None:
+        raise InvalidInput(f"sum_order={sum_order!r} applies to a float run: give arith "
+                           "(--arith float32, ...)")
     if arith is not None:
         from .engine.float_sampler import FloatSampler, float_dist
+        from .engine.float_sums import check_sum_order
 
-        run_p, run_q = float_dist(p, arith), float_dist(q, arith)
-        factory = lambda: FloatSampler(arith, grid)  # noqa: E731
+        check_sum_order(sum_order)
+        factory = lambda: FloatSampler(arith, grid, sum_order=sum_order)  # noqa: E731
     user = _is_user_method(m)
     if user:
         from .engine.hidden_state import state_fingerprint
 
         before = state_fingerprint(m.run)
-    fast = _vectorised(m, p, q, k, grid, arith, keep_paths)
+    fast = _vectorised(m, p, q, k, grid, arith, keep_paths, sum_order)
     if fast is not None:            # a PyTorch rule's draft enumerated as a tensor axis
         from .engine.hidden_state import check_unchanged
 
         check_unchanged(m.run, before, m.name)
-        return Verification(m, p, q, k, fast, grid, arith)
+        return Verification(m, p, q, k, fast, grid, arith, sum_order)
+    if arith is not None:
+        run_p, run_q = float_dist(p, arith), float_dist(q, arith)
     try:
         enumeration = enumerate_paths(_user_errors(m.run, m.name) if user else m.run, run_p,
                                       run_q, k, grid=grid, keep_paths=keep_paths,
@@ -355,7 +366,7 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
         check_unchanged(m.run, before, m.name)
     if not _equal(enumeration.total, 1):
         raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
-    return Verification(m, p, q, k, enumeration, grid, arith)
+    return Verification(m, p, q, k, enumeration, grid, arith, sum_order)
 
 
 
@@ -370,17 +381,20 @@ def _equal(a, b) -> bool:
     return sympy.simplify(sympy.sympify(a) - sympy.sympify(b)) == 0
 
 
-def _vectorised(m, p, q, k, grid, arith, keep_paths):
+def _vectorised(m, p, q, k, grid, arith, keep_paths, sum_order=None):
     """The exact enumeration of a one-position PyTorch rule with its draft as a tensor axis
-    (:mod:`exactspec.torch_layer.branched`), or ``None`` where that route does not apply (the
-    paths are enumerated instead): exact arithmetic, no paths kept."""
+    (:mod:`exactspec.torch_layer.branched`; under ``arith`` its float run,
+    :mod:`exactspec.torch_layer.branched_float`), or ``None`` where that route does not apply
+    (the paths are enumerated instead): no paths kept.  ``p`` and ``q`` are the exact rows."""
     fast = getattr(m.run, "vectorised", None)
-    if fast is None or arith is not None or keep_paths or k != 1:
+    if fast is None or keep_paths or k != 1:
         return None
     from .engine.watch import watched
 
     with watched(m.run.function):
-        return fast(p, q, grid)
+        if arith is None:
+            return fast(p, q, grid)
+        return fast(p, q, grid, arith, sum_order)
 
 
 def _user_errors(run, name: str):

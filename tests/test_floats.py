@@ -587,3 +587,187 @@ def test_torch_elementwise_dispatch_through_a_stand_in(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
     with pytest.raises(InvalidInput, match="is not PyTorch"):
         FloatSampler("float32", elementwise="torch")
+
+
+# -- + - * / through binary64, and float sums in a declared order ---------------------------
+
+def _format_values(rng, fmt, n):
+    """Values of ``fmt``: random bit patterns' values, subnormals, the largest, zeros of both
+    signs, infinities and NaN."""
+    out = [0.0, -0.0, math.inf, -math.inf, math.nan, fmt.max_value, -fmt.max_value,
+           fmt.min_subnormal, -fmt.min_subnormal]
+    p = fmt.precision
+    for _ in range(n):
+        sign = rng.choice((1, -1))
+        if rng.random() < 0.25:
+            out.append(sign * math.ldexp(rng.randrange(1, 1 << (p - 1)), fmt.emin - p + 1))
+        else:
+            e = rng.randint(fmt.emin, fmt.emax) if rng.random() < 0.5 else rng.randint(-8, 8)
+            out.append(sign * math.ldexp(rng.randrange(1 << (p - 1), 1 << p), e - p + 1))
+    return out
+
+
+@pytest.mark.parametrize("fmt", [F32, F16, BF16, F64], ids=lambda f: f.name)
+def test_binary64_arithmetic_equals_the_exact_route(fmt):
+    """``+ - * /`` computed in Python floats and rounded once equal the exact rational result
+    rounded once, on random values, subnormals, overflow, signed zeros, NaN and infinities."""
+    rng = random.Random(11)
+    values = _format_values(rng, fmt, 600)
+    import operator
+
+    half = math.ldexp(1.0, -fmt.precision)             # half an ulp of 1: sums that tie
+    ties = [(1.0, half), (1.0, 3 * half), (-1.0, -half), (1.0 + 2 * half, half),
+            (fmt.max_value, math.ldexp(1.0, fmt.emax - fmt.precision)),  # overflows at the tie
+            (fmt.min_subnormal, 0.5), (3 * fmt.min_subnormal, 0.5)]      # subnormal ties
+    pairs = ties + [(rng.choice(values), rng.choice(values)) for _ in range(4000)]
+    for a, b in pairs:
+        for op in (operator.add, operator.sub, operator.mul, operator.truediv):
+            x = FloatValue(a, fmt)
+            assert same(x._arith(a, b, op).value, x._arith_exact(a, b, op).value), (a, b, op)
+    one = FloatValue(1.0, fmt)
+    assert (one + half).value == 1.0 and (one + 3 * half).value == 1.0 + 4 * half
+
+
+@pytest.mark.parametrize("fmt", [F32, F16, BF16], ids=lambda f: f.name)
+def test_rounding_through_binary64_equals_the_exact_rounding(fmt, monkeypatch):
+    """A float or a rational rounded into the format through binary64 equals the exact
+    rounding: ties to even at midpoints, a hair off midpoints, overflow, subnormals."""
+    from exactspec.engine.floats import FloatFormat
+
+    rng = random.Random(12)
+    cases = []
+    for a in _format_values(rng, fmt, 400):
+        if not math.isfinite(a) or a == 0:
+            continue
+        ulp = Fraction(2) ** (max(math.frexp(a)[1] - 1, fmt.emin) - fmt.precision + 1)
+        mid = Fraction(a) + ulp / 2
+        cases += [mid, mid + Fraction(1, 10**40), mid - Fraction(1, 10**40),
+                  Fraction(a) * Fraction(rng.randrange(1, 10**9), 10**9)]
+    cases += [Fraction(1, 3), Fraction(-2, 7), Fraction(2) ** -200, Fraction(2) ** 200]
+    fast = [fmt.round(x) for x in cases] + [fmt.round(float(x)) for x in cases]
+    monkeypatch.setattr(FloatFormat, "_round_rational", lambda self, x: None)
+    monkeypatch.setattr(FloatFormat, "_round_double", lambda self, x: self.round(Fraction(x)))
+    exact = [fmt.round(x) for x in cases] + [fmt.round(Fraction(float(x))) for x in cases]
+    assert all(same(a, b) for a, b in zip(fast, exact))
+
+
+@pytest.mark.parametrize("fmt", [F32, F16], ids=lambda f: f.name)
+def test_numpy_rows_equal_the_scalar_route(fmt):
+    """Whole rows computed by NumPy (:mod:`exactspec.torch_layer.float_rows`) equal the
+    element-by-element route, ``maximum``/``minimum`` with NaN and signed zeros too."""
+    import operator
+
+    from exactspec.torch_layer import float_rows
+    from exactspec.torch_layer.tensor import _extreme_one
+
+    rng = random.Random(13)
+    values = _format_values(rng, fmt, 300)
+    xs = [FloatValue(rng.choice(values), fmt) for _ in range(500)]
+    ys = [FloatValue(rng.choice(values), fmt) for _ in range(500)]
+    for op in (operator.add, operator.sub, operator.mul, operator.truediv):
+        rows = float_rows.binary(op, xs, ys, fmt)
+        assert all(same(a.value, op(x, y).value) for a, x, y in zip(rows, xs, ys))
+    for maximum in (True, False):
+        rows = float_rows.extreme(xs, ys, fmt, maximum)
+        assert all(a is _extreme_one(x, y, maximum) for a, x, y in zip(rows, xs, ys))
+    assert float_rows.binary(operator.add, xs[:3], ys[:3], fmt) is None     # too short
+    assert float_rows.binary(operator.add, xs, [Fraction(1)] * 500, fmt) is None
+
+
+def _sequential(values, fmt):
+    acc = F64 if fmt is F64 else F32
+    total = FloatValue(values[0], acc)
+    for v in values[1:]:
+        total = total + FloatValue(v, acc)
+    return fmt.round(total.value) if math.isfinite(total.value) else total.value
+
+
+def _pairwise_torch(values, fmt):
+    """torch-avx2 for a row of 8 * 4 * m + r float32 terms with m < 16, written out: 8 lanes,
+    each summing its column of the 4-vector groups in 4 running accumulators (one per vector of
+    the group), the leftover vectors into the first, then the 4 accumulators, then the tail
+    elements and the lanes into one scalar."""
+    acc = lambda v: FloatValue(v, F32)           # noqa: E731
+    n = len(values)
+    vectors = n // 8
+    groups = vectors // 4
+    lanes = []
+    for lane in range(8):
+        partial = [acc(0.0) for _ in range(4)]
+        for g in range(groups):
+            for k in range(4):
+                partial[k] = partial[k] + acc(values[(4 * g + k) * 8 + lane])
+        first = partial[0]
+        for v in range(4 * groups, vectors):
+            first = first + acc(values[v * 8 + lane])
+        for k in (1, 2, 3):
+            first = first + partial[k]
+        lanes.append(first)
+    final = acc(0.0)
+    for k in range(vectors * 8, n):
+        final = final + acc(values[k])
+    for lane in lanes:
+        final = final + lane
+    return (acc(0.0) + final).value
+
+
+@pytest.mark.parametrize("fmt", [F32, F16, BF16, F64], ids=lambda f: f.name)
+def test_sum_orders_two_ways(fmt):
+    """``sequential`` equals the format's own additions left to right (in the accumulator);
+    ``correctly-rounded`` equals the exact sum rounded once; both propagate NaN and
+    infinities as IEEE does."""
+    from exactspec.engine.float_sums import float_sum
+
+    rng = random.Random(14)
+    for n in (1, 2, 5, 17, 100, 300):
+        row = [fmt.round(rng.gauss(0, 1) * 2.0 ** rng.randint(-12, 12)) for _ in range(n)]
+        assert same(float_sum(row, fmt, "sequential"), _sequential(row, fmt))
+        exact = sum((Fraction(v) for v in row), Fraction(0))
+        assert same(float_sum(row, fmt, "correctly-rounded"), fmt.round(exact) if exact else 0.0)
+    for order in ("sequential", "correctly-rounded", "torch-avx2"):
+        assert math.isnan(float_sum([1.0, math.inf, -math.inf], fmt, order))
+        assert float_sum([1.0, math.inf, 2.0], fmt, order) == math.inf
+        assert math.isnan(float_sum([math.nan] + [1.0] * 40, fmt, order))
+
+
+def test_torch_order_written_out_and_its_threads():
+    """``torch-avx2`` equals the cascade written out where it has one level (fewer than 16
+    groups of 4 vectors), and the threads split only rows of at least 2**15 terms."""
+    from exactspec.engine.float_sums import float_sum
+
+    rng = random.Random(15)
+    for n in (8, 9, 31, 32, 33, 100, 257, 500, 511):
+        row = [F32.round(rng.gauss(0, 1) * 2.0 ** rng.randint(-20, 20)) for _ in range(n)]
+        assert same(float_sum(row, F32, "torch-avx2"), _pairwise_torch(row, F32)), n
+    row = [F32.round(rng.gauss(0, 1)) for _ in range(40000)]
+    short = row[:30000]
+    assert float_sum(short, F32, "torch-avx2:2") == float_sum(short, F32, "torch-avx2")
+    one, two = float_sum(row, F32, "torch-avx2"), float_sum(row, F32, "torch-avx2:2")
+    halves = [float_sum(row[:20000], F32, "torch-avx2"), float_sum(row[20000:], F32, "torch-avx2")]
+    assert two == float_sum(halves, F32, "torch-avx2")
+    assert float_sum(row, F32, "torch-avx2:3") == two          # two chunks of 2**15 at most
+    assert isinstance(one, float)
+
+
+def test_torch_order_matches_torch_bit_for_bit():
+    """Where PyTorch is installed on an AVX2 CPU: ``torch-avx2:T`` equals ``torch.sum`` bit
+    for bit with ``T`` threads, four dtypes, rows of 1 to 70,000 terms."""
+    torch = pytest.importorskip("torch")
+    if torch.backends.cpu.get_cpu_capability() != "AVX2":
+        pytest.skip("the torch-avx2 order is PyTorch's kernel on an AVX2 CPU")
+    from exactspec.engine.float_sums import float_sum
+
+    rng = np.random.default_rng(16)
+    saved = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            for name in ("float32", "float64", "float16", "bfloat16"):
+                for n in (1, 3, 8, 17, 100, 1025, 33000, 70000):
+                    x = torch.from_numpy(rng.standard_normal(n) * np.exp(rng.standard_normal(n)))
+                    x = x.to(getattr(torch, name))
+                    row = [float(v) for v in x.to(torch.float64).numpy()]
+                    assert float_sum(row, FORMATS[name], f"torch-avx2:{threads}") == \
+                        x.sum().item(), (threads, name, n)
+    finally:
+        torch.set_num_threads(saved)

@@ -4,6 +4,7 @@ PyTorch rules through ``exactspec verify``, and refusals in one line."""
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import textwrap
@@ -470,9 +471,35 @@ def test_a_long_float_sum_under_arith_is_refused_in_one_line(capsys):
     p, q = ",".join(["1/5"] * 5), ",".join(["1/10"] * 4 + ["3/5"])
     code, _, err = cli(capsys, "verify", f"{HF}:sample", "--p", p, "--q", q, "--arith", "float32")
     assert code == 2 and "a float32 sum of 5 terms under --arith" in err
+    assert "--sum-order" in err                          # the message names the option
     assert "hf_speculative_sampling.py:" in err and len(err.strip().splitlines()) == 1
     code, _, _ = cli(capsys, "verify", f"{HF}:sample", "--p", p, "--q", q)
     assert code == 0                                     # exact arithmetic: any order
+
+
+@pytest.mark.parametrize("order", ["sequential", "correctly-rounded", "torch-avx2",
+                                   "torch-avx2:2"])
+def test_a_declared_sum_order_runs_and_is_reported(capsys, order):
+    p, q = ",".join(["1/5"] * 5), ",".join(["1/10"] * 4 + ["3/5"])
+    code, out, err = cli(capsys, "verify", f"{HF}:sample", "--p", p, "--q", q, "--arith",
+                         "float32", "--sum-order", order, "--json")
+    report = json.loads(out)
+    assert code in (0, 1) and report["sum_order"] == order and report["arith"] == "float32"
+    assert report["verdict"] in ("lossless", "lossy-grid", "lossy-rounding")
+    assert report["bias_exact_arith"] == "0"
+    code, out, _ = cli(capsys, "verify", f"{HF}:sample", "--p", p, "--q", q, "--arith",
+                       "float32", "--sum-order", order)
+    assert f"long sums {order}" in out
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--sum-order", "sequential"], "--sum-order applies with --arith"),
+    (["--arith", "float32", "--sum-order", "pairwise"], "sum order 'pairwise'"),
+])
+def test_sum_order_misuse_is_one_line_exit_2(capsys, args, message):
+    code, _, err = cli(capsys, "verify", f"{HF}:sample", "--p", "1/2,1/2", "--q", "1/3,2/3",
+                       *args)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_noise_value_read_alone_is_undecided_in_one_line(capsys, tmp_path):

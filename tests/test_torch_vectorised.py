@@ -3,7 +3,9 @@
 For the gallery's one-position PyTorch rules (Hugging Face style and vLLM style, with their bug
 variants) on small rows with zeros and ties, the law and the acceptance of the vectorised run
 equal those of the path enumeration exactly; rules whose control flow depends on the draft
-fall back to the path enumeration and keep its law.
+fall back to the path enumeration and keep its law.  The same holds for their float runs
+(``--arith float32`` and ``float16``, long sums in each declared order, whole rows element by
+element or by NumPy), and ``verify --arith``'s verdict and three TVs are those of the paths.
 """
 
 from fractions import Fraction as F
@@ -220,3 +222,124 @@ def test_random_small_rows(file, name):
         paths = enumerate_paths(rule, p, q, 1, max_paths=None)
         assert fast is not None
         assert (fast.law, fast.acceptance) == (paths.law, paths.acceptance)
+
+
+# -- the float runs (--arith) with the draft as a tensor axis ----------------------------------
+
+FLOAT_INSTANCES = [INSTANCES[0], INSTANCES[2], INSTANCES[3],
+                   (_d("3/7", "1/7", "2/7", "0", "1/7", "0"),
+                    _d("1/11", "2/11", "3/11", "1/11", "1/11", "3/11"))]
+
+
+def _float_paths(rule, p, q, arith, order):
+    from exactspec.engine.float_sampler import FloatSampler, float_dist
+
+    return enumerate_paths(rule, float_dist(p, arith), float_dist(q, arith), 1, max_paths=None,
+                           sampler_factory=lambda: FloatSampler(arith, sum_order=order))
+
+
+@pytest.mark.parametrize("file,name", RULES)
+@pytest.mark.parametrize("arith,order", [("float32", "torch-avx2"), ("float16", "sequential"),
+                                         ("float32", "correctly-rounded")])
+@pytest.mark.parametrize("numpy_rows", [False, True])
+def test_float_run_vectorised_equals_paths(file, name, arith, order, numpy_rows, monkeypatch):
+    """The float run on the axis gives the path enumeration's law and acceptance exactly, with
+    whole rows computed element by element or by NumPy (at any length)."""
+    from exactspec.torch_layer import float_rows
+
+    monkeypatch.setattr(float_rows, "MIN_ROW", 1 if numpy_rows else 10**9)
+    rule = load_pytorch_rule(f"{ENGINES / file}:{name}")
+    for p, q in FLOAT_INSTANCES:
+        try:
+            paths = _float_paths(rule, p, q, arith, order)
+        except InvalidInput:      # q / p at p = 0 is refused on the paths
+            assert name == "sample_wrong_row"
+            continue
+        fast = rule.vectorised(p, q, None, arith, order)
+        assert fast is not None
+        assert (fast.law, fast.acceptance) == (paths.law, paths.acceptance)
+        assert fast.paths <= 2
+
+
+@pytest.mark.parametrize("file,name", RULES)
+def test_float_verdict_and_three_tvs_equal_paths(file, name, monkeypatch):
+    """``split_bias`` (the CLI's ``verify --arith``) gives the same verdict and the same three
+    TVs with its runs on the axis as with every run enumerated path by path."""
+    from exactspec.rounding import split_bias
+    from exactspec.torch_layer.rule import PyTorchRule
+
+    spec = f"{ENGINES / file}:{name}"
+    p, q = FLOAT_INSTANCES[3]
+    if name == "sample_wrong_row":
+        p, q = INSTANCES[0]
+    fast = split_bias(spec, p, q, arith="float32", sum_order="torch-avx2")
+    monkeypatch.setattr(PyTorchRule, "vectorised", lambda self, *a, **k: None)
+    slow = split_bias(spec, p, q, arith="float32", sum_order="torch-avx2")
+    assert fast.verdict == slow.verdict
+    assert (fast.bias, fast.bias_exact_arith, fast.bias_grid_only) == \
+        (slow.bias, slow.bias_exact_arith, slow.bias_grid_only)
+    assert fast.run.paths <= 2 < slow.run.paths
+    expected = {"sample": "lossy-rounding", "sample_wrong_row": "lossy-logic",
+                "sample_resample_from_p": "lossy-logic",
+                "sample_target_recovery": "lossy-logic"}
+    if "hf_" in file or name != "sample":
+        assert fast.verdict == expected[name]
+    else:                         # vLLM's clamp at tiny: lossy in exact arithmetic too
+        assert fast.verdict == "lossy-logic"
+
+
+def test_float_comparison_of_an_expression_of_the_uniform(tmp_path):
+    """``u * 3 < c[x]``, ``v * 2 + 1/4 <= c[x]`` and ``-w > -c[x]`` (rounded expressions of a
+    uniform, increasing and decreasing, against a branched threshold) cut the grid where the
+    path run's bisection does."""
+    path = tmp_path / "rule.py"
+    path.write_text("import torch\n\n\ndef f(p, q):\n"
+                    "    x = torch.multinomial(q, 1)\n"
+                    "    u = torch.rand(1)\n"
+                    "    if (u * 3 < p[x] / q[x]).all():\n"
+                    "        return x\n"
+                    "    v = torch.rand(1)\n"
+                    "    if (v * 2 + 0.25 <= p[x]).all():\n"
+                    "        return x\n"
+                    "    w = torch.rand(1)\n"
+                    "    if (-w > -q[x]).all():\n"
+                    "        return x\n"
+                    "    return torch.multinomial(p, 1)\n")
+    rule = load_pytorch_rule(f"{path}:f")
+    for p, q in FLOAT_INSTANCES:
+        for arith in ("float32", "bfloat16"):
+            fast = rule.vectorised(p, q, None, arith)
+            paths = _float_paths(rule, p, q, arith, None)
+            assert fast is not None and fast.law == paths.law
+
+
+@pytest.mark.parametrize("file,name", [RULES[0], RULES[3]])
+def test_float_run_at_a_few_hundred_tokens_stays_on_the_axis(file, name, monkeypatch):
+    """At 300 tokens ``verify --arith float32`` keeps the draft on the axis (2 paths), with
+    whole rows by NumPy, and its law equals that of the element-by-element route."""
+    import random
+
+    from exactspec.torch_layer import float_rows
+
+    rng = random.Random(300)
+    p, q = _random_row(rng, 300), _random_row(rng, 300)
+    spec = f"{ENGINES / file}:{name}"
+    fast = verify(spec, p, q, arith="float32", sum_order="torch-avx2")
+    assert fast.paths == 2 and fast.enumeration.draft_axis == 300
+    monkeypatch.setattr(float_rows, "MIN_ROW", 10**9)
+    scalar = verify(spec, p, q, arith="float32", sum_order="torch-avx2")
+    assert scalar.law == fast.law and scalar.acceptance == fast.acceptance
+
+
+def test_float_run_on_a_grid_the_format_rounds():
+    """``--arith bfloat16 --grid 1000``: the grid's points ``j / 1000`` are rounded into the
+    format before they are compared, on the axis as on the paths."""
+    rule = load_pytorch_rule(f"{ENGINES / 'hf_speculative_sampling.py'}:sample")
+    from exactspec.engine.float_sampler import FloatSampler, float_dist
+
+    for p, q in FLOAT_INSTANCES:
+        fast = rule.vectorised(p, q, 1000, "bfloat16", "sequential")
+        paths = enumerate_paths(rule, float_dist(p, "bfloat16"), float_dist(q, "bfloat16"), 1,
+                                max_paths=None, sampler_factory=lambda: FloatSampler(
+                                    "bfloat16", 1000, sum_order="sequential"))
+        assert fast is not None and fast.law == paths.law

@@ -209,6 +209,9 @@ class FloatSampler(ExactSampler):
         Where ``s.exp``, ``s.log`` and the ``exp`` of ``s.softmax`` come from: ``"correct"``
         (correctly rounded, the default), ``"numpy"`` (NumPy's ufunc of the dtype) or
         ``"torch"`` (PyTorch's CPU function), evaluated on the exact float input.
+    sum_order : str, optional
+        The declared order of a tensor layer's float sums of more than a few terms
+        (:mod:`~exactspec.engine.float_sums`); ``None``: such sums are refused.
 
     >>> from fractions import Fraction
     >>> s = FloatSampler("float32", elementwise="numpy")
@@ -216,9 +219,13 @@ class FloatSampler(ExactSampler):
     Fraction(1, 536870912)
     """
 
-    def __init__(self, arith, grid: int | None = None, elementwise: str = "correct"):
+    def __init__(self, arith, grid: int | None = None, elementwise: str = "correct",
+                 sum_order: str | None = None):
+        from .float_sums import check_sum_order
+
         self.fmt = get_format(arith)
         self.elementwise = check_elementwise(elementwise, self.fmt)
+        self.sum_order = check_sum_order(sum_order)
         super().__init__(grid=grid if grid is not None else self.fmt.grid)
 
     # -- values ----------------------------------------------------------------------------

@@ -96,6 +96,14 @@ class FloatFormat:
         if isinstance(x, float):
             if not math.isfinite(x) or x == 0:
                 return x
+            if self.precision <= 24:
+                return self._round_double(x)
+            if self.precision == 53 and self.emin == -1022:
+                return x                           # a Python float is already a float64
+        elif self.precision <= 24 and type(x) in (int, Fraction):
+            fast = self._round_rational(x)
+            if fast is not None:
+                return fast
         x = Fraction(x)
         if x == 0:
             return 0.0
@@ -120,6 +128,50 @@ class FloatFormat:
         else:
             out = math.ldexp(q, shift)
         return -out if negative else out
+
+    def _round_double(self, x: float) -> float:
+        """A finite non-zero Python float rounded into a format of at most 24 significand
+        bits, without leaving floats: ``x`` scaled by a power of two onto the format's integer
+        grid (exact), rounded half to even by ``round`` (exact on floats), scaled back."""
+        e = math.frexp(x)[1] - 1                   # floor(log2 |x|)
+        if e > self.emax:
+            return math.copysign(math.inf, x)
+        shift = (e if e > self.emin else self.emin) - self.precision + 1
+        q = round(math.ldexp(x, -shift))
+        if q == 0:
+            return math.copysign(0.0, x)
+        if abs(q) >= 1 << (self.emax + 1 - shift):
+            return math.copysign(math.inf, x)
+        return math.ldexp(q, shift)
+
+    def _round_rational(self, x) -> float | None:
+        """``x`` rounded through its correctly rounded binary64 value ``d``: the same result
+        as rounding ``x`` itself unless ``d`` is a midpoint between two values of the format
+        (every midpoint is a binary64 value and rounding is monotone, so ``x`` and ``d`` lie
+        between the same two midpoints); ``None`` then, or when ``d`` is 0 or infinite."""
+        try:
+            d = x.numerator / x.denominator if type(x) is Fraction else float(x)
+        except OverflowError:
+            return None
+        if d == 0 or d in (math.inf, -math.inf):
+            return None
+        e = math.frexp(d)[1] - 1
+        if e > self.emax + 1:
+            return math.copysign(math.inf, d)
+        shift = (e if e > self.emin else self.emin) - self.precision + 1
+        y = abs(math.ldexp(d, -shift))
+        if y - math.floor(y) == 0.5:
+            return None
+        return self._round_double(d)
+
+    @property
+    def fast(self) -> bool:
+        """Whether ``+ - * /`` may be computed in Python floats and rounded once: exact for
+        ``float64`` (IEEE double itself) and for formats of at most 24 significand bits (the
+        double rounding through binary64 is innocuous when ``53 >= 2 p + 2``, and no operation
+        on their values overflows or underflows binary64)."""
+        return (self.precision <= 24 and self.emax <= 127 and self.emin >= -126) or \
+            (self.precision == 53 and self.emin == -1022 and self.emax == 1023)
 
     def __repr__(self):
         return f"FloatFormat({self.name})"
@@ -203,6 +255,16 @@ class FloatValue:
         return FloatValue.of(x, self.fmt).value
 
     def _arith(self, a: float, b: float, op) -> "FloatValue":
+        fmt = self.fmt
+        if fmt.fast and not (op is operator.truediv and b == 0):
+            r = op(a, b)                           # binary64, then rounded once (FloatFormat.fast)
+            if fmt.precision <= 24 and r == r and r not in (math.inf, -math.inf) and r != 0:
+                r = fmt._round_double(r)
+            return FloatValue(r, fmt)
+        return self._arith_exact(a, b, op)
+
+    def _arith_exact(self, a: float, b: float, op) -> "FloatValue":
+        """The same result through exact rationals (the reference for :meth:`_arith`)."""
         if math.isfinite(a) and math.isfinite(b) and not (op is operator.truediv and b == 0):
             result = op(Fraction(a), Fraction(b))
             if result != 0:

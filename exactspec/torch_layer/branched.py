@@ -26,8 +26,9 @@ arithmetic) raises :class:`Fallback`, and the caller runs the path enumeration i
 Every branched operation is the scalar operation of the path run applied branch by branch, so
 the law is the path enumeration's law whenever the fast path completes.
 
-Only the exact run takes the fast path (``--arith`` runs fall back: a float sum of the
-vocabulary's length is refused there anyway, its rounding depending on the kernel's order).
+The float run (``--arith``) takes the fast path too, with the format's values on every branch
+and its generator grid for the uniforms (:mod:`.branched_float`); its whole-row operations
+run through NumPy (:mod:`.float_rows`).
 
 >>> b = Branched([1, 2, 3])
 >>> b * 2 + 1
@@ -350,11 +351,14 @@ class VectorSampler(ExactSampler):
             if _random(x) or isinstance(x, float) or not isinstance(x, (int, Fraction)):
                 raise Fallback("a branched threshold that is not an exact number")
             if self.grid is not None:
-                import math
-
-                scaled = Fraction(x) * self.grid
-                cut = Fraction(math.ceil(scaled) if strict else math.floor(scaled) + 1,
-                               self.grid)
+                # the grid points j / N below the cut: ceil(x N) for u < x, floor(x N) + 1
+                # for u <= x, clipped to 0..N (u is fresh: its whole grid is left)
+                n = self.grid
+                a, b = x.numerator * n, x.denominator
+                k = -(-a // b) if strict else a // b + 1
+                below.append(Fraction(0) if k <= 0 else Fraction(1) if k >= n else
+                             Fraction(k, n))
+                continue
             else:
                 cut = x
             # u is uniform on [0, 1) (or its grid): P(u < cut) is cut, clipped to [0, 1]
@@ -362,13 +366,17 @@ class VectorSampler(ExactSampler):
             below.append(Fraction(0) if num <= 0 else Fraction(1) if num >= den else
                          (cut if type(cut) is Fraction else Fraction(cut)) if self.grid is None else
                          self._interval_weight(u, Fraction(0), cut))
+        return self._branched_split(u, below, f"u{u.ident} {'<' if strict else '<='} c[draft]")
+
+    def _branched_split(self, u, below: list, what: str) -> bool:
+        """One branch point on the fresh uniform ``u``: ``True`` with probability ``below[x]``
+        on draft branch ``x``; ``u`` may not be read again."""
         self._spent.add(u.ident)
         self._spent_uniforms.append(u)
         above = [1 - b for b in below]
-        sign = "<" if strict else "<="
         options = []
         if any(b != 0 for b in below):
-            options.append((True, _Vector(below), f"u{u.ident} {sign} c[draft]"))
+            options.append((True, _Vector(below), what))
         if any(a != 0 for a in above):
-            options.append((False, _Vector(above), f"u{u.ident} not {sign} c[draft]"))
+            options.append((False, _Vector(above), f"not {what}"))
         return self._choose("uniform", options)

@@ -36,6 +36,8 @@ class Run:
         self.default_name = fmt.name if fmt is not None else "float32"   # the default dtype
         self.draft = draft            # (q tensor, snapshot of its values, q Dist) or None
         self.drafted = False
+        #: the declared order of long float sums (``--sum-order``), or None
+        self.sum_order = getattr(sampler, "sum_order", None)
 
     @property
     def exact(self) -> bool:

@@ -124,11 +124,15 @@ class PyTorchRule:
                                    f"{err}{_user_where(err, self.path)}") from None
         return p.labels[index]
 
-    def vectorised(self, p, q, grid: int | None = None):
+    def vectorised(self, p, q, grid: int | None = None, arith=None,
+                   sum_order: str | None = None):
         """The exact :class:`~exactspec.engine.exact.Enumeration` of the rule with its draft
         kept as a branch axis (:mod:`.branched`): the body runs once per path of the other
-        random choices, not once per draft token.  ``None`` when the rule does something the
-        vectorised run does not track (the caller enumerates paths instead)."""
+        random choices, not once per draft token.  With ``arith`` (a float format) the float
+        run (:mod:`.branched_float`): ``p`` and ``q`` rounded into the format, its generator
+        grid unless ``grid`` says otherwise, long sums in ``sum_order``.  ``p`` and ``q`` are
+        the exact rows.  ``None`` when the rule does something the vectorised run does not
+        track (the caller enumerates paths instead)."""
         from ..engine.exact import Enumeration
         from .branched import Fallback
 
@@ -138,7 +142,7 @@ class PyTorchRule:
         n = len(p.probs)
         converted = floats_converted()
         try:
-            law, acceptance, paths, floats = self._vectorised(p, q, grid, n)
+            law, acceptance, paths, floats = self._vectorised(p, q, grid, n, arith, sum_order)
         except (Fallback, ExactspecError):
             return None
         total = exact_sum(law)
@@ -151,24 +155,35 @@ class PyTorchRule:
                            seconds=time.process_time() - start, draft_axis=n,
                            floats=floats + floats_converted() - converted)
 
-    def _vectorised(self, p, q, grid, n):
+    def _vectorised(self, p, q, grid, n, arith=None, sum_order=None):
         from .branched import Fallback, LawIndex, VectorSampler, combine, dot
 
         if any(not isinstance(v, Fraction) for v in list(p.probs) + list(q.probs)):
             raise Fallback("rows that are not exact rationals")
         p_exact = [Fraction(v) if type(v) is not Fraction else v for v in p.probs]
         q_exact = [Fraction(v) if type(v) is not Fraction else v for v in q.probs]
-        s = VectorSampler(n, grid)
+        if arith is None:
+            s = VectorSampler(n, grid)
+            fmt, dtype, p_held, q_held = None, D.float64, p_exact, q_exact
+        else:
+            from ..engine.floats import FloatValue, get_format
+            from .branched_float import VectorFloatSampler
+
+            fmt = get_format(arith)
+            s = VectorFloatSampler(n, fmt, grid, sum_order)
+            dtype = D.DTYPES[fmt.name]          # the rows as a tensor of the dtype holds them
+            p_held = [FloatValue(fmt.round(v), fmt) for v in p_exact]
+            q_held = [FloatValue(fmt.round(v), fmt) for v in q_exact]
         terms = []                       # the law: sum of scale * row over the paths
         point = [Fraction(0)] * n        # the law's mass on plain tokens
         acceptance = Fraction(0)
         paths = 0
         while True:
             s._reset()
-            run = Run(s, None)
+            run = Run(s, fmt)
             with installed(run):
-                p_row = Tensor.new(list(p_exact), (n,), D.float64)
-                q_row = Tensor.new(list(q_exact), (n,), D.float64)
+                p_row = Tensor.new(list(p_held), (n,), dtype)
+                q_row = Tensor.new(list(q_held), (n,), dtype)
                 run.draft = (q_row, q_row._st.version, q)
                 try:
                     result = self.function(p_row, q_row)

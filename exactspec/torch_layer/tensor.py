@@ -6,14 +6,19 @@ list of elements (:mod:`.values`).  Basic indexing (ints, slices, ``None``, ``..
 are views: writing through them writes the tensor they came from, as in torch.  Advanced
 indexing (integer tensors, lists, boolean masks) copies, and assigning through it writes the
 positions it names.  Elementwise operations broadcast and promote as torch does
-(:mod:`.dtypes`), and in-place operations write into the storage.
+(:mod:`.dtypes`), and in-place operations write into the storage.  Under ``--arith`` a whole
+row of ``float32``, ``float16`` or ``float64`` values is computed by NumPy, rounded as the
+scalar route rounds (:mod:`.float_rows`).
 
 Orders declared (they matter only under ``--arith``, where rounding depends on them):
 
-- ``sum``: left to right; under ``--arith`` a float sum of more than :data:`SUM_TERMS` terms is
-  refused, because kernels sum longer rows with several accumulators or a tree, an order that
-  depends on the machine's vector width and is not modelled; ``float16``/``bfloat16`` are summed
-  in ``float32`` and rounded once at the end;
+- ``sum``: left to right up to :data:`SUM_TERMS` terms (``float16``/``bfloat16`` summed in
+  ``float32`` and rounded once at the end); under ``--arith`` a longer float sum is taken in
+  the order the run declares (``--sum-order``, :attr:`.context.Run.sum_order`:
+  ``sequential``, ``correctly-rounded``, or ``torch-avx2``, PyTorch's CPU kernel on AVX2,
+  checked bit for bit against torch 2.13; :mod:`exactspec.engine.float_sums`), and refused
+  without one: kernels sum long rows with several accumulators or a tree, an order that
+  depends on the machine's vector width and thread count;
 - ``cumsum``: a running sum accumulated in ``float64`` for ``float32``/``float64`` (``float32``
   for the half types), each output rounded into the dtype, as torch's CPU kernel does;
 - ``argmax``/``argmin``/``max(dim)``/``min(dim)``: the first index on ties (an all-zero row
@@ -62,6 +67,7 @@ from ..core.integer_rows import exact_sum
 from ..engine.floats import FORMATS, FloatValue
 from ..engine.uniform import Uniform, UniformView
 from . import dtypes as D
+from . import float_rows
 from .branched import Branched, Fallback, LawIndex, axis_of
 from .context import current, refuse, undecided
 from .values import UNSET, arith, cast, exact_number, is_nan, is_random
@@ -69,7 +75,7 @@ from .values import UNSET, arith, cast, exact_number, is_nan, is_random
 __all__ = ["Tensor", "Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "TieOrder",
            "result_type", "as_tensor", "broadcast_shapes"]
 
-#: Under ``--arith``, the longest float sum whose order (left to right) is modelled.
+#: Under ``--arith``, the longest float sum taken left to right without a declared order.
 SUM_TERMS = 4
 
 #: The longest lane that ``sort(stable=False)`` sorts stably (torch 2.13's CPU kernel was
@@ -723,6 +729,13 @@ class Tensor:
         if compare:
             out = [decide(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
             return Tensor.new(out, shape, D.bool_)
+        if dtype.kind == "float" and not current().exact and n >= float_rows.MIN_ROW:
+            xs = [cast(x, dtype) for x in av] if isinstance(a, Tensor) else [cast(a, dtype)] * n
+            ys = [cast(y, dtype) for y in bv] if isinstance(b, Tensor) else [cast(b, dtype)] * n
+            out = float_rows.binary(op, xs, ys, FORMATS[dtype.name])   # a whole row by NumPy
+            if out is None:
+                out = [arith(op, x, y) for x, y in zip(xs, ys)]
+            return Tensor.new(out, shape, dtype)
         out = [arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
         return Tensor.new(out, shape, dtype)
 
@@ -1219,7 +1232,8 @@ def decide(op, a, b) -> bool:
     if type(a) is Branched or type(b) is Branched:
         if is_random(a) or is_random(b):      # a uniform against a threshold per branch
             u = a if is_random(a) else b
-            if not isinstance(u, UniformView) or not isinstance(u.base, Uniform) or \
+            if not isinstance(getattr(u, "base", None), Uniform) or \
+                    not (isinstance(u, UniformView) or hasattr(u, "increasing")) or \
                     u.base.linked or u.base.spent or is_random(b if u is a else a):
                 raise Fallback("a branched value compared with a random value other than a "
                                "fresh uniform")
@@ -1270,6 +1284,13 @@ def _extreme(a, b, maximum: bool):
     shape = broadcast_shapes(a._shape, b._shape) if isinstance(b, Tensor) else a._shape
     av = a._expanded_values(shape)
     bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * len(av)
+    if dtype.kind == "float" and not current().exact and len(av) >= float_rows.MIN_ROW:
+        xs = [cast(x, dtype) for x in av]
+        ys = [cast(y, dtype) for y in bv] if isinstance(b, Tensor) else [cast(b, dtype)] * len(av)
+        out = float_rows.extreme(xs, ys, FORMATS[dtype.name], maximum)   # by NumPy
+        if out is not None:
+            return Tensor.new(out, shape, dtype)
+        av, bv = xs, ys
     out = []
     for x, y in zip(av, bv):
         x, y = cast(x, dtype), cast(y, dtype)
@@ -1277,7 +1298,10 @@ def _extreme(a, b, maximum: bool):
             n = len((x if type(x) is Branched else y).values)
             xs = x.values if type(x) is Branched else [x] * n
             ys = y.values if type(y) is Branched else [y] * n
-            out.append(Branched([_extreme_one(a, b, maximum) for a, b in zip(xs, ys)],
+            fast = None if current().exact else \
+                float_rows.extreme(xs, ys, FORMATS[dtype.name], maximum)
+            out.append(Branched(fast if fast is not None else
+                                [_extreme_one(a, b, maximum) for a, b in zip(xs, ys)],
                                 axis_of(x, y)))
         else:
             out.append(_extreme_one(x, y, maximum))
@@ -1308,10 +1332,15 @@ def _sum(lane, dtype):
         for v in lane:
             total = arith(operator.add, total, v)
         return total
+    if run.sum_order is not None:
+        from ..engine.float_sums import float_sum
+
+        fmt = FORMATS[dtype.name]
+        return FloatValue(float_sum([v.value for v in lane], fmt, run.sum_order), fmt)
     if len(lane) > SUM_TERMS:
         raise refuse(f"a {dtype.name} sum of {len(lane)} terms under --arith: its rounding "
-                     "depends on the kernel's summation order (vector width, tree), which is "
-                     f"modelled (left to right) only up to {SUM_TERMS} terms")
+                     "depends on the kernel's summation order; declare one with --sum-order "
+                     "(sequential, correctly-rounded, torch-avx2)")
     acc = FORMATS["float32"] if dtype.rank == 1 else FORMATS[dtype.name]
     total = FloatValue(0.0, acc)
     for v in lane:

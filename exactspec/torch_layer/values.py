@@ -20,6 +20,7 @@ import operator
 from fractions import Fraction
 
 from ..engine.floats import FORMATS, FloatValue, exact_value
+from . import float_rows
 from .branched import Branched, Fallback, LawIndex, axis_of
 from .context import CURRENT, current, refuse, undecided
 
@@ -84,6 +85,10 @@ def cast(v, dtype):
         if dtype.kind == "float" and CURRENT[-1].fmt is None and \
                 all(type(x) is Fraction for x in v.values):
             return v                               # exact rationals stay as they are
+        if dtype.kind == "float" and CURRENT[-1].fmt is not None:
+            fmt = FORMATS[dtype.name]
+            if all(type(x) is FloatValue and x.fmt is fmt for x in v.values):
+                return v                           # values of the dtype stay as they are
         return v.map(lambda x: cast(x, dtype))
     if t is LawIndex or (t is not Fraction and t is not FloatValue and
                          getattr(t, "lazy_count", False)):  # a drawn token, a lazy count
@@ -194,6 +199,14 @@ def _branched_arith(op, a, b):
         if hook is None:
             raise Fallback("a branched value in arithmetic with a random value")
         return hook(op, a, b)
+    xs = a.values if type(a) is Branched else None
+    ys = b.values if type(b) is Branched else None
+    first = (xs or ys)[0] if (xs or ys) else None
+    if type(first) is FloatValue:              # a row of one format: by NumPy where it can
+        n = len(xs or ys)
+        fast = float_rows.binary(op, xs or [a] * n, ys or [b] * n, first.fmt)
+        if fast is not None:
+            return Branched(fast, axis_of(a, b))
     if type(a) is Branched and type(b) is Branched:
         return Branched([arith(op, x, y) for x, y in zip(a.values, b.values)], axis_of(a, b))
     if type(a) is Branched:
