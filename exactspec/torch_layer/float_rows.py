@@ -67,32 +67,32 @@ def binary(op, xs, ys, fmt: FloatFormat):
     """``[op(x, y) for x, y in zip(xs, ys)]`` rounded into ``fmt``, for two rows of ``fmt``'s
     values of one length; ``None`` where the rows are not such rows (the caller computes
     element by element)."""
-    if op not in _OPS or len(xs) < MIN_ROW:
-        return None
-    a = values_of(xs, fmt)
-    if a is None:
-        return None
-    b = values_of(ys, fmt)
-    if b is None:
+    rows = _two_rows(xs, ys, fmt) if op in _OPS else None
+    if rows is None:
         return None
     import numpy as np
 
     with np.errstate(all="ignore"):
-        return _held(op(a, b), fmt)
+        return _held(op(*rows), fmt)
+
+
+def _two_rows(xs, ys, fmt: FloatFormat):
+    """The two rows as NumPy arrays of ``fmt``, or ``None`` (short rows, other values)."""
+    if len(xs) < MIN_ROW:
+        return None
+    a = values_of(xs, fmt)
+    b = None if a is None else values_of(ys, fmt)
+    return None if b is None else (a, b)
 
 
 def extreme(xs, ys, fmt: FloatFormat, maximum: bool):
     """``torch.maximum``/``minimum`` of two rows of ``fmt``'s values as the scalar route takes
     them: a NaN operand wins (the first when both are), otherwise the second operand when it is
     strictly larger (smaller), else the first; ``None`` as :func:`binary`."""
-    if len(xs) < MIN_ROW:
+    rows = _two_rows(xs, ys, fmt)
+    if rows is None:
         return None
-    a = values_of(xs, fmt)
-    if a is None:
-        return None
-    b = values_of(ys, fmt)
-    if b is None:
-        return None
+    a, b = rows
     import numpy as np
 
     with np.errstate(all="ignore"):
