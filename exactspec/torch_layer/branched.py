@@ -49,12 +49,17 @@ from ..core.integer_rows import exact_sum, fractions_over, integer_row
 from ..engine.exact import ExactSampler
 from ..engine.floats import FloatValue
 
-__all__ = ["Branched", "LawIndex", "Fallback", "VectorSampler", "is_branched", "axis_of",
-           "combine", "dot"]
+__all__ = ["Branched", "LawIndex", "Fallback", "SplitFallback", "Split", "Mixture",
+           "VectorSampler", "is_branched", "axis_of", "combine", "dot"]
 
 
 class Fallback(Exception):
     """The vectorised run met something it does not track: run the path enumeration."""
+
+
+class SplitFallback(Fallback):
+    """A token selected by a split (:class:`Mixture`) used otherwise than passed around and
+    returned: run the vectorised route again with every split a branch point of the engine."""
 
 
 def _random(v) -> bool:
@@ -202,6 +207,101 @@ class LawIndex:
     __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = _refuse
 
 
+class Split:
+    """The outcome of ``u < c[draft]`` on a fresh uniform, kept as a value: ``True`` with
+    probability ``below[x]`` on draft branch ``x``.
+
+    Selecting a token with it (``torch.where``, ``masked_fill``) gives a :class:`Mixture`, and
+    the engine does not branch.  Any other use reads it as a Python ``bool`` (a condition, a
+    conversion, arithmetic, a reduction): the engine's branch point is made then, with the
+    same two outcomes and weights the comparison would have made at once, and the split keeps
+    the outcome of this path (:attr:`decided`) for every later use.
+    """
+
+    __slots__ = ("sampler", "below", "what", "decided")
+
+    def __init__(self, sampler, below: list, what: str):
+        self.sampler = sampler
+        self.below = below
+        self.what = what
+        self.decided = None
+
+    def __repr__(self):
+        return f"<split {self.what}>" if self.decided is None else repr(self.decided)
+
+    def __bool__(self):
+        if self.decided is None:
+            self.decided = self.sampler._choose_split(self.below, self.what)
+        return self.decided
+
+    def __index__(self):
+        return int(bool(self))
+
+    __int__ = __index__
+
+    def __float__(self):
+        return float(bool(self))
+
+    def __hash__(self):
+        return hash(bool(self))
+
+
+def _as_bool(op, reverse=False):
+    if reverse:
+        return lambda self, o: op(o, bool(self))
+    return lambda self, o: op(bool(self), o)
+
+
+for _name, _op in (("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt),
+                   ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+                   ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor),
+                   ("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("floordiv", operator.floordiv),
+                   ("mod", operator.mod)):
+    setattr(Split, f"__{_name}__", _as_bool(_op))
+    if _name not in ("eq", "ne", "lt", "le", "gt", "ge"):
+        setattr(Split, f"__r{_name}__", _as_bool(_op, True))
+Split.__neg__ = lambda self: -bool(self)
+Split.__invert__ = lambda self: ~bool(self)
+
+
+class Mixture:
+    """A token selected by a :class:`Split`: ``a`` where it holds, else ``b`` (each a plain
+    token, a :class:`Branched` one or a :class:`LawIndex`, or a mixture again).  It may be
+    passed around and returned; any other use raises :class:`SplitFallback`."""
+
+    __slots__ = ("split", "a", "b")
+
+    def __init__(self, split: Split, a, b):
+        self.split = split
+        self.a = a
+        self.b = b
+
+    def __repr__(self):
+        return f"<{self.a!r} if {self.split!r} else {self.b!r}>"
+
+    def _refuse(self, *args):
+        raise SplitFallback("a token selected by a split used in a computation")
+
+    __bool__ = __index__ = __int__ = __float__ = __hash__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = _refuse
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __invert__ = _refuse
+
+
+def select(condition, a, b):
+    """``a if condition else b`` for one element: a :class:`Mixture` when the condition is a
+    split not yet decided and ``a``, ``b`` are tokens (the engine does not branch), the plain
+    choice otherwise (a split then decided as a ``bool``)."""
+    if type(condition) is Split and condition.decided is None:
+        if all(type(t) in (int, Branched, LawIndex, Mixture) and type(t) is not bool
+               for t in (a, b)) and all(type(v) is int for t in (a, b)
+                                         if type(t) is Branched for v in t.values):
+            return Mixture(condition, a, b)
+    return a if condition else b
+
+
 def _normalised(weights, total) -> list:
     """``[w / total for w in weights]`` exactly, by integers over a common denominator."""
     row = integer_row(weights)
@@ -277,10 +377,12 @@ class VectorSampler(ExactSampler):
     """The exact interpreter with the draft kept as a branch axis (see the module's text)."""
 
     vectorised = True
+    split_values = False      # comparisons ``u < c[draft]`` kept as :class:`Split` values
 
-    def __init__(self, size: int, grid: int | None = None):
+    def __init__(self, size: int, grid: int | None = None, split_values: bool = False):
         super().__init__(grid=grid)
         self.size = size
+        self.split_values = split_values
 
     def _reset(self):
         super()._reset()
@@ -368,11 +470,19 @@ class VectorSampler(ExactSampler):
                          self._interval_weight(u, Fraction(0), cut))
         return self._branched_split(u, below, f"u{u.ident} {'<' if strict else '<='} c[draft]")
 
-    def _branched_split(self, u, below: list, what: str) -> bool:
+    def _branched_split(self, u, below: list, what: str):
         """One branch point on the fresh uniform ``u``: ``True`` with probability ``below[x]``
-        on draft branch ``x``; ``u`` may not be read again."""
+        on draft branch ``x``; ``u`` may not be read again.  With :attr:`split_values` a
+        :class:`Split` holding ``below``, the branch point made only where it is read as a
+        ``bool``."""
         self._spent.add(u.ident)
         self._spent_uniforms.append(u)
+        if self.split_values:
+            return Split(self, below, what)
+        return self._choose_split(below, what)
+
+    def _choose_split(self, below: list, what: str) -> bool:
+        """The branch point of a split: ``True`` with weight ``below[x]`` on branch ``x``."""
         above = [1 - b for b in below]
         options = []
         if any(b != 0 for b in below):

@@ -134,7 +134,7 @@ class PyTorchRule:
         the exact rows.  ``None`` when the rule does something the vectorised run does not
         track (the caller enumerates paths instead)."""
         from ..engine.exact import Enumeration
-        from .branched import Fallback
+        from .branched import Fallback, SplitFallback
 
         from ..core.exact_values import floats_converted
 
@@ -142,7 +142,12 @@ class PyTorchRule:
         n = len(p.probs)
         converted = floats_converted()
         try:
-            law, acceptance, paths, floats = self._vectorised(p, q, grid, n, arith, sum_order)
+            try:      # the acceptance test a value: one run of the body for both outcomes
+                law, acceptance, paths, floats = self._vectorised(p, q, grid, n, arith,
+                                                                  sum_order, True)
+            except SplitFallback:   # a selected token used otherwise: the test a branch point
+                law, acceptance, paths, floats = self._vectorised(p, q, grid, n, arith,
+                                                                  sum_order, False)
         except (Fallback, ExactspecError):
             return None
         total = exact_sum(law)
@@ -155,22 +160,22 @@ class PyTorchRule:
                            seconds=time.process_time() - start, draft_axis=n,
                            floats=floats + floats_converted() - converted)
 
-    def _vectorised(self, p, q, grid, n, arith=None, sum_order=None):
-        from .branched import Fallback, LawIndex, VectorSampler, combine, dot
+    def _vectorised(self, p, q, grid, n, arith=None, sum_order=None, split_values=False):
+        from .branched import Branched, Fallback, LawIndex, Mixture, VectorSampler, combine, dot
 
         if any(not isinstance(v, Fraction) for v in list(p.probs) + list(q.probs)):
             raise Fallback("rows that are not exact rationals")
         p_exact = [Fraction(v) if type(v) is not Fraction else v for v in p.probs]
         q_exact = [Fraction(v) if type(v) is not Fraction else v for v in q.probs]
         if arith is None:
-            s = VectorSampler(n, grid)
+            s = VectorSampler(n, grid, split_values)
             fmt, dtype, p_held, q_held = None, D.float64, p_exact, q_exact
         else:
             from ..engine.floats import FloatValue, get_format
             from .branched_float import VectorFloatSampler
 
             fmt = get_format(arith)
-            s = VectorFloatSampler(n, fmt, grid, sum_order)
+            s = VectorFloatSampler(n, fmt, grid, sum_order, split_values)
             dtype = D.DTYPES[fmt.name]          # the rows as a tensor of the dtype holds them
             p_held = [FloatValue(fmt.round(v), fmt) for v in p_exact]
             q_held = [FloatValue(fmt.round(v), fmt) for v in q_exact]
@@ -178,6 +183,38 @@ class PyTorchRule:
         point = [Fraction(0)] * n        # the law's mass on plain tokens
         acceptance = Fraction(0)
         paths = 0
+
+        def add(token, wx):
+            """The law's mass ``wx[x]`` (per draft branch) on ``token``."""
+            nonlocal acceptance
+            if type(token) is int:
+                if not 0 <= token < n:
+                    raise Fallback("a selected token that is not an index")
+                point[token] += exact_sum(wx)
+                acceptance += wx[token]
+            elif type(token) is LawIndex:
+                terms.append((exact_sum(wx), token.probs))
+                acceptance += dot(wx, token.probs)
+            elif type(token) is Mixture:            # a token selected by a split
+                split = token.split
+                if split.decided is not None:       # read as a bool later on this path
+                    add(token.a if split.decided else token.b, wx)
+                    return
+                add(token.a, [m * b for m, b in zip(wx, split.below)])
+                add(token.b, [m * (1 - b) for m, b in zip(wx, split.below)])
+            elif type(token) is Branched and token.values == list(range(n)):   # the draft
+                terms.append((1, wx))
+                acceptance += exact_sum(wx)
+            elif type(token) is Branched:                       # a token per draft branch
+                for x, (t, m) in enumerate(zip(token.values, wx)):
+                    if type(t) is not int or not 0 <= t < n:
+                        raise Fallback("a branched token that is not an index")
+                    point[t] += m
+                    if t == x:
+                        acceptance += m
+            else:
+                raise Fallback("a result that is not a token")
+
         while True:
             s._reset()
             run = Run(s, fmt)
@@ -191,44 +228,31 @@ class PyTorchRule:
                     raise
                 except Exception as err:
                     raise Fallback(f"{type(err).__name__}: {err}") from None
+            token = self._vector_token(result, n)     # (a returned split is read here)
             s.finish()
             if s._depth != len(s._prefix) or s.axis is None:
                 raise Fallback("no draft, or a replay that differs")
             paths += 1
-            token = self._vector_token(result, n)
             w = s.weight
             wx = [a * b for a, b in zip(q_exact, w.values)] if hasattr(w, "values") else \
                 [a * w for a in q_exact]                        # q[x] * P(path | x)
-            if type(token) is int:
-                point[token] += exact_sum(wx)
-                acceptance += wx[token]
-            elif type(token) is LawIndex:
-                terms.append((exact_sum(wx), token.probs))
-                acceptance += dot(wx, token.probs)
-            elif token.values == list(range(n)):                # the draft itself
-                terms.append((1, wx))
-                acceptance += exact_sum(wx)
-            else:                                               # a token per draft branch
-                for x, (t, m) in enumerate(zip(token.values, wx)):
-                    if type(t) is not int or not 0 <= t < n:
-                        raise Fallback("a branched token that is not an index")
-                    point[t] += m
-                    if t == x:
-                        acceptance += m
+            add(token, wx)
             if not s._advance():
                 break
         return combine(terms + [(1, point)], n), acceptance, paths, s.floats
 
     def _vector_token(self, result, n):
-        from .branched import Branched, Fallback, LawIndex
+        from .branched import Branched, Fallback, LawIndex, Mixture, Split
 
         if isinstance(result, Tensor):
             if result.numel() != 1 or result.dtype.kind != "int":
                 raise Fallback("a result that is not one integer")
             result = result._values()[0]
+        if type(result) is Split:
+            result = int(result)            # a returned split: read as a bool here
         if type(result) is int and 0 <= result < n:
             return result
-        if type(result) in (Branched, LawIndex):
+        if type(result) in (Branched, LawIndex, Mixture):
             return result
         raise Fallback("a result that is not a token")
 
