@@ -187,13 +187,22 @@ def is_branched(v) -> bool:
 
 
 class LawIndex:
-    """A token drawn once with a known law ``probs`` (exact, summing to 1), not enumerated."""
+    """A token drawn once with a known law ``probs`` (exact, summing to 1), not enumerated;
+    ``row``, when given, is the law as an integer row ``(numerators, denominator)`` and
+    ``probs`` is then made from it when first read."""
 
-    __slots__ = ("probs", "what")
+    __slots__ = ("_probs", "row", "what")
 
-    def __init__(self, probs, what: str):
-        self.probs = probs
+    def __init__(self, probs, what: str, row=None):
+        self._probs = probs
+        self.row = row
         self.what = what
+
+    @property
+    def probs(self) -> list:
+        if self._probs is None:
+            self._probs = fractions_over(*self.row)
+        return self._probs
 
     def __repr__(self):
         return f"<{self.what} token>"
@@ -302,29 +311,33 @@ def select(condition, a, b):
     return a if condition else b
 
 
-def _normalised(weights, total) -> list:
-    """``[w / total for w in weights]`` exactly, by integers over a common denominator."""
+def _law_index(weights, total, what: str) -> LawIndex:
+    """The token of law ``[w / total for w in weights]``, exactly: by integers over a common
+    denominator (kept as its integer row) when the weights allow it."""
     row = integer_row(weights)
     if row is None:
-        return [Fraction(w) / total for w in weights]
+        return LawIndex([Fraction(w) / total for w in weights], what)
     ints, d = row
     whole = sum(ints)                  # total = whole / d, so w / total = (w d) / whole
-    return fractions_over(ints, whole)
+    return LawIndex(None, what, (ints, whole))
 
 
 def combine(terms, n: int) -> list:
     """``sum_k scale_k * row_k`` for ``terms = [(scale_k, row_k), ...]`` of exact rows of
-    length ``n``, by integers over one common denominator when the rows allow it.
+    length ``n`` (a list, or an integer row ``(numerators, denominator)``), by integers over
+    one common denominator when the rows allow it.
 
-    >>> combine([(Fraction(1, 2), [Fraction(1, 3), Fraction(2, 3)]), (1, [1, 0])], 2)
+    >>> combine([(Fraction(1, 2), [Fraction(1, 3), Fraction(2, 3)]), (1, ([2, 0], 2))], 2)
     [Fraction(7, 6), Fraction(1, 3)]
     """
     ints_rows = []
     for scale, row in terms:
-        r = integer_row(row)
+        r = row if type(row) is tuple else integer_row(row)
         if r is None or type(scale) not in (int, Fraction):
             out = [Fraction(0)] * n
             for sc, rw in terms:
+                if type(rw) is tuple:
+                    rw = fractions_over(*rw)
                 out = [a + sc * b for a, b in zip(out, rw)]
             return out
         ints, d = r
@@ -342,12 +355,19 @@ def combine(terms, n: int) -> list:
 
 
 def dot(a, b):
-    """``sum_i a_i b_i`` of two exact rows, by integers when both are rows of rationals.
+    """``sum_i a_i b_i`` of two exact rows, by integers when both are rows of rationals
+    (either may be given as its integer row ``(numerators, denominator)``).
 
     >>> dot([Fraction(1, 2), Fraction(1, 4)], [Fraction(1, 3), 1])
     Fraction(5, 12)
+    >>> dot(([2, 1], 4), [Fraction(1, 3), 1])
+    Fraction(5, 12)
     """
-    ra, rb = integer_row(a), integer_row(b)
+    ra = a if type(a) is tuple else integer_row(a)
+    rb = b if type(b) is tuple else integer_row(b)
+    if ra is None or rb is None:
+        a = fractions_over(*a) if type(a) is tuple else a
+        b = fractions_over(*b) if type(b) is tuple else b
     if ra is None or rb is None:
         return exact_sum([x * y for x, y in zip(a, b)])
     return Fraction(sum(x * y for x, y in zip(ra[0], rb[0])), ra[1] * rb[1])
@@ -407,7 +427,7 @@ class VectorSampler(ExactSampler):
         total = exact_sum(weights)
         if total == 0:
             raise Fallback("a multinomial over weights that are all 0")
-        return LawIndex(_normalised(weights, total), what)
+        return _law_index(weights, total, what)
 
     def race(self, weights, noise, *, first: bool = True, what: str = "race"):
         if not first or noise.rows or noise.ident in self._raced or noise.kind != "exponential":
@@ -418,7 +438,7 @@ class VectorSampler(ExactSampler):
         total = exact_sum(weights)
         if total == 0:
             raise Fallback("a race over weights that are all 0")
-        return LawIndex(_normalised(weights, total), what)
+        return _law_index(weights, total, what)
 
     def _choose(self, kind: str, options: list):
         if self._spent and kind in ("uniforms", "product"):   # a joint region of uniforms

@@ -29,7 +29,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..core.errors import ExactspecError, InvalidInput
-from ..core.integer_rows import exact_sum
+from ..core.integer_rows import exact_sum, fraction_of, fractions_over, integer_row
 from ..engine.float_sampler import FloatSampler
 from . import dtypes as D
 from .context import Run
@@ -88,6 +88,61 @@ def _user_where(err, path) -> str:
     frames = [f for f in traceback.extract_tb(err.__traceback__)
               if Path(f.filename).resolve() == Path(path).resolve()]
     return f" ({Path(path).name}:{frames[-1].lineno})" if frames else ""
+
+
+class _Row:
+    """A row of exact numbers kept as a list of values and, made when first needed and where
+    the values allow it, as an integer row ``(numerators, denominator)``
+    (:func:`~exactspec.core.integer_rows.integer_row`): the law's rows summed, multiplied
+    and combined by integers.
+
+    >>> r = _Row([Fraction(1, 2), Fraction(1, 4)])
+    >>> r.total(), r.at(1), r.times(_Row([Fraction(1, 2), Fraction(1)]), True).fractions()
+    (Fraction(3, 4), Fraction(1, 4), [Fraction(1, 4), Fraction(0, 1)])
+    """
+
+    __slots__ = ("_fractions", "_ints")
+
+    def __init__(self, fractions=None, ints=None):
+        self._fractions = fractions
+        self._ints = ints
+
+    def ints(self):
+        """The integer row, or ``None`` when the values are not rationals of one moderate
+        common denominator."""
+        if self._ints is None:
+            self._ints = integer_row(self._fractions) or False
+        return self._ints or None
+
+    def fractions(self) -> list:
+        if self._fractions is None:
+            self._fractions = fractions_over(*self._ints)
+        return self._fractions
+
+    def exact(self):
+        """The integer row when there is one, else the values (for ``combine`` and ``dot``)."""
+        return self.ints() or self.fractions()
+
+    def total(self):
+        r = self.ints()
+        return fraction_of(sum(r[0]), r[1]) if r else exact_sum(self.fractions())
+
+    def at(self, i: int):
+        return self.fractions()[i] if self._fractions is not None else \
+            fraction_of(self._ints[0][i], self._ints[1])
+
+    def times(self, other: "_Row", complement: bool) -> "_Row":
+        """``self[x] * other[x]`` (``complement``: ``self[x] * (1 - other[x])``) per branch."""
+        a, b = self.ints(), other.ints()
+        if a and b:
+            (xs, dx), (ys, dy) = a, b
+            if complement:
+                return _Row(None, ([x * (dy - y) for x, y in zip(xs, ys)], dx * dy))
+            return _Row(None, ([x * y for x, y in zip(xs, ys)], dx * dy))
+        xs, ys = self.fractions(), other.fractions()
+        if complement:
+            return _Row([x * (1 - y) for x, y in zip(xs, ys)])
+        return _Row([x * y for x, y in zip(xs, ys)])
 
 
 class PyTorchRule:
@@ -179,34 +234,37 @@ class PyTorchRule:
             dtype = D.DTYPES[fmt.name]          # the rows as a tensor of the dtype holds them
             p_held = [FloatValue(fmt.round(v), fmt) for v in p_exact]
             q_held = [FloatValue(fmt.round(v), fmt) for v in q_exact]
+        q_draft = _Row(q_exact)          # the draft's law, a weight per draft branch
         terms = []                       # the law: sum of scale * row over the paths
         point = [Fraction(0)] * n        # the law's mass on plain tokens
         acceptance = Fraction(0)
         paths = 0
 
-        def add(token, wx):
+        def add(token, wx: _Row):
             """The law's mass ``wx[x]`` (per draft branch) on ``token``."""
             nonlocal acceptance
             if type(token) is int:
                 if not 0 <= token < n:
                     raise Fallback("a selected token that is not an index")
-                point[token] += exact_sum(wx)
-                acceptance += wx[token]
+                point[token] += wx.total()
+                acceptance += wx.at(token)
             elif type(token) is LawIndex:
-                terms.append((exact_sum(wx), token.probs))
-                acceptance += dot(wx, token.probs)
+                law = token.row if token.row is not None else token.probs
+                terms.append((wx.total(), law))
+                acceptance += dot(wx.exact(), law)
             elif type(token) is Mixture:            # a token selected by a split
                 split = token.split
                 if split.decided is not None:       # read as a bool later on this path
                     add(token.a if split.decided else token.b, wx)
                     return
-                add(token.a, [m * b for m, b in zip(wx, split.below)])
-                add(token.b, [m * (1 - b) for m, b in zip(wx, split.below)])
+                below = _Row(split.below)
+                add(token.a, wx.times(below, False))
+                add(token.b, wx.times(below, True))
             elif type(token) is Branched and token.values == list(range(n)):   # the draft
-                terms.append((1, wx))
-                acceptance += exact_sum(wx)
+                terms.append((1, wx.exact()))
+                acceptance += wx.total()
             elif type(token) is Branched:                       # a token per draft branch
-                for x, (t, m) in enumerate(zip(token.values, wx)):
+                for x, (t, m) in enumerate(zip(token.values, wx.fractions())):
                     if type(t) is not int or not 0 <= t < n:
                         raise Fallback("a branched token that is not an index")
                     point[t] += m
@@ -234,8 +292,9 @@ class PyTorchRule:
                 raise Fallback("no draft, or a replay that differs")
             paths += 1
             w = s.weight
-            wx = [a * b for a, b in zip(q_exact, w.values)] if hasattr(w, "values") else \
-                [a * w for a in q_exact]                        # q[x] * P(path | x)
+            # q[x] * P(path | x)
+            wx = q_draft.times(_Row(w.values), False) if hasattr(w, "values") else \
+                q_draft if w == 1 else _Row([a * w for a in q_exact])
             add(token, wx)
             if not s._advance():
                 break
