@@ -7,16 +7,26 @@ list of its values on every branch (``[0, 1, ..., V - 1]``), and every value com
 again a :class:`Branched` element holding its value on each branch, each computed by the same
 scalar operation the path run would apply (``p[x]``, ``p[x] / q[x]``, ``min(r, 1)``, ...).
 
-- A comparison of a fresh uniform ``u`` with a branched threshold ``c`` (``u < c``) is one branch
-  point of the engine whose two outcomes carry a weight per draft branch: ``P(u < c[x])`` and
-  its complement (:meth:`VectorSampler._split_uniform`).  The uniform may not be read again.
+- A comparison of a fresh uniform ``u`` with a branched threshold ``c`` (``u < c``) is a
+  :class:`Split`: a boolean holding, per draft branch, ``P(u < c[x])`` on the run's grid or
+  ideal (:meth:`VectorSampler._split_uniform`).  The uniform may not be read again.
+  ``torch.where(split, a, b)`` of tokens (the draft, a token per branch, a drawn token) is a
+  :class:`Mixture`: ``a`` with weight ``P(u < c[x])`` and ``b`` with the complement, so a rule
+  that selects its emitted token this way (vLLM's) runs its body once.  Any other use of the
+  split (``if``, ``bool``, ``.item()``, a conversion, arithmetic, a reduction) reads it as a
+  Python bool: the engine's branch point is made there, with the same two outcomes and
+  weights, and later uses on that path see its outcome; a body that tests it in ``if``
+  (Hugging Face's) runs once per outcome.  A mixture used otherwise than passed around and
+  returned raises :class:`SplitFallback`, and the caller runs this route again with every
+  split a branch point at once (``split_values=False``).
 - A token drawn with ``torch.multinomial(w, 1)`` from weights that are the same on every
   branch, or the winner of an exponential race ``argmax(w / E)`` on fresh noise, is a
   :class:`LawIndex`: a token with a known law, drawn once (``w / sum(w)``, the race's first
   arrival), kept as a law rather than enumerated.  It may be passed around (``reshape``,
   ``torch.where``, indexing a view) and returned, not computed with.
 - The output law is ``sum over paths, over x of q[x] * weight_path[x] * delta(token_path[x])``,
-  a law ``L`` spread by its probabilities.
+  a law ``L`` spread by its probabilities, a mixture spread over its two tokens; the rows are
+  summed and multiplied as integer rows over one common denominator where they allow it.
 
 The fast path is sound only where the body's control flow does not depend on the branch: any
 use of a branched value that would need one value for all branches (``if``, ``bool``, ``int``,
