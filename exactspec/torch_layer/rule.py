@@ -183,8 +183,11 @@ class PyTorchRule:
                    sum_order: str | None = None):
         """The exact :class:`~exactspec.engine.exact.Enumeration` of the rule with its draft
         kept as a branch axis (:mod:`.branched`): the body runs once per path of the other
-        random choices, not once per draft token.  With ``arith`` (a float format) the float
-        run (:mod:`.branched_float`): ``p`` and ``q`` rounded into the format, its generator
+        random choices, not once per draft token, and the acceptance test ``u < c[draft]`` is
+        a value (a split) that ``torch.where`` selects the emitted token with, a branch point
+        only where it is read as a bool (a selected token used in a computation: the route
+        is run again with every split a branch point).  With ``arith`` (a float format) the
+        float run (:mod:`.branched_float`): ``p`` and ``q`` rounded into the format, its generator
         grid unless ``grid`` says otherwise, long sums in ``sum_order``.  ``p`` and ``q`` are
         the exact rows.  ``None`` when the rule does something the vectorised run does not
         track (the caller enumerates paths instead)."""
