@@ -396,6 +396,8 @@ class Tensor:
         Python's floats do."""
         if type(v) is Branched or type(v) is LawIndex:
             raise Fallback("a value of the draft's branches read into Python")
+        if type(v) is Split:             # a split read into Python: a bool (the engine branches)
+            return bool(v)
         if self.dtype.kind != "float" or is_random(v):
             return v
         if isinstance(v, FloatValue):
