@@ -12,7 +12,9 @@ Hugging Face style ``sample`` (lossless) and the vLLM style ``sample`` (uniform 
 exponential-race recovery over the residual clamped at float32's ``tiny``; lossy by the clamp),
 are proved exactly by :func:`exactspec.verify`, which keeps the draft as a tensor axis
 (:mod:`exactspec.torch_layer.branched`), and, up to ``--paths-up-to`` (default 100), by the
-path enumeration (one run of the body per path).  Prints the paths, the exact TV from ``p``
+path enumeration (one run of the body per path).  Prints the paths (runs of the body: 1
+for the vLLM style rule, whose ``torch.where`` selects from both outcomes of its acceptance
+test, 2 for the Hugging Face style rule, whose ``if`` branches on it), the exact TV from ``p``
 and the CPU seconds of each.
 
 With ``--arith FORMAT`` each rule is run as ``verify --arith`` runs it

@@ -33,11 +33,13 @@ True
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from .core.dist import Dist, exact_str
+from .core.integer_rows import fraction_of, integer_row
 from .core.errors import InvalidInput, Undecided
 from .engine.exact import DEFAULT_MAX_PATHS, ExactSampler, enumerate_paths
 from .methods import get_method
@@ -112,7 +114,18 @@ def exact_sign(d) -> int:
 
 
 def _tv(law: dict, target: Dist):
-    """``TV(law, target) = sum max(law - target, 0)``, exactly, with the signed differences."""
+    """``TV(law, target) = sum max(law - target, 0)``, exactly, with the signed differences
+    (the non-zero ones).
+
+    Rows of rationals are compared as integer rows over one common denominator.
+
+    >>> t = Dist([Fraction(1, 2), Fraction(1, 3), Fraction(1, 6)])
+    >>> _tv(dict(zip(t.labels, [Fraction(1, 3), Fraction(1, 3), Fraction(1, 3)])), t)
+    (Fraction(1, 6), {0: Fraction(-1, 6), 2: Fraction(1, 6)})
+    """
+    fast = _tv_rows(law, target)
+    if fast is not None:
+        return fast
     diffs = {t: exact_difference(law[t], target[t]) for t in target.labels}
     signs = {t: exact_sign(d) for t, d in diffs.items()}
     positive = [d for t, d in diffs.items() if signs[t] > 0]
@@ -124,6 +137,33 @@ def _tv(law: dict, target: Dist):
 
         tv = sympy.together(tv) if len(positive) > 1 else tv
     return tv, {t: d for t, d in diffs.items() if signs[t] != 0}
+
+
+def _tv_rows(law: dict, target: Dist):
+    """:func:`_tv` on integer rows when every value is a rational; ``None`` otherwise."""
+    labels = target.labels
+    a = integer_row([law[t] for t in labels])
+    b = integer_row([target[t] for t in labels]) if a is not None else None
+    if b is None:
+        return None
+    (ia, da), (ib, db) = a, b
+    d = da * db // math.gcd(da, db)
+    fa, fb = d // da, d // db
+    diffs = [x * fa - y * fb for x, y in zip(ia, ib)]
+    tv = fraction_of(sum(v for v in diffs if v > 0), d)
+    return tv, {t: fraction_of(v, d) for t, v in zip(labels, diffs) if v}
+
+
+def _same_law(a: dict, b: dict, labels) -> bool:
+    """``a[t] == b[t]`` exactly for every label (rationals compared as they are)."""
+    for t in labels:
+        x, y = a[t], b[t]
+        if type(x) is Fraction and type(y) is Fraction:
+            if x != y:
+                return False
+        elif exact_sign(exact_difference(x, y)) != 0:
+            return False
+    return True
 
 
 def softmax_exact(logits, labels=None, name: str = "p") -> Dist:
@@ -190,8 +230,7 @@ class BiasSplit:
     def verdict(self) -> str:
         same = None
         if self.rounded is not None and self.grid_only is not None:
-            same = all(exact_sign(exact_difference(self.rounded.law[t], self.grid_only.law[t]))
-                       == 0 for t in self.p.labels)
+            same = _same_law(self.rounded.law, self.grid_only.law, self.p.labels)
         return verdict_of(exact_sign(self.bias) == 0, exact_sign(self.bias_exact_arith) == 0,
                           rounded=self.rounded is not None, same_as_grid=same)
 

@@ -771,3 +771,27 @@ def test_torch_order_matches_torch_bit_for_bit():
                         x.sum().item(), (threads, name, n)
     finally:
         torch.set_num_threads(saved)
+
+
+def test_tv_on_integer_rows_equals_the_term_by_term_tv():
+    """``verify --arith``'s TVs on integer rows equal the term-by-term exact differences
+    (every difference and the TV), and a law with a symbolic value keeps the general route."""
+    import sympy
+
+    from exactspec.rounding import _tv, _tv_rows, exact_difference
+
+    rng = random.Random(24)
+    for n in (2, 5, 40):
+        weights = [rng.randint(0, 9) or 1 for _ in range(n)]
+        target = Dist([Fraction(w, sum(weights)) for w in weights])
+        other = [rng.randint(0, 9) for _ in range(n)]
+        other[0] += 1
+        law = dict(zip(target.labels, [Fraction(w, sum(other)) for w in other]))
+        tv, diffs = _tv_rows(law, target)
+        slow = {t: exact_difference(law[t], target[t]) for t in target.labels}
+        assert diffs == {t: d for t, d in slow.items() if d != 0}
+        assert tv == sum((d for d in slow.values() if d > 0), Fraction(0))
+        assert _tv(law, target) == (tv, diffs)
+    law = {0: sympy.Rational(1, 2), 1: sympy.Rational(1, 2)}
+    assert _tv_rows(law, Dist([Fraction(1, 2), Fraction(1, 2)])) is None
+    assert _tv(law, Dist([Fraction(1, 3), Fraction(2, 3)]))[0] == Fraction(1, 6)

@@ -315,8 +315,10 @@ def test_float_comparison_of_an_expression_of_the_uniform(tmp_path):
 
 @pytest.mark.parametrize("file,name", [RULES[0], RULES[3]])
 def test_float_run_at_a_few_hundred_tokens_stays_on_the_axis(file, name, monkeypatch):
-    """At 300 tokens ``verify --arith float32`` keeps the draft on the axis (2 paths), with
-    whole rows by NumPy, and its law equals that of the element-by-element route."""
+    """At 300 tokens ``verify --arith float32`` keeps the draft on the axis (2 paths for the
+    rule that tests its acceptance in an ``if``, 1 for the one that selects with
+    ``torch.where``), with whole rows by NumPy, and its law equals that of the
+    element-by-element route."""
     import random
 
     from exactspec.torch_layer import float_rows
@@ -325,7 +327,8 @@ def test_float_run_at_a_few_hundred_tokens_stays_on_the_axis(file, name, monkeyp
     p, q = _random_row(rng, 300), _random_row(rng, 300)
     spec = f"{ENGINES / file}:{name}"
     fast = verify(spec, p, q, arith="float32", sum_order="torch-avx2")
-    assert fast.paths == 2 and fast.enumeration.draft_axis == 300
+    assert fast.paths == (2 if file.startswith("hf") else 1)
+    assert fast.enumeration.draft_axis == 300
     monkeypatch.setattr(float_rows, "MIN_ROW", 10**9)
     scalar = verify(spec, p, q, arith="float32", sum_order="torch-avx2")
     assert scalar.law == fast.law and scalar.acceptance == fast.acceptance
@@ -343,3 +346,104 @@ def test_float_run_on_a_grid_the_format_rounds():
                                 max_paths=None, sampler_factory=lambda: FloatSampler(
                                     "bfloat16", 1000, sum_order="sequential"))
         assert fast is not None and fast.law == paths.law
+
+
+def _counted(rule):
+    """``rule`` with its body's calls counted in ``rule.calls``."""
+    body = rule.function
+    rule.calls = 0
+
+    def counting(p, q):
+        rule.calls += 1
+        return body(p, q)
+
+    rule.function = counting
+    return rule
+
+
+@pytest.mark.parametrize("arith", [None, "float32"])
+def test_a_selected_token_runs_the_body_once(arith):
+    """vLLM's ``torch.where(accepted, draft, recovered)`` on the acceptance test ``u < c[x]``
+    is a mixture of the two tokens: the body runs once, exact and under ``--arith``, and the
+    law is the path enumeration's.  Hugging Face's ``if is_accepted.all()`` reads the test as
+    a Python bool: the engine branches there, two runs, the same law as the paths."""
+    for (file, name), runs in ((RULES[3], 1), (RULES[4], 1), (RULES[0], 2)):
+        for p, q in INSTANCES[:3]:
+            rule = _counted(load_pytorch_rule(f"{ENGINES / file}:{name}"))
+            fast = rule.vectorised(p, q, None, arith)
+            assert fast is not None and rule.calls == runs == fast.paths
+            paths = enumerate_paths(rule, p, q, 1, max_paths=None) if arith is None else \
+                _float_paths(rule, p, q, arith, None)
+            assert fast.law == paths.law and fast.acceptance == paths.acceptance
+
+
+SPLITS = """\
+import torch
+
+
+def _parts(p, q):
+    x = torch.multinomial(q, 1)
+    accepted = torch.rand(1) < torch.clamp(p[x] / q[x], max=1)
+    residual = torch.clamp(p - q, min=0)
+    return x, accepted, torch.multinomial(residual / residual.sum(), 1)
+
+
+def where_then_if(p, q):
+    x, accepted, y = _parts(p, q)
+    out = torch.where(accepted, x, y)
+    if accepted.item():               # the same split read as a bool after the selection
+        return out
+    return out
+
+
+def where_then_add(p, q):
+    x, accepted, y = _parts(p, q)
+    y = torch.clamp(p - q, min=0).argmax()        # a plain token: arithmetic on it is tracked
+    return torch.where(accepted, x, y) + 0        # the selected token in arithmetic
+
+
+def where_of_values(p, q):
+    x, accepted, y = _parts(p, q)
+    return torch.where(accepted, x, 0) if torch.where(accepted, 1.0, 0.0) > 0.5 else y
+
+
+def if_then_where(p, q):
+    x, accepted, y = _parts(p, q)
+    if not accepted.all():
+        return y
+    return torch.where(accepted, x, y)
+
+
+def count_accepted(p, q):
+    x, accepted, y = _parts(p, q)
+    return torch.where(accepted.long().sum() == 1, x, y)
+
+
+def where_negated(p, q):
+    x, accepted, y = _parts(p, q)
+    return torch.where(~accepted, y, x)
+"""
+
+
+@pytest.mark.parametrize("name,runs", [("where_then_if", 2), ("where_then_add", 2),
+                                       ("where_of_values", 2), ("if_then_where", 2),
+                                       ("count_accepted", 2), ("where_negated", 2)])
+def test_a_split_read_otherwise_keeps_the_path_law(tmp_path, name, runs):
+    """A split read as a bool (``if``, ``.item()``, ``~``, ``.long().sum()``) is the engine's
+    branch point with the same weights; a selected token used in arithmetic reruns the
+    vectorised route with the test a branch point (2 runs of the body): every law and
+    acceptance is the path enumeration's, exact and under ``--arith float32``."""
+    path = tmp_path / "splits.py"
+    path.write_text(SPLITS)
+    for arith in (None, "float32"):
+        for p, q in INSTANCES[:3]:
+            rule = _counted(load_pytorch_rule(f"{path}:{name}"))
+            fast = rule.vectorised(p, q, None, arith)
+            assert fast is not None and fast.paths == 2
+            if name == "where_then_add":     # one run that stops at the +, then two runs
+                assert rule.calls == 3
+            else:
+                assert rule.calls == runs
+            paths = enumerate_paths(rule, p, q, 1, max_paths=None) if arith is None else \
+                _float_paths(rule, p, q, arith, None)
+            assert fast.law == paths.law and fast.acceptance == paths.acceptance

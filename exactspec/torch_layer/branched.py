@@ -7,16 +7,26 @@ list of its values on every branch (``[0, 1, ..., V - 1]``), and every value com
 again a :class:`Branched` element holding its value on each branch, each computed by the same
 scalar operation the path run would apply (``p[x]``, ``p[x] / q[x]``, ``min(r, 1)``, ...).
 
-- A comparison of a fresh uniform ``u`` with a branched threshold ``c`` (``u < c``) is one branch
-  point of the engine whose two outcomes carry a weight per draft branch: ``P(u < c[x])`` and
-  its complement (:meth:`VectorSampler._split_uniform`).  The uniform may not be read again.
+- A comparison of a fresh uniform ``u`` with a branched threshold ``c`` (``u < c``) is a
+  :class:`Split`: a boolean holding, per draft branch, ``P(u < c[x])`` on the run's grid or
+  ideal (:meth:`VectorSampler._split_uniform`).  The uniform may not be read again.
+  ``torch.where(split, a, b)`` of tokens (the draft, a token per branch, a drawn token) is a
+  :class:`Mixture`: ``a`` with weight ``P(u < c[x])`` and ``b`` with the complement, so a rule
+  that selects its emitted token this way (vLLM's) runs its body once.  Any other use of the
+  split (``if``, ``bool``, ``.item()``, a conversion, arithmetic, a reduction) reads it as a
+  Python bool: the engine's branch point is made there, with the same two outcomes and
+  weights, and later uses on that path see its outcome; a body that tests it in ``if``
+  (Hugging Face's) runs once per outcome.  A mixture used otherwise than passed around and
+  returned raises :class:`SplitFallback`, and the caller runs this route again with every
+  split a branch point at once (``split_values=False``).
 - A token drawn with ``torch.multinomial(w, 1)`` from weights that are the same on every
   branch, or the winner of an exponential race ``argmax(w / E)`` on fresh noise, is a
   :class:`LawIndex`: a token with a known law, drawn once (``w / sum(w)``, the race's first
   arrival), kept as a law rather than enumerated.  It may be passed around (``reshape``,
   ``torch.where``, indexing a view) and returned, not computed with.
 - The output law is ``sum over paths, over x of q[x] * weight_path[x] * delta(token_path[x])``,
-  a law ``L`` spread by its probabilities.
+  a law ``L`` spread by its probabilities, a mixture spread over its two tokens; the rows are
+  summed and multiplied as integer rows over one common denominator where they allow it.
 
 The fast path is sound only where the body's control flow does not depend on the branch: any
 use of a branched value that would need one value for all branches (``if``, ``bool``, ``int``,
@@ -49,12 +59,17 @@ from ..core.integer_rows import exact_sum, fractions_over, integer_row
 from ..engine.exact import ExactSampler
 from ..engine.floats import FloatValue
 
-__all__ = ["Branched", "LawIndex", "Fallback", "VectorSampler", "is_branched", "axis_of",
-           "combine", "dot"]
+__all__ = ["Branched", "LawIndex", "Fallback", "SplitFallback", "Split", "Mixture",
+           "VectorSampler", "is_branched", "axis_of", "combine", "dot"]
 
 
 class Fallback(Exception):
     """The vectorised run met something it does not track: run the path enumeration."""
+
+
+class SplitFallback(Fallback):
+    """A token selected by a split (:class:`Mixture`) used otherwise than passed around and
+    returned: run the vectorised route again with every split a branch point of the engine."""
 
 
 def _random(v) -> bool:
@@ -182,13 +197,22 @@ def is_branched(v) -> bool:
 
 
 class LawIndex:
-    """A token drawn once with a known law ``probs`` (exact, summing to 1), not enumerated."""
+    """A token drawn once with a known law ``probs`` (exact, summing to 1), not enumerated;
+    ``row``, when given, is the law as an integer row ``(numerators, denominator)`` and
+    ``probs`` is then made from it when first read."""
 
-    __slots__ = ("probs", "what")
+    __slots__ = ("_probs", "row", "what")
 
-    def __init__(self, probs, what: str):
-        self.probs = probs
+    def __init__(self, probs, what: str, row=None):
+        self._probs = probs
+        self.row = row
         self.what = what
+
+    @property
+    def probs(self) -> list:
+        if self._probs is None:
+            self._probs = fractions_over(*self.row)
+        return self._probs
 
     def __repr__(self):
         return f"<{self.what} token>"
@@ -202,29 +226,128 @@ class LawIndex:
     __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = _refuse
 
 
-def _normalised(weights, total) -> list:
-    """``[w / total for w in weights]`` exactly, by integers over a common denominator."""
+class Split:
+    """The outcome of ``u < c[draft]`` on a fresh uniform, kept as a value: ``True`` with
+    probability ``below[x]`` on draft branch ``x``.
+
+    Selecting a token with it (``torch.where``, ``masked_fill``) gives a :class:`Mixture`, and
+    the engine does not branch.  Any other use reads it as a Python ``bool`` (a condition, a
+    conversion, arithmetic, a reduction): the engine's branch point is made then, with the
+    same two outcomes and weights the comparison would have made at once, and the split keeps
+    the outcome of this path (:attr:`decided`) for every later use.
+    """
+
+    __slots__ = ("sampler", "below", "what", "decided")
+
+    def __init__(self, sampler, below: list, what: str):
+        self.sampler = sampler
+        self.below = below
+        self.what = what
+        self.decided = None
+
+    def __repr__(self):
+        return f"<split {self.what}>" if self.decided is None else repr(self.decided)
+
+    def __bool__(self):
+        if self.decided is None:
+            self.decided = self.sampler._choose_split(self.below, self.what)
+        return self.decided
+
+    def __index__(self):
+        return int(bool(self))
+
+    __int__ = __index__
+
+    def __float__(self):
+        return float(bool(self))
+
+    def __hash__(self):
+        return hash(bool(self))
+
+
+def _as_bool(op, reverse=False):
+    if reverse:
+        return lambda self, o: op(o, bool(self))
+    return lambda self, o: op(bool(self), o)
+
+
+for _name, _op in (("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt),
+                   ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+                   ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor),
+                   ("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("floordiv", operator.floordiv),
+                   ("mod", operator.mod)):
+    setattr(Split, f"__{_name}__", _as_bool(_op))
+    if _name not in ("eq", "ne", "lt", "le", "gt", "ge"):
+        setattr(Split, f"__r{_name}__", _as_bool(_op, True))
+Split.__neg__ = lambda self: -bool(self)
+Split.__invert__ = lambda self: ~bool(self)
+
+
+class Mixture:
+    """A token selected by a :class:`Split`: ``a`` where it holds, else ``b`` (each a plain
+    token, a :class:`Branched` one or a :class:`LawIndex`, or a mixture again).  It may be
+    passed around and returned; any other use raises :class:`SplitFallback`."""
+
+    __slots__ = ("split", "a", "b")
+
+    def __init__(self, split: Split, a, b):
+        self.split = split
+        self.a = a
+        self.b = b
+
+    def __repr__(self):
+        return f"<{self.a!r} if {self.split!r} else {self.b!r}>"
+
+    def _refuse(self, *args):
+        raise SplitFallback("a token selected by a split used in a computation")
+
+    __bool__ = __index__ = __int__ = __float__ = __hash__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = _refuse
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __invert__ = _refuse
+
+
+def select(condition, a, b):
+    """``a if condition else b`` for one element: a :class:`Mixture` when the condition is a
+    split not yet decided and ``a``, ``b`` are tokens (the engine does not branch), the plain
+    choice otherwise (a split then decided as a ``bool``)."""
+    if type(condition) is Split and condition.decided is None:
+        if all(type(t) in (int, Branched, LawIndex, Mixture) and type(t) is not bool
+               for t in (a, b)) and all(type(v) is int for t in (a, b)
+                                         if type(t) is Branched for v in t.values):
+            return Mixture(condition, a, b)
+    return a if condition else b
+
+
+def _law_index(weights, total, what: str) -> LawIndex:
+    """The token of law ``[w / total for w in weights]``, exactly: by integers over a common
+    denominator (kept as its integer row) when the weights allow it."""
     row = integer_row(weights)
     if row is None:
-        return [Fraction(w) / total for w in weights]
+        return LawIndex([Fraction(w) / total for w in weights], what)
     ints, d = row
     whole = sum(ints)                  # total = whole / d, so w / total = (w d) / whole
-    return fractions_over(ints, whole)
+    return LawIndex(None, what, (ints, whole))
 
 
 def combine(terms, n: int) -> list:
     """``sum_k scale_k * row_k`` for ``terms = [(scale_k, row_k), ...]`` of exact rows of
-    length ``n``, by integers over one common denominator when the rows allow it.
+    length ``n`` (a list, or an integer row ``(numerators, denominator)``), by integers over
+    one common denominator when the rows allow it.
 
-    >>> combine([(Fraction(1, 2), [Fraction(1, 3), Fraction(2, 3)]), (1, [1, 0])], 2)
+    >>> combine([(Fraction(1, 2), [Fraction(1, 3), Fraction(2, 3)]), (1, ([2, 0], 2))], 2)
     [Fraction(7, 6), Fraction(1, 3)]
     """
     ints_rows = []
     for scale, row in terms:
-        r = integer_row(row)
+        r = row if type(row) is tuple else integer_row(row)
         if r is None or type(scale) not in (int, Fraction):
             out = [Fraction(0)] * n
             for sc, rw in terms:
+                if type(rw) is tuple:
+                    rw = fractions_over(*rw)
                 out = [a + sc * b for a, b in zip(out, rw)]
             return out
         ints, d = r
@@ -242,12 +365,19 @@ def combine(terms, n: int) -> list:
 
 
 def dot(a, b):
-    """``sum_i a_i b_i`` of two exact rows, by integers when both are rows of rationals.
+    """``sum_i a_i b_i`` of two exact rows, by integers when both are rows of rationals
+    (either may be given as its integer row ``(numerators, denominator)``).
 
     >>> dot([Fraction(1, 2), Fraction(1, 4)], [Fraction(1, 3), 1])
     Fraction(5, 12)
+    >>> dot(([2, 1], 4), [Fraction(1, 3), 1])
+    Fraction(5, 12)
     """
-    ra, rb = integer_row(a), integer_row(b)
+    ra = a if type(a) is tuple else integer_row(a)
+    rb = b if type(b) is tuple else integer_row(b)
+    if ra is None or rb is None:
+        a = fractions_over(*a) if type(a) is tuple else a
+        b = fractions_over(*b) if type(b) is tuple else b
     if ra is None or rb is None:
         return exact_sum([x * y for x, y in zip(a, b)])
     return Fraction(sum(x * y for x, y in zip(ra[0], rb[0])), ra[1] * rb[1])
@@ -277,10 +407,12 @@ class VectorSampler(ExactSampler):
     """The exact interpreter with the draft kept as a branch axis (see the module's text)."""
 
     vectorised = True
+    split_values = False      # comparisons ``u < c[draft]`` kept as :class:`Split` values
 
-    def __init__(self, size: int, grid: int | None = None):
+    def __init__(self, size: int, grid: int | None = None, split_values: bool = False):
         super().__init__(grid=grid)
         self.size = size
+        self.split_values = split_values
 
     def _reset(self):
         super()._reset()
@@ -305,7 +437,7 @@ class VectorSampler(ExactSampler):
         total = exact_sum(weights)
         if total == 0:
             raise Fallback("a multinomial over weights that are all 0")
-        return LawIndex(_normalised(weights, total), what)
+        return _law_index(weights, total, what)
 
     def race(self, weights, noise, *, first: bool = True, what: str = "race"):
         if not first or noise.rows or noise.ident in self._raced or noise.kind != "exponential":
@@ -316,7 +448,7 @@ class VectorSampler(ExactSampler):
         total = exact_sum(weights)
         if total == 0:
             raise Fallback("a race over weights that are all 0")
-        return LawIndex(_normalised(weights, total), what)
+        return _law_index(weights, total, what)
 
     def _choose(self, kind: str, options: list):
         if self._spent and kind in ("uniforms", "product"):   # a joint region of uniforms
@@ -368,11 +500,19 @@ class VectorSampler(ExactSampler):
                          self._interval_weight(u, Fraction(0), cut))
         return self._branched_split(u, below, f"u{u.ident} {'<' if strict else '<='} c[draft]")
 
-    def _branched_split(self, u, below: list, what: str) -> bool:
+    def _branched_split(self, u, below: list, what: str):
         """One branch point on the fresh uniform ``u``: ``True`` with probability ``below[x]``
-        on draft branch ``x``; ``u`` may not be read again."""
+        on draft branch ``x``; ``u`` may not be read again.  With :attr:`split_values` a
+        :class:`Split` holding ``below``, the branch point made only where it is read as a
+        ``bool``."""
         self._spent.add(u.ident)
         self._spent_uniforms.append(u)
+        if self.split_values:
+            return Split(self, below, what)
+        return self._choose_split(below, what)
+
+    def _choose_split(self, below: list, what: str) -> bool:
+        """The branch point of a split: ``True`` with weight ``below[x]`` on branch ``x``."""
         above = [1 - b for b in below]
         options = []
         if any(b != 0 for b in below):

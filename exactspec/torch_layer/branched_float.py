@@ -44,9 +44,10 @@ class VectorFloatSampler(VectorSampler, FloatSampler):
     """The vectorised interpreter with the rule's arithmetic in the format ``arith``."""
 
     def __init__(self, size: int, arith, grid: int | None = None,
-                 sum_order: str | None = None):
+                 sum_order: str | None = None, split_values: bool = False):
         FloatSampler.__init__(self, arith, grid, sum_order=sum_order)
         self.size = size
+        self.split_values = split_values
 
     def uniform(self):
         base = FloatSampler.uniform(self).base

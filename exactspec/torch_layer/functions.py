@@ -18,11 +18,11 @@ from fractions import Fraction
 from ..engine import floats
 from ..engine.floats import FloatValue
 from . import dtypes as D
-from .branched import Branched, Fallback
+from .branched import Branched, Fallback, Split, select
 from .context import current, refuse, undecided
 from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, decide, read, result_type, _dim, \
     _multi_indices
-from .values import cast, exact_number, is_nan, is_random
+from .values import UNSET, cast, exact_number, is_nan, is_random
 
 __all__ = ["where", "gather", "scatter_into", "take_along_dim", "cat", "stack", "softmax",
            "searchsorted",
@@ -39,8 +39,15 @@ def where(condition, x, y):
     cv = condition._expanded_values(shape)
     xv = x._expanded_values(shape) if isinstance(x, Tensor) else [x] * n
     yv = y._expanded_values(shape) if isinstance(y, Tensor) else [y] * n
-    return Tensor.new([cast(a if cast(c, D.bool_) else b, dtype) for c, a, b in zip(cv, xv, yv)],
+    return Tensor.new([_where_one(cast(c, D.bool_), a, b, dtype) for c, a, b in zip(cv, xv, yv)],
                       shape, dtype)
+
+
+def _where_one(c, a, b, dtype):
+    if type(c) is Split and c.decided is None and a is not UNSET and b is not UNSET:
+        # a token per outcome: a mixture (other values: the split read as a bool)
+        return select(c, cast(a, dtype), cast(b, dtype))
+    return cast(a if c else b, dtype)
 
 
 def _index_tensor(index) -> Tensor:

@@ -29,7 +29,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..core.errors import ExactspecError, InvalidInput
-from ..core.integer_rows import exact_sum
+from ..core.integer_rows import exact_sum, fraction_of, fractions_over, integer_row
 from ..engine.float_sampler import FloatSampler
 from . import dtypes as D
 from .context import Run
@@ -90,6 +90,61 @@ def _user_where(err, path) -> str:
     return f" ({Path(path).name}:{frames[-1].lineno})" if frames else ""
 
 
+class _Row:
+    """A row of exact numbers kept as a list of values and, made when first needed and where
+    the values allow it, as an integer row ``(numerators, denominator)``
+    (:func:`~exactspec.core.integer_rows.integer_row`): the law's rows summed, multiplied
+    and combined by integers.
+
+    >>> r = _Row([Fraction(1, 2), Fraction(1, 4)])
+    >>> r.total(), r.at(1), r.times(_Row([Fraction(1, 2), Fraction(1)]), True).fractions()
+    (Fraction(3, 4), Fraction(1, 4), [Fraction(1, 4), Fraction(0, 1)])
+    """
+
+    __slots__ = ("_fractions", "_ints")
+
+    def __init__(self, fractions=None, ints=None):
+        self._fractions = fractions
+        self._ints = ints
+
+    def ints(self):
+        """The integer row, or ``None`` when the values are not rationals of one moderate
+        common denominator."""
+        if self._ints is None:
+            self._ints = integer_row(self._fractions) or False
+        return self._ints or None
+
+    def fractions(self) -> list:
+        if self._fractions is None:
+            self._fractions = fractions_over(*self._ints)
+        return self._fractions
+
+    def exact(self):
+        """The integer row when there is one, else the values (for ``combine`` and ``dot``)."""
+        return self.ints() or self.fractions()
+
+    def total(self):
+        r = self.ints()
+        return fraction_of(sum(r[0]), r[1]) if r else exact_sum(self.fractions())
+
+    def at(self, i: int):
+        return self.fractions()[i] if self._fractions is not None else \
+            fraction_of(self._ints[0][i], self._ints[1])
+
+    def times(self, other: "_Row", complement: bool) -> "_Row":
+        """``self[x] * other[x]`` (``complement``: ``self[x] * (1 - other[x])``) per branch."""
+        a, b = self.ints(), other.ints()
+        if a and b:
+            (xs, dx), (ys, dy) = a, b
+            if complement:
+                return _Row(None, ([x * (dy - y) for x, y in zip(xs, ys)], dx * dy))
+            return _Row(None, ([x * y for x, y in zip(xs, ys)], dx * dy))
+        xs, ys = self.fractions(), other.fractions()
+        if complement:
+            return _Row([x * (1 - y) for x, y in zip(xs, ys)])
+        return _Row([x * y for x, y in zip(xs, ys)])
+
+
 class PyTorchRule:
     """``run(s, p, q, k)`` of the engine for a PyTorch rule ``function(p, q)``."""
 
@@ -128,13 +183,16 @@ class PyTorchRule:
                    sum_order: str | None = None):
         """The exact :class:`~exactspec.engine.exact.Enumeration` of the rule with its draft
         kept as a branch axis (:mod:`.branched`): the body runs once per path of the other
-        random choices, not once per draft token.  With ``arith`` (a float format) the float
-        run (:mod:`.branched_float`): ``p`` and ``q`` rounded into the format, its generator
+        random choices, not once per draft token, and the acceptance test ``u < c[draft]`` is
+        a value (a split) that ``torch.where`` selects the emitted token with, a branch point
+        only where it is read as a bool (a selected token used in a computation: the route
+        is run again with every split a branch point).  With ``arith`` (a float format) the
+        float run (:mod:`.branched_float`): ``p`` and ``q`` rounded into the format, its generator
         grid unless ``grid`` says otherwise, long sums in ``sum_order``.  ``p`` and ``q`` are
         the exact rows.  ``None`` when the rule does something the vectorised run does not
         track (the caller enumerates paths instead)."""
         from ..engine.exact import Enumeration
-        from .branched import Fallback
+        from .branched import Fallback, SplitFallback
 
         from ..core.exact_values import floats_converted
 
@@ -142,7 +200,12 @@ class PyTorchRule:
         n = len(p.probs)
         converted = floats_converted()
         try:
-            law, acceptance, paths, floats = self._vectorised(p, q, grid, n, arith, sum_order)
+            try:      # the acceptance test a value: one run of the body for both outcomes
+                law, acceptance, paths, floats = self._vectorised(p, q, grid, n, arith,
+                                                                  sum_order, True)
+            except SplitFallback:   # a selected token used otherwise: the test a branch point
+                law, acceptance, paths, floats = self._vectorised(p, q, grid, n, arith,
+                                                                  sum_order, False)
         except (Fallback, ExactspecError):
             return None
         total = exact_sum(law)
@@ -155,29 +218,64 @@ class PyTorchRule:
                            seconds=time.process_time() - start, draft_axis=n,
                            floats=floats + floats_converted() - converted)
 
-    def _vectorised(self, p, q, grid, n, arith=None, sum_order=None):
-        from .branched import Fallback, LawIndex, VectorSampler, combine, dot
+    def _vectorised(self, p, q, grid, n, arith=None, sum_order=None, split_values=False):
+        from .branched import Branched, Fallback, LawIndex, Mixture, VectorSampler, combine, dot
 
         if any(not isinstance(v, Fraction) for v in list(p.probs) + list(q.probs)):
             raise Fallback("rows that are not exact rationals")
         p_exact = [Fraction(v) if type(v) is not Fraction else v for v in p.probs]
         q_exact = [Fraction(v) if type(v) is not Fraction else v for v in q.probs]
         if arith is None:
-            s = VectorSampler(n, grid)
+            s = VectorSampler(n, grid, split_values)
             fmt, dtype, p_held, q_held = None, D.float64, p_exact, q_exact
         else:
             from ..engine.floats import FloatValue, get_format
             from .branched_float import VectorFloatSampler
 
             fmt = get_format(arith)
-            s = VectorFloatSampler(n, fmt, grid, sum_order)
+            s = VectorFloatSampler(n, fmt, grid, sum_order, split_values)
             dtype = D.DTYPES[fmt.name]          # the rows as a tensor of the dtype holds them
             p_held = [FloatValue(fmt.round(v), fmt) for v in p_exact]
             q_held = [FloatValue(fmt.round(v), fmt) for v in q_exact]
+        q_draft = _Row(q_exact)          # the draft's law, a weight per draft branch
         terms = []                       # the law: sum of scale * row over the paths
         point = [Fraction(0)] * n        # the law's mass on plain tokens
         acceptance = Fraction(0)
         paths = 0
+
+        def add(token, wx: _Row):
+            """The law's mass ``wx[x]`` (per draft branch) on ``token``."""
+            nonlocal acceptance
+            if type(token) is int:
+                if not 0 <= token < n:
+                    raise Fallback("a selected token that is not an index")
+                point[token] += wx.total()
+                acceptance += wx.at(token)
+            elif type(token) is LawIndex:
+                law = token.row if token.row is not None else token.probs
+                terms.append((wx.total(), law))
+                acceptance += dot(wx.exact(), law)
+            elif type(token) is Mixture:            # a token selected by a split
+                split = token.split
+                if split.decided is not None:       # read as a bool later on this path
+                    add(token.a if split.decided else token.b, wx)
+                    return
+                below = _Row(split.below)
+                add(token.a, wx.times(below, False))
+                add(token.b, wx.times(below, True))
+            elif type(token) is Branched and token.values == list(range(n)):   # the draft
+                terms.append((1, wx.exact()))
+                acceptance += wx.total()
+            elif type(token) is Branched:                       # a token per draft branch
+                for x, (t, m) in enumerate(zip(token.values, wx.fractions())):
+                    if type(t) is not int or not 0 <= t < n:
+                        raise Fallback("a branched token that is not an index")
+                    point[t] += m
+                    if t == x:
+                        acceptance += m
+            else:
+                raise Fallback("a result that is not a token")
+
         while True:
             s._reset()
             run = Run(s, fmt)
@@ -191,44 +289,32 @@ class PyTorchRule:
                     raise
                 except Exception as err:
                     raise Fallback(f"{type(err).__name__}: {err}") from None
+            token = self._vector_token(result, n)     # (a returned split is read here)
             s.finish()
             if s._depth != len(s._prefix) or s.axis is None:
                 raise Fallback("no draft, or a replay that differs")
             paths += 1
-            token = self._vector_token(result, n)
             w = s.weight
-            wx = [a * b for a, b in zip(q_exact, w.values)] if hasattr(w, "values") else \
-                [a * w for a in q_exact]                        # q[x] * P(path | x)
-            if type(token) is int:
-                point[token] += exact_sum(wx)
-                acceptance += wx[token]
-            elif type(token) is LawIndex:
-                terms.append((exact_sum(wx), token.probs))
-                acceptance += dot(wx, token.probs)
-            elif token.values == list(range(n)):                # the draft itself
-                terms.append((1, wx))
-                acceptance += exact_sum(wx)
-            else:                                               # a token per draft branch
-                for x, (t, m) in enumerate(zip(token.values, wx)):
-                    if type(t) is not int or not 0 <= t < n:
-                        raise Fallback("a branched token that is not an index")
-                    point[t] += m
-                    if t == x:
-                        acceptance += m
+            # q[x] * P(path | x)
+            wx = q_draft.times(_Row(w.values), False) if hasattr(w, "values") else \
+                q_draft if w == 1 else _Row([a * w for a in q_exact])
+            add(token, wx)
             if not s._advance():
                 break
         return combine(terms + [(1, point)], n), acceptance, paths, s.floats
 
     def _vector_token(self, result, n):
-        from .branched import Branched, Fallback, LawIndex
+        from .branched import Branched, Fallback, LawIndex, Mixture, Split
 
         if isinstance(result, Tensor):
             if result.numel() != 1 or result.dtype.kind != "int":
                 raise Fallback("a result that is not one integer")
             result = result._values()[0]
+        if type(result) is Split:
+            result = int(result)            # a returned split: read as a bool here
         if type(result) is int and 0 <= result < n:
             return result
-        if type(result) in (Branched, LawIndex):
+        if type(result) in (Branched, LawIndex, Mixture):
             return result
         raise Fallback("a result that is not a token")
 

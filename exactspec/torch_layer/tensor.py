@@ -68,7 +68,7 @@ from ..engine.floats import FORMATS, FloatValue
 from ..engine.uniform import Uniform, UniformView
 from . import dtypes as D
 from . import float_rows
-from .branched import Branched, Fallback, LawIndex, axis_of
+from .branched import Branched, Fallback, LawIndex, Split, axis_of, select
 from .context import current, refuse, undecided
 from .values import UNSET, arith, cast, exact_number, is_nan, is_random
 
@@ -396,6 +396,8 @@ class Tensor:
         Python's floats do."""
         if type(v) is Branched or type(v) is LawIndex:
             raise Fallback("a value of the draft's branches read into Python")
+        if type(v) is Split:             # a split read into Python: a bool (the engine branches)
+            return bool(v)
         if self.dtype.kind != "float" or is_random(v):
             return v
         if isinstance(v, FloatValue):
@@ -421,7 +423,7 @@ class Tensor:
     def __bool__(self):
         if self.numel() != 1:
             raise refuse(f"the truth value of a tensor of {self.numel()} elements is ambiguous")
-        return _one(cast(self._values()[0], D.bool_))
+        return bool(_one(cast(self._values()[0], D.bool_)))
 
     def __int__(self):
         if self.numel() != 1:
@@ -1262,7 +1264,7 @@ def _is_sympy(x) -> bool:
 
 
 def _truth(r) -> bool:
-    if isinstance(r, bool):
+    if isinstance(r, bool) or type(r) is Split:     # a split stays a value until read
         return r
     try:
         return bool(r)

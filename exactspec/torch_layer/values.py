@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from ..engine.floats import FORMATS, FloatValue, exact_value
 from . import float_rows
-from .branched import Branched, Fallback, LawIndex, axis_of
+from .branched import Branched, Fallback, LawIndex, Mixture, Split, SplitFallback, axis_of
 from .context import CURRENT, current, refuse, undecided
 
 __all__ = ["UNSET", "cast", "divide", "is_random", "is_nan", "exact_number", "arith"]
@@ -81,6 +81,15 @@ def _from_python_float(v: float):
 def cast(v, dtype):
     """``v`` held as a value of ``dtype`` in the current run."""
     t = type(v)
+    if t is Split:                                 # ``u < c[draft]`` kept as a value
+        if v.decided is None and dtype.kind == "bool":
+            return v
+        v = bool(v)                                # read as a bool: the engine branches
+        t = bool
+    elif t is Mixture:                             # a token selected by a split
+        if dtype.kind == "int":
+            return v
+        raise SplitFallback("a token selected by a split converted to a non-integer dtype")
     if t is Branched:                              # a value on every draft branch
         if dtype.kind == "float" and CURRENT[-1].fmt is None and \
                 all(type(x) is Fraction for x in v.values):
