@@ -20,8 +20,9 @@ and the CPU seconds of each.
 With ``--arith FORMAT`` each rule is run as ``verify --arith`` runs it
 (:func:`exactspec.rounding.split_bias`, long sums in ``--sum-order``, default ``torch-avx2``):
 the float run, exact arithmetic with ideal uniforms and exact arithmetic on the format's grid,
-all three with the draft as a tensor axis; prints the CPU seconds of each run and of the
-whole, the verdict and the three TVs.
+all three with the draft as a tensor axis (on long rows the float run and the grid run in two
+forked processes beside the exact run); prints the seconds of each run, the CPU seconds of the
+whole (its processes together) and its wall seconds, the verdict and the three TVs.
 """
 
 from __future__ import annotations
@@ -65,19 +66,30 @@ def tv(law: dict, p: Dist) -> Fraction:
     return exact_sum([abs(law[lab] - pr) for lab, pr in zip(p.labels, p.probs)]) / 2
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of the processes it waited for (``verify --arith``
+    runs two of its three runs in forked processes on long rows)."""
+    import resource
+
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                           resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def float_runs(vocab: int, p: Dist, q: Dist, arith: str, order: str) -> None:
     """The three runs of ``verify --arith`` on the axis, timed one by one."""
     from exactspec.rounding import split_bias
 
     for label, spec in RULES.items():
-        start = time.process_time()
+        start, wall = _cpu(), time.perf_counter()
         split = split_bias(spec, p, q, arith=arith, sum_order=order, max_paths=None)
         verdict = split.verdict
-        seconds = time.process_time() - start
+        seconds, wall = _cpu() - start, time.perf_counter() - wall
         runs = {arith: split.rounded, "exact": split.exact, "grid": split.grid_only}
         each = "  ".join(f"{name} {run.enumeration.seconds:6.2f} s ({run.paths} paths)"
                          for name, run in runs.items())
-        print(f"V={vocab:6d}  {label}  {each}  all {seconds:6.2f} s CPU", flush=True)
+        print(f"V={vocab:6d}  {label}  {each}  all {seconds:6.2f} s CPU, {wall:6.2f} s wall",
+              flush=True)
         print(f"V={vocab:6d}  {label}  verdict {verdict}: TV {arith} {float(split.bias):.4g}, "
               f"exact arithmetic {float(split.bias_exact_arith):.4g}, exact on the grid "
               f"{float(split.bias_grid_only):.4g}", flush=True)

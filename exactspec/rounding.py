@@ -425,6 +425,73 @@ def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, a
                         enumeration, grid=grid, arith=arith)
 
 
+#: A one-position PyTorch rule on rows at least this long runs its float run and its exact run
+#: on the grid in two forked processes while this one runs the exact run (Linux, two cores or
+#: more): the three runs are independent, and at 152,064 tokens each takes about ten seconds.
+PARALLEL_MIN_TOKENS = 20_000
+
+
+def _side_runs(m, p, q, k, fmt, grid, on_grid, sum_order):
+    """The float run and the exact run on the grid of a one-position PyTorch rule with its
+    draft as a tensor axis, each started in a forked process; ``.result()`` gives the two
+    enumerations, or ``None`` where a second process cannot be used or the route does not
+    complete there (then the caller runs them here, where any error is raised as it would
+    be)."""
+    import os
+    import sys
+
+    if sys.platform != "linux" or len(p) < PARALLEL_MIN_TOKENS or \
+            len(os.sched_getaffinity(0)) < 2 or getattr(m.run, "vectorised", None) is None:
+        return None
+    import multiprocessing
+
+    def work(conn, grid, arith, order):
+        from .engine.hidden_state import check_unchanged, state_fingerprint
+
+        try:
+            before = state_fingerprint(m.run)
+            run = _vectorised(m, p, q, k, grid, arith, False, order)
+            check_unchanged(m.run, before, m.name)
+            conn.send(run)
+        except BaseException:       # the caller runs it again here, and raises it there
+            conn.send(None)
+        conn.close()
+
+    context = multiprocessing.get_context("fork")
+    children = []
+
+    def stop():
+        for child, receive in children:
+            if child.is_alive():
+                child.terminate()
+            child.join()
+            receive.close()
+
+    try:
+        for args in ((grid, fmt.name, sum_order), (on_grid, None, None)):
+            receive, send = context.Pipe(duplex=False)
+            child = context.Process(target=work, args=(send, *args), daemon=True)
+            child.start()
+            send.close()
+            children.append((child, receive))
+    except (OSError, ValueError):
+        stop()
+        return None
+
+    class Pending:
+        def result(self):
+            try:
+                runs = tuple(receive.recv() for _, receive in children)
+            except (EOFError, OSError):
+                return None
+            finally:
+                stop()
+            return None if None in runs else runs
+
+    Pending.stop = staticmethod(stop)
+    return Pending()
+
+
 def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                grid: int | None = None, tolerance=None, logits_p=None, logits_q=None,
                labels=None, max_paths: int | None = DEFAULT_MAX_PATHS,
@@ -459,7 +526,10 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
 
     A one-position PyTorch rule runs its three runs with its draft as a tensor axis where it
     can (:mod:`exactspec.torch_layer.branched`), the float run too unless the rows are
-    logits.
+    logits; on rows of at least :data:`PARALLEL_MIN_TOKENS` tokens the float run and the
+    exact run on the grid run in two forked processes beside the exact run
+    (:func:`_side_runs`; where that cannot be done, or a forked run does not complete, they
+    run here, one after the other).
     """
     if tolerance is not None:
         tolerance = Fraction(tolerance) if not isinstance(tolerance, str) else \
@@ -500,9 +570,26 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         if p is None or q is None:
             raise InvalidInput("give p and q (or logits_p and logits_q)")
         m, p, q = _checked(method, p, q, k)
-    exact = _enumerate(m, p, q, k, grid=None, max_paths=max_paths,
-                       keep_paths=keep_paths and fmt is None and grid is None,
-                       vector=None if use_logits else (p, q))
+    side = None
+    if fmt is not None and not use_logits and elementwise == "correct" and not keep_paths:
+        side = _side_runs(m, p, q, k, fmt, grid, grid if grid is not None else fmt.grid,
+                          sum_order)
+    try:
+        exact = _enumerate(m, p, q, k, grid=None, max_paths=max_paths,
+                           keep_paths=keep_paths and fmt is None and grid is None,
+                           vector=None if use_logits else (p, q))
+    except BaseException:
+        if side is not None:
+            side.stop()
+        raise
+    done = side.result() if side is not None else None
+    if done is not None:        # the two other runs, from the second process
+        on_grid = grid if grid is not None else fmt.grid
+        rounded = Verification(m, p, q, k, done[0], grid=grid, arith=fmt.name,
+                               sum_order=sum_order)
+        grid_only = Verification(m, p, q, k, done[1], grid=on_grid, arith=None)
+        return BiasSplit(m, p, q, k, fmt.name, grid, exact, rounded, grid_only, tolerance,
+                         use_logits, elementwise, sum_order)
     rounded = grid_only = None
     if fmt is not None:
         from .engine.float_sampler import FloatSampler, float_dist

@@ -447,3 +447,57 @@ def test_a_split_read_otherwise_keeps_the_path_law(tmp_path, name, runs):
             paths = enumerate_paths(rule, p, q, 1, max_paths=None) if arith is None else \
                 _float_paths(rule, p, q, arith, None)
             assert fast.law == paths.law and fast.acceptance == paths.acceptance
+
+
+def _forks_allowed():
+    import os
+    import sys
+
+    return sys.platform == "linux" and len(os.sched_getaffinity(0)) >= 2
+
+
+@pytest.mark.skipif(not _forks_allowed(), reason="the side runs fork: Linux, two cores")
+@pytest.mark.parametrize("rule", ["vllm_rejection_sampler.py:sample",
+                                  "hf_speculative_sampling.py:sample"])
+def test_side_runs_in_forked_processes_give_the_serial_split(rule, monkeypatch):
+    """``verify --arith`` on long rows runs its float run and its exact run on the grid in two
+    forked processes beside the exact run: the same laws, acceptances, verdict and TVs as the
+    three runs one after the other in this process."""
+    import exactspec.rounding as rounding
+
+    p = Dist.parse(",".join(f"{i}/528" for i in range(1, 33)))
+    q = Dist.parse(",".join(f"{33 - i}/528" for i in range(1, 33)))
+    spec = f"{ENGINES / rule}"
+    used = []
+    side_runs = rounding._side_runs
+
+    def spy(*args):
+        side = side_runs(*args)
+        used.append(side is not None)
+        return side
+
+    monkeypatch.setattr(rounding, "_side_runs", spy)
+    monkeypatch.setattr(rounding, "PARALLEL_MIN_TOKENS", 0)
+    forked = rounding.split_bias(spec, p, q, arith="float32", sum_order="torch-avx2")
+    monkeypatch.setattr(rounding, "PARALLEL_MIN_TOKENS", 10**9)
+    serial = rounding.split_bias(spec, p, q, arith="float32", sum_order="torch-avx2")
+    assert used == [True, False]
+    for run in ("exact", "rounded", "grid_only"):
+        a, b = getattr(forked, run), getattr(serial, run)
+        assert (a.law, a.acceptance, a.paths) == (b.law, b.acceptance, b.paths)
+    assert (forked.verdict, forked.bias, forked.bias_exact_arith, forked.bias_grid_only) == \
+        (serial.verdict, serial.bias, serial.bias_exact_arith, serial.bias_grid_only)
+
+
+@pytest.mark.skipif(not _forks_allowed(), reason="the side runs fork: Linux, two cores")
+def test_a_side_run_that_fails_is_run_again_here_and_refused_as_always(monkeypatch):
+    """A forked run that stops (here: a long float sum with no declared order) hands nothing
+    back; the run is done again in this process, which refuses it in its usual words."""
+    import exactspec.rounding as rounding
+
+    monkeypatch.setattr(rounding, "PARALLEL_MIN_TOKENS", 0)
+    p = Dist.parse(",".join(f"{i}/528" for i in range(1, 33)))
+    q = Dist.parse(",".join(f"{33 - i}/528" for i in range(1, 33)))
+    with pytest.raises(InvalidInput, match="--sum-order"):
+        rounding.split_bias(f"{ENGINES / 'vllm_rejection_sampler.py'}:sample", p, q,
+                            arith="float32")
