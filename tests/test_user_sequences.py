@@ -17,7 +17,7 @@ from exactspec.sequences.chains import Chain, chain_tokens_per_call
 from exactspec.sequences.context import ContextPair
 from exactspec.sequences.multitoken import prove_sequence
 from exactspec.sequences.user import (HiddenState, UserVerifier, _generate, _load_pair,
-                                      user_report)
+                                      user_report, user_text)
 from exactspec import residual
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -571,3 +571,23 @@ def test_a_call_over_the_seconds_budget_is_refused_up_front():
         user_report({"gamma": 2, "m": 3}, chain, pair=pair, max_seconds=1e-9)
     report = user_report({"gamma": 2, "m": 3}, chain, pair=pair, max_seconds=None)
     assert report["verdict"] == "lossless"
+
+
+def test_the_text_says_how_many_sequences_it_leaves_out():
+    """The text lists at most 24 sequences (the differing ones first) and says how many more
+    there are; the JSON report has every one."""
+    pair = ContextPair.context_free("1/2,1/4,1/8,1/16,1/16", "1/5,1/5,1/5,1/5,1/5")
+
+    def chain(s, drafts, p, q):
+        out = ()
+        for i, x in enumerate(drafts):
+            if not s.coin(min(1, p[i][x] / q[i][x])):
+                return out + (s.draw(residual(p[i], q[i])),)
+            out += (x,)
+        return out + (s.draw(p[len(drafts)]),)
+
+    report = user_report({"gamma": 1, "m": 2}, chain, pair=pair)
+    assert len(report["law"]) == 25 and report["verdict"] == "lossless"
+    text = user_text(report)
+    assert "... 1 more sequence (the differing ones first; --json lists every one)" in text
+    assert "more sequence" not in user_text(report, max_rows=25)

@@ -737,6 +737,10 @@ def user_text(report: dict, max_rows: int = 24) -> str:
               for i in range(4)]
     table = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
                       for r in [["tokens", "target", "law", ""]] + rows)
+    if len(keys) > max_rows:
+        more = len(keys) - max_rows
+        table += (f"\n... {more:,} more sequence{'s' if more > 1 else ''} (the differing ones "
+                  "first; --json lists every one)")
     lines = [head, table,
              f"tokens per call = {report['tokens_per_call']} "
              f"({report['tokens_per_call_float']:.6g}); {report['paths']} paths, "
