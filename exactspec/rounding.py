@@ -427,7 +427,8 @@ def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, a
 
 #: A one-position PyTorch rule on rows at least this long runs its float run and its exact run
 #: on the grid in two forked processes while this one runs the exact run (Linux, two cores or
-#: more): the three runs are independent, and at 152,064 tokens each takes about ten seconds.
+#: more, a process of one thread): the three runs are independent, and at 152,064 tokens each
+#: takes about ten seconds.
 PARALLEL_MIN_TOKENS = 20_000
 
 
@@ -440,8 +441,11 @@ def _side_runs(m, p, q, k, fmt, grid, on_grid, sum_order):
     import os
     import sys
 
+    import threading
+
     if sys.platform != "linux" or len(p) < PARALLEL_MIN_TOKENS or \
-            len(os.sched_getaffinity(0)) < 2 or getattr(m.run, "vectorised", None) is None:
+            len(os.sched_getaffinity(0)) < 2 or getattr(m.run, "vectorised", None) is None \
+            or threading.active_count() > 1:      # a fork copies one thread: no held locks
         return None
     import multiprocessing
 
