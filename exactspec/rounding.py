@@ -525,9 +525,11 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         float input, :func:`~exactspec.engine.floats.elementwise`).
     sum_order : str, optional
         With ``arith``: the declared order of a PyTorch rule's float sums of more than a
-        few terms (``"sequential"``, ``"correctly-rounded"``, ``"torch-avx2"``,
-        :mod:`exactspec.engine.float_sums`); without it such sums are refused.
+        few terms, ``"sequential"``, ``"correctly-rounded"`` or ``"torch-avx2"`` (see
+        the module :mod:`exactspec.engine.float_sums`); without it such sums are refused.
 
+    Notes
+    -----
     A one-position PyTorch rule runs its three runs with its draft as a tensor axis where it
     can (:mod:`exactspec.torch_layer.branched`), the float run too unless the rows are
     logits; on rows of at least :data:`PARALLEL_MIN_TOKENS` tokens the float run and the

@@ -87,7 +87,7 @@ _ONE_IDENTITY = (operator.mul, operator.truediv)
 class Branched:
     """One element's value on every draft branch (a list indexed by the draft token) of one
     draft axis ``axis`` (0 for the one draft of a one-position rule; draft position ``i`` of a
-    multi-position rule in :mod:`.factored`)."""
+    multi-position rule in :mod:`exactspec.torch_layer.factored`)."""
 
     __slots__ = ("values", "axis")
 
