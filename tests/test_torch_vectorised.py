@@ -456,48 +456,92 @@ def _forks_allowed():
     return sys.platform == "linux" and len(os.sched_getaffinity(0)) >= 2
 
 
+#: Run in a fresh interpreter: the side runs fork only a process of one thread, and a test
+#: session may hold other threads (a Dask cluster's, a sweep's) by the time this test runs.
+SIDE_RUNS = """
+import json, sys
+from pathlib import Path
+import exactspec.rounding as rounding
+from exactspec import Dist
+from exactspec.core.errors import InvalidInput
+
+engines = Path(sys.argv[1])
+p = Dist.parse(",".join(f"{i}/528" for i in range(1, 33)))
+q = Dist.parse(",".join(f"{33 - i}/528" for i in range(1, 33)))
+used = []
+side_runs = rounding._side_runs
+
+def spy(*args):
+    side = side_runs(*args)
+    used.append(side is not None)
+    return side
+
+rounding._side_runs = spy
+out = {}
+for rule in ("vllm_rejection_sampler.py:sample", "hf_speculative_sampling.py:sample"):
+    splits = []
+    for least in (0, 10**9):
+        rounding.PARALLEL_MIN_TOKENS = least
+        splits.append(rounding.split_bias(f"{engines / rule}", p, q, arith="float32",
+                                          sum_order="torch-avx2"))
+    forked, serial = splits
+    same = all((getattr(forked, r).law, getattr(forked, r).acceptance, getattr(forked, r).paths)
+               == (getattr(serial, r).law, getattr(serial, r).acceptance,
+                   getattr(serial, r).paths) for r in ("exact", "rounded", "grid_only"))
+    same = same and [forked.verdict, forked.bias, forked.bias_exact_arith,
+                     forked.bias_grid_only] == [serial.verdict, serial.bias,
+                                                serial.bias_exact_arith, serial.bias_grid_only]
+    out[rule] = [same, forked.verdict]
+rounding.PARALLEL_MIN_TOKENS = 0
+try:
+    rounding.split_bias(f"{engines / 'vllm_rejection_sampler.py'}:sample", p, q,
+                        arith="float32")
+except InvalidInput as err:
+    out["refused"] = str(err)
+out["used"] = used
+print(json.dumps(out))
+"""
+
+
 @pytest.mark.skipif(not _forks_allowed(), reason="the side runs fork: Linux, two cores")
-@pytest.mark.parametrize("rule", ["vllm_rejection_sampler.py:sample",
-                                  "hf_speculative_sampling.py:sample"])
-def test_side_runs_in_forked_processes_give_the_serial_split(rule, monkeypatch):
+def test_side_runs_in_forked_processes_give_the_serial_split():
     """``verify --arith`` on long rows runs its float run and its exact run on the grid in two
-    forked processes beside the exact run: the same laws, acceptances, verdict and TVs as the
-    three runs one after the other in this process."""
+    forked processes beside the exact run: the same laws, acceptances, paths, verdict and TVs
+    as the three runs one after the other in one process; a forked run that stops (a long
+    float sum with no declared order) hands nothing back and is run again in the main
+    process, which refuses it in its usual words."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", SIDE_RUNS, str(ENGINES)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["vllm_rejection_sampler.py:sample"] == [True, "lossy-logic"]
+    assert out["hf_speculative_sampling.py:sample"] == [True, "lossy-rounding"]
+    assert out["used"] == [True, False, True, False, True]
+    assert "--sum-order" in out["refused"]
+
+
+def test_a_process_with_a_second_thread_runs_the_three_runs_itself():
+    """A fork copies only the calling thread, so a lock another thread holds would stay held
+    in the copy: with a second thread alive, no side runs are started."""
+    import threading
+
     import exactspec.rounding as rounding
+    from exactspec.engine.floats import get_format
+    from exactspec.methods import get_method
 
     p = Dist.parse(",".join(f"{i}/528" for i in range(1, 33)))
     q = Dist.parse(",".join(f"{33 - i}/528" for i in range(1, 33)))
-    spec = f"{ENGINES / rule}"
-    used = []
-    side_runs = rounding._side_runs
-
-    def spy(*args):
-        side = side_runs(*args)
-        used.append(side is not None)
-        return side
-
-    monkeypatch.setattr(rounding, "_side_runs", spy)
-    monkeypatch.setattr(rounding, "PARALLEL_MIN_TOKENS", 0)
-    forked = rounding.split_bias(spec, p, q, arith="float32", sum_order="torch-avx2")
-    monkeypatch.setattr(rounding, "PARALLEL_MIN_TOKENS", 10**9)
-    serial = rounding.split_bias(spec, p, q, arith="float32", sum_order="torch-avx2")
-    assert used == [True, False]
-    for run in ("exact", "rounded", "grid_only"):
-        a, b = getattr(forked, run), getattr(serial, run)
-        assert (a.law, a.acceptance, a.paths) == (b.law, b.acceptance, b.paths)
-    assert (forked.verdict, forked.bias, forked.bias_exact_arith, forked.bias_grid_only) == \
-        (serial.verdict, serial.bias, serial.bias_exact_arith, serial.bias_grid_only)
-
-
-@pytest.mark.skipif(not _forks_allowed(), reason="the side runs fork: Linux, two cores")
-def test_a_side_run_that_fails_is_run_again_here_and_refused_as_always(monkeypatch):
-    """A forked run that stops (here: a long float sum with no declared order) hands nothing
-    back; the run is done again in this process, which refuses it in its usual words."""
-    import exactspec.rounding as rounding
-
-    monkeypatch.setattr(rounding, "PARALLEL_MIN_TOKENS", 0)
-    p = Dist.parse(",".join(f"{i}/528" for i in range(1, 33)))
-    q = Dist.parse(",".join(f"{33 - i}/528" for i in range(1, 33)))
-    with pytest.raises(InvalidInput, match="--sum-order"):
-        rounding.split_bias(f"{ENGINES / 'vllm_rejection_sampler.py'}:sample", p, q,
-                            arith="float32")
+    m = get_method(f"{ENGINES / 'vllm_rejection_sampler.py'}:sample")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert rounding._side_runs(m, p, q, 1, get_format("float32"), None, 2**24,
+                                   "torch-avx2") is None
+    finally:
+        stop.set()
+        other.join()
