@@ -553,23 +553,25 @@ def test_options_a_route_cannot_honour_are_refused_in_one_line(capsys, route, ar
     assert all(w in err for w in words), err
 
 
+def _textbook_chain(s, drafts, p, q):
+    """The chain of the one-draft rule, as engines write it (rows of every position)."""
+    out = ()
+    for i, x in enumerate(drafts):
+        if not s.coin(min(1, p[i][x] / q[i][x])):
+            return out + (s.draw(residual(p[i], q[i])),)
+        out += (x,)
+    return out + (s.draw(p[len(drafts)]),)
+
+
 def test_a_call_over_the_seconds_budget_is_refused_up_front():
     """The path budget alone would let a slow rule run for hours: its estimated paths times
     the measured seconds of one path are checked too, before the enumeration."""
     pair = ContextPair.context_free("1/3,1/3,1/3", "1/2,1/4,1/4")
 
-    def chain(s, drafts, p, q):
-        out = ()
-        for i, x in enumerate(drafts):
-            if not s.coin(min(1, p[i][x] / q[i][x])):
-                return out + (s.draw(residual(p[i], q[i])),)
-            out += (x,)
-        return out + (s.draw(p[len(drafts)]),)
-
     with pytest.raises(TooLarge, match=r"paths at about .* s each: about .* s of exact work, "
                                        r"over the budget of 0 s"):
-        user_report({"gamma": 2, "m": 3}, chain, pair=pair, max_seconds=1e-9)
-    report = user_report({"gamma": 2, "m": 3}, chain, pair=pair, max_seconds=None)
+        user_report({"gamma": 2, "m": 3}, _textbook_chain, pair=pair, max_seconds=1e-9)
+    report = user_report({"gamma": 2, "m": 3}, _textbook_chain, pair=pair, max_seconds=None)
     assert report["verdict"] == "lossless"
 
 
@@ -578,15 +580,7 @@ def test_the_text_says_how_many_sequences_it_leaves_out():
     there are; the JSON report has every one."""
     pair = ContextPair.context_free("1/2,1/4,1/8,1/16,1/16", "1/5,1/5,1/5,1/5,1/5")
 
-    def chain(s, drafts, p, q):
-        out = ()
-        for i, x in enumerate(drafts):
-            if not s.coin(min(1, p[i][x] / q[i][x])):
-                return out + (s.draw(residual(p[i], q[i])),)
-            out += (x,)
-        return out + (s.draw(p[len(drafts)]),)
-
-    report = user_report({"gamma": 1, "m": 2}, chain, pair=pair)
+    report = user_report({"gamma": 1, "m": 2}, _textbook_chain, pair=pair)
     assert len(report["law"]) == 25 and report["verdict"] == "lossless"
     text = user_text(report)
     assert "... 1 more sequence (the differing ones first; --json lists every one)" in text
