@@ -462,38 +462,42 @@ def _side_runs(m, p, q, k, fmt, grid, on_grid, sum_order):
         conn.close()
 
     context = multiprocessing.get_context("fork")
-    children = []
-
-    def stop():
-        for child, receive in children:
-            if child.is_alive():
-                child.terminate()
-            child.join()
-            receive.close()
-
+    side = _SideRuns()
     try:
         for args in ((grid, fmt.name, sum_order), (on_grid, None, None)):
             receive, send = context.Pipe(duplex=False)
             child = context.Process(target=work, args=(send, *args), daemon=True)
             child.start()
             send.close()
-            children.append((child, receive))
+            side.children.append((child, receive))
     except (OSError, ValueError):
-        stop()
+        side.stop()
         return None
+    return side
 
-    class Pending:
-        def result(self):
-            try:
-                runs = tuple(receive.recv() for _, receive in children)
-            except (EOFError, OSError):
-                return None
-            finally:
-                stop()
-            return None if None in runs else runs
 
-    Pending.stop = staticmethod(stop)
-    return Pending()
+class _SideRuns:
+    """The forked processes of :func:`_side_runs`, each with the end of its pipe."""
+
+    def __init__(self):
+        self.children = []
+
+    def result(self):
+        """The runs, in the order started, or ``None`` if one did not complete."""
+        try:
+            runs = tuple(receive.recv() for _, receive in self.children)
+        except (EOFError, OSError):
+            return None
+        finally:
+            self.stop()
+        return None if None in runs else runs
+
+    def stop(self):
+        for child, receive in self.children:
+            if child.is_alive():
+                child.terminate()
+            child.join()
+            receive.close()
 
 
 def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
@@ -576,10 +580,10 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         if p is None or q is None:
             raise InvalidInput("give p and q (or logits_p and logits_q)")
         m, p, q = _checked(method, p, q, k)
+    on_grid = grid if grid is not None or fmt is None else fmt.grid
     side = None
     if fmt is not None and not use_logits and elementwise == "correct" and not keep_paths:
-        side = _side_runs(m, p, q, k, fmt, grid, grid if grid is not None else fmt.grid,
-                          sum_order)
+        side = _side_runs(m, p, q, k, fmt, grid, on_grid, sum_order)
     try:
         exact = _enumerate(m, p, q, k, grid=None, max_paths=max_paths,
                            keep_paths=keep_paths and fmt is None and grid is None,
@@ -589,15 +593,12 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
             side.stop()
         raise
     done = side.result() if side is not None else None
-    if done is not None:        # the two other runs, from the second process
-        on_grid = grid if grid is not None else fmt.grid
+    rounded = grid_only = None
+    if done is not None:        # the two other runs, from the forked processes
         rounded = Verification(m, p, q, k, done[0], grid=grid, arith=fmt.name,
                                sum_order=sum_order)
         grid_only = Verification(m, p, q, k, done[1], grid=on_grid, arith=None)
-        return BiasSplit(m, p, q, k, fmt.name, grid, exact, rounded, grid_only, tolerance,
-                         use_logits, elementwise, sum_order)
-    rounded = grid_only = None
-    if fmt is not None:
+    elif fmt is not None:
         from .engine.float_sampler import FloatSampler, float_dist
 
         if use_logits:
@@ -610,8 +611,7 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                              keep_paths=keep_paths,
                              arith=fmt.name, sum_order=sum_order,
                              vector=None if use_logits or elementwise != "correct" else (p, q))
-    if grid is not None or (fmt is not None and not use_logits):
-        on_grid = grid if grid is not None else fmt.grid
+    if done is None and (grid is not None or (fmt is not None and not use_logits)):
         try:
             grid_only = _enumerate(m, p, q, k, grid=on_grid, max_paths=max_paths,
                                    factory=lambda: ExactSampler(grid=on_grid),
