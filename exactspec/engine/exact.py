@@ -653,6 +653,18 @@ KNUTH_SHORTFALL = 100
 ROUND_MARGIN = 20
 
 
+def check_seconds(estimate: int, per_path: float, max_seconds: float | None,
+                  max_paths: int | None, instead: str) -> None:
+    """Refuse (:class:`~exactspec.core.errors.TooLarge`) an enumeration whose ``estimate``
+    paths at ``per_path`` seconds each pass ``max_seconds``; ``instead`` says what to use."""
+    seconds = estimate * per_path
+    if max_seconds is not None and seconds > max_seconds:
+        raise TooLarge(f"about {estimate:,} paths at about {per_path:.2g} s each: about "
+                       f"{seconds:,.0f} s of exact work, over the budget of "
+                       f"{max_seconds:.0f} s: use {instead}, or --max-paths N to insist",
+                       estimate=estimate, budget=max_paths)
+
+
 def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, probes: int = 40,
                    seed: int = 0, watch: bool = False, timing: list | None = None,
                    max_paths: int | None = None, max_seconds: float | None = None,
@@ -909,13 +921,8 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
                 f"about {estimate:,} paths to enumerate, over the budget of {max_paths:,}: "
                 "use --backend numpy, or --max-paths N to insist",
                 estimate=estimate, budget=max_paths)
-        seconds = estimate * timing[0] * (2 if watch else 1)
-        if max_seconds is not None and seconds > max_seconds:
-            raise TooLarge(
-                f"about {estimate:,} paths at about {timing[0]:.2g} s each: about "
-                f"{seconds:,.0f} s of exact work, over the budget of {max_seconds:.0f} s: use "
-                "--backend numpy, a smaller instance, or --max-paths N to insist",
-                estimate=estimate, budget=max_paths)
+        check_seconds(estimate, timing[0] * (2 if watch else 1), max_seconds, max_paths,
+                      "--backend numpy, a smaller instance")
     if progress is None:
         progress = bool(estimate and estimate > 200_000 and sys.stderr.isatty())
     before = _snapshot(p), _snapshot(q)

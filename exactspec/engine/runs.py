@@ -24,7 +24,8 @@ from typing import Any, Callable
 
 from ..core.errors import InvalidInput, TooLarge
 from ..core.exact_values import floats_converted
-from .exact import DEFAULT_MAX_PATHS, Enumeration, ExactSampler, Path, estimate_paths
+from .exact import (DEFAULT_MAX_PATHS, Enumeration, ExactSampler, Path, check_seconds,
+                    estimate_paths)
 
 __all__ = ["RunEnumeration", "enumerate_runs"]
 
@@ -117,13 +118,8 @@ def enumerate_runs(run: Callable, *, keep_paths: bool = False,
             raise TooLarge(f"about {estimate:,} paths to enumerate, over the budget of "
                            f"{max_paths:,}: use a smaller instance, or max_paths=None to insist",
                            estimate=estimate, budget=max_paths)
-        seconds = estimate * timing[0] if timing else 0.0
-        if max_seconds is not None and seconds > max_seconds:
-            raise TooLarge(f"about {estimate:,} paths at about {timing[0]:.2g} s each: about "
-                           f"{seconds:,.0f} s of exact work, over the budget of "
-                           f"{max_seconds:.0f} s: use a smaller instance, or --max-paths N to "
-                           "insist", estimate=estimate,
-                           budget=max_paths)
+        check_seconds(estimate, timing[0] if timing else 0.0, max_seconds, max_paths,
+                      "a smaller instance")
     start = time.perf_counter()
     s = factory()
     law: dict = {}
