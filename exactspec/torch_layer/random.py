@@ -191,6 +191,34 @@ def exponential_fill(t: Tensor, lambd=1) -> Tensor:
     return t
 
 
+def _noise_part(noise, index: list):
+    """The noise vector that a race over the elements ``index`` of ``noise`` runs on, and each
+    element's place in it: ``noise`` itself when the race covers it whole, else the part
+    ``index`` as a noise vector of its own (``noise[rows].exponential_()`` filled once,
+    ``argmax(dim=1)`` racing each row): disjoint parts of i.i.d. exponentials are independent
+    vectors of i.i.d. exponentials.  A part that overlaps another part (or the whole vector
+    raced) without being the same part is beyond the exact method."""
+    run = current()
+    table = run.__dict__.setdefault("noise_parts", {})
+    entry = table.setdefault(id(noise), [noise, {}, False])   # noise, parts, raced whole
+    parts = entry[1]
+    if sorted(index) == list(range(noise.n)):
+        if parts:
+            raise undecided("argmax over a whole noise vector after races over parts of it "
+                            "is beyond the exact method")
+        entry[2] = True
+        return noise, index
+    key = frozenset(index)
+    if entry[2] or any(key & other for other in parts if other != key):
+        raise undecided("argmax over overlapping parts of a noise vector is beyond the exact "
+                        "method")
+    part = parts.get(key)
+    if part is None:
+        part = parts[key] = run.sampler.exponentials(len(key))
+    place = {i: j for j, i in enumerate(sorted(key))}
+    return part, [place[i] for i in index]
+
+
 def race_index(values, largest: bool):
     """The argmax (argmin) of a row of race scores as one exponential race, or None when the
     row holds no noise."""
@@ -204,11 +232,12 @@ def race_index(values, largest: bool):
     if any(v.noise is not noise for v in values) or len(set(over)) != 1:
         raise undecided("argmax over scores of different races is beyond the exact method")
     index = [v.noise_index for v in values]
-    if sorted(index) != list(range(noise.n)):
-        raise undecided("argmax over part of a noise vector is beyond the exact method")
+    if len(set(index)) != len(index):
+        raise undecided("argmax over one noise element twice is beyond the exact method")
+    noise, index = _noise_part(noise, index)
     weights = [Fraction(0)] * noise.n
-    for v in values:
-        weights[v.noise_index] = v.weight if isinstance(v, RaceScore) else 1 / v.scale
+    for v, i in zip(values, index):
+        weights[i] = v.weight if isinstance(v, RaceScore) else 1 / v.scale
     if not over[0] and any(w == 0 for w in weights):
         raise undecided("E / w with a weight 0 (an infinite score) in a race")
     first = over[0] == largest

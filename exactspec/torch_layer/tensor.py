@@ -1231,6 +1231,8 @@ def decide(op, a, b) -> bool:
         if key is not None and len(_SIGNS) < 1 << 16:
             _SIGNS[key] = out
         return out
+    if type(a) is LawIndex or type(b) is LawIndex:
+        return _law_token_decide(op, a, b)
     if type(a) is Branched or type(b) is Branched:
         if is_random(a) or is_random(b):      # a uniform against a threshold per branch
             u = a if is_random(a) else b
@@ -1242,15 +1244,29 @@ def decide(op, a, b) -> bool:
             return _truth(op(a, b))
         av = a.values if type(a) is Branched else None
         bv = b.values if type(b) is Branched else None
-        return Branched([decide(op, av[i] if av is not None else a,
-                                bv[i] if bv is not None else b)
-                         for i in range(len(av if av is not None else bv))], axis_of(a, b))
+        out = [decide(op, av[i] if av is not None else a, bv[i] if bv is not None else b)
+               for i in range(len(av if av is not None else bv))]
+        if out and all(v is out[0] for v in out):
+            return out[0]            # the same on every branch (a token != -1): a plain bool
+        return Branched(out, axis_of(a, b))
     lazy = getattr(current().sampler, "lazy_compare", None)      # a factored run's hook
     if lazy is not None:
         r = lazy(op, a, b)
         if r is not None:
             return r
     return _truth(op(a, b))
+
+
+def _law_token_decide(op, a, b) -> bool:
+    """A token kept as its law compared with a plain integer: the answer when it is the same
+    for every token of the law's support (``token != -1``); else not tracked."""
+    t, c = (a, b) if type(a) is LawIndex else (b, a)
+    if type(c) is int:
+        support = [k for k, w in enumerate(t.probs) if w]
+        answers = {op(k, c) if t is a else op(c, k) for k in support}
+        if len(answers) == 1:
+            return answers.pop()
+    raise Fallback(f"the {t.what} token compared where the answer depends on it")
 
 
 def _same_value(a, b) -> bool:

@@ -183,6 +183,8 @@ def arith(op, a, b):
     """``op(a, b)`` for two elements already cast to the dtype of the operation."""
     if type(a) is Fraction and type(b) is Fraction and (op is not operator.truediv or b):
         return op(a, b)
+    if type(a) is LawIndex or type(b) is LawIndex:                 # a token kept as its law
+        return _law_token_arith(op, a, b)
     if type(a) is Branched or type(b) is Branched:                 # per draft branch
         return _branched_arith(op, a, b)
     if hasattr(a, "noise_index") or hasattr(b, "noise_index"):     # exponential noise
@@ -197,6 +199,19 @@ def arith(op, a, b):
                             f"({err})") from None
         raise
     return _settle(r) if current().exact else r
+
+
+def _law_token_arith(op, a, b):
+    """A token kept as its law (:class:`LawIndex`) times a mask element 0 or 1, or plus 0: the
+    token or 0 (``out.mul_(~mask).add_(tokens.mul(mask))`` writes a token where the mask
+    holds); any other arithmetic on it is not tracked (:class:`Fallback`)."""
+    t, other = (a, b) if type(a) is LawIndex else (b, a)
+    if type(other) is int:
+        if op is operator.mul and other in (0, 1):
+            return t if other else 0
+        if other == 0 and (op is operator.add or (op is operator.sub and t is a)):
+            return t
+    raise Fallback(f"the {t.what} token used in a computation")
 
 
 def _branched_arith(op, a, b):

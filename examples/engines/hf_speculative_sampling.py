@@ -69,3 +69,50 @@ def sample_resample_from_p(p, q):
     if (r_i <= probability_ratio).all():
         return draft
     return torch.multinomial(p, num_samples=1)
+
+
+def _speculative_sampling(candidate_ids, draft_probs, target_probs, count_all_accepted=False):
+    """Verify ``k`` candidate tokens at once; ``(valid_tokens, n_matches)``.
+
+    ``candidate_ids`` [1, k], ``draft_probs`` [1, k, vocab], ``target_probs`` [1, k + 1, vocab]
+    (the engine softmaxes logits first; here the rows are probabilities).  ``valid_tokens``
+    [1, n_matches + 1] holds the accepted prefix and one token drawn from the residual of the
+    first rejected position, or from the last target row when all ``k`` were accepted.
+    """
+    candidate_length = candidate_ids.shape[-1]
+    positions = torch.arange(candidate_length)
+    q_i = draft_probs[0, positions, candidate_ids[0]]                  # [k]
+    p_i = target_probs[0, positions, candidate_ids[0]]
+    probability_ratio = p_i / q_i
+    r_i = torch.rand_like(probability_ratio)
+    is_accepted = r_i <= probability_ratio
+    if count_all_accepted:
+        n_matches = is_accepted.sum()                # every accepted position, not the prefix
+    else:
+        n_matches = ((~is_accepted).cumsum(dim=-1) < 1).sum()
+    p_n_plus_1 = target_probs[:, n_matches, :]
+    if n_matches < candidate_length:
+        q_n_plus_1 = draft_probs[:, n_matches, :]
+        p_prime = torch.clamp(p_n_plus_1 - q_n_plus_1, min=0)
+        p_prime.div_(p_prime.sum())
+    else:
+        p_prime = p_n_plus_1                         # all accepted: the bonus token
+    t = torch.multinomial(p_prime, num_samples=1)                      # [1, 1]
+    valid_tokens = torch.cat((candidate_ids[:, :n_matches], t), dim=-1)
+    return valid_tokens, n_matches
+
+
+def speculative_sampling(p, q):
+    """Speculative sampling of ``k = len(q)`` candidate tokens at once (lossless)."""
+    candidate_ids = torch.multinomial(q, num_samples=1).reshape(1, -1)
+    valid_tokens, _ = _speculative_sampling(candidate_ids, q.unsqueeze(0), p.unsqueeze(0))
+    return valid_tokens[0]
+
+
+def speculative_sampling_count_all(p, q):
+    """``n_matches`` counted as every accepted position, not the accepted prefix (a bug:
+    lossy)."""
+    candidate_ids = torch.multinomial(q, num_samples=1).reshape(1, -1)
+    valid_tokens, _ = _speculative_sampling(candidate_ids, q.unsqueeze(0), p.unsqueeze(0),
+                                            count_all_accepted=True)
+    return valid_tokens[0]

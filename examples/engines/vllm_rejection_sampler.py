@@ -109,3 +109,52 @@ def sample_copy_noise(p, q):
 def sample_target_recovery(p, q):
     """The recovered token drawn from the target row instead of the residual (lossy)."""
     return _verify(p, q, lambda target, draft: target.clone(), _multinomial)
+
+
+def _create_output(accepted, recovered_token_ids, draft_token_ids, bonus_token_ids,
+                   all_accepted_fix=True):
+    """``[batch, k + 1]``: the accepted prefix, the recovered token at the first rejection, the
+    bonus token when all ``k`` were accepted, ``-1`` after."""
+    batch, k = recovered_token_ids.shape
+    rejected = accepted == 0
+    limits = rejected.max(1).indices                   # the first rejection ...
+    if all_accepted_fix:
+        limits[~rejected.any(1)] = k                   # ... or k when there is none
+    indices = torch.arange(k).unsqueeze(0)
+    accepted_mask = indices < limits.unsqueeze(1)
+    after_false_mask = indices == limits.unsqueeze(1)
+    output_with_bonus_tokens = -torch.ones((batch, k + 1), dtype=torch.int64)
+    output = output_with_bonus_tokens[:, :k]           # a view: writes land in the full row
+    output[:, :k] = torch.where(accepted_mask, draft_token_ids,
+                                -torch.ones_like(draft_token_ids))
+    output_with_bonus_tokens[:, -1] = torch.where(output[:, -1] != -1, bonus_token_ids, -1)
+    output.mul_(~after_false_mask).add_(recovered_token_ids.mul(after_false_mask))
+    return output_with_bonus_tokens
+
+
+def _rejection_sample(p, q, all_accepted_fix=True):
+    batch, k = 1, q.shape[0]
+    target_probs = p[:k].reshape(batch, k, -1)
+    draft_probs = q.reshape(batch, k, -1)
+    draft_token_ids = torch.multinomial(q, num_samples=1).reshape(batch, k)
+    bonus_token_ids = torch.multinomial(p[k:], num_samples=1).reshape(batch)
+    accepted = _get_accepted(target_probs, draft_probs, draft_token_ids)
+    recovered_probs = _get_recovered_probs(target_probs, draft_probs).reshape(batch * k, -1)
+    recovered = _multinomial(recovered_probs, k, GENERATORS).reshape(batch, k)
+    output = _create_output(accepted, recovered, draft_token_ids, bonus_token_ids,
+                            all_accepted_fix=all_accepted_fix)
+    row = output[0]
+    return row[row != -1]
+
+
+def rejection_sample(p, q):
+    """vLLM-style rejection sampling of ``k = len(q)`` draft positions (lossy by the clamp at
+    tiny)."""
+    return _rejection_sample(p, q)
+
+
+def rejection_sample_all_accepted_as_rejected(p, q):
+    """The first rejection taken as ``max(1).indices`` alone: a row with no rejection gives
+    index 0 (torch's max of an all-false row), so a call that accepted every draft emits the
+    recovered token of position 0 instead (a bug: lossy)."""
+    return _rejection_sample(p, q, all_accepted_fix=False)
