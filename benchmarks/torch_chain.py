@@ -36,14 +36,24 @@ from exactspec.sequences.torch_rules import pytorch_whole_call  # noqa: E402
 from exactspec.sequences.user import DEFAULT_MAX_PATHS, user_report  # noqa: E402
 from exactspec.torch_layer.rule import load_pytorch_rule  # noqa: E402
 
-CHAIN = str(ROOT / "examples" / "engines" / "flashinfer_chain.py")
+ENGINES = ROOT / "examples" / "engines"
+CHAIN = str(ENGINES / "flashinfer_chain.py")
+#: every rule run, as ``FILE:function``
+RULES = [f"{CHAIN}:{name}" for name in
+         ("chain", "chain_reuse_rejecting_uniform", "chain_shared_uniform")] + \
+    [f"{ENGINES / 'hf_speculative_sampling.py'}:{name}" for name in
+     ("speculative_sampling", "speculative_sampling_count_all")] + \
+    [f"{ENGINES / 'vllm_rejection_sampler.py'}:{name}" for name in
+     ("rejection_sample", "rejection_sample_all_accepted_as_rejected")]
 
 
 def main(argv: list[str]) -> int:
-    tokens, paths_up_to = [], 8
-    while argv[:1] in (["--tokens"], ["--paths-up-to"]):
+    tokens, paths_up_to, only = [], 8, []
+    while argv[:1] in (["--tokens"], ["--paths-up-to"], ["--only"]):
         if argv[0] == "--tokens":
             tokens.append(int(argv[1]))
+        elif argv[0] == "--only":
+            only.append(argv[1])
         else:
             paths_up_to = int(argv[1])
         argv = argv[2:]
@@ -53,8 +63,11 @@ def main(argv: list[str]) -> int:
         p, q = rows(vocab)
         pair = ContextPair.context_free(p, q)
         for m in tokens:
-            for name in ("chain", "chain_reuse_rejecting_uniform", "chain_shared_uniform"):
-                rule = load_pytorch_rule(f"{CHAIN}:{name}")
+            for spec in RULES:
+                name = spec.rsplit("/", 1)[-1]
+                if only and not any(word in name for word in only):
+                    continue
+                rule = load_pytorch_rule(spec)
                 start = time.process_time()
                 budget = DEFAULT_MAX_PATHS
                 if vocab > paths_up_to and vocab ** m <= DEFAULT_MAX_PATHS:

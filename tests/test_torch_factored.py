@@ -26,6 +26,8 @@ from exactspec.torch_layer.rule import load_pytorch_rule
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAIN = ROOT / "examples" / "engines" / "flashinfer_chain.py"
+HF = ROOT / "examples" / "engines" / "hf_speculative_sampling.py"
+VLLM = ROOT / "examples" / "engines" / "vllm_rejection_sampler.py"
 
 PAIRS = [
     ("1/2,1/3,1/6", "1/4,1/4,1/2"),
@@ -100,6 +102,7 @@ def _same(fast, slow):
     assert fast["bias"] == slow["bias"]
     assert fast["law"] == slow["law"]
     assert fast["target"] == slow["target"]
+    assert fast.get("call_law") == slow["call_law"]
 
 
 @pytest.mark.parametrize("pq", PAIRS)
@@ -229,6 +232,102 @@ def test_chain_factored_at_vocabulary_50():
     # tokens per call of a chain of 3 drafts: 1 + a + a^2 + a^3, a = sum min(p, q)
     a = sum(min(F(k + 1, n * (n + 1) // 2), F(1, n)) for k in range(n))
     assert F(r["tokens_per_call"]) == 1 + a + a ** 2 + a ** 3
+
+
+# -- the Hugging Face and vLLM-style samplers over k positions ----------------------------------
+ENGINE_RULES = [f"{HF}:speculative_sampling", f"{HF}:speculative_sampling_count_all",
+                f"{VLLM}:rejection_sample", f"{VLLM}:rejection_sample_all_accepted_as_rejected"]
+
+
+def _engine_cases():
+    for spec in ENGINE_RULES:
+        heavy = "vllm" in spec                       # its path route: about 1-4 s at M = 3
+        for pq in PAIRS:
+            for m in (2, 3):
+                slow = heavy and m == 3 and pq != PAIRS[0]
+                yield pytest.param(spec, pq, m, marks=[pytest.mark.slow] if slow else [],
+                                   id=f"{Path(spec).name}-{pq[0]}-{m}")
+        yield pytest.param(spec, PAIRS[0], 4, marks=[pytest.mark.slow] if heavy else [],
+                           id=f"{Path(spec).name}-{PAIRS[0][0]}-4")
+
+
+@pytest.mark.parametrize("spec, pq, m", list(_engine_cases()))
+def test_engine_samplers_factored_equal_paths(spec, pq, m):
+    """The batched samplers over ``k = M - 1`` positions: a prefix count by ``cumsum``, a
+    residual or bonus row picked by that count, an exponential race per position row on one
+    noise tensor, masks written with ``mul_``/``add_`` and the output read back with
+    ``row[row != -1]``: the factored route tracks each, with the path route's report."""
+    fast, slow = _both(spec, *pq, m)
+    assert fast["route"] == "factored" and fast["factored"]["draft_axes"] == m - 1
+    _same(fast, slow)
+
+
+def test_hf_count_of_every_accepted_position_refuted_by_hand():
+    """``n_matches = is_accepted.sum()`` over two drafts: a rejected first draft followed by
+    an accepted second one emits the rejected draft.  By hand (P(x = t, accepted) = min(p, q)
+    = (1/4, 1/4, 1/6), P(x = t, rejected) = (0, 0, 1/3), each draft accepted with probability
+    2/3, residual (3/4, 1/4, 0)): the first token is an accepted first draft, else the rejected
+    draft when the second is accepted, else a residual token:
+    (1/4 + 1/3 * 1/3 * 3/4, 1/4 + 1/3 * 1/3 * 1/4, 1/6 + 1/3 * 2/3) = (1/3, 5/18, 7/18), TV
+    2/9.  Tokens per call: 3, 2, 2, 1 for the acceptances 11, 10, 01, 00: 7/3."""
+    fast, slow = _both(f"{HF}:speculative_sampling_count_all", *PAIRS[0], 3)
+    first: dict = {}
+    for seq, v in slow["law"].items():
+        first[seq[0]] = first.get(seq[0], F(0)) + F(v)
+    assert first == {"0": F(1, 3), "1": F(5, 18), "2": F(7, 18)}
+    assert fast["tv_first_token"] == "2/9" and fast["tv"] == "1357/5832"
+    assert F(fast["tokens_per_call"]) == 3 * F(4, 9) + 2 * F(2, 9) + 2 * F(2, 9) + F(1, 9)
+    # the correct count on the same instance: 1 + a + a^2, a = 2/3
+    ok, _ = _both(f"{HF}:speculative_sampling", *PAIRS[0], 3)
+    assert ok["verdict"] == "lossless" and F(ok["tokens_per_call"]) == 1 + F(2, 3) + F(4, 9)
+
+
+def _vllm_first_token(t, all_accepted_fix: bool) -> dict:
+    """The first token of the vLLM-style rule over two drafts by hand, the clamp at ``t``:
+    the recovered row is max(p - q, t) normalised; without the all-accepted fix a call that
+    accepted both drafts emits the recovered token of position 0."""
+    p, q = [F(1, 2), F(1, 3), F(1, 6)], [F(1, 4), F(1, 4), F(1, 2)]
+    accept = [min(a, b) for a, b in zip(p, q)]          # P(x = i and accepted)
+    a = sum(accept)
+    rec = [max(x - y, t) for x, y in zip(p, q)]
+    rec = [r / sum(rec) for r in rec]
+    both = a * a if not all_accepted_fix else F(0)
+    return {i: (accept[i] - (accept[i] * a if not all_accepted_fix else 0))
+            + (1 - a + both) * rec[i] for i in range(3)}
+
+
+def test_vllm_first_token_by_hand_with_the_clamp_at_tiny():
+    t = F(2) ** -126                                    # torch.finfo(torch.float32).tiny
+    for name, fix in (("rejection_sample", True),
+                      ("rejection_sample_all_accepted_as_rejected", False)):
+        fast, slow = _both(f"{VLLM}:{name}", *PAIRS[0], 3)
+        first: dict = {}
+        for seq, v in slow["law"].items():
+            first[int(seq[0])] = first.get(int(seq[0]), F(0)) + F(v)
+        expect = _vllm_first_token(t, fix)
+        assert first == expect
+        p = [F(1, 2), F(1, 3), F(1, 6)]
+        assert F(fast["tv_first_token"]) == sum(max(expect[i] - p[i], 0) for i in range(3))
+        assert fast["verdict"] == "lossy-logic"
+    # with the clamp at 0 the correct rule's first token is p itself, the bug's is 1/6 away
+    assert _vllm_first_token(F(0), True) == {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
+    assert _vllm_first_token(F(0), False) == {0: F(2, 3), 1: F(5, 18), 2: F(1, 18)}
+
+
+def test_engine_samplers_at_vocabulary_50():
+    """A size the path route cannot reach in a test (50^2 draft pairs a call): 4 engine paths,
+    proved (HF) or lossy by the clamp at tiny only (vLLM: TV below 1e-36)."""
+    n = 50
+    p = ",".join(f"{k + 1}/{n * (n + 1) // 2}" for k in range(n))
+    q = ",".join([f"1/{n}"] * n)
+    pair = ContextPair.context_free(p, q)
+    a = sum(min(F(k + 1, n * (n + 1) // 2), F(1, n)) for k in range(n))
+    for spec in (f"{HF}:speculative_sampling", f"{VLLM}:rejection_sample"):
+        r = user_report({"m": 3}, pytorch_whole_call(load_pytorch_rule(spec), 3), pair=pair,
+                        m=3)
+        assert r["route"] == "factored" and r["paths"] == 4
+        assert F(r["tokens_per_call"]) == 1 + a + a ** 2
+        assert r["verdict"] == "lossless" if "hf" in spec else F(r["tv"]) < F(1, 10 ** 36)
 
 
 # -- the rank-one algebra against dense tensors -------------------------------------------------

@@ -366,6 +366,38 @@ def test_exponential_race_as_the_engine_races(tmp_path):
     assert law(f"{path}:race", P, q2) == law(twin, P, q2)
 
 
+def test_rows_of_one_noise_tensor_race_independently(tmp_path, capsys):
+    """``noise[rows].exponential_()`` fills one tensor; ``argmax(dim=1)`` races each row on
+    its own part, and disjoint parts of i.i.d. exponentials are independent races.  A race over
+    an overlapping part of the same noise is undecided in one line."""
+    path = rule_file(tmp_path, """
+        def rows(p, q):
+            w = torch.cat((p, q)).reshape(2, -1)
+            noise = torch.empty_like(w)
+            noise[0:2].exponential_()
+            picks = w.div(noise).argmax(dim=1)
+            return picks[1] if picks[0] == 0 else picks[0]
+        def overlap(p, q):
+            w = torch.cat((p, q)).reshape(2, -1)
+            noise = torch.empty_like(w).exponential_()
+            picks = (w / noise).argmax(dim=1)
+            return (w / noise)[:, :2].reshape(-1).argmax() % 3 if picks[0] == 0 else picks[0]
+        """)
+
+    def twin(s, p, q):
+        a = (list(p.probs) / s.exponentials(3)).argmax()
+        b = (list(q.probs) / s.exponentials(3)).argmax()
+        return b if a == 0 else a
+
+    # by hand: P(t) = p_0 q_t + [t != 0] p_t
+    expect = {0: F(1, 6), 1: F(1, 6) + F(1, 3), 2: F(1, 6) + F(1, 6)}
+    assert law(f"{path}:rows") == law(twin) == expect
+    code, _, err = cli(capsys, "verify", f"{path}:overlap", "--p", "1/2,1/3,1/6", "--q",
+                       "1/3,1/3,1/3")
+    assert code == 3 and "overlapping parts of a noise vector" in err
+    assert "(rule.py:13)" in err and len(err.strip().splitlines()) == 1
+
+
 def test_softmax_with_temperature_and_top_p_written_with_sort_cumsum_scatter(tmp_path):
     import sympy
 
@@ -555,6 +587,22 @@ def test_flashinfer_style_chain_under_float32_is_lossy_by_the_grid_only():
     assert r["bias"] == r["bias_grid_only"] == "117440515/3377699720527872"
 
 
+@pytest.mark.parametrize("m", [2, pytest.param(3, marks=pytest.mark.slow)])
+def test_hf_and_vllm_multi_position_rules_under_float32(m):
+    """The k-position samplers under ``--arith float32`` (the path route): the Hugging Face
+    one is lossless in exact arithmetic and lossy by rounding only; the vLLM-style one is lossy
+    by its clamp at tiny, the same exact TV as the factored route gives, plus the rounding."""
+    hf = prove_tokens(f"{HF}:speculative_sampling", m, arith="float32")
+    assert hf["verdict"] == "lossy-rounding" and hf["bias_exact_arith"] == "0"
+    assert 0 < F(hf["bias_grid_only"]) < F(hf["bias"]) < F(1, 10 ** 7)
+    if m == 3:
+        vllm = prove_tokens(f"{VLLM}:rejection_sample", m, arith="float32")
+        exact = prove_tokens(f"{VLLM}:rejection_sample", m)
+        assert exact["route"] == "factored" and "route" not in vllm
+        assert vllm["verdict"] == "lossy-logic" and vllm["bias_exact_arith"] == exact["tv"]
+        assert F(exact["tv"]) < F(1, 10 ** 37) and 0 < F(vllm["bias"]) < F(1, 10 ** 7)
+
+
 def _tree_first_token(p, q, with_replacement: bool, threshold_acc=F(1)) -> dict:
     """The first token of the tree rule by hand: siblings (a, b) from q, one coin, accept a when
     coin <= p(a) / t, then b when coin <= (p(a) + p(b)) / t, else the residual without them."""
@@ -625,6 +673,8 @@ def test_multi_position_rule_returning_a_bad_value_is_refused(tmp_path, capsys):
     ("sglang_tree.py:tree", "lossless", None),
     ("sglang_tree.py:tree_siblings_with_replacement", "lossy-logic", "272381/7077888"),
     ("sglang_tree.py:tree_relaxed_threshold", "lossy-logic", "1009/12960"),
+    ("hf_speculative_sampling.py:speculative_sampling", "lossless", None),
+    ("hf_speculative_sampling.py:speculative_sampling_count_all", "lossy-logic", "1357/5832"),
 ])
 def test_gallery_chain_and_tree_on_three_tokens(name, verdict, tv):
     r = prove_tokens(str(ROOT / "examples" / "engines" / name), 3)
@@ -798,6 +848,9 @@ def _real_module(path: Path, real):
     ("vllm_rejection_sampler.py", "sample", "sample_target_recovery", None),
     ("flashinfer_chain.py", "chain", "chain_reuse_rejecting_uniform", 2),
     ("sglang_tree.py", "tree", "tree_relaxed_threshold", 2),
+    ("hf_speculative_sampling.py", "speculative_sampling", "speculative_sampling_count_all", 3),
+    ("vllm_rejection_sampler.py", "rejection_sample", "rejection_sample_all_accepted_as_rejected",
+     3),
 ])
 def test_gallery_files_run_unchanged_under_real_torch(file, good, bad, tokens):
     """Each gallery sampler, imported with real torch, called N = 20,000 times on float64 rows

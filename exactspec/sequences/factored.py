@@ -105,6 +105,20 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
             if t:
                 target[key] = exact_str(t)
         report["law"], report["target"] = law, target
+    if sum(n ** k for k in range(1, m + 1)) <= LAW_SHOWN:
+        import itertools                  # one call's law of its emitted tokens, as the path
+                                          # route reports it
+
+        call_law: dict = {}
+        for coef, factors in call.terms:
+            for seq in itertools.product(range(n), repeat=len(factors)):
+                v = coef
+                for f, t in zip(factors, seq):
+                    v *= f[t]
+                if v:
+                    key = context_key(tuple(labels[t] for t in seq))
+                    call_law[key] = call_law.get(key, Fraction(0)) + v
+        report["call_law"] = {k: exact_str(v) for k, v in call_law.items() if v}
     report.update({
         "tokens_per_call": exact_str(tpc),
         "tokens_per_call_float": float(tpc),
