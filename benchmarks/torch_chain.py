@@ -1,7 +1,8 @@
-"""The gallery's FlashInfer-style chain under ``--tokens M``: seconds by vocabulary size.
+"""The gallery's multi-position samplers under ``--tokens M``: seconds by vocabulary size.
 
-    python benchmarks/torch_chain.py [--tokens M ...] [--paths-up-to N] [V ...]
-        (default: M = 3 4, N = 8, V = 100 1000)
+    python benchmarks/torch_chain.py [--tokens M ...] [--paths-up-to N] [--only WORD ...] [V ...]
+        (default: M = 3 4, N = 8, every rule, V = 100 1000; --only keeps the rules whose
+        function name contains WORD)
 
 For each size, the realistic pair of ``benchmarks/torch_layer.py`` (float32 softmax rows read
 at their exact binary values, renormalised exactly), the same rows at every context.  The
@@ -16,6 +17,13 @@ draft axis); one uniform shared by every position is not (two axes compared with
 and takes the path route (each call enumerated once, not per context), run up to ``V = N``
 and refused up front with its estimate beyond (with a budget of 10,000 paths where the default
 budget would let it run for hours).
+
+The Hugging Face-style ``speculative_sampling`` (``examples/engines/hf_speculative_sampling.py``:
+``k`` candidates at once, a ``cumsum`` count of the accepted prefix, a residual or bonus row
+picked by it) and the vLLM-style ``rejection_sample`` (``examples/engines/
+vllm_rejection_sampler.py``: a recovered token per position by an exponential race per noise
+row, output masks) with their bug variants take the factored route too: 4 engine paths at
+``M = 3``, 8 at ``M = 4``.
 """
 
 from __future__ import annotations

@@ -309,6 +309,8 @@ def test_vllm_first_token_by_hand_with_the_clamp_at_tiny():
         p = [F(1, 2), F(1, 3), F(1, 6)]
         assert F(fast["tv_first_token"]) == sum(max(expect[i] - p[i], 0) for i in range(3))
         assert fast["verdict"] == "lossy-logic"
+        if fix:           # a rejection (1/3) weighs token 2 by t / (1/3 + t): TV t / (1 + 3t)
+            assert F(fast["tv_first_token"]) == t / (1 + 3 * t)
     # with the clamp at 0 the correct rule's first token is p itself, the bug's is 1/6 away
     assert _vllm_first_token(F(0), True) == {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
     assert _vllm_first_token(F(0), False) == {0: F(2, 3), 1: F(5, 18), 2: F(1, 18)}

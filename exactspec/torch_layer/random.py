@@ -7,8 +7,11 @@
   the engine whose weight is the length (or grid count) of the piece; nothing is sampled.
 - ``exponential_()``: the tensor becomes one noise vector ``s.exponentials(n)``; ``w / E``,
   ``E / w`` and ``E`` itself are decided by ``argmax``/``argmin`` as one exponential race
-  (:mod:`exactspec.engine.races`, exact even when the noise serves several races).  A single
-  noise value read on its own is beyond the exact method.
+  (:mod:`exactspec.engine.races`, exact even when the noise serves several races).  An argmax
+  over a part of the vector (one row of a 2-D noise tensor, ``argmax(dim=1)``) races that part
+  as a noise vector of its own: disjoint parts of i.i.d. exponentials are independent; parts
+  that overlap without being the same part are beyond the exact method, and so is a single
+  noise value read on its own.
 - ``torch.multinomial(w, n)``: each sample is token ``i`` with probability ``w_i / sum w`` (with
   replacement), and without replacement the next token from the weights left (successive
   sampling).  This is the law of PyTorch's CPU kernel: for one sample or without replacement it

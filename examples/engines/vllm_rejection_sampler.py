@@ -1,4 +1,4 @@
-"""A pure-PyTorch rejection sampler in the style of vLLM's first engine, one position.
+"""A pure-PyTorch rejection sampler in the style of vLLM's first engine: one position, and k.
 
 The code follows the structure of the rejection sampler of vLLM's first engine
 (``vllm/model_executor/layers/rejection_sampler.py``; our own code, not a copy): batched tensors
@@ -28,9 +28,45 @@ Run with exactspec (the bodies are unchanged PyTorch)::
     exactspec verify examples/engines/vllm_rejection_sampler.py:sample_copy_noise --p 1/2,1/3,1/6 --q 1/3,1/3,1/3
     exactspec verify examples/engines/vllm_rejection_sampler.py:sample_target_recovery --p 1/2,1/3,1/6 --q 1/3,1/3,1/3
 
+Several positions at once, as the engine verifies them: ``_rejection_sample`` runs the same
+acceptance and recovery on ``[1, k, vocab]`` (a recovered token for every position, each row an
+exponential race on its own row of one noise tensor), draws the bonus token from the last
+target row, and ``_create_output`` writes ``[1, k + 1]`` as the engine does: the first
+rejection as ``(accepted == 0).max(1).indices``, set to ``k`` where there is none, masks
+``indices < limits`` and ``indices == limits``, the drafts through ``torch.where``, the bonus
+column where the last position was kept, the recovered token by ``output.mul_(~mask)
+.add_(recovered.mul(mask))``, ``-1`` after.  ``rejection_sample(p, q)`` adapts it to
+``exactspec verify ... --tokens M`` (``M`` target rows, ``M - 1`` draft rows) and returns the
+output without its ``-1``.  On ``--p 1/2,1/3,1/6 --q 1/4,1/4,1/2 --tokens 3`` (two drafts):
+
+- ``rejection_sample``: lossy by the clamp at tiny only, by the factored route (4 engine
+  paths): TV about ``2.16e-38`` on the first 3 tokens, ``t / (1 + 3t)`` on the first token
+  (``t = 2**-126``; a rejection, probability ``1/3``, draws token 2 with weight
+  ``t / (1/3 + t)``); under ``--arith float32`` TV about ``3.80e-08``, by the clamp, the
+  ``2**-24`` grid of ``torch.rand_like`` (``3.64e-08`` with exact arithmetic on the grid) and
+  the rounded rows;
+- ``rejection_sample_all_accepted_as_rejected``: without ``limits[~rejected.any(1)] = k`` a
+  call that accepted every draft takes index 0 from ``max`` of an all-false row (as torch
+  does) and emits the recovered token of position 0 alone; refuted (TV about ``0.309`` on the
+  first 3 tokens; the first token is ``(2/3, 5/18, 1/18)`` instead of ``p`` up to the clamp,
+  TV about ``1/6``; 11/9 tokens per call instead of 19/9).  A bonus token emitted after a
+  rejection, or the recovered token of the wrong position, are bugs of this kind that these
+  context-free rows (the same ``p`` and ``q`` at every position, the bonus row included)
+  cannot show: each is then a fresh token of the right law.
+
+Run with exactspec (the bodies are unchanged PyTorch)::
+
+    exactspec verify examples/engines/vllm_rejection_sampler.py:rejection_sample --p 1/2,1/3,1/6 --q 1/4,1/4,1/2 --tokens 3
+    exactspec verify examples/engines/vllm_rejection_sampler.py:rejection_sample --p 1/2,1/3,1/6 --q 1/4,1/4,1/2 --tokens 3 --arith float32
+    exactspec verify examples/engines/vllm_rejection_sampler.py:rejection_sample_all_accepted_as_rejected --p 1/2,1/3,1/6 --q 1/4,1/4,1/2 --tokens 3
+
+At ``|V| = 1,000`` (``benchmarks/torch_chain.py``) the factored route decides
+``rejection_sample`` with ``--tokens 3`` in about 3.5 s and ``--tokens 4`` in about 5.5 s.
+
 The same file runs unchanged under real PyTorch (``sample(p, q)`` on float tensors of one row
-each returns a 0-d int64 tensor).
-Checked with torch 2.13 on CPU: ``tests/test_torch_layer.py`` calls it
+each returns a 0-d int64 tensor; ``rejection_sample(p, q)`` on rows ``[k + 1, V]`` and
+``[k, V]`` returns a 1-D int64 tensor of emitted tokens).
+Checked with torch 2.13 on CPU: ``tests/test_torch_layer.py`` calls each
 20,000 times on float64 rows with a seeded generator and tests its empirical law against
 the law exactspec proves (chi-square at level ``1e-6``, with power above 0.999 against the
 bug variant, which it rejects).
