@@ -61,7 +61,7 @@ Run with exactspec (the bodies are unchanged PyTorch)::
     exactspec verify examples/engines/vllm_rejection_sampler.py:rejection_sample_all_accepted_as_rejected --p 1/2,1/3,1/6 --q 1/4,1/4,1/2 --tokens 3
 
 At ``|V| = 1,000`` (``benchmarks/torch_chain.py``) the factored route decides
-``rejection_sample`` with ``--tokens 3`` in about 3.5 s and ``--tokens 4`` in about 5.5 s.
+``rejection_sample`` with ``--tokens 3`` in about 3 s and ``--tokens 4`` in about 6 s.
 
 The same file runs unchanged under real PyTorch (``sample(p, q)`` on float tensors of one row
 each returns a 0-d int64 tensor; ``rejection_sample(p, q)`` on rows ``[k + 1, V]`` and
