@@ -319,3 +319,65 @@ def test_command_line(capsys):
     text = capsys.readouterr().out
     assert "factored route: 4 engine paths, 2 draft axes vectorised" in text
     assert "REFUTED (lossy by logic)" in text and "TV = 133/2304" in text
+
+
+# -- the float runs (--arith) and the grid (--grid) by the factored route ---------------------
+def _both_arith(spec, p, q, m, **kw):
+    """The report under ``arith``/``grid`` by the factored route and by the path route."""
+    rule = load_pytorch_rule(spec)
+    pair = ContextPair.context_free(p, q)
+    whole = pytorch_whole_call(rule, m)
+    fast = user_report({"m": m}, whole, pair=pair, m=m, **kw)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(factored, "factored_report", lambda *a, **k: None)
+        slow = user_report({"m": m}, whole, pair=pair, m=m, **kw)
+    return fast, slow
+
+
+def _same_runs(fast, slow):
+    """The verdict, the three TVs, the laws (of the run asked for and of exact arithmetic) and
+    tokens per call are the path route's."""
+    _same(fast, slow)
+    for key in ("arith", "grid", "bias_exact_arith", "bias_grid_only", "ok"):
+        assert fast[key] == slow[key], key
+    if "exact_arith" in slow:
+        assert fast["exact_arith"]["law"] == slow["exact_arith"]["law"]
+        assert fast["exact_arith"]["tokens_per_call"] == slow["exact_arith"]["tokens_per_call"]
+        assert fast["exact_arith"]["differs"] == slow["exact_arith"]["differs"]
+
+
+FIVE = ("1/3,1/6,1/5,3/10,0", "1/7,2/7,1/7,1/7,2/7")
+FLOAT_CASES = [(name, pq, m, arith)
+               for name in ("chain", "chain_reuse_rejecting_uniform")
+               for arith in ("float32", "float16")
+               for pq, m in ((PAIRS[0], 3), (PAIRS[1], 2), (PAIRS[2], 3), (PAIRS[3], 2),
+                             (FIVE, 2))] + \
+    [pytest.param("chain", FIVE, 3, "float32", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("name,pq,m,arith", FLOAT_CASES)
+def test_chain_float_runs_factored_equal_paths(name, pq, m, arith):
+    fast, slow = _both_arith(f"{CHAIN}:{name}", *pq, m, arith=arith)
+    assert fast["route"] == "factored" and "route" not in slow
+    _same_runs(fast, slow)
+    assert fast["verdict"] != "lossless" or fast["bias"] == "0"
+
+
+@pytest.mark.parametrize("name", ["chain_recover_from_p", "chain_divide"])
+@pytest.mark.parametrize("arith", ["float32", "float16"])
+@pytest.mark.parametrize("m", [2, 3])
+def test_variants_float_runs_factored_equal_paths(variants, name, arith, m):
+    fast, slow = _both_arith(f"{variants}:{name}", "1/2,1/3,1/6", "1/4,1/4,1/2", m,
+                             arith=arith)
+    assert fast["route"] == "factored"
+    _same_runs(fast, slow)
+
+
+@pytest.mark.parametrize("grid", [2, 5, 16])
+def test_grid_runs_factored_equal_paths(grid):
+    """Exact arithmetic on a grid: the axis splits, the lazy counts and the count of a
+    uniform split on an axis on grid points, as the path run counts them."""
+    for name in ("chain", "chain_reuse_rejecting_uniform"):
+        fast, slow = _both_arith(f"{CHAIN}:{name}", "1/2,1/3,1/6", "1/4,1/4,1/2", 3, grid=grid)
+        assert fast["route"] == "factored"
+        _same_runs(fast, slow)

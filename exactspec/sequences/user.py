@@ -418,11 +418,11 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     (:mod:`~exactspec.engine.float_sums`; without one such a sum is refused), reported as
     ``sum_order`` and recorded in the certificate.
 
-    A PyTorch rule on a context-free pair in exact arithmetic (no ``grid``, no
-    ``certificate``) first takes the factored route (:mod:`exactspec.sequences.factored`:
-    every draft position a tensor axis, ``route: "factored"``, ``law`` and ``target`` only
-    where the sequences are few, a ``witness`` prefix when lossy); a rule it does not track
-    takes the path route.  A call that reads only its rows (``f(s, drafts, p, q)``, a PyTorch
+    A PyTorch rule on a context-free pair (no ``certificate``, ``elementwise`` correct) first
+    takes the factored route (:mod:`exactspec.sequences.factored`: every draft position a
+    tensor axis, ``route: "factored"``, ``law`` and ``target`` only where the sequences are
+    few, a ``witness`` prefix when lossy; under ``arith`` or ``grid`` its three runs each by
+    that route); a rule it does not track takes the path route.  A call that reads only its rows (``f(s, drafts, p, q)``, a PyTorch
     rule) is enumerated once per state on a context-free pair, not once per context.
     """
     spec, base = read_spec(spec, "spec", _SPEC_KEYS)
@@ -467,12 +467,13 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
                                "(--arith float32, ...)")
         check_sum_order(sum_order)
     rule = getattr(function, "pytorch_rule", None)
-    if rule is not None and pair.context_free_rows is not None and arith is None and \
-            grid is None and not certificate and elementwise == "correct" and m >= 2:
+    if rule is not None and pair.context_free_rows is not None and not certificate and \
+            elementwise == "correct" and m >= 2:
         from .factored import factored_report       # the draft positions as tensor axes
 
         report = factored_report(rule, pair, m, ctx, describe=verifier.describe(),
-                                 tolerance=tolerance, max_paths=max_paths)
+                                 tolerance=tolerance, max_paths=max_paths, arith=arith,
+                                 grid=grid, sum_order=sum_order)
         if report is not None:
             return report
     check_sequences(len(pair.labels), m, verifier.gamma or 0, max_paths, what="m =")
