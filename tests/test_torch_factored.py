@@ -56,6 +56,22 @@ def chain_recover_from_p(p, q):
     return out + [torch.multinomial(p[n], 1)[0]]
 
 
+def chain_normalised(p, q):
+    n = q.shape[0]
+    drafts = torch.multinomial(q, num_samples=1)                      # [n, 1]
+    pd = p[:n].gather(1, drafts).reshape(n)
+    qd = q.gather(1, drafts).reshape(n)
+    u = torch.rand(n, dtype=p.dtype)
+    out = []
+    for i in range(n):
+        if not bool(u[i] <= pd[i] / qd[i]):
+            residual = (p[i] - q[i]).clamp(min=0)
+            residual = residual / residual.sum()                      # a long float sum
+            return out + [torch.multinomial(residual, 1)[0]]
+        out.append(drafts[i, 0])
+    return out + [torch.multinomial(p[n], 1)[0]]
+
+
 def chain_divide(p, q):
     n = q.shape[0]
     drafts = torch.multinomial(q, num_samples=1)                      # [n, 1]
@@ -381,3 +397,85 @@ def test_grid_runs_factored_equal_paths(grid):
         fast, slow = _both_arith(f"{CHAIN}:{name}", "1/2,1/3,1/6", "1/4,1/4,1/2", 3, grid=grid)
         assert fast["route"] == "factored"
         _same_runs(fast, slow)
+
+
+def test_grid_and_rounding_told_apart():
+    """float32 on this pair is lossy by its grid alone, float16 beyond it: the factored float
+    run's law is compared with exact arithmetic on the grid exactly."""
+    for arith, verdict in (("float32", "lossy-grid"), ("float16", "lossy-rounding")):
+        fast, slow = _both_arith(f"{CHAIN}:chain", *PAIRS[0], 2, arith=arith)
+        assert fast["route"] == "factored" and fast["verdict"] == slow["verdict"] == verdict
+        assert (fast["bias"] == fast["bias_grid_only"]) == (verdict == "lossy-grid")
+        assert fast["bias_exact_arith"] == "0" and fast["exact_arith"]["lossless"]
+
+
+def test_shared_uniform_under_arith_takes_the_path_route():
+    fast, slow = _both_arith(f"{CHAIN}:chain_shared_uniform", *PAIRS[0], 2, arith="float16")
+    assert "route" not in fast
+    _same_runs(fast, slow)
+    assert fast["verdict"] == "lossy-logic"
+
+
+# -- --sum-order under --tokens ---------------------------------------------------------------
+P5, Q5 = "1/5,1/5,1/10,1/10,2/5", "1/10,1/10,1/5,1/5,2/5"
+
+
+@pytest.mark.parametrize("order", ["torch-avx2", "sequential", "correctly-rounded"])
+def test_a_long_float_sum_in_a_declared_order_factored_equals_paths(variants, order):
+    fast, slow = _both_arith(f"{variants}:chain_normalised", P5, Q5, 2, arith="float32",
+                             sum_order=order)
+    assert fast["route"] == "factored" and fast["sum_order"] == slow["sum_order"] == order
+    _same_runs(fast, slow)
+    assert fast["verdict"] in ("lossy-grid", "lossy-rounding")
+
+
+def test_sum_order_on_the_command_line(variants, capsys, tmp_path):
+    import json
+
+    from exactspec.cli import main
+    from exactspec.replay import check
+
+    base = ["verify", f"{variants}:chain_normalised", "--p", P5, "--q", Q5, "--tokens", "2",
+            "--arith", "float32"]
+    assert main(base) == 2                    # no order declared: one line naming the option
+    err = capsys.readouterr().err
+    assert "a float32 sum of 5 terms" in err and "--sum-order" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert main(base + ["--sum-order", "torch-avx2", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["route"] == "factored" and report["sum_order"] == "torch-avx2"
+    assert main(base + ["--sum-order", "torch-avx2"]) == 1
+    assert "long sums torch-avx2" in capsys.readouterr().out
+    assert main(["verify", f"{variants}:chain_normalised", "--p", P5, "--q", Q5, "--tokens",
+                 "2", "--sum-order", "sequential"]) == 2
+    assert "--sum-order applies with --arith" in capsys.readouterr().err
+    # the certificate records the order; the checker's replay runs the same float run
+    cert_path = tmp_path / "cert.json"
+    assert main(base + ["--sum-order", "torch-avx2", "--certificate", str(cert_path)]) == 1
+    capsys.readouterr()
+    cert = json.loads(cert_path.read_text())
+    assert cert["sum_order"] == "torch-avx2" and cert["arith"] == "float32"
+    trust = (f"{variants}:chain_normalised",)
+    assert check(cert, trust=trust).verdict == "OK"
+    del cert["sum_order"]                     # replayed without it: the sum is refused
+    assert check(cert, trust=trust).verdict == "REJECTED"
+    cert["sum_order"] = "pairwise"
+    from exactspec.checker import CertificateError
+
+    with pytest.raises(CertificateError, match="sum_order 'pairwise'"):
+        check(cert, trust=trust)
+
+
+def test_chain_float_run_at_vocabulary_50():
+    """A size the path route cannot reach under --arith either: the three runs factored."""
+    n = 50
+    p = ",".join(f"{k + 1}/{n * (n + 1) // 2}" for k in range(n))
+    q = ",".join(["1/50"] * n)
+    rule = load_pytorch_rule(f"{CHAIN}:chain")
+    pair = ContextPair.context_free(p, q)
+    r = user_report({"m": 3}, pytorch_whole_call(rule, 3), pair=pair, m=3, arith="float32")
+    assert r["route"] == "factored" and r["arith"] == "float32" and r["grid"] == 2**24
+    assert r["verdict"] in ("lossy-grid", "lossy-rounding") and r["bias_exact_arith"] == "0"
+    assert F(r["bias"]) > 0 and F(r["bias_grid_only"]) > 0
+    a = sum(min(F(k + 1, n * (n + 1) // 2), F(1, n)) for k in range(n))
+    assert F(r["exact_arith"]["tokens_per_call"]) == 1 + a + a ** 2

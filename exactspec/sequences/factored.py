@@ -1,7 +1,7 @@
 """A multi-position PyTorch rule proved with its draft positions as tensor axes.
 
-``verify FILE:fn --p P --q Q --tokens M`` on a PyTorch rule (a context-free pair, exact
-arithmetic, ideal uniforms): one call's law is computed once with every draft position as its
+``verify FILE:fn --p P --q Q --tokens M`` on a PyTorch rule (a context-free pair): one call's
+law is computed once with every draft position as its
 own axis (:mod:`exactspec.torch_layer.factored`), a sum of ``R`` rank-one terms, ``R`` the
 number of engine paths (the drafts vectorised, not enumerated).  The rule sees only its rows,
 which are the same at every context of a context-free pair, and keeps no state, so that law is
@@ -13,6 +13,11 @@ gets a witness: the shortest prefix of tokens whose probability differs, both ex
 and the exact TV where the dense law of the first ``M`` tokens fits (``|V|^M`` at most
 :data:`DENSE_LIMIT` entries); else the exact TV of the longest prefix that fits, a lower bound
 of the TV of the first ``M`` tokens, labelled as one.
+
+Under ``--arith`` (or ``--grid``) the verdict's three runs (the float run, exact arithmetic with
+ideal uniforms, exact arithmetic on the grid) are each computed this way, and whether the
+float law equals the law on the grid (``lossy-grid`` or ``lossy-rounding``) is decided exactly
+on the terms.
 
 Anything the factored run does not track returns ``None`` and the caller takes the path route
 (which refuses too large work up front with its estimate).

@@ -28,8 +28,14 @@ branch of ``x_i``), computed branch by branch by the same scalar operation the p
 
 An operation that mixes two axes, a branched value deciding Python control flow, a uniform
 compared on two axes (one uniform shared by every position), two emitted tokens of one axis: :class:`~exactspec.
-torch_layer.branched.Fallback`, and the caller enumerates paths instead.  Only exact arithmetic
-takes this route (``--arith`` runs enumerate paths).
+torch_layer.branched.Fallback`, and the caller enumerates paths instead.
+
+Each of the three runs of ``--arith`` takes this route: exact arithmetic with ideal uniforms
+(above), exact arithmetic on a grid (a comparison on axis ``i`` holds with the grid count
+below the threshold on each branch, the path run's rule; a lazy count's comparisons are cut
+at grid points of the uniform itself), and the float run (:class:`FactoredFloatSampler`: the
+rows and every operation in the format, the format's generator grid, the comparisons cut
+where the path run's rounded comparisons flip).
 
 >>> from exactspec.core.dist import Dist
 >>> from exactspec.torch_layer.rule import load_pytorch_rule
@@ -480,7 +486,11 @@ class _FloatAxisExpr:
 def _first_true(holds, lo: int, hi: int, guess: int) -> int:
     """The first ``j`` in ``[lo, hi)`` where the monotone predicate ``holds`` (false, then
     true) is true, ``hi`` when none: the index the path run's bisection finds, searched by
-    galloping from ``guess`` (a few evaluations when the guess is close)."""
+    galloping from ``guess`` (a few evaluations when the guess is close).
+
+    >>> _first_true(lambda j: j * j >= 50, 0, 100, 3), _first_true(lambda j: False, 0, 9, 4)
+    (8, 9)
+    """
     g = min(max(guess, lo), hi)
     if g < hi and holds(g):
         b, step = g, 1                   # holds(b); look below for a j where it does not
