@@ -3,7 +3,10 @@
 On small pairs with zeros and ties, ``verify --tokens M`` by the factored route
 (:mod:`exactspec.sequences.factored`) gives the same verdict, law, tokens per call and TV as the
 path route (one run of the body per path, every context); rules the factored run does not
-track fall back and keep the path route's report.  The exact rank-one algebra
+track fall back and keep the path route's report.  Under ``--arith`` and ``--grid`` the
+three runs (float, exact with ideal uniforms, exact on the grid) by the factored route equal
+the path route's, and ``--sum-order`` reaches the multi-position route, its report and its
+certificate.  The exact rank-one algebra
 (:mod:`exactspec.core.rank_one`) is checked against dense tensors on random small instances.
 """
 
@@ -389,12 +392,16 @@ def test_variants_float_runs_factored_equal_paths(variants, name, arith, m):
     _same_runs(fast, slow)
 
 
-@pytest.mark.parametrize("grid", [2, 5, 16])
-def test_grid_runs_factored_equal_paths(grid):
+@pytest.mark.parametrize("grid,arith", [(2, None), (5, None), (16, None), (5, "float16"),
+                                        (1000, "float16")])
+def test_grid_runs_factored_equal_paths(grid, arith):
     """Exact arithmetic on a grid: the axis splits, the lazy counts and the count of a
-    uniform split on an axis on grid points, as the path run counts them."""
+    uniform split on an axis on grid points, as the path run counts them; a float run on a
+    grid other than its format's (its grid values rounded into the format, the cuts found by
+    the path run's bisection)."""
     for name in ("chain", "chain_reuse_rejecting_uniform"):
-        fast, slow = _both_arith(f"{CHAIN}:{name}", "1/2,1/3,1/6", "1/4,1/4,1/2", 3, grid=grid)
+        fast, slow = _both_arith(f"{CHAIN}:{name}", "1/2,1/3,1/6", "1/4,1/4,1/2", 3, grid=grid,
+                                 arith=arith)
         assert fast["route"] == "factored"
         _same_runs(fast, slow)
 
