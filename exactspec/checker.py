@@ -275,7 +275,7 @@ def _path_schema(cert, what):
         if version == 2:
             _replay_schema(cert, what)
     else:
-        _keys(cert, what, _ONE, ("arith",))
+        _keys(cert, what, _ONE, ("arith", "sum_order"))
         _integer(cert["version"], f"{what}: version", 2, 2)
         _integer(cert["k"], f"{what}: k", 1, MAX_K)
         if cert["grid"] is not None:
@@ -283,6 +283,7 @@ def _path_schema(cert, what):
         if "arith" in cert and cert["arith"] not in ARITH_FORMATS:
             raise CertificateError(f"{what}: arith {_short(cert['arith'])} is not one of "
                                    f"{', '.join(ARITH_FORMATS)}")
+        _sum_order_schema(cert, cert.get("arith"), what)
         labels = _list(cert["labels"], f"{what}: labels")
         if not all(isinstance(lab, (int, str)) and not isinstance(lab, bool)
                    for lab in labels):
@@ -324,13 +325,7 @@ def _replay_schema(cert, what):
     if cert["elementwise"] not in ELEMENTWISE:
         raise CertificateError(f"{what}: elementwise {_short(cert['elementwise'])} is not one "
                                f"of {', '.join(ELEMENTWISE)}")
-    if "sum_order" in cert:
-        order = cert["sum_order"]
-        head, sep, threads = order.partition(":") if isinstance(order, str) else (None, "", "")
-        if cert["arith"] is None or head not in SUM_ORDERS or (sep and not (
-                head == "torch-avx2" and threads.isdigit() and 1 <= int(threads) <= 1024)):
-            raise CertificateError(f"{what}: sum_order {_short(order)} is not one of "
-                                   f"{', '.join(SUM_ORDERS)} (torch-avx2:T) of a float run")
+    _sum_order_schema(cert, cert["arith"], what)
     model = cert["model"]
     _keys(model, f"{what}: model", _MODEL)
     labels = model["labels"]
@@ -363,6 +358,18 @@ def _replay_schema(cert, what):
     if len(shapes) != 1:
         raise CertificateError(f"{what}: model: the target and the draft are both tables or "
                                "both lists of per-position rows")
+
+
+def _sum_order_schema(cert, arith, what):
+    """``sum_order``, where recorded: a declared order of a float run's long sums."""
+    if "sum_order" not in cert:
+        return
+    order = cert["sum_order"]
+    head, sep, threads = order.partition(":") if isinstance(order, str) else (None, "", "")
+    if arith is None or head not in SUM_ORDERS or (sep and not (
+            head == "torch-avx2" and threads.isdigit() and 1 <= int(threads) <= 1024)):
+        raise CertificateError(f"{what}: sum_order {_short(order)} is not one of "
+                               f"{', '.join(SUM_ORDERS)} (torch-avx2:T) of a float run")
 
 
 def _path_numbers(path, number, sequence, what):
