@@ -224,8 +224,13 @@ class LazyCount:
         if type(c) not in (int, Fraction):
             raise Fallback("a lazy count compared with a value that is not a number")
         split = self.sampler._axis_split.get(self.view.base.ident)
-        counts = self.law() if split is None else \
-            {k for lo, hi, k in self.intervals() if _meets(lo, hi, split)}
+        if split is None:
+            counts = self.law()
+        else:               # the pieces of [0, 1) some branch of the axis split left
+            _, below, outcome = split
+            edge = max(below) if outcome else min(below)
+            counts = {k for lo, hi, k in self.intervals()
+                      if (edge > lo if outcome else edge < hi)}
         outcomes = {op(k, c) for k in counts}
         if len(outcomes) != 1:
             raise Fallback("a lazy count compared where the answer is random")
@@ -645,14 +650,6 @@ class FactoredFloatSampler(FactoredSampler, VectorFloatSampler):
         k = self._cut(e.f, self._value(c), strict, self._guesses.get(base.ident, 0))
         self._guesses[base.ident] = k
         return self._lazy_cut(base, Fraction(k, self.grid), above, truth)
-
-
-def _meets(lo, hi, split) -> bool:
-    """Whether ``[lo, hi)`` meets the piece of ``u`` some branch of an axis split left."""
-    _, below, outcome = split
-    if outcome:
-        return any(b > lo for b in below)
-    return any(b < hi for b in below)
 
 
 class CallLaw:
