@@ -486,3 +486,36 @@ def test_chain_float_run_at_vocabulary_50():
     assert F(r["bias"]) > 0 and F(r["bias_grid_only"]) > 0
     a = sum(min(F(k + 1, n * (n + 1) // 2), F(1, n)) for k in range(n))
     assert F(r["exact_arith"]["tokens_per_call"]) == 1 + a + a ** 2
+
+
+@pytest.mark.parametrize("arith", ["float16", "bfloat16"])
+def test_the_galloping_cut_is_the_path_runs_bisection(arith):
+    """The cut of ``f(u) * a < c`` (``<=``) the float run finds from any guess is the grid
+    point the path run's bisection finds (``FloatSampler._compare``), NaN thresholds too."""
+    from exactspec.engine.float_sampler import FloatSampler
+    from exactspec.engine.floats import FloatValue, get_format
+    from exactspec.torch_layer.factored import FactoredFloatSampler
+
+    fmt = get_format(arith)
+    rng = random.Random(7)
+    fast = FactoredFloatSampler(3, fmt)
+    fast._reset()
+    for i in range(60):
+        a = FloatValue(fmt.round(F(rng.randint(1, 1000), rng.randint(1, 1000))), fmt)
+        c = FloatValue(fmt.round(F(rng.randint(-5, 1200), 1000)), fmt) if rng.random() < .9 \
+            else FloatValue(float("nan"), fmt)
+        if i % 4 == 0:
+            c = a                                     # p = q at the draft: u * q rounds to q
+        for strict in (True, False):
+            path = FloatSampler(fmt)
+            path._reset()
+            u = path.uniform()
+            expr = u * a
+            below = path._compare(expr, c, strict)    # one branch point: its cut is u.hi/lo
+            base = expr.base
+            cut = base.hi if below else base.lo
+            if not below and base.lo == 0:            # held nowhere
+                cut = F(0)
+            for guess in (0, fmt.grid // 2, fmt.grid, rng.randrange(fmt.grid)):
+                k = fast._cut(lambda v: v * a, c, strict, guess)
+                assert F(k, fmt.grid) == cut, (a, c, strict, guess)

@@ -495,10 +495,12 @@ def _first_true(holds, lo: int, hi: int, guess: int) -> int:
 
     >>> _first_true(lambda j: j * j >= 50, 0, 100, 3), _first_true(lambda j: False, 0, 9, 4)
     (8, 9)
+    >>> _first_true(lambda j: j >= 3, 0, 9, 9), _first_true(lambda j: True, 0, 9, 9)
+    (3, 0)
     """
     g = min(max(guess, lo), hi)
-    if g < hi and holds(g):
-        b, step = g, 1                   # holds(b); look below for a j where it does not
+    if g == hi or holds(g):
+        b, step = g, 1                   # the first true index is at most b; look below
         while True:
             a = b - step
             if a < lo:
@@ -508,8 +510,6 @@ def _first_true(holds, lo: int, hi: int, guess: int) -> int:
                 break
             b, step = a, step * 2
     else:
-        if g == hi:
-            return hi
         a, step = g, 1                   # not holds(a); look above
         while True:
             b = a + step
