@@ -1,8 +1,8 @@
 """A multi-position PyTorch rule proved with its draft positions as tensor axes.
 
 ``verify FILE:fn --p P --q Q --tokens M`` on a PyTorch rule (a context-free pair): one call's
-law is computed once with every draft position as its
-own axis (:mod:`exactspec.torch_layer.factored`), a sum of ``R`` rank-one terms, ``R`` the
+law is computed once with every draft position as its own axis
+(:mod:`exactspec.torch_layer.factored`), a sum of ``R`` rank-one terms, ``R`` the
 number of engine paths (the drafts vectorised, not enumerated).  The rule sees only its rows,
 which are the same at every context of a context-free pair, and keeps no state, so that law is
 the law of every call and the law of the first ``M`` tokens composes:
@@ -129,9 +129,9 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
     tv_k = m
     while tv_k > 1 and n ** tv_k > DENSE_LIMIT:
         tv_k -= 1
-    tv, tv_ideal = asked.tv(p, tv_k), ideal.tv(p, tv_k)
-    tv_grid = None if grid_only is None else grid_only.tv(p, tv_k)
     same = None if grid_only is None or fmt is None else asked.same_law(grid_only, m)
+    tv, tv_ideal = asked.tv(p, tv_k), ideal.tv(p, tv_k)
+    tv_grid = None if grid_only is None else tv if same else grid_only.tv(p, tv_k)
     verdict = verdict_of(asked.lossless, ideal.lossless, rounded=fmt is not None,
                          same_as_grid=same)
     report: dict[str, Any] = {

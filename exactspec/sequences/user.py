@@ -422,8 +422,9 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     takes the factored route (:mod:`exactspec.sequences.factored`: every draft position a
     tensor axis, ``route: "factored"``, ``law`` and ``target`` only where the sequences are
     few, a ``witness`` prefix when lossy; under ``arith`` or ``grid`` its three runs each by
-    that route); a rule it does not track takes the path route.  A call that reads only its rows (``f(s, drafts, p, q)``, a PyTorch
-    rule) is enumerated once per state on a context-free pair, not once per context.
+    that route); a rule it does not track takes the path route.  A call that reads only its
+    rows (``f(s, drafts, p, q)``, a PyTorch rule) is enumerated once per state on a
+    context-free pair, not once per context.
     """
     spec, base = read_spec(spec, "spec", _SPEC_KEYS)
     if function is None:
@@ -494,9 +495,8 @@ def _prove(verifier, pair, m, ctx, target, arith, grid, max_paths,
            elementwise="correct", max_seconds=None, sum_order=None) -> _Run:
     """The law of the first ``m`` tokens in ``arith`` (exact when ``None``) with uniforms on
     ``grid`` (long float sums in ``sum_order``), every reachable (context, state) enumerated
-    once; hidden state refused, and
-    hidden randomness under the watch of every exact run (:func:`~exactspec.engine.watch.
-    watched`)."""
+    once; hidden state refused, and hidden randomness under the watch of every exact run
+    (:func:`~exactspec.engine.watch.watched`)."""
     with watched(verifier.function):
         return _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths,
                               elementwise, max_seconds, sum_order)
@@ -654,9 +654,9 @@ def replay_certificate(cert: dict, *, verifier: Verifier | None = None,
                        max_paths: int | None = DEFAULT_MAX_PATHS) -> dict:
     """A sequence certificate written again from what ``cert`` records: its model pair,
     ``m``, ``context``, ``arith``, ``grid``, ``elementwise``, ``sum_order`` (when the run
-    declared one), and the generation enumerated
-    once more through ``verifier`` (one of exactspec's own, rebuilt by the checker) or
-    ``function`` (a user's, trusted by the person checking).  The checker compares the two.
+    declared one), and the generation enumerated once more through ``verifier`` (one of
+    exactspec's own, rebuilt by the checker) or ``function`` (a user's, trusted by the person
+    checking).  The checker compares the two.
 
     >>> from exactspec.sequences.chains import Chain
     >>> from exactspec.sequences.multitoken import prove_sequence
