@@ -519,3 +519,18 @@ def test_the_galloping_cut_is_the_path_runs_bisection(arith):
             for guess in (0, fmt.grid // 2, fmt.grid, rng.randrange(fmt.grid)):
                 k = fast._cut(lambda v: v * a, c, strict, guess)
                 assert F(k, fmt.grid) == cut, (a, c, strict, guess)
+
+
+def test_a_tolerance_is_never_met_by_a_lower_bound(monkeypatch):
+    """Where only the TV of a prefix fits, a tolerance it exceeds is exceeded; one it meets
+    decides nothing and is refused with the size, never an exit 0."""
+    rule = load_pytorch_rule(f"{CHAIN}:chain")
+    pair = ContextPair.context_free(*PAIRS[0])
+    whole = pytorch_whole_call(rule, 3)
+    full = user_report({"m": 3}, whole, pair=pair, m=3, arith="float16", tolerance=1)
+    assert full["within_tolerance"] and full["ok"] and "tv_of_first" not in full
+    monkeypatch.setattr(factored, "DENSE_LIMIT", 9)      # 3^2 fits, 3^3 does not
+    below = user_report({"m": 3}, whole, pair=pair, m=3, arith="float16", tolerance=0)
+    assert below["tv_of_first"] == 2 and not below["within_tolerance"] and not below["ok"]
+    with pytest.raises(TooLarge, match="only a lower bound"):
+        user_report({"m": 3}, whole, pair=pair, m=3, arith="float16", tolerance=1)

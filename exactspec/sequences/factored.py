@@ -205,8 +205,17 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
                                       "law": exact_str(law_v), "target": exact_str(target_v)}
         report["exact_arith"] = exact_arith
     if tolerance is not None:
+        within = tolerated(verdict, tv, tolerance)
+        if within and tv_k < m:      # a lower bound within the tolerance decides nothing
+            from ..core.errors import TooLarge
+
+            raise TooLarge(f"--tolerance {exact_str(tolerance)}: the TV of the first {m} "
+                           f"tokens needs their dense law, {n}^{m} entries, over the budget of "
+                           f"{DENSE_LIMIT:,}; the TV of the first {tv_k} ({float(tv):.3g}) is "
+                           "within the tolerance but only a lower bound (a smaller --tokens)",
+                           estimate=n ** m, budget=DENSE_LIMIT)
         report["tolerance"] = exact_str(tolerance)
-        report["within_tolerance"] = tolerated(verdict, tv, tolerance)
+        report["within_tolerance"] = within
     report["ok"] = verdict == "lossless" or bool(report.get("within_tolerance"))
     return report
 
