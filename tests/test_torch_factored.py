@@ -534,3 +534,28 @@ def test_a_tolerance_is_never_met_by_a_lower_bound(monkeypatch):
     assert below["tv_of_first"] == 2 and not below["within_tolerance"] and not below["ok"]
     with pytest.raises(TooLarge, match="only a lower bound"):
         user_report({"m": 3}, whole, pair=pair, m=3, arith="float16", tolerance=1)
+
+
+def test_the_factored_float_report_has_its_documented_keys(capsys):
+    """The keys docs/json.md gives for ``verify --tokens --arith`` on the factored route."""
+    import json
+
+    from exactspec.cli import main
+
+    assert main(["verify", f"{CHAIN}:chain", "--p", PAIRS[0][0], "--q", PAIRS[0][1], "--tokens",
+                 "3", "--arith", "float16", "--json"]) == 1
+    r = json.loads(capsys.readouterr().out)
+    for key in ("kind", "verifier", "route", "labels", "context", "m", "law", "target",
+                "lossless", "verdict", "bias", "bias_exact_arith", "bias_grid_only",
+                "bias_float", "bias_exact_arith_float", "bias_grid_only_float",
+                "floats_converted", "arith", "grid", "tokens_per_call",
+                "tokens_per_call_float", "paths", "calls_enumerated", "ok", "differs",
+                "difference", "tv", "tv_float", "witness", "tv_is", "tv_first_token",
+                "elementwise", "sum_order", "exact_arith", "factored"):
+        assert key in r, key
+    assert set(r["factored"]) == {"engine_paths", "draft_axes", "terms", "terms_of_law",
+                                  "seconds", "runs_seconds", "note"}
+    assert set(r["witness"]) == {"tokens", "law", "target"}
+    assert set(r["exact_arith"]) == {"tokens_per_call", "paths", "lossless", "law", "differs"}
+    assert r["sum_order"] is None and r["elementwise"] == "correct"
+    assert r["verdict"] == "lossy-rounding" and r["exact_arith"]["lossless"]
