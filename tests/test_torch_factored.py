@@ -371,6 +371,8 @@ FLOAT_CASES = [(name, pq, m, arith)
                for arith in ("float32", "float16")
                for pq, m in ((PAIRS[0], 3), (PAIRS[1], 2), (PAIRS[2], 3), (PAIRS[3], 2),
                              (FIVE, 2))] + \
+    [(name, ("1/7,2/7,4/7", "1/3,1/3,1/3"), 3, arith)
+     for name in ("chain", "chain_reuse_rejecting_uniform") for arith in ("bfloat16", "float64")] + \
     [pytest.param("chain", FIVE, 3, "float32", marks=pytest.mark.slow)]
 
 
