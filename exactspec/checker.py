@@ -241,6 +241,10 @@ _SEQUENCE = ("kind", "version", "method", "m", "context", "claim", "target", "la
 #: What a sequence certificate records beside (version 2): the verifier's identity and the
 #: model pair, so that the replay can enumerate the generation again.
 _SEQUENCE_REPLAY = ("user", "gamma", "parameters", "model", "arith", "grid", "elementwise")
+#: Recorded only by a float run that declared the order of its long sums (``--sum-order``).
+_SEQUENCE_OPTIONAL = ("sum_order",)
+#: The declared orders of long float sums (``torch-avx2:T`` names ``T`` threads too).
+SUM_ORDERS = ("sequential", "correctly-rounded", "torch-avx2")
 _MODEL = ("labels", "target", "draft")
 #: Where a float run's ``exp`` and ``log`` come from (``elementwise``).
 ELEMENTWISE = ("correct", "numpy", "torch")
@@ -264,13 +268,14 @@ def _path_schema(cert, what):
     if sequence:
         _keys(cert, what, ("version",), set(cert))
         version = _integer(cert["version"], f"{what}: version", 1, 2)
-        _keys(cert, what, _SEQUENCE + (_SEQUENCE_REPLAY if version == 2 else ()))
+        _keys(cert, what, _SEQUENCE + (_SEQUENCE_REPLAY if version == 2 else ()),
+              _SEQUENCE_OPTIONAL if version == 2 else ())
         _integer(cert["m"], f"{what}: m", 1, MAX_M)
         _text(cert["context"], f"{what}: context")
         if version == 2:
             _replay_schema(cert, what)
     else:
-        _keys(cert, what, _ONE, ("arith",))
+        _keys(cert, what, _ONE, ("arith", "sum_order"))
         _integer(cert["version"], f"{what}: version", 2, 2)
         _integer(cert["k"], f"{what}: k", 1, MAX_K)
         if cert["grid"] is not None:
@@ -278,6 +283,7 @@ def _path_schema(cert, what):
         if "arith" in cert and cert["arith"] not in ARITH_FORMATS:
             raise CertificateError(f"{what}: arith {_short(cert['arith'])} is not one of "
                                    f"{', '.join(ARITH_FORMATS)}")
+        _sum_order_schema(cert, cert.get("arith"), what)
         labels = _list(cert["labels"], f"{what}: labels")
         if not all(isinstance(lab, (int, str)) and not isinstance(lab, bool)
                    for lab in labels):
@@ -319,6 +325,7 @@ def _replay_schema(cert, what):
     if cert["elementwise"] not in ELEMENTWISE:
         raise CertificateError(f"{what}: elementwise {_short(cert['elementwise'])} is not one "
                                f"of {', '.join(ELEMENTWISE)}")
+    _sum_order_schema(cert, cert["arith"], what)
     model = cert["model"]
     _keys(model, f"{what}: model", _MODEL)
     labels = model["labels"]
@@ -351,6 +358,18 @@ def _replay_schema(cert, what):
     if len(shapes) != 1:
         raise CertificateError(f"{what}: model: the target and the draft are both tables or "
                                "both lists of per-position rows")
+
+
+def _sum_order_schema(cert, arith, what):
+    """``sum_order``, where recorded: a declared order of a float run's long sums."""
+    if "sum_order" not in cert:
+        return
+    order = cert["sum_order"]
+    head, sep, threads = order.partition(":") if isinstance(order, str) else (None, "", "")
+    if arith is None or head not in SUM_ORDERS or (sep and not (
+            head == "torch-avx2" and threads.isdigit() and 1 <= int(threads) <= 1024)):
+        raise CertificateError(f"{what}: sum_order {_short(order)} is not one of "
+                               f"{', '.join(SUM_ORDERS)} (torch-avx2:T) of a float run")
 
 
 def _path_numbers(path, number, sequence, what):

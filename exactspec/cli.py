@@ -391,9 +391,9 @@ def cmd_verify(args) -> int:
 
         if not args.arith:
             raise _UsageError("--sum-order applies with --arith (a float run's sums)")
-        if args.tokens is not None or args.search or args.backend == "numpy":
-            raise _UsageError("--sum-order applies to one position of a PyTorch rule "
-                              "(not with --tokens, --search or --backend numpy)")
+        if args.search or args.backend == "numpy":
+            raise _UsageError("--sum-order applies to the proof of a PyTorch rule "
+                              "(not with --search or --backend numpy)")
         check_sum_order(args.sum_order)
     if args.tokens is not None:
         return _verify_sequence(args)
@@ -667,7 +667,8 @@ def _sequence_report(args, spec, function, *, pair=None, gamma=None, m=None) -> 
                          grid=args.grid, tolerance=_tolerance(args),
                          max_paths=args.max_paths or DEFAULT_MAX_PATHS,
                          certificate=bool(args.certificate), elementwise=args.elementwise,
-                         max_seconds=None if args.max_paths else DEFAULT_MAX_SECONDS)
+                         max_seconds=None if args.max_paths else DEFAULT_MAX_SECONDS,
+                         sum_order=getattr(args, "sum_order", None))
     if args.certificate:
         _write_json(args.certificate, report.pop("certificate"))
     _emit(report, args.json, user_text(report))

@@ -277,6 +277,7 @@ def _float_replay(cert, run, deadline) -> list:
         seconds = None if deadline.end is None else max(1.0, deadline.seconds)
         result = verify(Method(cert["method"], run), p, q, cert["k"],
                         grid=cert["grid"], arith=cert["arith"], keep_paths=True,
+                        sum_order=cert.get("sum_order"),
                         max_paths=4 * len(cert["paths"]) + 16, max_seconds=seconds)
     except TooLarge as err:
         raise Unreplayable(f"the float run in {cert['arith']}: {str(err)[:200]}") from None

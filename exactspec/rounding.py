@@ -422,7 +422,7 @@ def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, a
 
         enumeration.law = {t: sympy.simplify(v) for t, v in enumeration.law.items()}
     return Verification(m, getattr(p, "exact_dist", p), getattr(q, "exact_dist", q), k,
-                        enumeration, grid=grid, arith=arith)
+                        enumeration, grid=grid, arith=arith, sum_order=sum_order)
 
 
 #: A one-position PyTorch rule on rows at least this long runs its float run and its exact run

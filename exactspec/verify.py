@@ -170,7 +170,8 @@ def certificate_of(result: Verification) -> dict:
     """The certificate of a :class:`Verification` made with ``keep_paths=True``."""
     return certificate_paths(result.enumeration, result.p, result.q,
                              method=method_reference(result.method), k=result.k,
-                             grid=result.grid, arith=result.arith)
+                             grid=result.grid, arith=result.arith,
+                             sum_order=result.sum_order)
 
 
 def method_reference(method: Method) -> str:
@@ -206,25 +207,29 @@ def _summary_json(enumeration, p: Dist) -> dict:
             "acceptance": exact_str(enumeration.acceptance)}
 
 
-def _header_json(p: Dist, q: Dist, method: str, k: int, grid, arith=None) -> dict:
+def _header_json(p: Dist, q: Dist, method: str, k: int, grid, arith=None,
+                 sum_order=None) -> dict:
     labels = [lab if isinstance(lab, (int, str)) and not isinstance(lab, bool) else str(lab)
               for lab in p.labels]
     header = {"kind": "exactspec-certificate", "version": 2, "method": method, "k": k,
               "grid": grid, "labels": labels, "target": p.to_json(), "draft": q.to_json()}
     if arith is not None:
         header["arith"] = arith
+        if sum_order is not None:      # the order of its long float sums, for the replay
+            header["sum_order"] = sum_order
     return header
 
 
 def certificate_paths(enumeration: Enumeration, p: Dist, q: Dist, *, method: str = "",
-                      k: int = 1, grid: int | None = None, arith: str | None = None) -> dict:
+                      k: int = 1, grid: int | None = None, arith: str | None = None,
+                      sum_order: str | None = None) -> dict:
     """Every path of an exact enumeration, with its branch probabilities and output, and at
     each branching point the index taken among the alternatives (version 2: enough for the
     checker to replay the path through the method)."""
     paths = enumeration.path_list
     if paths is None:
         raise InvalidInput("a certificate needs the paths: verify(..., keep_paths=True)")
-    cert = _header_json(p, q, method, k, grid, arith)
+    cert = _header_json(p, q, method, k, grid, arith, sum_order)
     cert.update(_summary_json(enumeration, p))
     cert["paths"] = [_path_json(path) for path in paths]
     return cert

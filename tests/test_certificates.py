@@ -492,3 +492,19 @@ def test_a_pytorch_rule_sequence_certificate_replays_with_trust(tmp_path, capsys
     assert code == EXIT_NOT_CHECKED and f"--trust {rule}" in out
     code, out, _ = _check(tmp_path, written.read_text(), "--trust", rule, capsys=capsys)
     assert code == EXIT_OK, out
+
+
+def test_a_float_run_records_its_sum_order_for_the_replay():
+    """A one-position float run that sums a long row in a declared order: its certificate
+    records the order (``sum_order``) and the replay sums in it; without the record the
+    replay is refused its sum (rejected), and an unknown order is bad input."""
+    rule = f"{ROOT / 'examples' / 'engines' / 'hf_speculative_sampling.py'}:sample"
+    p, q = ",".join(["1/5"] * 5), ",".join(["1/10"] * 4 + ["3/5"])
+    cert = _cert(rule, p=p, q=q, arith="float32", sum_order="torch-avx2")
+    assert cert["sum_order"] == "torch-avx2" and cert["arith"] == "float32"
+    assert check(cert, trust=(rule,)).verdict == "OK"
+    bare = {key: value for key, value in cert.items() if key != "sum_order"}
+    assert check(bare, trust=(rule,)).verdict == "REJECTED"
+    with pytest.raises(CertificateError, match="sum_order 'torch-avx2:0'"):
+        check({**cert, "sum_order": "torch-avx2:0"}, trust=(rule,))
+    assert "sum_order" not in _cert(rule, p=p, q=q)          # exact runs record none

@@ -3,7 +3,10 @@
 On small pairs with zeros and ties, ``verify --tokens M`` by the factored route
 (:mod:`exactspec.sequences.factored`) gives the same verdict, law, tokens per call and TV as the
 path route (one run of the body per path, every context); rules the factored run does not
-track fall back and keep the path route's report.  The exact rank-one algebra
+track fall back and keep the path route's report.  Under ``--arith`` and ``--grid`` the
+three runs (float, exact with ideal uniforms, exact on the grid) by the factored route equal
+the path route's, and ``--sum-order`` reaches the multi-position route, its report and its
+certificate.  The exact rank-one algebra
 (:mod:`exactspec.core.rank_one`) is checked against dense tensors on random small instances.
 """
 
@@ -55,6 +58,22 @@ def chain_recover_from_p(p, q):
         if not bool(accept):
             return out + [torch.multinomial(p[i], 1)[0]]
         out.append(x)
+    return out + [torch.multinomial(p[n], 1)[0]]
+
+
+def chain_normalised(p, q):
+    n = q.shape[0]
+    drafts = torch.multinomial(q, num_samples=1)                      # [n, 1]
+    pd = p[:n].gather(1, drafts).reshape(n)
+    qd = q.gather(1, drafts).reshape(n)
+    u = torch.rand(n, dtype=p.dtype)
+    out = []
+    for i in range(n):
+        if not bool(u[i] <= pd[i] / qd[i]):
+            residual = (p[i] - q[i]).clamp(min=0)
+            residual = residual / residual.sum()                      # a long float sum
+            return out + [torch.multinomial(residual, 1)[0]]
+        out.append(drafts[i, 0])
     return out + [torch.multinomial(p[n], 1)[0]]
 
 
@@ -420,3 +439,226 @@ def test_command_line(capsys):
     text = capsys.readouterr().out
     assert "factored route: 4 engine paths, 2 draft axes vectorised" in text
     assert "REFUTED (lossy by logic)" in text and "TV = 133/2304" in text
+
+
+# -- the float runs (--arith) and the grid (--grid) by the factored route ---------------------
+def _both_arith(spec, p, q, m, **kw):
+    """The report under ``arith``/``grid`` by the factored route and by the path route."""
+    rule = load_pytorch_rule(spec)
+    pair = ContextPair.context_free(p, q)
+    whole = pytorch_whole_call(rule, m)
+    fast = user_report({"m": m}, whole, pair=pair, m=m, **kw)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(factored, "factored_report", lambda *a, **k: None)
+        slow = user_report({"m": m}, whole, pair=pair, m=m, **kw)
+    return fast, slow
+
+
+def _same_runs(fast, slow):
+    """The verdict, the three TVs, the laws (of the run asked for and of exact arithmetic) and
+    tokens per call are the path route's."""
+    _same(fast, slow)
+    for key in ("arith", "grid", "bias_exact_arith", "bias_grid_only", "ok"):
+        assert fast[key] == slow[key], key
+    if "exact_arith" in slow:
+        assert fast["exact_arith"]["law"] == slow["exact_arith"]["law"]
+        assert fast["exact_arith"]["tokens_per_call"] == slow["exact_arith"]["tokens_per_call"]
+        assert fast["exact_arith"]["differs"] == slow["exact_arith"]["differs"]
+
+
+FIVE = ("1/3,1/6,1/5,3/10,0", "1/7,2/7,1/7,1/7,2/7")
+FLOAT_CASES = [(name, pq, m, arith)
+               for name in ("chain", "chain_reuse_rejecting_uniform")
+               for arith in ("float32", "float16")
+               for pq, m in ((PAIRS[0], 3), (PAIRS[1], 2), (PAIRS[2], 3), (PAIRS[3], 2),
+                             (FIVE, 2))] + \
+    [(name, ("1/7,2/7,4/7", "1/3,1/3,1/3"), 3, arith)
+     for name in ("chain", "chain_reuse_rejecting_uniform") for arith in ("bfloat16", "float64")] + \
+    [pytest.param("chain", FIVE, 3, "float32", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("name,pq,m,arith", FLOAT_CASES)
+def test_chain_float_runs_factored_equal_paths(name, pq, m, arith):
+    fast, slow = _both_arith(f"{CHAIN}:{name}", *pq, m, arith=arith)
+    assert fast["route"] == "factored" and "route" not in slow
+    _same_runs(fast, slow)
+    assert fast["verdict"] != "lossless" or fast["bias"] == "0"
+
+
+@pytest.mark.parametrize("name", ["chain_recover_from_p", "chain_divide"])
+@pytest.mark.parametrize("arith", ["float32", "float16"])
+@pytest.mark.parametrize("m", [2, 3])
+def test_variants_float_runs_factored_equal_paths(variants, name, arith, m):
+    fast, slow = _both_arith(f"{variants}:{name}", "1/2,1/3,1/6", "1/4,1/4,1/2", m,
+                             arith=arith)
+    assert fast["route"] == "factored"
+    _same_runs(fast, slow)
+
+
+@pytest.mark.parametrize("grid,arith", [(2, None), (5, None), (16, None), (5, "float16"),
+                                        (1000, "float16")])
+def test_grid_runs_factored_equal_paths(grid, arith):
+    """Exact arithmetic on a grid: the axis splits, the lazy counts and the count of a
+    uniform split on an axis on grid points, as the path run counts them; a float run on a
+    grid other than its format's (its grid values rounded into the format, the cuts found by
+    the path run's bisection)."""
+    for name in ("chain", "chain_reuse_rejecting_uniform"):
+        fast, slow = _both_arith(f"{CHAIN}:{name}", "1/2,1/3,1/6", "1/4,1/4,1/2", 3, grid=grid,
+                                 arith=arith)
+        assert fast["route"] == "factored"
+        _same_runs(fast, slow)
+
+
+def test_grid_and_rounding_told_apart():
+    """float32 on this pair is lossy by its grid alone, float16 beyond it: the factored float
+    run's law is compared with exact arithmetic on the grid exactly."""
+    for arith, verdict in (("float32", "lossy-grid"), ("float16", "lossy-rounding")):
+        fast, slow = _both_arith(f"{CHAIN}:chain", *PAIRS[0], 2, arith=arith)
+        assert fast["route"] == "factored" and fast["verdict"] == slow["verdict"] == verdict
+        assert (fast["bias"] == fast["bias_grid_only"]) == (verdict == "lossy-grid")
+        assert fast["bias_exact_arith"] == "0" and fast["exact_arith"]["lossless"]
+
+
+def test_shared_uniform_under_arith_takes_the_path_route():
+    fast, slow = _both_arith(f"{CHAIN}:chain_shared_uniform", *PAIRS[0], 2, arith="float16")
+    assert "route" not in fast
+    _same_runs(fast, slow)
+    assert fast["verdict"] == "lossy-logic"
+
+
+# -- --sum-order under --tokens ---------------------------------------------------------------
+P5, Q5 = "1/5,1/5,1/10,1/10,2/5", "1/10,1/10,1/5,1/5,2/5"
+
+
+@pytest.mark.parametrize("order", ["torch-avx2", "sequential", "correctly-rounded"])
+def test_a_long_float_sum_in_a_declared_order_factored_equals_paths(variants, order):
+    fast, slow = _both_arith(f"{variants}:chain_normalised", P5, Q5, 2, arith="float32",
+                             sum_order=order)
+    assert fast["route"] == "factored" and fast["sum_order"] == slow["sum_order"] == order
+    _same_runs(fast, slow)
+    assert fast["verdict"] in ("lossy-grid", "lossy-rounding")
+
+
+def test_sum_order_on_the_command_line(variants, capsys, tmp_path):
+    import json
+
+    from exactspec.cli import main
+    from exactspec.replay import check
+
+    base = ["verify", f"{variants}:chain_normalised", "--p", P5, "--q", Q5, "--tokens", "2",
+            "--arith", "float32"]
+    assert main(base) == 2                    # no order declared: one line naming the option
+    err = capsys.readouterr().err
+    assert "a float32 sum of 5 terms" in err and "--sum-order" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert main(base + ["--sum-order", "torch-avx2", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["route"] == "factored" and report["sum_order"] == "torch-avx2"
+    assert main(base + ["--sum-order", "torch-avx2"]) == 1
+    assert "long sums torch-avx2" in capsys.readouterr().out
+    assert main(["verify", f"{variants}:chain_normalised", "--p", P5, "--q", Q5, "--tokens",
+                 "2", "--sum-order", "sequential"]) == 2
+    assert "--sum-order applies with --arith" in capsys.readouterr().err
+    # the certificate records the order; the checker's replay runs the same float run
+    cert_path = tmp_path / "cert.json"
+    assert main(base + ["--sum-order", "torch-avx2", "--certificate", str(cert_path)]) == 1
+    capsys.readouterr()
+    cert = json.loads(cert_path.read_text())
+    assert cert["sum_order"] == "torch-avx2" and cert["arith"] == "float32"
+    trust = (f"{variants}:chain_normalised",)
+    assert check(cert, trust=trust).verdict == "OK"
+    del cert["sum_order"]                     # replayed without it: the sum is refused
+    assert check(cert, trust=trust).verdict == "REJECTED"
+    cert["sum_order"] = "pairwise"
+    from exactspec.checker import CertificateError
+
+    with pytest.raises(CertificateError, match="sum_order 'pairwise'"):
+        check(cert, trust=trust)
+
+
+def test_chain_float_run_at_vocabulary_50():
+    """A size the path route cannot reach under --arith either: the three runs factored."""
+    n = 50
+    p = ",".join(f"{k + 1}/{n * (n + 1) // 2}" for k in range(n))
+    q = ",".join(["1/50"] * n)
+    rule = load_pytorch_rule(f"{CHAIN}:chain")
+    pair = ContextPair.context_free(p, q)
+    r = user_report({"m": 3}, pytorch_whole_call(rule, 3), pair=pair, m=3, arith="float32")
+    assert r["route"] == "factored" and r["arith"] == "float32" and r["grid"] == 2**24
+    assert r["verdict"] in ("lossy-grid", "lossy-rounding") and r["bias_exact_arith"] == "0"
+    assert F(r["bias"]) > 0 and F(r["bias_grid_only"]) > 0
+    a = sum(min(F(k + 1, n * (n + 1) // 2), F(1, n)) for k in range(n))
+    assert F(r["exact_arith"]["tokens_per_call"]) == 1 + a + a ** 2
+
+
+@pytest.mark.parametrize("arith", ["float16", "bfloat16"])
+def test_the_galloping_cut_is_the_path_runs_bisection(arith):
+    """The cut of ``f(u) * a < c`` (``<=``) the float run finds from any guess is the grid
+    point the path run's bisection finds (``FloatSampler._compare``), NaN thresholds too."""
+    from exactspec.engine.float_sampler import FloatSampler
+    from exactspec.engine.floats import FloatValue, get_format
+    from exactspec.torch_layer.factored import FactoredFloatSampler
+
+    fmt = get_format(arith)
+    rng = random.Random(7)
+    fast = FactoredFloatSampler(3, fmt)
+    fast._reset()
+    for i in range(60):
+        a = FloatValue(fmt.round(F(rng.randint(1, 1000), rng.randint(1, 1000))), fmt)
+        c = FloatValue(fmt.round(F(rng.randint(-5, 1200), 1000)), fmt) if rng.random() < .9 \
+            else FloatValue(float("nan"), fmt)
+        if i % 4 == 0:
+            c = a                                     # p = q at the draft: u * q rounds to q
+        for strict in (True, False):
+            path = FloatSampler(fmt)
+            path._reset()
+            u = path.uniform()
+            expr = u * a
+            below = path._compare(expr, c, strict)    # one branch point: its cut is u.hi/lo
+            base = expr.base
+            cut = base.hi if below else base.lo
+            if not below and base.lo == 0:            # held nowhere
+                cut = F(0)
+            for guess in (0, fmt.grid // 2, fmt.grid, rng.randrange(fmt.grid)):
+                k = fast._cut(lambda v: v * a, c, strict, guess)
+                assert F(k, fmt.grid) == cut, (a, c, strict, guess)
+
+
+def test_a_tolerance_is_never_met_by_a_lower_bound(monkeypatch):
+    """Where only the TV of a prefix fits, a tolerance it exceeds is exceeded; one it meets
+    decides nothing and is refused with the size, never an exit 0."""
+    rule = load_pytorch_rule(f"{CHAIN}:chain")
+    pair = ContextPair.context_free(*PAIRS[0])
+    whole = pytorch_whole_call(rule, 3)
+    full = user_report({"m": 3}, whole, pair=pair, m=3, arith="float16", tolerance=1)
+    assert full["within_tolerance"] and full["ok"] and "tv_of_first" not in full
+    monkeypatch.setattr(factored, "DENSE_LIMIT", 9)      # 3^2 fits, 3^3 does not
+    below = user_report({"m": 3}, whole, pair=pair, m=3, arith="float16", tolerance=0)
+    assert below["tv_of_first"] == 2 and not below["within_tolerance"] and not below["ok"]
+    with pytest.raises(TooLarge, match="only a lower bound"):
+        user_report({"m": 3}, whole, pair=pair, m=3, arith="float16", tolerance=1)
+
+
+def test_the_factored_float_report_has_its_documented_keys(capsys):
+    """The keys docs/json.md gives for ``verify --tokens --arith`` on the factored route."""
+    import json
+
+    from exactspec.cli import main
+
+    assert main(["verify", f"{CHAIN}:chain", "--p", PAIRS[0][0], "--q", PAIRS[0][1], "--tokens",
+                 "3", "--arith", "float16", "--json"]) == 1
+    r = json.loads(capsys.readouterr().out)
+    for key in ("kind", "verifier", "route", "labels", "context", "m", "law", "target",
+                "lossless", "verdict", "bias", "bias_exact_arith", "bias_grid_only",
+                "bias_float", "bias_exact_arith_float", "bias_grid_only_float",
+                "floats_converted", "arith", "grid", "tokens_per_call",
+                "tokens_per_call_float", "paths", "calls_enumerated", "ok", "differs",
+                "difference", "tv", "tv_float", "witness", "tv_is", "tv_first_token",
+                "elementwise", "sum_order", "exact_arith", "factored"):
+        assert key in r, key
+    assert set(r["factored"]) == {"engine_paths", "draft_axes", "terms", "terms_of_law",
+                                  "seconds", "runs_seconds", "note"}
+    assert set(r["witness"]) == {"tokens", "law", "target"}
+    assert set(r["exact_arith"]) == {"tokens_per_call", "paths", "lossless", "law", "differs"}
+    assert r["sum_order"] is None and r["elementwise"] == "correct"
+    assert r["verdict"] == "lossy-rounding" and r["exact_arith"]["lossless"]

@@ -1,8 +1,8 @@
 """A multi-position PyTorch rule proved with its draft positions as tensor axes.
 
-``verify FILE:fn --p P --q Q --tokens M`` on a PyTorch rule (a context-free pair, exact
-arithmetic, ideal uniforms): one call's law is computed once with every draft position as its
-own axis (:mod:`exactspec.torch_layer.factored`), a sum of ``R`` rank-one terms, ``R`` the
+``verify FILE:fn --p P --q Q --tokens M`` on a PyTorch rule (a context-free pair): one call's
+law is computed once with every draft position as its own axis
+(:mod:`exactspec.torch_layer.factored`), a sum of ``R`` rank-one terms, ``R`` the
 number of engine paths (the drafts vectorised, not enumerated).  The rule sees only its rows,
 which are the same at every context of a context-free pair, and keeps no state, so that law is
 the law of every call and the law of the first ``M`` tokens composes:
@@ -13,6 +13,11 @@ gets a witness: the shortest prefix of tokens whose probability differs, both ex
 and the exact TV where the dense law of the first ``M`` tokens fits (``|V|^M`` at most
 :data:`DENSE_LIMIT` entries); else the exact TV of the longest prefix that fits, a lower bound
 of the TV of the first ``M`` tokens, labelled as one.
+
+Under ``--arith`` (or ``--grid``) the verdict's three runs (the float run, exact arithmetic with
+ideal uniforms, exact arithmetic on the grid) are each computed this way, and whether the
+float law equals the law on the grid (``lossy-grid`` or ``lossy-rounding``) is decided exactly
+on the terms.
 
 Anything the factored run does not track returns ``None`` and the caller takes the path route
 (which refuses too large work up front with its estimate).
@@ -38,10 +43,50 @@ DENSE_LIMIT = 10**6
 LAW_SHOWN = 4096
 
 
+class _Composed:
+    """One run's call law composed to the first ``m`` tokens: the laws ``L_1 .. L_m``, the
+    shortest prefix that differs from ``p``'s joint law (``None``: lossless), tokens per call."""
+
+    def __init__(self, call, m: int, p: tuple):
+        self.call = call
+        self.laws = compose(call.terms, m)
+        self.witness = None
+        for k in range(1, m + 1):                    # the shortest prefix that differs
+            found = find_nonzero(self.laws[k] + [(Fraction(-1), (p,) * k)])
+            if found is not None:
+                target_v = Fraction(1)
+                for t in found:
+                    target_v *= p[t]
+                self.witness = (found, value_at(self.laws[k], found), target_v)
+                break
+        self.lossless = self.witness is None
+        self.tpc = sum((mass((c, f)) * len(f) for c, f in call.terms), Fraction(0))
+        self._tv: dict = {}
+
+    def tv(self, p: tuple, k: int) -> Fraction:
+        """The exact TV of the first ``k`` tokens from ``p``'s joint law (0 when lossless)."""
+        if self.lossless:
+            return Fraction(0)
+        if k not in self._tv:
+            self._tv[k] = tv_to_power(self.laws[k], p, k)
+        return self._tv[k]
+
+    def same_law(self, other: "_Composed", m: int) -> bool:
+        """Whether the two runs give the first ``m`` tokens the same law (exactly)."""
+        return find_nonzero(self.laws[m] + [(-c, f) for c, f in other.laws[m]]) is None
+
+
 def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance=None,
-                    max_paths: int | None = None) -> dict | None:
+                    max_paths: int | None = None, arith: str | None = None,
+                    grid: int | None = None, sum_order: str | None = None) -> dict | None:
     """The report of ``user_report`` for the PyTorch ``rule`` on the context-free ``pair``,
-    by the factored route; ``None`` when the rule does something the route does not track."""
+    by the factored route; ``None`` when the rule does something the route does not track.
+
+    With ``arith`` (a float format) or ``grid``, the three runs of the verdict, each by the
+    factored route: the run asked for (the float run: rows rounded into the format, every
+    operation rounded, the format's generator grid, long sums in ``sum_order``), exact
+    arithmetic with ideal uniforms, and exact arithmetic on the run's grid; ``None`` when any
+    of them is not tracked (the path route then runs all three)."""
     from ..rounding import tolerated
     from ..verify import verdict_of
 
@@ -50,37 +95,45 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
     labels = tuple(pair.labels)
     n = len(labels)
     gamma = m - 1
+    fmt = None
+    if arith is not None:
+        from ..engine.floats import get_format
+
+        fmt = get_format(arith)
+    on_grid = grid if grid is not None else (fmt.grid if fmt is not None else None)
+
+    def call_law(**kw):
+        return factored_call_law(rule, target_row, draft_row, gamma, max_paths=max_paths, **kw)
+
     before = state_fingerprint(rule.function)
     with watched(rule.function):
-        call = factored_call_law(rule, target_row, draft_row, gamma, max_paths=max_paths)
-        if call is None:
+        asked_call = call_law(arith=arith, grid=grid, sum_order=sum_order)
+        if asked_call is None:
             return None
-        again = factored_call_law(rule, target_row, draft_row, gamma, max_paths=max_paths)
+        again = call_law(arith=arith, grid=grid, sum_order=sum_order)
+        ideal_call = asked_call if fmt is None and grid is None else call_law()
+        grid_call = None
+        if on_grid is not None:
+            grid_call = asked_call if fmt is None else call_law(grid=on_grid)
+        if ideal_call is None or (on_grid is not None and grid_call is None):
+            return None
     check_unchanged(rule.function, before, rule.spec)
-    if again is None or again.terms != call.terms:
+    if again is None or again.terms != asked_call.terms:
         raise HiddenState(f"{rule.spec} keeps hidden state: its call, run again, gave a "
                           "different law, so its calls depend on what ran before")
     p = tuple(Fraction(v) for v in target_row.probs)
-    laws = compose(call.terms, m)
-    witness = None
-    for k in range(1, m + 1):                    # the shortest prefix that differs
-        found = find_nonzero(laws[k] + [(Fraction(-1), (p,) * k)])
-        if found is not None:
-            law_v = value_at(laws[k], found)
-            target_v = Fraction(1)
-            for t in found:
-                target_v *= p[t]
-            witness = (found, law_v, target_v)
-            break
-    lossless = witness is None
-    tpc = sum((mass((c, f)) * len(f) for c, f in call.terms), Fraction(0))
-    tv, tv_k = Fraction(0), m
-    if not lossless:
-        tv_k = m
-        while tv_k > 1 and n ** tv_k > DENSE_LIMIT:
-            tv_k -= 1
-        tv = tv_to_power(laws[tv_k], p, tv_k)
-    verdict = verdict_of(lossless, lossless)
+    asked = _Composed(asked_call, m, p)
+    ideal = asked if ideal_call is asked_call else _Composed(ideal_call, m, p)
+    grid_only = None if grid_call is None else \
+        asked if grid_call is asked_call else _Composed(grid_call, m, p)
+    tv_k = m
+    while tv_k > 1 and n ** tv_k > DENSE_LIMIT:
+        tv_k -= 1
+    same = None if grid_only is None or fmt is None else asked.same_law(grid_only, m)
+    tv, tv_ideal = asked.tv(p, tv_k), ideal.tv(p, tv_k)
+    tv_grid = None if grid_only is None else tv if same else grid_only.tv(p, tv_k)
+    verdict = verdict_of(asked.lossless, ideal.lossless, rounded=fmt is not None,
+                         same_as_grid=same)
     report: dict[str, Any] = {
         "kind": "exactspec-user-sequence-report",
         "verifier": describe,
@@ -88,65 +141,43 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
         "labels": [str(t) for t in labels],
         "context": context_key(ctx),
         "m": m,
-        "lossless": lossless,
+        "lossless": asked.lossless,
     }
     if n ** m <= LAW_SHOWN:
-        import itertools
-
-        law, target = {}, {}
-        for seq in itertools.product(range(n), repeat=m):
-            key = context_key(tuple(labels[t] for t in seq))
-            v = value_at(laws[m], seq)
-            if v:
-                law[key] = exact_str(v)
-            t = Fraction(1)
-            for i in seq:
-                t *= p[i]
-            if t:
-                target[key] = exact_str(t)
-        report["law"], report["target"] = law, target
-    if sum(n ** k for k in range(1, m + 1)) <= LAW_SHOWN:
-        import itertools                  # one call's law of its emitted tokens, as the path
-                                          # route reports it
-
-        call_law: dict = {}
-        for coef, factors in call.terms:
-            for seq in itertools.product(range(n), repeat=len(factors)):
-                v = coef
-                for f, t in zip(factors, seq):
-                    v *= f[t]
-                if v:
-                    key = context_key(tuple(labels[t] for t in seq))
-                    call_law[key] = call_law.get(key, Fraction(0)) + v
-        report["call_law"] = {k: exact_str(v) for k, v in call_law.items() if v}
+        report["law"], report["target"] = _dense_json(asked.laws[m], p, labels, m)
+    if sum(n ** k for k in range(1, m + 1)) <= LAW_SHOWN:      # one call's law, as the path
+        report["call_law"] = _call_law_json(asked_call.terms, labels, n)   # route gives it
+    seconds = sum(c.seconds for c in {id(c): c for c in (asked_call, ideal_call, grid_call)
+                                      if c is not None}.values())
     report.update({
-        "tokens_per_call": exact_str(tpc),
-        "tokens_per_call_float": float(tpc),
-        "paths": call.paths,
+        "tokens_per_call": exact_str(asked.tpc),
+        "tokens_per_call_float": float(asked.tpc),
+        "paths": asked_call.paths,
         "calls_enumerated": 1,
         "factored": {
-            "engine_paths": call.paths,
-            "draft_axes": call.axes,
-            "terms": len(call.terms),
-            "terms_of_law": len(laws[m]),
-            "seconds": round(call.seconds, 3),
-            "note": f"each of the {call.axes} draft positions is a tensor axis of "
+            "engine_paths": asked_call.paths,
+            "draft_axes": asked_call.axes,
+            "terms": len(asked_call.terms),
+            "terms_of_law": len(asked.laws[m]),
+            "seconds": round(asked_call.seconds, 3),
+            "runs_seconds": round(seconds, 3),
+            "note": f"each of the {asked_call.axes} draft positions is a tensor axis of "
                     f"{n} branches (vectorised, not counted as paths); the call's law is "
                     "computed once and is the same at every context of a context-free pair",
         },
-        "arith": "exact",
-        "grid": None,
+        "arith": fmt.name if fmt is not None else "exact",
+        "grid": on_grid,
         "verdict": verdict,
         "bias": exact_str(tv),
         "bias_float": float(tv),
-        "bias_exact_arith": exact_str(tv),
-        "bias_exact_arith_float": float(tv),
-        "bias_grid_only": None,
-        "bias_grid_only_float": None,
+        "bias_exact_arith": exact_str(tv_ideal),
+        "bias_exact_arith_float": float(tv_ideal),
+        "bias_grid_only": None if tv_grid is None else exact_str(tv_grid),
+        "bias_grid_only_float": None if tv_grid is None else float(tv_grid),
         "floats_converted": 0,
     })
-    if not lossless:
-        found, law_v, target_v = witness
+    if not asked.lossless:
+        found, law_v, target_v = asked.witness
         key = context_key(tuple(labels[t] for t in found))
         report["differs"] = [key]
         report["difference"] = {key: exact_str(law_v - target_v)}
@@ -154,38 +185,127 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
                              "target": exact_str(target_v)}
         report["tv"] = exact_str(tv)
         report["tv_float"] = float(tv)
-        if tv_k < m:
-            report["tv_of_first"] = tv_k
-            report["tv_is"] = (f"a lower bound: the exact TV of the first {tv_k} tokens (the "
-                               f"dense law of {m} tokens has {n}^{m} entries, over "
-                               f"{DENSE_LIMIT:,})")
-        else:
-            report["tv_is"] = f"exact: the TV of the first {m} tokens"
-        report["tv_first_token"] = exact_str(tv_to_power(laws[1], p, 1))
+        report["tv_is"] = _tv_is(tv_k, m, n)
+        report["tv_first_token"] = exact_str(tv_to_power(asked.laws[1], p, 1))
+    if tv_k < m and (tv or tv_ideal or tv_grid):
+        report["tv_of_first"] = tv_k        # every TV of the report is of the first tv_k tokens
+    if fmt is not None:
+        report["elementwise"] = "correct"
+        report["sum_order"] = sum_order
+    if ideal is not asked:
+        exact_arith: dict[str, Any] = {"tokens_per_call": exact_str(ideal.tpc),
+                                       "paths": ideal_call.paths,
+                                       "lossless": ideal.lossless}
+        if n ** m <= LAW_SHOWN:
+            law, target = _dense_json(ideal.laws[m], p, labels, m)
+            exact_arith["law"] = law
+            exact_arith["differs"] = [k for k in target if law.get(k, "0") != target[k]] + \
+                [k for k in law if k not in target]
+        if not ideal.lossless:
+            found, law_v, target_v = ideal.witness
+            exact_arith["witness"] = {"tokens": context_key(tuple(labels[t] for t in found)),
+                                      "law": exact_str(law_v), "target": exact_str(target_v)}
+        report["exact_arith"] = exact_arith
     if tolerance is not None:
+        within = tolerated(verdict, tv, tolerance)
+        if within and tv_k < m:      # a lower bound within the tolerance decides nothing
+            from ..core.errors import TooLarge
+
+            raise TooLarge(f"--tolerance {exact_str(tolerance)}: the TV of the first {m} "
+                           f"tokens needs their dense law, {n}^{m} entries, over the budget of "
+                           f"{DENSE_LIMIT:,}; the TV of the first {tv_k} ({float(tv):.3g}) is "
+                           "within the tolerance but only a lower bound (a smaller --tokens)",
+                           estimate=n ** m, budget=DENSE_LIMIT)
         report["tolerance"] = exact_str(tolerance)
-        report["within_tolerance"] = tolerated(verdict, tv, tolerance)
+        report["within_tolerance"] = within
     report["ok"] = verdict == "lossless" or bool(report.get("within_tolerance"))
     return report
+
+
+def _tv_is(tv_k: int, m: int, n: int) -> str:
+    if tv_k < m:
+        return (f"a lower bound: the exact TV of the first {tv_k} tokens (the dense law of {m} "
+                f"tokens has {n}^{m} entries, over {DENSE_LIMIT:,})")
+    return f"exact: the TV of the first {m} tokens"
+
+
+
+def _call_law_json(terms, labels, n: int) -> dict:
+    """One call's law of its emitted tokens (a sum of rank-one terms) as the path route
+    reports it: each emitted sequence and its exact probability."""
+    import itertools
+
+    law: dict = {}
+    for coef, factors in terms:
+        for seq in itertools.product(range(n), repeat=len(factors)):
+            v = coef
+            for f, t in zip(factors, seq):
+                v *= f[t]
+            if v:
+                key = context_key(tuple(labels[t] for t in seq))
+                law[key] = law.get(key, Fraction(0)) + v
+    return {k: exact_str(v) for k, v in law.items() if v}
+
+def _dense_json(terms, p, labels, m) -> tuple[dict, dict]:
+    """The law of the first ``m`` tokens and ``p``'s joint law, sequence by sequence."""
+    import itertools
+
+    law, target = {}, {}
+    for seq in itertools.product(range(len(labels)), repeat=m):
+        key = context_key(tuple(labels[t] for t in seq))
+        v = value_at(terms, seq)
+        if v:
+            law[key] = exact_str(v)
+        t = Fraction(1)
+        for i in seq:
+            t *= p[i]
+        if t:
+            target[key] = exact_str(t)
+    return law, target
 
 
 def factored_text(report: dict) -> str:
     """A short summary of :func:`factored_report`."""
     v = report["verifier"]
     f = report["factored"]
-    lines = [f"PyTorch rule {v['function']}; exact arithmetic; first m = {report['m']} tokens "
+    arith = report["arith"]
+    how = "exact arithmetic" if arith == "exact" else f"{arith} arithmetic"
+    if report.get("sum_order") is not None:
+        how += f" (long sums {report['sum_order']})"
+    lines = [f"PyTorch rule {v['function']}; {how}; first m = {report['m']} tokens "
              f"({len(report['labels'])} tokens, context-free pair)",
              f"factored route: {f['engine_paths']} engine paths, {f['draft_axes']} draft axes "
              f"vectorised, the call's law a sum of {f['terms']} rank-one terms "
              f"({f['seconds']} s)",
              f"tokens per call = {report['tokens_per_call']} "
              f"({report['tokens_per_call_float']:.6g})"]
-    if report["verdict"] == "lossless":
+    verdict = report["verdict"]
+    if verdict == "lossless":
         lines.append(f"PROVED: the first {report['m']} tokens follow the target's joint law "
                      "exactly")
     else:
         w = report["witness"]
-        lines.append(f"REFUTED (lossy by logic): P({w['tokens']}) = {w['law']}, the target "
+        why = {"lossy-grid": "lossy by the grid only: exact arithmetic with ideal uniforms is "
+                             "lossless",
+               "lossy-rounding": "lossy by rounding only: exact arithmetic with ideal uniforms "
+                                 "is lossless",
+               "lossy-logic": "lossy by logic"}[verdict]
+        lines.append(f"REFUTED ({why}): P({w['tokens']}) = {w['law']}, the target "
                      f"gives {w['target']}; TV = {report['tv']} (~{report['tv_float']:.3g}), "
                      f"{report['tv_is']}; first token TV = {report['tv_first_token']}")
+    if arith != "exact" or report["grid"] is not None:
+        from ..rounding import split_line
+
+        def value(key):
+            text = report.get(key)
+            return None if text is None else Fraction(text)
+
+        k = report.get("tv_of_first")
+        lines.append(split_line(None if arith == "exact" else arith, report["grid"],
+                                value("bias"), value("bias_exact_arith"),
+                                value("bias_grid_only"))
+                     + ("" if k is None else f" (of the first {k} tokens: lower bounds)"))
+    if "tolerance" in report and verdict in ("lossy-grid", "lossy-rounding"):
+        lines.append(f"tolerance {report['tolerance']}: the bias is "
+                     + ("within it" if report["within_tolerance"] else "ABOVE it"))
     return "\n".join(lines)

@@ -305,14 +305,16 @@ class SequenceProof:
 def sequence_certificate(enumeration: RunEnumeration, target: dict, *, verifier: Verifier,
                          pair: ContextPair, m: int, ctx=(), user: str | None = None,
                          gamma: int | None = None, arith: str | None = None,
-                         grid: int | None = None, elementwise: str = "correct") -> dict:
+                         grid: int | None = None, elementwise: str = "correct",
+                         sum_order: str | None = None) -> dict:
     """A checker certificate whose tokens are ``m``-tuples written ``"a,b"``: every path with
     its branch probabilities and output; ``claim`` is ``lossless`` when the law equals
     ``target``, else ``law`` (the paths must add up to the recorded law).
 
     It records what a replay needs: the model pair (``model``: the context table, or the
-    per-position rows, exact), ``m``, ``context``, ``arith``, ``grid``, ``elementwise``, and
-    the verifier: one of exactspec's own (``method`` its registry name, ``gamma`` and
+    per-position rows, exact), ``m``, ``context``, ``arith``, ``grid``, ``elementwise``,
+    ``sum_order`` (only when a float run declared the order of its long sums), and the
+    verifier: one of exactspec's own (``method`` its registry name, ``gamma`` and
     ``parameters`` as :meth:`Verifier.identity` gives them) or a user's (``user``: its
     ``file.py:function``, a label only: the checker replays it with ``--trust`` alone).
     """
@@ -328,7 +330,7 @@ def sequence_certificate(enumeration: RunEnumeration, target: dict, *, verifier:
         name, parameters = (user if user is not None else verifier.name), {}
     else:
         name, gamma, parameters = identity
-    return {
+    cert = {
         "kind": "exactspec-certificate",
         "version": 2,
         "method": name,
@@ -352,6 +354,9 @@ def sequence_certificate(enumeration: RunEnumeration, target: dict, *, verifier:
             for path in enumeration.path_list
         ],
     }
+    if sum_order is not None:
+        cert["sum_order"] = sum_order
+    return cert
 
 
 def prove_sequence(verifier, pair: ContextPair, m: int | None = None, ctx=(), *,

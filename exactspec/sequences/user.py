@@ -232,11 +232,11 @@ def _check_unchanged(verifier: UserVerifier, before: dict) -> None:
 
 
 # -- laws ---------------------------------------------------------------------------------------
-def _factory(arith, grid, elementwise="correct"):
+def _factory(arith, grid, elementwise="correct", sum_order=None):
     if arith is not None:
         from ..engine.float_sampler import FloatSampler
 
-        return lambda: FloatSampler(arith, grid, elementwise)
+        return lambda: FloatSampler(arith, grid, elementwise, sum_order)
     return lambda: ExactSampler(grid=grid)
 
 
@@ -393,7 +393,8 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
                 grid: int | None = None, tolerance=None,
                 max_paths: int | None = DEFAULT_MAX_PATHS, certificate: bool = False,
                 elementwise: str = "correct",
-                max_seconds: float | None = DEFAULT_MAX_SECONDS) -> dict:
+                max_seconds: float | None = DEFAULT_MAX_SECONDS,
+                sum_order: str | None = None) -> dict:
     """Prove a user's multi-position verifier on a spec; a JSON-ready report.
 
     The one entry point for a user's multi-position rule: ``exactspec tree SPEC --verifier
@@ -412,14 +413,18 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     verifier in exact arithmetic with ideal uniforms) when the run asked for is another;
     ``certificate`` (every path of the generation) on request.  ``elementwise`` (with
     ``arith``): where the float run's ``exp`` and ``log`` come from (``"correct"``,
-    ``"numpy"``, ``"torch"``), reported as ``elementwise``.
+    ``"numpy"``, ``"torch"``), reported as ``elementwise``.  ``sum_order`` (with ``arith``):
+    the declared order of the float run's sums of more than a few terms
+    (:mod:`~exactspec.engine.float_sums`; without one such a sum is refused), reported as
+    ``sum_order`` and recorded in the certificate.
 
-    A PyTorch rule on a context-free pair in exact arithmetic (no ``grid``, no
-    ``certificate``) first takes the factored route (:mod:`exactspec.sequences.factored`:
-    every draft position a tensor axis, ``route: "factored"``, ``law`` and ``target`` only
-    where the sequences are few, a ``witness`` prefix when lossy); a rule it does not track
-    takes the path route.  A call that reads only its rows (``f(s, drafts, p, q)``, a PyTorch
-    rule) is enumerated once per state on a context-free pair, not once per context.
+    A PyTorch rule on a context-free pair (no ``certificate``, ``elementwise`` correct) first
+    takes the factored route (:mod:`exactspec.sequences.factored`: every draft position a
+    tensor axis, ``route: "factored"``, ``law`` and ``target`` only where the sequences are
+    few, a ``witness`` prefix when lossy; under ``arith`` or ``grid`` its three runs each by
+    that route); a rule it does not track takes the path route.  A call that reads only its
+    rows (``f(s, drafts, p, q)``, a PyTorch rule) is enumerated once per state on a
+    context-free pair, not once per context.
     """
     spec, base = read_spec(spec, "spec", _SPEC_KEYS)
     if function is None:
@@ -455,19 +460,27 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         tolerance = Fraction(tolerance)
         if tolerance < 0:
             raise InvalidInput(f"tolerance={exact_str(tolerance)}: need a number >= 0")
+    if sum_order is not None:
+        from ..engine.float_sums import check_sum_order
+
+        if arith is None:
+            raise InvalidInput(f"sum_order={sum_order!r} applies to a float run: give arith "
+                               "(--arith float32, ...)")
+        check_sum_order(sum_order)
     rule = getattr(function, "pytorch_rule", None)
-    if rule is not None and pair.context_free_rows is not None and arith is None and \
-            grid is None and not certificate and elementwise == "correct" and m >= 2:
+    if rule is not None and pair.context_free_rows is not None and not certificate and \
+            elementwise == "correct" and m >= 2:
         from .factored import factored_report       # the draft positions as tensor axes
 
         report = factored_report(rule, pair, m, ctx, describe=verifier.describe(),
-                                 tolerance=tolerance, max_paths=max_paths)
+                                 tolerance=tolerance, max_paths=max_paths, arith=arith,
+                                 grid=grid, sum_order=sum_order)
         if report is not None:
             return report
     check_sequences(len(pair.labels), m, verifier.gamma or 0, max_paths, what="m =")
     return _report(verifier, pair, m, ctx, arith=arith, grid=grid, tolerance=tolerance,
                    max_paths=max_paths, certificate=certificate, elementwise=elementwise,
-                   max_seconds=max_seconds)
+                   max_seconds=max_seconds, sum_order=sum_order)
 
 
 class _Run:
@@ -479,19 +492,19 @@ class _Run:
 
 
 def _prove(verifier, pair, m, ctx, target, arith, grid, max_paths,
-           elementwise="correct", max_seconds=None) -> _Run:
+           elementwise="correct", max_seconds=None, sum_order=None) -> _Run:
     """The law of the first ``m`` tokens in ``arith`` (exact when ``None``) with uniforms on
-    ``grid``, every reachable (context, state) enumerated once; hidden state refused, and
-    hidden randomness under the watch of every exact run (:func:`~exactspec.engine.watch.
-    watched`)."""
+    ``grid`` (long float sums in ``sum_order``), every reachable (context, state) enumerated
+    once; hidden state refused, and hidden randomness under the watch of every exact run
+    (:func:`~exactspec.engine.watch.watched`)."""
     with watched(verifier.function):
         return _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths,
-                              elementwise, max_seconds)
+                              elementwise, max_seconds, sum_order)
 
 
 def _prove_watched(verifier, pair, m, ctx, target, arith, grid, max_paths,
-                   elementwise="correct", max_seconds=None) -> _Run:
-    factory = _factory(arith, grid, elementwise)
+                   elementwise="correct", max_seconds=None, sum_order=None) -> _Run:
+    factory = _factory(arith, grid, elementwise, sum_order)
     before = state_fingerprint(verifier.function)
     signature = _replay_signature(verifier, pair, ctx, factory)
     root = _call_law(verifier, pair, ctx, None, factory, max_paths,  # enumerated once
@@ -521,7 +534,7 @@ def _law_json(law: dict) -> dict:
 
 def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, arith, grid,
             tolerance, max_paths, certificate, elementwise="correct",
-            max_seconds=None) -> dict:
+            max_seconds=None, sum_order=None) -> dict:
     """The report of :func:`user_report`: the run asked for (``arith``, ``grid``), the same
     verifier in exact arithmetic with ideal uniforms, and in exact arithmetic on the grid."""
     from ..rounding import tolerated
@@ -538,7 +551,7 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
         raise InvalidInput(f"elementwise={elementwise!r} applies to a float run: give arith "
                            "(--arith float32, ...)")
     asked = _prove(verifier, pair, m, ctx, target, arith, grid, max_paths,
-                   elementwise, max_seconds)
+                   elementwise, max_seconds, sum_order)
     ideal = asked if on_grid is None else _prove(verifier, pair, m, ctx, target, None, None,
                                                  max_paths, max_seconds=max_seconds)
     grid_only = None
@@ -590,6 +603,7 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
         report["tv_float"] = float(tv)
     if fmt is not None:
         report["elementwise"] = elementwise
+        report["sum_order"] = sum_order
     if ideal is not asked:
         report["exact_arith"] = {
             "law": _law_json(ideal.law), "tokens_per_call": exact_str(ideal.tpc),
@@ -603,11 +617,12 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
         with watched(verifier.function):
             enumeration = enumerate_runs(lambda s: _generate(s, verifier, pair, m, ctx),
                                          keep_paths=True, max_paths=max_paths,
-                                         sampler_factory=_factory(arith, grid, elementwise))
+                                         sampler_factory=_factory(arith, grid, elementwise,
+                                                                  sum_order))
         report["certificate"] = sequence_certificate(
             enumeration, target, verifier=verifier, pair=pair, m=m, ctx=ctx,
             user=verifier.name, gamma=verifier.gamma, arith=arith, grid=grid,
-            elementwise=elementwise)
+            elementwise=elementwise, sum_order=sum_order)
     return report
 
 
@@ -638,9 +653,10 @@ def replay_certificate(cert: dict, *, verifier: Verifier | None = None,
                        function: Callable | None = None,
                        max_paths: int | None = DEFAULT_MAX_PATHS) -> dict:
     """A sequence certificate written again from what ``cert`` records: its model pair,
-    ``m``, ``context``, ``arith``, ``grid``, ``elementwise``, and the generation enumerated
-    once more through ``verifier`` (one of exactspec's own, rebuilt by the checker) or
-    ``function`` (a user's, trusted by the person checking).  The checker compares the two.
+    ``m``, ``context``, ``arith``, ``grid``, ``elementwise``, ``sum_order`` (when the run
+    declared one), and the generation enumerated once more through ``verifier`` (one of
+    exactspec's own, rebuilt by the checker) or ``function`` (a user's, trusted by the person
+    checking).  The checker compares the two.
 
     >>> from exactspec.sequences.chains import Chain
     >>> from exactspec.sequences.multitoken import prove_sequence
@@ -659,6 +675,7 @@ def replay_certificate(cert: dict, *, verifier: Verifier | None = None,
         verifier = UserVerifier(function, gamma, name=cert["method"])
         user = cert["method"]
     arith, grid, elementwise = cert["arith"], cert["grid"], cert["elementwise"]
+    sum_order = cert.get("sum_order")
     if isinstance(verifier, UserVerifier):
         def run(s):
             return _generate(s, verifier, pair, m, ctx)
@@ -666,10 +683,10 @@ def replay_certificate(cert: dict, *, verifier: Verifier | None = None,
         def run(s):
             return generate(s, verifier, pair, m, ctx)
     enumeration = enumerate_runs(run, keep_paths=True, max_paths=max_paths,
-                                 sampler_factory=_factory(arith, grid, elementwise))
+                                 sampler_factory=_factory(arith, grid, elementwise, sum_order))
     return sequence_certificate(enumeration, pair.joint(m, ctx), verifier=verifier, pair=pair,
                                 m=m, ctx=ctx, user=user, gamma=gamma, arith=arith, grid=grid,
-                                elementwise=elementwise)
+                                elementwise=elementwise, sum_order=sum_order)
 
 
 def builtin_report(spec, *, arith: str | None = None, grid: int | None = None, tolerance=None,
@@ -712,8 +729,11 @@ def _elementwise_text(report: dict) -> str:
     library = report.get("elementwise")
     if library is None:
         return ""
-    return " (exp/log correctly rounded)" if library == "correct" else \
-        f" (exp/log {library}'s {report['arith']})"
+    text = " (exp/log correctly rounded" if library == "correct" else \
+        f" (exp/log {library}'s {report['arith']}"
+    if report.get("sum_order") is not None:
+        text += f", long sums {report['sum_order']}"
+    return text + ")"
 
 
 def user_text(report: dict, max_rows: int = 24) -> str:

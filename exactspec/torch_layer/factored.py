@@ -28,8 +28,14 @@ branch of ``x_i``), computed branch by branch by the same scalar operation the p
 
 An operation that mixes two axes, a branched value deciding Python control flow, a uniform
 compared on two axes (one uniform shared by every position), two emitted tokens of one axis: :class:`~exactspec.
-torch_layer.branched.Fallback`, and the caller enumerates paths instead.  Only exact arithmetic
-takes this route (``--arith`` runs enumerate paths).
+torch_layer.branched.Fallback`, and the caller enumerates paths instead.
+
+Each of the three runs of ``--arith`` takes this route: exact arithmetic with ideal uniforms
+(above), exact arithmetic on a grid (a comparison on axis ``i`` holds with the grid count
+below the threshold on each branch, the path run's rule; a lazy count's comparisons are cut
+at grid points of the uniform itself), and the float run (:class:`FactoredFloatSampler`: the
+rows and every operation in the format, the format's generator grid, the comparisons cut
+where the path run's rounded comparisons flip).
 
 >>> from exactspec.core.dist import Dist
 >>> from exactspec.torch_layer.rule import load_pytorch_rule
@@ -41,6 +47,7 @@ takes this route (``--arith`` runs enumerate paths).
 
 from __future__ import annotations
 
+import math
 import operator
 import time
 from fractions import Fraction
@@ -48,14 +55,18 @@ from fractions import Fraction
 from ..core.errors import ExactspecError, TooLarge
 from ..core.integer_rows import exact_sum
 from ..core.rank_one import mass
+from ..engine.float_sampler import _Expr
+from ..engine.floats import FloatValue, get_format
 from ..engine.uniform import UniformView
 from . import dtypes as D
-from .branched import Branched, Fallback, LawIndex, VectorSampler
+from .branched import Branched, Fallback, LawIndex, VectorSampler, axis_of
+from .branched_float import VectorFloatSampler
 from .context import Run
 from .module import installed
 from .tensor import Tensor
 
-__all__ = ["FactoredSampler", "CallLaw", "factored_call_law", "AxisUniform"]
+__all__ = ["FactoredSampler", "FactoredFloatSampler", "CallLaw", "factored_call_law",
+           "AxisUniform"]
 
 
 class _AxisVector:
@@ -213,8 +224,13 @@ class LazyCount:
         if type(c) not in (int, Fraction):
             raise Fallback("a lazy count compared with a value that is not a number")
         split = self.sampler._axis_split.get(self.view.base.ident)
-        counts = self.law() if split is None else \
-            {k for lo, hi, k in self.intervals() if _meets(lo, hi, split)}
+        if split is None:
+            counts = self.law()
+        else:               # the pieces of [0, 1) some branch of the axis split left
+            _, below, outcome = split
+            edge = max(below) if outcome else min(below)
+            counts = {k for lo, hi, k in self.intervals()
+                      if (edge > lo if outcome else edge < hi)}
         outcomes = {op(k, c) for k in counts}
         if len(outcomes) != 1:
             raise Fallback("a lazy count compared where the answer is random")
@@ -267,10 +283,11 @@ class LazyIndicator(LazyCount):
 
 
 class FactoredSampler(VectorSampler):
-    """The exact interpreter with each draft as its own branch axis (see the module's text)."""
+    """The exact interpreter with each draft as its own branch axis (see the module's text);
+    its uniforms ideal, or on ``{0, 1/N, ..., (N-1)/N}`` with ``grid`` ``N``."""
 
-    def __init__(self, size: int):
-        super().__init__(size, None)          # ideal uniforms only
+    def __init__(self, size: int, grid: int | None = None):
+        super().__init__(size, grid)
 
     def _reset(self):
         super()._reset()
@@ -328,7 +345,7 @@ class FactoredSampler(VectorSampler):
             if (base.ident in self._spent and base.ident not in self._axis_split) or \
                     base.lo != 0 or base.hi != 1:
                 return None
-        elif (known.scale, known.shift) != (view.scale, view.shift):
+        elif self.grid is None and (known.scale, known.shift) != (view.scale, view.shift):
             raise Fallback("two views of one uniform compared lazily")
         if not view.scale > 0:
             return None
@@ -343,11 +360,30 @@ class FactoredSampler(VectorSampler):
             above, strict, truth = True, op is operator.ge, False
         else:
             return None
+        if self.grid is not None:        # on the grid: the cut a grid point, in u itself
+            t = (c - view.shift) / view.scale
+            n = self.grid
+            k = math.ceil(t * n) if strict else math.floor(t * n) + 1
+            return self._lazy_cut(base, Fraction(min(max(k, 0), n), n), above, truth)
         self._lazy[base.ident] = view
         self._spent.add(base.ident)
         self._lazy_uses[base.ident] = self._lazy_uses.get(base.ident, 0) + 1
         cut = (c - view.shift) / view.scale
         return LazyIndicator(self, view, c, above, cut, strict, truth)
+
+    def _lazy_cut(self, base, cut: Fraction, above: bool, truth: bool) -> "LazyIndicator":
+        """A lazy comparison that holds for the grid points ``u < cut`` (``above``: ``u >=
+        cut``), ``cut`` a grid point: kept on the uniform itself (a unit view), so that every
+        comparison of one uniform, whatever expression of it was compared, is one count."""
+        known = self._lazy.get(base.ident)
+        if known is None:
+            known = UniformView(base, Fraction(1), Fraction(0))
+            self._lazy[base.ident] = known
+        elif (known.scale, known.shift) != (1, 0):
+            raise Fallback("two views of one uniform compared lazily")
+        self._spent.add(base.ident)
+        self._lazy_uses[base.ident] = self._lazy_uses.get(base.ident, 0) + 1
+        return LazyIndicator(self, known, cut, above, cut, True, truth)
 
     def _force(self, ind: LazyIndicator) -> bool:
         """A lazy comparison decided in Python: ``v < c`` (or ``<=``) splits the uniform."""
@@ -366,36 +402,254 @@ class FactoredSampler(VectorSampler):
             return super(VectorSampler, self)._split_uniform(u, c, strict)
         if u.linked or u.spent or u.lo != 0 or u.hi != 1:
             raise Fallback("a branched comparison of a uniform already split")
-        never = [pr == 0 for pr in self.axes[c.axis][1].probs]
+        never = self._never_of(c.axis)
         below = []
+        n = self.grid
         for x, nev in zip(c.values, never):
             if nev:
                 below.append(Fraction(0))
                 continue
             if type(x) is not Fraction and type(x) is not int:
                 raise Fallback("a branched threshold that is not an exact number")
+            if n is not None:   # the grid points below the cut, as the path run counts them
+                x = Fraction(x)
+                a, b = x.numerator * n, x.denominator
+                k = -(-a // b) if strict else a // b + 1
+                below.append(Fraction(0) if k <= 0 else Fraction(1) if k >= n else
+                             Fraction(k, n))
+                continue
             below.append(Fraction(0) if x <= 0 else Fraction(1) if x >= 1 else Fraction(x))
+        return self._axis_choose(u, c.axis, below, f"u{u.ident} {'<' if strict else '<='} "
+                                                   f"c[x{c.axis}]")
+
+    def _never_of(self, axis: int) -> list:
+        """The branches of draft axis ``axis`` of probability 0 (their weight is 0 anyway)."""
+        return [pr == 0 for pr in self.axes[axis][1].probs]
+
+    def _axis_choose(self, u, axis: int, below: list, what: str) -> bool:
+        """One branch point on the fresh uniform ``u``: ``True`` with probability
+        ``below[x]`` on branch ``x`` of draft axis ``axis`` (``u`` below a grid point or an
+        exact cut per branch); ``u`` may be read again only by a lazy count."""
+        never = self._never_of(axis)
         self._spent.add(u.ident)
         self._spent_uniforms.append(u)
         above = [(0 if nev else 1) - b for b, nev in zip(below, never)]
-        sign = "<" if strict else "<="
         options = []
         if any(b != 0 for b in below):
-            options.append((True, _AxisVector(c.axis, below), f"u{u.ident} {sign} c[x{c.axis}]"))
+            options.append((True, _AxisVector(axis, below), what))
         if any(a != 0 for a in above):
-            options.append((False, _AxisVector(c.axis, above),
-                            f"u{u.ident} not {sign} c[x{c.axis}]"))
+            options.append((False, _AxisVector(axis, above), f"not {what}"))
         result = self._choose("uniform", options)
-        self._axis_split[u.ident] = (c.axis, below, result)
+        self._axis_split[u.ident] = (axis, below, result)
         return result
 
 
-def _meets(lo, hi, split) -> bool:
-    """Whether ``[lo, hi)`` meets the piece of ``u`` some branch of an axis split left."""
-    _, below, outcome = split
-    if outcome:
-        return any(b > lo for b in below)
-    return any(b < hi for b in below)
+class _FloatAxisExpr:
+    """``f(u) * a[x]`` under ``--arith``: an increasing rounded expression ``f(u)`` of a fresh
+    uniform on the format's grid times a value ``a`` of one draft axis, each product rounded
+    as the path run rounds it.  Compared with a threshold ``c`` (plain, or of the same axis)
+    it is one branch point whose outcome holds on branch ``x`` at the grid points where the
+    path run's comparison holds (a prefix of the grid: :meth:`FactoredFloatSampler.
+    _axis_expr_split`)."""
+
+    __slots__ = ("expr", "scale")
+    increasing = True
+
+    def __init__(self, expr, scale: Branched):
+        self.expr = expr
+        self.scale = scale
+
+    @property
+    def base(self):
+        return self.expr.base
+
+    def _float_threshold(self):        # a random value to the tensor layer
+        return None
+
+    def __lt__(self, c):
+        return self.expr.base.sampler._axis_expr_split(self, c, True)
+
+    def __le__(self, c):
+        return self.expr.base.sampler._axis_expr_split(self, c, False)
+
+    def __gt__(self, c):
+        return not self.__le__(c)
+
+    def __ge__(self, c):
+        return not self.__lt__(c)
+
+    def _refuse(self, *args):
+        raise Fallback("arithmetic on a uniform times a branched value")
+
+    __mul__ = __rmul__ = __truediv__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse
+    __neg__ = __bool__ = _refuse
+
+    def __repr__(self):
+        return f"f(u{self.expr.base.ident}) * axis{self.scale.axis}"
+
+
+def _first_true(holds, lo: int, hi: int, guess: int) -> int:
+    """The first ``j`` in ``[lo, hi)`` where the monotone predicate ``holds`` (false, then
+    true) is true, ``hi`` when none: the index the path run's bisection finds, searched by
+    galloping from ``guess`` (a few evaluations when the guess is close).
+
+    >>> _first_true(lambda j: j * j >= 50, 0, 100, 3), _first_true(lambda j: False, 0, 9, 4)
+    (8, 9)
+    >>> _first_true(lambda j: j >= 3, 0, 9, 9), _first_true(lambda j: True, 0, 9, 9)
+    (3, 0)
+    """
+    g = min(max(guess, lo), hi)
+    if g == hi or holds(g):
+        b, step = g, 1                   # the first true index is at most b; look below
+        while True:
+            a = b - step
+            if a < lo:
+                a = lo - 1
+                break
+            if not holds(a):
+                break
+            b, step = a, step * 2
+    else:
+        a, step = g, 1                   # not holds(a); look above
+        while True:
+            b = a + step
+            if b >= hi:
+                b = hi
+                break
+            if holds(b):
+                break
+            a, step = b, step * 2
+    lo, hi = a + 1, b                    # the first true index is in [a + 1, b]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+class FactoredFloatSampler(FactoredSampler, VectorFloatSampler):
+    """The factored interpreter with the rule's arithmetic in the format ``arith`` (the float
+    run of ``verify --tokens M --arith``): every branched value is the format's value the path
+    run computes on that branch, the uniforms are the format's generator grid, and each
+    comparison of a uniform with a threshold of axis ``i`` holds, per branch, on the grid
+    points where the path run's comparison holds (:mod:`.branched_float`'s rule for ``u <
+    c[x]``; for ``f(u) * a[x] < c[x]`` the cut the path run finds by bisection, branch by
+    branch).  An inverse-CDF lookup of a grid uniform (``(cdf <= u * total).sum()``) is a lazy
+    count whose every comparison is cut at a grid point as the path run cuts it.  Long float
+    sums in ``sum_order``."""
+
+    def __init__(self, size: int, arith, grid: int | None = None,
+                 sum_order: str | None = None):
+        VectorFloatSampler.__init__(self, size, arith, grid, sum_order)
+        self._split_axis = None
+
+    def _reset(self):
+        super()._reset()
+        self._guesses: dict = {}         # uniform ident -> its last lazy cut (the next guess)
+
+    def _compare(self, expr, c, strict: bool) -> bool:
+        if isinstance(c, Branched):      # branched_float's rule on the axis of c
+            self._never = self._never_of(c.axis)
+            self._split_axis = c.axis
+        return VectorFloatSampler._compare(self, expr, c, strict)
+
+    def _branched_split(self, u, below: list, what: str):
+        axis = self._split_axis
+        return self._axis_choose(u, axis, below, what.replace("[draft]", f"[x{axis}]"))
+
+    def branched_product(self, op, a, b):
+        """``f(u) * c`` of a fresh uniform's increasing expression and a branched value: a
+        :class:`_FloatAxisExpr`; any other mix of a random and a branched value falls back."""
+        u, c = (a, b) if isinstance(b, Branched) else (b, a)
+        if op is not operator.mul or not isinstance(u, _Expr) or not isinstance(c, Branched) \
+                or u.base.sampler is not self or not u.increasing:
+            raise Fallback("a branched value in arithmetic with a random value")
+        self._check_fresh(u.base)
+        return _FloatAxisExpr(u, c)
+
+    def _grid_value(self, j: int) -> FloatValue:
+        return FloatValue(self.fmt.round(Fraction(j, self.grid)), self.fmt)
+
+    def _cut(self, f, c, strict: bool, guess: int) -> int:
+        """The grid index ``k``: the path run's comparison ``f(u) < c`` (``<=``) holds
+        exactly for ``u = j / N`` with ``j < k`` (``f`` increasing, ``u`` fresh), found as
+        :meth:`~exactspec.engine.float_sampler.FloatSampler._cut_point` finds it."""
+        n = self.grid
+        if strict:
+            def holds(j):
+                return not f(self._grid_value(j)) < c
+        else:                            # f(u) <= c iff not (-f(u) < -c): the path run's form
+            minus = -c
+
+            def holds(j):
+                return -f(self._grid_value(j)) < minus
+        return _first_true(holds, 0, n, guess)
+
+    def _axis_expr_split(self, e: _FloatAxisExpr, c, strict: bool) -> bool:
+        from ..core.errors import InvalidInput
+
+        base = e.expr.base
+        self._check_fresh(base)
+        if base.linked or base.spent or base.lo != 0 or base.hi != 1:
+            raise Fallback("a branched comparison of a uniform already split")
+        axis = axis_of(e.scale, c)
+        never = self._never_of(axis)
+        cs = c.values if isinstance(c, Branched) else [c] * len(never)
+        f, n = e.expr.f, self.grid
+        identity = getattr(e.expr, "identity", False)
+        holds, guess = [], 0
+        for a, cx, nev in zip(e.scale.values, cs, never):
+            if nev:
+                holds.append(Fraction(0))
+                continue
+            try:
+                a = e.expr._scalar(a)                # as the path run's f(u) * a takes it
+                cv = self._value(cx)
+            except (InvalidInput, TypeError):
+                raise Fallback("a branched value the format cannot hold") from None
+            if not a > 0:
+                raise Fallback("a uniform times a branched value that is not positive")
+            if identity and math.isfinite(cv.value) and math.isfinite(a.value):
+                guess = math.ceil(Fraction(cv.value) / Fraction(a.value) * n)
+            k = self._cut(lambda v, a=a: f(v) * a, cv, strict, guess)
+            guess = k
+            holds.append(Fraction(k, n))
+        sign = "<" if strict else "<="
+        return self._axis_choose(base, axis, holds, f"f(u{base.ident}) * a[x{axis}] {sign} c")
+
+    def lazy_compare(self, op, a, b):
+        """``op(a, b)`` of an increasing expression of a fresh grid uniform and a plain number,
+        kept lazy (the comparison cut at the grid point where the path run cuts it); ``None``
+        for any other comparison (decided as usual)."""
+        if isinstance(a, _Expr):
+            e, c, flipped = a, b, False
+        elif isinstance(b, _Expr):
+            e, c, flipped = b, a, True
+        else:
+            return None
+        if isinstance(c, bool) or not isinstance(c, (FloatValue, int, Fraction)):
+            return None
+        base = e.base
+        if base.sampler is not self or base.linked or base.spent or not e.increasing:
+            return None
+        if base.ident not in self._lazy and (
+                (base.ident in self._spent and base.ident not in self._axis_split) or
+                base.lo != 0 or base.hi != 1):
+            return None
+        if flipped:
+            op = {operator.lt: operator.gt, operator.le: operator.ge, operator.gt: operator.lt,
+                  operator.ge: operator.le}.get(op, op)
+        if op in (operator.lt, operator.le):
+            above, strict, truth = False, op is operator.lt, True
+        elif op in (operator.gt, operator.ge):
+            above, strict, truth = True, op is operator.ge, False
+        else:
+            return None
+        k = self._cut(e.f, self._value(c), strict, self._guesses.get(base.ident, 0))
+        self._guesses[base.ident] = k
+        return self._lazy_cut(base, Fraction(k, self.grid), above, truth)
 
 
 class CallLaw:
@@ -422,14 +676,21 @@ def _as_vector(values) -> list:
     return [Fraction(v) if type(v) is not Fraction else v for v in values]
 
 
-def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None = None
+def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None = None,
+                      arith=None, grid: int | None = None, sum_order: str | None = None
                       ) -> CallLaw | None:
     """The law of one call of the PyTorch ``rule`` handed ``gamma + 1`` target rows
     ``target`` and ``gamma`` draft rows ``draft`` (exact :class:`~exactspec.core.dist.Dist`
     rows, the same at every position), every draft an axis; ``None`` when the rule does
     something this route does not track, or is refused in it (the caller enumerates paths,
     which gives the refusal its words).  More than
-    ``max_paths`` engine paths is refused (:class:`TooLarge`)."""
+    ``max_paths`` engine paths is refused (:class:`TooLarge`).
+
+    In exact arithmetic the uniforms are ideal, or on ``grid``; with ``arith`` (a float
+    format) the float run (:class:`FactoredFloatSampler`): the rows rounded into the format
+    and held in a tensor of its dtype, every operation rounded, the uniforms on the format's
+    generator grid unless ``grid`` says otherwise, long float sums in ``sum_order``; the
+    drafts follow the exact draft row."""
     start = time.process_time()
     if any(type(v) is not Fraction for v in list(target.probs) + list(draft.probs)):
         if any(not isinstance(v, (int, Fraction)) for v in list(target.probs) +
@@ -438,17 +699,24 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
     p = _as_vector(target.probs)
     q = _as_vector(draft.probs)
     n = len(p)
-    s = FactoredSampler(n)
+    if arith is None:
+        s, fmt, dtype = FactoredSampler(n, grid), None, D.float64
+        p_held, q_held = p, q
+    else:
+        fmt = get_format(arith)
+        s, dtype = FactoredFloatSampler(n, fmt, grid, sum_order), D.DTYPES[fmt.name]
+        p_held = [FloatValue(fmt.round(v), fmt) for v in p]
+        q_held = [FloatValue(fmt.round(v), fmt) for v in q]
     terms: list = []
     paths = 0
     axes = 0
     try:
         while True:
             s._reset()
-            run = Run(s, None)
+            run = Run(s, fmt)
             with installed(run):
-                p_rows = Tensor.new(p * (gamma + 1), (gamma + 1, n), D.float64)
-                q_rows = Tensor.new(q * gamma, (gamma, n), D.float64)
+                p_rows = Tensor.new(p_held * (gamma + 1), (gamma + 1, n), dtype)
+                q_rows = Tensor.new(q_held * gamma, (gamma, n), dtype)
                 run.draft = (q_rows, q_rows._st.version, draft)
                 try:
                     result = rule.function(p_rows, q_rows)
