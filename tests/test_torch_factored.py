@@ -662,3 +662,23 @@ def test_the_factored_float_report_has_its_documented_keys(capsys):
     assert set(r["exact_arith"]) == {"tokens_per_call", "paths", "lossless", "law", "differs"}
     assert r["sum_order"] is None and r["elementwise"] == "correct"
     assert r["verdict"] == "lossy-rounding" and r["exact_arith"]["lossless"]
+
+
+def _engine_float_cases():
+    for spec in ENGINE_RULES:
+        heavy = "vllm" in spec                 # its path route under --arith: about 5 s at M = 3
+        for arith in ("float32", "float16"):
+            for m in (2, 3):
+                yield pytest.param(spec, arith, m,
+                                   marks=[pytest.mark.slow] if heavy and m == 3 else [],
+                                   id=f"{Path(spec).name}-{arith}-{m}")
+
+
+@pytest.mark.parametrize("spec, arith, m", list(_engine_float_cases()))
+def test_engine_samplers_float_runs_factored_equal_paths(spec, arith, m):
+    """The k-position Hugging Face and vLLM-style samplers under ``--arith``: the three runs
+    by the factored route (a residual normalised by a long sum in a declared order, a race
+    per noise row over float weights) give the path route's verdict, TVs and laws."""
+    fast, slow = _both_arith(spec, *PAIRS[0], m, arith=arith, sum_order="sequential")
+    assert fast["route"] == "factored"
+    _same_runs(fast, slow)
