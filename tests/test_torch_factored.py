@@ -238,11 +238,16 @@ def test_fallback_refused_up_front_at_large_vocabulary():
     assert time.process_time() - start < 30
 
 
+def _ramp_and_uniform(n: int) -> tuple[str, str]:
+    """``p`` proportional to ``1 .. n`` and the uniform ``q``, as ``--p``/``--q`` strings."""
+    return (",".join(f"{k + 1}/{n * (n + 1) // 2}" for k in range(n)),
+            ",".join([f"1/{n}"] * n))
+
+
 def test_chain_factored_at_vocabulary_50():
     """A size the path route cannot reach (50^3 draft combinations per call): proved."""
     n = 50
-    p = ",".join(f"{k + 1}/{n * (n + 1) // 2}" for k in range(n))
-    q = ",".join(["1/50"] * n)
+    p, q = _ramp_and_uniform(n)
     rule = load_pytorch_rule(f"{CHAIN}:chain")
     pair = ContextPair.context_free(p, q)
     r = user_report({"m": 4}, pytorch_whole_call(rule, 4), pair=pair, m=4)
@@ -579,8 +584,7 @@ def test_sum_order_on_the_command_line(variants, capsys, tmp_path):
 def test_chain_float_run_at_vocabulary_50():
     """A size the path route cannot reach under --arith either: the three runs factored."""
     n = 50
-    p = ",".join(f"{k + 1}/{n * (n + 1) // 2}" for k in range(n))
-    q = ",".join(["1/50"] * n)
+    p, q = _ramp_and_uniform(n)
     rule = load_pytorch_rule(f"{CHAIN}:chain")
     pair = ContextPair.context_free(p, q)
     r = user_report({"m": 3}, pytorch_whole_call(rule, 3), pair=pair, m=3, arith="float32")

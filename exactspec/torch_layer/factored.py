@@ -282,6 +282,21 @@ class LazyIndicator(LazyCount):
         return self.sampler._force(self)
 
 
+
+def _cut_side(op, flipped: bool):
+    """How ``v op c`` cuts a uniform view ``v`` (``c op v`` when ``flipped``): ``(above,
+    strict, truth)``, the outcome kept being ``v`` below the cut (``v < c``, ``v <= c``) or
+    above it (``v > c``, ``v >= c``, stored as the complement of ``v < c`` or ``v <= c``);
+    ``None`` for any other comparison."""
+    if flipped:
+        op = {operator.lt: operator.gt, operator.le: operator.ge, operator.gt: operator.lt,
+              operator.ge: operator.le}.get(op, op)
+    if op in (operator.lt, operator.le):
+        return False, op is operator.lt, True
+    if op in (operator.gt, operator.ge):
+        return True, op is operator.ge, False
+    return None
+
 class FactoredSampler(VectorSampler):
     """The exact interpreter with each draft as its own branch axis (see the module's text);
     its uniforms ideal, or on ``{0, 1/N, ..., (N-1)/N}`` with ``grid`` ``N``."""
@@ -351,15 +366,10 @@ class FactoredSampler(VectorSampler):
             return None
         c = Fraction(c)
         # v op c with the view on the left: v < c, v <= c (below), v > c, v >= c (above)
-        if flipped:
-            op = {operator.lt: operator.gt, operator.le: operator.ge, operator.gt: operator.lt,
-                  operator.ge: operator.le}.get(op, op)
-        if op in (operator.lt, operator.le):
-            above, strict, truth = False, op is operator.lt, True
-        elif op in (operator.gt, operator.ge):
-            above, strict, truth = True, op is operator.ge, False
-        else:
+        side = _cut_side(op, flipped)
+        if side is None:
             return None
+        above, strict, truth = side
         if self.grid is not None:        # on the grid: the cut a grid point, in u itself
             t = (c - view.shift) / view.scale
             n = self.grid
@@ -638,15 +648,10 @@ class FactoredFloatSampler(FactoredSampler, VectorFloatSampler):
                 (base.ident in self._spent and base.ident not in self._axis_split) or
                 base.lo != 0 or base.hi != 1):
             return None
-        if flipped:
-            op = {operator.lt: operator.gt, operator.le: operator.ge, operator.gt: operator.lt,
-                  operator.ge: operator.le}.get(op, op)
-        if op in (operator.lt, operator.le):
-            above, strict, truth = False, op is operator.lt, True
-        elif op in (operator.gt, operator.ge):
-            above, strict, truth = True, op is operator.ge, False
-        else:
+        side = _cut_side(op, flipped)
+        if side is None:
             return None
+        above, strict, truth = side
         k = self._cut(e.f, self._value(c), strict, self._guesses.get(base.ident, 0))
         self._guesses[base.ident] = k
         return self._lazy_cut(base, Fraction(k, self.grid), above, truth)
