@@ -1241,13 +1241,13 @@ def _run_command(args) -> int:
 
 
 def _report(err: Exception) -> int:
-    from .core.errors import ExactspecError, TooLarge, Undecided
+    from .core.errors import ExactspecError, TooLarge, Undecided, names_its_line
 
     if isinstance(err, Undecided):
         print(f"undecided: {err}", file=sys.stderr)
         return EXIT_UNDECIDED
     if isinstance(err, (ExactspecError, TooLarge)):
-        where = "" if " (in " in str(err) else _user_frame(err, only_user=True)
+        where = "" if names_its_line(err) else _user_frame(err, only_user=True)
         print(f"error: {_one_line(err)}{where}", file=sys.stderr)
         return EXIT_USAGE
     where = _user_frame(err)

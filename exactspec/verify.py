@@ -16,7 +16,7 @@ from typing import Any
 
 from .core.dist import Dist, exact_str, total_variation
 from .engine.exact import DEFAULT_MAX_PATHS, Enumeration, enumerate_paths
-from .core.errors import InvalidInput
+from .core.errors import InvalidInput, names_its_line
 from .methods import Method, get_method
 
 __all__ = ["Verification", "verify", "simulate", "certificate_of", "certificate_paths",
@@ -410,7 +410,7 @@ def _user_errors(run, name: str):
             return run(s, p, q, k)
         except InvalidInput as err:
             where = _user_line(err.__traceback__)
-            if not where or " (in " in str(err):
+            if not where or names_its_line(err):
                 raise
             text = str(err)
             for arg in ("p ", "q "):  # Dist's default name: here it is the verifier's value

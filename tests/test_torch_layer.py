@@ -499,6 +499,18 @@ def test_refusals_are_one_line_exit_2(capsys, tmp_path, body, message):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+@pytest.mark.parametrize("tokens", [[], ["--tokens", "3"]])
+def test_a_refusal_names_the_users_line_once(capsys, tmp_path, tokens):
+    """The layer's refusal names the file and line itself; neither the one-position route nor
+    the multi-position one adds it again, nor calls it a value the verifier built."""
+    path = rule_file(tmp_path, "def f(p, q):\n    x = torch.multinomial(q, 1)\n"
+                               "    return torch.fft.fft(p)\n")
+    code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q",
+                       "1/3,1/3,1/3", *tokens)
+    assert code == 2
+    assert err.strip() == "error: torch.fft is outside exactspec's tensor layer (rule.py:4)"
+
+
 def test_a_long_float_sum_under_arith_is_refused_in_one_line(capsys):
     p, q = ",".join(["1/5"] * 5), ",".join(["1/10"] * 4 + ["3/5"])
     code, _, err = cli(capsys, "verify", f"{HF}:sample", "--p", p, "--q", q, "--arith", "float32")

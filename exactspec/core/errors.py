@@ -30,6 +30,19 @@ class Undecided(ExactspecError):
     """Symbolic work met a sign it could not decide."""
 
 
+def names_its_line(err: BaseException) -> bool:
+    """Whether ``err``'s message already names the user's file and line (the tensor layer's
+    refusals, :func:`exactspec.torch_layer.context.refuse`, and messages that say
+    `` (in FILE line N)``), so that no caller adds it again.
+
+    >>> names_its_line(InvalidInput("bad (in rule.py line 3)"))
+    True
+    >>> names_its_line(InvalidInput("bad"))
+    False
+    """
+    return getattr(err, "user_line", None) is not None or " (in " in str(err)
+
+
 def did_you_mean(word: str, choices) -> str:
     """`` (did you mean 'rrs'?)`` naming the choices close to a mistyped ``word``, or ``''``.
 

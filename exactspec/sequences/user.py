@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.dist import Dist, exact_str, residual  # noqa: F401 (residual: for doctests)
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, names_its_line
 from ..engine.exact import MAX_SECONDS, ExactSampler
 from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
 from ..engine.runs import enumerate_runs
@@ -179,7 +179,7 @@ def _call_user(function, args):
     try:
         return function(*args)
     except InvalidInput as err:
-        if isinstance(err, HiddenState) or " (in " in str(err):
+        if isinstance(err, HiddenState) or names_its_line(err):
             raise
         where = _user_line(err.__traceback__)
         if not where:

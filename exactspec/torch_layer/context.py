@@ -70,9 +70,16 @@ def user_line() -> str:
 
 def refuse(message: str) -> InvalidInput:
     """An :class:`InvalidInput` saying ``message`` and the user's file and line (to raise)."""
-    return InvalidInput(f"{message} ({user_line()})")
+    return _naming(InvalidInput, message)
 
 
 def undecided(message: str) -> Undecided:
     """An :class:`Undecided` saying ``message`` and the user's file and line (to raise)."""
-    return Undecided(f"{message} ({user_line()})")
+    return _naming(Undecided, message)
+
+
+def _naming(kind, message: str):
+    line = user_line()
+    err = kind(f"{message} ({line})")
+    err.user_line = line          # named once: no caller adds the line again
+    return err
