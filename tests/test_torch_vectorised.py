@@ -530,7 +530,6 @@ def test_a_process_with_a_second_thread_runs_the_three_runs_itself():
     import threading
 
     import exactspec.rounding as rounding
-    from exactspec.engine.floats import get_format
     from exactspec.methods import get_method
 
     p = Dist.parse(",".join(f"{i}/528" for i in range(1, 33)))
@@ -540,8 +539,7 @@ def test_a_process_with_a_second_thread_runs_the_three_runs_itself():
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert rounding._side_runs(m, p, q, 1, get_format("float32"), None, 2**24,
-                                   "torch-avx2") is None
+        assert rounding._side_runs(m, p, q, 1, [(None, "float32", "torch-avx2")]) is None
     finally:
         stop.set()
         other.join()
