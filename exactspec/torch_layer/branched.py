@@ -478,6 +478,27 @@ def rational_extreme(xs, ys, maximum: bool):
             for x, y in zip(xs, ys)]
 
 
+def _complement(row: list) -> list:
+    """``[1 - b for b in row]``: for a ``Fraction`` ``n / d``, ``(d - n) / d``, already in
+    lowest terms (``gcd(d - n, d) = gcd(n, d)``).
+
+    >>> _complement([Fraction(1, 3), Fraction(1), 0])
+    [Fraction(2, 3), Fraction(0, 1), 1]
+    """
+    out = []
+    append = out.append
+    new = object.__new__
+    for b in row:
+        if type(b) is Fraction:
+            f = new(Fraction)
+            f._numerator = b._denominator - b._numerator
+            f._denominator = b._denominator
+            append(f)
+        else:
+            append(1 - b)
+    return out
+
+
 def _below_ideal(x):
     """``P(u < x) = P(u <= x)`` for an ideal uniform on ``[0, 1)``: ``x`` clipped to [0, 1].
 
@@ -516,6 +537,8 @@ class _Vector:
     def __mul__(self, o):
         if isinstance(o, _Vector):
             return _Vector([a * b for a, b in zip(self.values, o.values)])
+        if type(o) in (int, Fraction) and o == 1:       # the weight of a path's first split
+            return _Vector(self.values)
         return _Vector([a * o for a in self.values])
 
     __rmul__ = __mul__
@@ -621,7 +644,7 @@ class VectorSampler(ExactSampler):
 
     def _choose_split(self, below: list, what: str) -> bool:
         """The branch point of a split: ``True`` with weight ``below[x]`` on branch ``x``."""
-        above = [1 - b for b in below]
+        above = _complement(below)
         options = []
         if any(b != 0 for b in below):
             options.append((True, _Vector(below), what))
@@ -658,6 +681,8 @@ class _PairVector:
             return _PairVector(*([a * b for a, b in zip(x, y)]
                                  for x, y in zip(self.values, o.values)))
         if isinstance(o, (int, Fraction)):
+            if o == 1:                                  # the weight of a path's first split
+                return _PairVector(*self.values)
             return _PairVector(*([a * o for a in x] for x in self.values))
         return NotImplemented
 
@@ -724,7 +749,7 @@ class PairSampler(VectorSampler):
     def _choose_split(self, below, what: str) -> bool:
         if type(below) is not Pair:
             raise PairFallback("a split without its weights on the grid")
-        above = [[1 - b for b in run] for run in below]
+        above = [_complement(run) for run in below]
         holds = [any(b != 0 for b in run) for run in below]
         fails = [any(a != 0 for a in run) for run in above]
         options = []

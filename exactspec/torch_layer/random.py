@@ -33,7 +33,9 @@ import math
 from fractions import Fraction
 
 from ..core.dist import Dist
+from ..core.integer_rows import float_fraction
 from ..engine.exact import ExactSampler
+from ..engine.floats import FloatValue
 from . import dtypes as D
 from .branched import Branched, LawIndex
 from .context import current, refuse, undecided
@@ -170,14 +172,22 @@ class RaceScore:
         return f"score{self.noise_index}(noise{self.noise.ident})"
 
 
-def race_scores(weights, noise):
-    """``[w / e for w, e in zip(weights, noise)]`` for a row of exact rationals over a row of
-    noise values, computed as :meth:`NoiseValue.__rtruediv__` does; ``None`` for other rows
-    (the caller computes element by element)."""
+def race_scores(weights, noise, fmt_name=None):
+    """``[w / e for w, e in zip(weights, noise)]`` for a row of weights over a row of noise
+    values, computed as :meth:`NoiseValue.__rtruediv__` does: exact rationals in the exact
+    run, finite values of the format ``fmt_name`` (taken at their exact binary values) under
+    ``--arith``; ``None`` for other rows (the caller computes element by element)."""
     out = []
     append = out.append
     for w, e in zip(weights, noise):
-        if type(e) is not NoiseValue or type(w) is not Fraction:
+        if type(e) is not NoiseValue:
+            return None
+        if fmt_name is None:
+            if type(w) is not Fraction:
+                return None
+        elif type(w) is FloatValue and w.fmt.name == fmt_name and math.isfinite(w.value):
+            w = float_fraction(w.value)
+        else:
             return None
         s = e.scale
         append(RaceScore(e.noise, e.noise_index, w if s == 1 else w / s, True))

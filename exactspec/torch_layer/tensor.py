@@ -734,6 +734,10 @@ class Tensor:
         if compare:
             out = [decide(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
             return Tensor.new(out, shape, D.bool_)
+        if op is operator.truediv and n >= float_rows.MIN_ROW and dtype.kind == "float":
+            out = OPS["race_scores"](av, bv, None if current().exact else dtype.name)
+            if out is not None:                  # w / E of a race, on a whole row
+                return Tensor.new(out, shape, dtype)
         if dtype.kind == "float" and not current().exact and n >= float_rows.MIN_ROW:
             xs = [cast(x, dtype) for x in av] if isinstance(a, Tensor) else [cast(a, dtype)] * n
             ys = [cast(y, dtype) for y in bv] if isinstance(b, Tensor) else [cast(b, dtype)] * n
@@ -741,11 +745,6 @@ class Tensor:
             if out is None:
                 out = [arith(op, x, y) for x, y in zip(xs, ys)]
             return Tensor.new(out, shape, dtype)
-        if op is operator.truediv and current().exact and n >= float_rows.MIN_ROW and \
-                dtype.kind == "float":
-            out = OPS["race_scores"](av, bv)     # w / E of a race, on a whole row
-            if out is not None:
-                return Tensor.new(out, shape, dtype)
         out = [arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
         return Tensor.new(out, shape, dtype)
 
