@@ -224,7 +224,8 @@ class BiasSplit:
     run with ideal uniforms; ``grid_only`` the exact arithmetic on the run's uniform grid (the
     float run's generator grid, or ``grid``; without ``arith`` it is the run asked for; ``None``
     when there is no grid or it cannot be computed).  ``bias``, ``bias_exact_arith`` and
-    ``bias_grid_only`` are exact TVs to ``p``.
+    ``bias_grid_only`` are exact TVs to ``p``.  ``pair_run``: ``exact`` and ``grid_only`` came
+    from one run of a PyTorch rule's body (:func:`split_bias`'s Notes).
     """
 
     method: Any
@@ -240,6 +241,7 @@ class BiasSplit:
     logits: bool = False
     elementwise: str = "correct"
     sum_order: str | None = None
+    pair_run: bool = False
 
     def __post_init__(self):
         self.bias_exact_arith, self.differences_exact_arith = _run_tv(self.exact, self.p)
@@ -622,12 +624,18 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
 
     Notes
     -----
-    A one-position PyTorch rule runs its three runs with its draft as a tensor axis where it
-    can (:mod:`exactspec.torch_layer.branched`), the float run too unless the rows are
-    logits; on rows of at least :data:`PARALLEL_MIN_TOKENS` tokens the float run and the
-    exact run on the grid run in two forked processes beside the exact run
-    (:func:`_side_runs`; where that cannot be done, or a forked run does not complete, they
-    run here, one after the other).
+    A one-position PyTorch rule runs its runs with its draft as a tensor axis where it can
+    (:mod:`exactspec.torch_layer.branched`), the float run too unless the rows are logits.
+    Exact arithmetic with ideal uniforms and exact arithmetic on the grid compute the same
+    values and differ only in the law of a uniform; where the rule reads a uniform's law
+    only in comparisons ``u < c[draft]`` of a fresh uniform (its draws, races and drafts do
+    not read one), the two come from one run of the body carrying both weights
+    (:class:`~exactspec.torch_layer.branched.PairSampler`, :attr:`BiasSplit.pair_run`);
+    otherwise they are two runs.  On rows of at least :data:`PARALLEL_MIN_TOKENS` tokens the
+    float run (and the exact run on the grid when it is a run of its own) runs in a forked
+    process beside this one, which sends its law and its TV to ``p`` back as integers
+    (:func:`_side_runs`; where that cannot be done, or a forked run does not complete, it
+    runs here).
     """
     if tolerance is not None:
         tolerance = Fraction(tolerance) if not isinstance(tolerance, str) else \
@@ -722,4 +730,4 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                 raise
             grid_only = None
     return BiasSplit(m, p, q, k, fmt.name if fmt else None, grid, exact, rounded, grid_only,
-                     tolerance, use_logits, elementwise, sum_order)
+                     tolerance, use_logits, elementwise, sum_order, pair is not None)

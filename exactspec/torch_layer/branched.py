@@ -38,7 +38,17 @@ the law is the path enumeration's law whenever the fast path completes.
 
 The float run (``--arith``) takes the fast path too, with the format's values on every branch
 and its generator grid for the uniforms (:mod:`.branched_float`); its whole-row operations
-run through NumPy (:mod:`.float_rows`).
+run through NumPy (:mod:`.float_rows`).  Whole rows of exact rationals are computed on their
+numerators and denominators (:func:`rational_row`, :func:`rational_extreme`): the same
+reduced fractions as the operators, one gcd each.
+
+Exact arithmetic with ideal uniforms and on a grid (``verify --arith``'s second and third
+runs) compute the same values: draws, races and the draft do not read a uniform, so the laws
+differ only where a uniform is compared.  :class:`PairSampler` runs the body once for both,
+each comparison ``u < c[draft]`` of a fresh uniform carrying the pair of weights
+(``P(u < c[x])`` ideal and on the grid, a :class:`Pair`); any other read of the grid (a
+comparison with a constant, an inverse CDF, uniforms compared jointly) raises
+:class:`PairFallback`, and the caller makes the two runs apart.
 
 >>> b = Branched([1, 2, 3])
 >>> b * 2 + 1
