@@ -590,6 +590,21 @@ class _SideRuns:
             receive.close()
 
 
+def _gc_paused(function):
+    """``function`` with the cyclic garbage collector paused
+    (:func:`exactspec.torch_layer.rule.gc_paused`; imported when called)."""
+    import functools
+
+    @functools.wraps(function)
+    def paused(*args, **kwargs):
+        from .torch_layer.rule import gc_paused
+
+        return gc_paused(function)(*args, **kwargs)
+
+    return paused
+
+
+@_gc_paused
 def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                grid: int | None = None, tolerance=None, logits_p=None, logits_q=None,
                labels=None, max_paths: int | None = DEFAULT_MAX_PATHS,

@@ -707,3 +707,30 @@ def test_a_process_with_a_second_thread_runs_every_run_itself():
     finally:
         stop.set()
         other.join()
+
+
+def test_the_garbage_collector_is_paused_only_during_the_runs():
+    """The vectorised runs pause the cyclic garbage collector and resume it after, also when
+    the rule is refused; a collector that was off stays off."""
+    import gc
+
+    from exactspec.rounding import split_bias
+
+    p, q = INSTANCES[0]
+    seen = []
+    rule = load_pytorch_rule(f"{ENGINES / 'vllm_rejection_sampler.py'}:sample")
+    body = rule.function
+    rule.function = lambda *a: seen.append(gc.isenabled()) or body(*a)
+    assert gc.isenabled()
+    assert rule.vectorised_pair(p, q, 2**24) is not None and seen == [False]
+    assert gc.isenabled()
+    with pytest.raises(InvalidInput):
+        split_bias(f"{ENGINES / 'vllm_rejection_sampler.py'}:sample_copy_noise", p, q,
+                   arith="float32")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        split_bias(f"{ENGINES / 'vllm_rejection_sampler.py'}:sample", p, q, arith="float32")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

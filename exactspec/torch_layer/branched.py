@@ -427,12 +427,38 @@ def _sub(xn, xd, yn, yd):
     return _fraction(xn * yd - yn * xd, xd * yd)
 
 
+def _reduced(n: int, d: int) -> Fraction:
+    f = object.__new__(Fraction)
+    f._numerator = n
+    f._denominator = d
+    return f
+
+
 def _mul(xn, xd, yn, yd):
-    return _fraction(xn * yn, xd * yd)
+    """The product reduced as ``Fraction`` reduces it: by the gcds across the two operands."""
+    g1 = math.gcd(xn, yd)
+    if g1 > 1:
+        xn //= g1
+        yd //= g1
+    g2 = math.gcd(yn, xd)
+    if g2 > 1:
+        yn //= g2
+        xd //= g2
+    return _reduced(xn * yn, xd * yd)
 
 
 def _div(xn, xd, yn, yd):
-    return _fraction(xn * yd, xd * yn) if yn > 0 else _fraction(-xn * yd, -xd * yn)
+    """The quotient reduced as ``Fraction`` reduces it (``yn != 0``)."""
+    g1 = math.gcd(xn, yn)
+    if g1 > 1:
+        xn //= g1
+        yn //= g1
+    g2 = math.gcd(yd, xd)
+    if g2 > 1:
+        xd //= g2
+        yd //= g2
+    n, d = xn * yd, yn * xd
+    return _reduced(-n, -d) if d < 0 else _reduced(n, d)
 
 
 _ROW_OPS = {operator.add: _add, operator.sub: _sub, operator.mul: _mul,

@@ -20,6 +20,8 @@ under ``--arith``.
 
 from __future__ import annotations
 
+import functools
+import gc
 import importlib.util
 import inspect
 import sys
@@ -38,7 +40,25 @@ from .module import installed
 from .tensor import Tensor
 from .values import cast
 
-__all__ = ["PyTorchRule", "load_pytorch_rule"]
+__all__ = ["PyTorchRule", "load_pytorch_rule", "gc_paused"]
+
+
+def gc_paused(function):
+    """``function`` run with Python's cyclic garbage collector paused (and resumed after, if
+    it was on): a run at vocabulary size makes millions of short-lived objects (rationals,
+    values of a format, rows) that reference counting frees, and the collector's passes over
+    them cost about a fifth of the run."""
+    @functools.wraps(function)
+    def paused(*args, **kwargs):
+        on = gc.isenabled()
+        gc.disable()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            if on:
+                gc.enable()
+
+    return paused
 
 
 def _positional(function) -> list | None:
@@ -208,6 +228,7 @@ class PyTorchRule:
                                    f"{err}{_user_where(err, self.path)}") from None
         return p.labels[index]
 
+    @gc_paused
     def vectorised(self, p, q, grid: int | None = None, arith=None,
                    sum_order: str | None = None):
         """The exact :class:`~exactspec.engine.exact.Enumeration` of the rule with its draft
@@ -247,6 +268,7 @@ class PyTorchRule:
                            seconds=time.process_time() - start, draft_axis=n,
                            floats=floats + floats_converted() - converted)
 
+    @gc_paused
     def vectorised_pair(self, p, q, grid: int):
         """The two exact enumerations of :meth:`vectorised` with ideal uniforms and on the
         uniform grid of ``grid`` points, from one run of the body
