@@ -739,8 +739,8 @@ class Tensor:
             if out is not None:                  # w / E of a race, on a whole row
                 return Tensor.new(out, shape, dtype)
         if dtype.kind == "float" and not current().exact and n >= float_rows.MIN_ROW:
-            xs = [cast(x, dtype) for x in av] if isinstance(a, Tensor) else [cast(a, dtype)] * n
-            ys = [cast(y, dtype) for y in bv] if isinstance(b, Tensor) else [cast(b, dtype)] * n
+            xs = cast_row(av, dtype) if isinstance(a, Tensor) else [cast(a, dtype)] * n
+            ys = cast_row(bv, dtype) if isinstance(b, Tensor) else [cast(b, dtype)] * n
             out = float_rows.binary(op, xs, ys, FORMATS[dtype.name])   # a whole row by NumPy
             if out is None:
                 out = [arith(op, x, y) for x, y in zip(xs, ys)]
@@ -1302,8 +1302,8 @@ def _extreme(a, b, maximum: bool):
                 sampler.floats += len(av) - 1
             return Tensor.new(rational_extreme(av, [y] * len(av), maximum), shape, dtype)
     if dtype.kind == "float" and not current().exact and len(av) >= float_rows.MIN_ROW:
-        xs = [cast(x, dtype) for x in av]
-        ys = [cast(y, dtype) for y in bv] if isinstance(b, Tensor) else [cast(b, dtype)] * len(av)
+        xs = cast_row(av, dtype)
+        ys = cast_row(bv, dtype) if isinstance(b, Tensor) else [cast(b, dtype)] * len(av)
         out = float_rows.extreme(xs, ys, FORMATS[dtype.name], maximum)   # by NumPy
         if out is not None:
             return Tensor.new(out, shape, dtype)

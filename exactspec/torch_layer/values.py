@@ -176,10 +176,18 @@ def cast_row(values, dtype) -> list:
     ([Fraction(1, 2), Fraction(3, 1)], [3])
     """
     if dtype.kind == "float":
-        keep = KEPT_BY_FLOAT_CAST if CURRENT[-1].fmt is not None else \
-            KEPT_BY_FLOAT_CAST | {Fraction}
+        if CURRENT[-1].fmt is None:
+            keep = KEPT_BY_FLOAT_CAST | {Fraction}
+            name = None
+        else:                       # under --arith: values of the dtype's format too
+            keep = KEPT_BY_FLOAT_CAST
+            name = dtype.name
         for v in values:
-            if type(v) not in keep:
+            t = type(v)
+            if t is FloatValue:
+                if v.fmt.name != name:
+                    break
+            elif t not in keep:
                 break
         else:
             return list(values)
