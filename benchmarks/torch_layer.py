@@ -20,9 +20,10 @@ and the CPU seconds of each.
 With ``--arith FORMAT`` each rule is run as ``verify --arith`` runs it
 (:func:`exactspec.rounding.split_bias`, long sums in ``--sum-order``, default ``torch-avx2``):
 the float run, exact arithmetic with ideal uniforms and exact arithmetic on the format's grid,
-all three with the draft as a tensor axis (on long rows the float run and the grid run in two
-forked processes beside the exact run); prints the seconds of each run, the CPU seconds of the
-whole (its processes together) and its wall seconds, the verdict and the three TVs.
+all with the draft as a tensor axis, the two exact ones from one run of the body where the
+rule allows it (``exact+grid``; on long rows the float run in a forked process beside it);
+prints the CPU seconds of each run, the CPU seconds of the whole (its processes together) and
+its wall seconds, the verdict and the three TVs.
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ def float_runs(vocab: int, p: Dist, q: Dist, arith: str, order: str) -> None:
         verdict = split.verdict
         seconds, wall = _cpu() - start, time.perf_counter() - wall
         runs = {arith: split.rounded, "exact": split.exact, "grid": split.grid_only}
+        if split.pair_run:          # the two exact runs from one run of the body
+            runs = {arith: split.rounded, "exact+grid": split.exact}
         each = "  ".join(f"{name} {run.enumeration.seconds:6.2f} s ({run.paths} paths)"
                          for name, run in runs.items())
         print(f"V={vocab:6d}  {label}  {each}  all {seconds:6.2f} s CPU, {wall:6.2f} s wall",

@@ -139,11 +139,32 @@ def _tv(law: dict, target: Dist):
     return tv, {t: d for t, d in diffs.items() if signs[t] != 0}
 
 
+def _with_tv(run: Verification, p: Dist, tv) -> Verification:
+    """``run`` with its TV to ``p`` and differences (:func:`_tv`) when already known (a
+    forked run computes them where it ran)."""
+    if tv is not None:
+        run.__dict__["_tv_to"] = (p, tv)
+    return run
+
+
+def _run_tv(run: Verification, p: Dist):
+    """:func:`_tv` of ``run``'s law to ``p``, computed once per run."""
+    known = run.__dict__.get("_tv_to")
+    if known is not None and known[0] is p:
+        return known[1]
+    tv = _tv(run.law, p)
+    run.__dict__["_tv_to"] = (p, tv)
+    return tv
+
+
 def _tv_rows(law: dict, target: Dist):
     """:func:`_tv` on integer rows when every value is a rational; ``None`` otherwise."""
+    from .core.dist import integer_row_of
+
     labels = target.labels
     a = integer_row([law[t] for t in labels])
-    b = integer_row([target[t] for t in labels]) if a is not None else None
+    b = (integer_row_of(target) or integer_row([target[t] for t in labels])) \
+        if a is not None else None
     if b is None:
         return None
     (ia, da), (ib, db) = a, b
@@ -203,7 +224,8 @@ class BiasSplit:
     run with ideal uniforms; ``grid_only`` the exact arithmetic on the run's uniform grid (the
     float run's generator grid, or ``grid``; without ``arith`` it is the run asked for; ``None``
     when there is no grid or it cannot be computed).  ``bias``, ``bias_exact_arith`` and
-    ``bias_grid_only`` are exact TVs to ``p``.
+    ``bias_grid_only`` are exact TVs to ``p``.  ``pair_run``: ``exact`` and ``grid_only`` came
+    from one run of a PyTorch rule's body (:func:`split_bias`'s Notes).
     """
 
     method: Any
@@ -219,12 +241,13 @@ class BiasSplit:
     logits: bool = False
     elementwise: str = "correct"
     sum_order: str | None = None
+    pair_run: bool = False
 
     def __post_init__(self):
-        self.bias_exact_arith, self.differences_exact_arith = _tv(self.exact.law, self.p)
-        self.bias, self.differences = _tv(self.run.law, self.p)
-        self.bias_grid_only = None if self.grid_only is None else _tv(self.grid_only.law,
-                                                                       self.p)[0]
+        self.bias_exact_arith, self.differences_exact_arith = _run_tv(self.exact, self.p)
+        self.bias, self.differences = _run_tv(self.run, self.p)
+        self.bias_grid_only = None if self.grid_only is None else _run_tv(self.grid_only,
+                                                                           self.p)[0]
 
     @property
     def verdict(self) -> str:
@@ -425,19 +448,19 @@ def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, a
                         enumeration, grid=grid, arith=arith, sum_order=sum_order)
 
 
-#: A one-position PyTorch rule on rows at least this long runs its float run and its exact run
-#: on the grid in two forked processes while this one runs the exact run (Linux, two cores or
-#: more, a process of one thread): the three runs are independent, and at 152,064 tokens each
-#: takes about ten seconds.
+#: A one-position PyTorch rule on rows at least this long runs its float run in a forked
+#: process while this one runs exact arithmetic (Linux, two cores or more, a process of one
+#: thread): the runs are independent, and at 152,064 tokens each takes about ten seconds.
 PARALLEL_MIN_TOKENS = 20_000
 
 
-def _side_runs(m, p, q, k, fmt, grid, on_grid, sum_order):
-    """The float run and the exact run on the grid of a one-position PyTorch rule with its
-    draft as a tensor axis, each started in a forked process; ``.result()`` gives the two
-    enumerations, or ``None`` where a second process cannot be used or the route does not
-    complete there (then the caller runs them here, where any error is raised as it would
-    be)."""
+def _side_runs(m, p, q, k, runs):
+    """Runs of a one-position PyTorch rule with its draft as a tensor axis, each started in a
+    forked process; ``runs`` lists ``(grid, arith, sum_order)``, the float run as
+    ``(grid, format name, sum_order)`` and the exact run on a grid as ``(grid, None, None)``.
+    ``.result()`` gives their enumerations in that order, or ``None`` where a second process
+    cannot be used or a run does not complete there (then the caller runs them here, where
+    any error is raised as it would be)."""
     import os
     import sys
 
@@ -456,7 +479,7 @@ def _side_runs(m, p, q, k, fmt, grid, on_grid, sum_order):
             before = state_fingerprint(m.run)
             run = _vectorised(m, p, q, k, grid, arith, False, order)
             check_unchanged(m.run, before, m.name)
-            conn.send(run)
+            conn.send(None if run is None else _packed(run, p))
         except BaseException:       # the caller runs it again here, and raises it there
             conn.send(None)
         conn.close()
@@ -464,7 +487,7 @@ def _side_runs(m, p, q, k, fmt, grid, on_grid, sum_order):
     context = multiprocessing.get_context("fork")
     side = _SideRuns()
     try:
-        for args in ((grid, fmt.name, sum_order), (on_grid, None, None)):
+        for args in runs:
             receive, send = context.Pipe(duplex=False)
             child = context.Process(target=work, args=(send, *args), daemon=True)
             child.start()
@@ -476,21 +499,88 @@ def _side_runs(m, p, q, k, fmt, grid, on_grid, sum_order):
     return side
 
 
+def _pair_run(m, p, q, k, on_grid):
+    """Exact arithmetic with ideal uniforms and on the grid of ``on_grid`` points, the two
+    :class:`Verification`\\ s of a one-position PyTorch rule from one vectorised run of its
+    body (:class:`~exactspec.torch_layer.branched.PairSampler`), or ``None`` where the rule
+    cannot be run so (the caller runs the two apart)."""
+    fast = getattr(m.run, "vectorised_pair", None)
+    if fast is None or k != 1:
+        return None
+    from .engine.hidden_state import check_unchanged, state_fingerprint
+    from .engine.watch import watched
+
+    user = _is_user_method(m)
+    before = state_fingerprint(m.run) if user else None
+    with watched(m.run.function):
+        runs = fast(p, q, on_grid)
+    if runs is None:
+        return None
+    if user:
+        check_unchanged(m.run, before, m.name)
+    return (Verification(m, p, q, k, runs[0], grid=None, arith=None, sum_order=None),
+            Verification(m, p, q, k, runs[1], grid=on_grid, arith=None))
+
+
+def _packed(run, p: Dist) -> tuple:
+    """A forked run's enumeration as it is sent back: its law in the order of ``p``'s labels
+    as two lists of integers (numerators, denominators) rather than ``Fraction``\\ s, and
+    its TV to ``p`` with the differences (:func:`_tv`, computed in the forked process), packed
+    the same way; :func:`_unpacked` rebuilds both."""
+    import dataclasses
+
+    labels = p.labels
+    values = [run.law[t] for t in labels]
+    if not all(type(v) is Fraction for v in values):
+        return run, None, None
+    tv, differences = _tv(run.law, p)
+    index = {t: i for i, t in enumerate(labels)}
+    if type(tv) is not Fraction or \
+            any(type(d) is not Fraction for d in differences.values()):
+        return run, None, None
+    bare = dataclasses.replace(run, law={})
+    law = ([v._numerator for v in values], [v._denominator for v in values])
+    diffs = ([index[t] for t in differences], [d._numerator for d in differences.values()],
+             [d._denominator for d in differences.values()])
+    return bare, law, (tv, diffs)
+
+
+def _reduced(n: int, d: int) -> Fraction:
+    """``Fraction(n, d)`` of a numerator and denominator already in lowest terms."""
+    f = object.__new__(Fraction)
+    f._numerator = n
+    f._denominator = d
+    return f
+
+
+def _unpacked(sent, p: Dist):
+    """The enumeration :func:`_packed` sent, and its ``(tv, differences)`` to ``p`` (or
+    ``None`` where it was sent as it is)."""
+    run, law, tv = sent
+    if law is None:
+        return run, None
+    labels = p.labels
+    run.law = dict(zip(labels, map(_reduced, *law)))
+    value, (where, nums, dens) = tv
+    return run, (value, {labels[i]: _reduced(n, d) for i, n, d in zip(where, nums, dens)})
+
+
 class _SideRuns:
     """The forked processes of :func:`_side_runs`, each with the end of its pipe."""
 
     def __init__(self):
         self.children = []
 
-    def result(self):
-        """The runs, in the order started, or ``None`` if one did not complete."""
+    def result(self, p: Dist):
+        """The runs, in the order started, each as ``(enumeration, tv)`` (``tv``: its TV to
+        ``p`` and differences, or ``None``), or ``None`` if one did not complete."""
         try:
             runs = tuple(receive.recv() for _, receive in self.children)
         except (EOFError, OSError):
             return None
         finally:
             self.stop()
-        return None if None in runs else runs
+        return None if None in runs else tuple(_unpacked(run, p) for run in runs)
 
     def stop(self):
         for child, receive in self.children:
@@ -500,6 +590,21 @@ class _SideRuns:
             receive.close()
 
 
+def _gc_paused(function):
+    """``function`` with the cyclic garbage collector paused
+    (:func:`exactspec.torch_layer.rule.gc_paused`; imported when called)."""
+    import functools
+
+    @functools.wraps(function)
+    def paused(*args, **kwargs):
+        from .torch_layer.rule import gc_paused
+
+        return gc_paused(function)(*args, **kwargs)
+
+    return paused
+
+
+@_gc_paused
 def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                grid: int | None = None, tolerance=None, logits_p=None, logits_q=None,
                labels=None, max_paths: int | None = DEFAULT_MAX_PATHS,
@@ -534,12 +639,18 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
 
     Notes
     -----
-    A one-position PyTorch rule runs its three runs with its draft as a tensor axis where it
-    can (:mod:`exactspec.torch_layer.branched`), the float run too unless the rows are
-    logits; on rows of at least :data:`PARALLEL_MIN_TOKENS` tokens the float run and the
-    exact run on the grid run in two forked processes beside the exact run
-    (:func:`_side_runs`; where that cannot be done, or a forked run does not complete, they
-    run here, one after the other).
+    A one-position PyTorch rule runs its runs with its draft as a tensor axis where it can
+    (:mod:`exactspec.torch_layer.branched`), the float run too unless the rows are logits.
+    Exact arithmetic with ideal uniforms and exact arithmetic on the grid compute the same
+    values and differ only in the law of a uniform; where the rule reads a uniform's law
+    only in comparisons ``u < c[draft]`` of a fresh uniform (its draws, races and drafts do
+    not read one), the two come from one run of the body carrying both weights
+    (:class:`~exactspec.torch_layer.branched.PairSampler`, :attr:`BiasSplit.pair_run`);
+    otherwise they are two runs.  On rows of at least :data:`PARALLEL_MIN_TOKENS` tokens the
+    float run (and the exact run on the grid when it is a run of its own) runs in a forked
+    process beside this one, which sends its law and its TV to ``p`` back as integers
+    (:func:`_side_runs`; where that cannot be done, or a forked run does not complete, it
+    runs here).
     """
     if tolerance is not None:
         tolerance = Fraction(tolerance) if not isinstance(tolerance, str) else \
@@ -581,23 +692,36 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
             raise InvalidInput("give p and q (or logits_p and logits_q)")
         m, p, q = _checked(method, p, q, k)
     on_grid = grid if grid is not None or fmt is None else fmt.grid
-    side = None
-    if fmt is not None and not use_logits and elementwise == "correct" and not keep_paths:
-        side = _side_runs(m, p, q, k, fmt, grid, on_grid, sum_order)
+    side = side_grid = None
+    forks = fmt is not None and not use_logits and elementwise == "correct" and not keep_paths
+    if forks:
+        side = _side_runs(m, p, q, k, [(grid, fmt.name, sum_order)])
+    rounded = grid_only = pair = None
     try:
-        exact = _enumerate(m, p, q, k, grid=None, max_paths=max_paths,
-                           keep_paths=keep_paths and fmt is None and grid is None,
-                           vector=None if use_logits else (p, q))
+        if on_grid is not None and not use_logits and not keep_paths:
+            pair = _pair_run(m, p, q, k, on_grid)    # ideal and grid from one run of the body
+        if pair is not None:
+            exact, grid_only = pair
+        else:
+            if forks:
+                side_grid = _side_runs(m, p, q, k, [(on_grid, None, None)])
+            exact = _enumerate(m, p, q, k, grid=None, max_paths=max_paths,
+                               keep_paths=keep_paths and fmt is None and grid is None,
+                               vector=None if use_logits else (p, q))
     except BaseException:
-        if side is not None:
-            side.stop()
+        for forked in (side, side_grid):
+            if forked is not None:
+                forked.stop()
         raise
-    done = side.result() if side is not None else None
-    rounded = grid_only = None
-    if done is not None:        # the two other runs, from the forked processes
-        rounded = Verification(m, p, q, k, done[0], grid=grid, arith=fmt.name,
-                               sum_order=sum_order)
-        grid_only = Verification(m, p, q, k, done[1], grid=on_grid, arith=None)
+    done = side.result(p) if side is not None else None
+    if side_grid is not None:
+        done_grid = side_grid.result(p)
+        if done_grid is not None:     # the exact run on the grid, from a forked process
+            grid_only = _with_tv(Verification(m, p, q, k, done_grid[0][0], grid=on_grid,
+                                              arith=None), p, done_grid[0][1])
+    if done is not None:        # the float run, from a forked process
+        rounded = _with_tv(Verification(m, p, q, k, done[0][0], grid=grid, arith=fmt.name,
+                                        sum_order=sum_order), p, done[0][1])
     elif fmt is not None:
         from .engine.float_sampler import FloatSampler, float_dist
 
@@ -611,7 +735,7 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                              keep_paths=keep_paths,
                              arith=fmt.name, sum_order=sum_order,
                              vector=None if use_logits or elementwise != "correct" else (p, q))
-    if done is None and (grid is not None or (fmt is not None and not use_logits)):
+    if grid_only is None and (grid is not None or (fmt is not None and not use_logits)):
         try:
             grid_only = _enumerate(m, p, q, k, grid=on_grid, max_paths=max_paths,
                                    factory=lambda: ExactSampler(grid=on_grid),
@@ -621,4 +745,4 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                 raise
             grid_only = None
     return BiasSplit(m, p, q, k, fmt.name if fmt else None, grid, exact, rounded, grid_only,
-                     tolerance, use_logits, elementwise, sum_order)
+                     tolerance, use_logits, elementwise, sum_order, pair is not None)

@@ -274,6 +274,7 @@ def test_float_verdict_and_three_tvs_equal_paths(file, name, monkeypatch):
         p, q = INSTANCES[0]
     fast = split_bias(spec, p, q, arith="float32", sum_order="torch-avx2")
     monkeypatch.setattr(PyTorchRule, "vectorised", lambda self, *a, **k: None)
+    monkeypatch.setattr(PyTorchRule, "vectorised_pair", lambda self, *a, **k: None)
     slow = split_bias(spec, p, q, arith="float32", sum_order="torch-avx2")
     assert fast.verdict == slow.verdict
     assert (fast.bias, fast.bias_exact_arith, fast.bias_grid_only) == \
@@ -332,6 +333,31 @@ def test_float_run_at_a_few_hundred_tokens_stays_on_the_axis(file, name, monkeyp
     monkeypatch.setattr(float_rows, "MIN_ROW", 10**9)
     scalar = verify(spec, p, q, arith="float32", sum_order="torch-avx2")
     assert scalar.law == fast.law and scalar.acceptance == fast.acceptance
+
+
+@pytest.mark.parametrize("file,name", RULES)
+def test_exact_whole_rows_equal_element_by_element(file, name, monkeypatch):
+    """At 300 tokens the exact runs compute whole rows of rationals on numerators and
+    denominators (elementwise ops, comparisons, maximum/minimum, clamp, ``w / E`` and its
+    in-place write): the pair run and the run on ideal uniforms give the laws, acceptances,
+    paths and converted floats of the element-by-element route."""
+    import random
+
+    from exactspec.torch_layer import branched, float_rows
+
+    rng = random.Random(301)
+    p, q = _random_row(rng, 300), _random_row(rng, 300)
+    rule = load_pytorch_rule(f"{ENGINES / file}:{name}")
+    runs = [rule.vectorised_pair(p, q, 2**24), rule.vectorised(p, q)]
+    monkeypatch.setattr(float_rows, "MIN_ROW", 10**9)
+    monkeypatch.setattr(branched, "_FAST_ROW", 10**9)
+    scalar = [rule.vectorised_pair(p, q, 2**24), rule.vectorised(p, q)]
+    if name == "sample_wrong_row":           # q / p at p = 0: no fast law either way
+        assert runs == scalar == [None, None]
+        return
+    for a, b in zip([*runs[0], runs[1]], [*scalar[0], scalar[1]]):
+        assert (a.law, a.acceptance, a.paths, a.floats) == (b.law, b.acceptance, b.paths,
+                                                            b.floats)
 
 
 def test_float_run_on_a_grid_the_format_rounds():
@@ -449,6 +475,129 @@ def test_a_split_read_otherwise_keeps_the_path_law(tmp_path, name, runs):
             assert fast.law == paths.law and fast.acceptance == paths.acceptance
 
 
+# -- exact arithmetic with ideal uniforms and on the grid from one run of the body ------------
+
+@pytest.mark.parametrize("file,name", RULES)
+@pytest.mark.parametrize("grid", [2**24, 2**11, 7, 2])
+def test_pair_run_equals_the_two_runs_and_the_paths(file, name, grid):
+    """The pair run's two enumerations are the vectorised run with ideal uniforms and the one
+    on the grid (law, acceptance, paths, floats), and the path enumeration's laws; on a grid of
+    2 points an outcome of weight 0 is no path of the grid run (HF: 1 path, ideal: 2)."""
+    rule = load_pytorch_rule(f"{ENGINES / file}:{name}")
+    for p, q in INSTANCES + FLOAT_INSTANCES[3:]:
+        pair = rule.vectorised_pair(p, q, grid)
+        ideal, on_grid = rule.vectorised(p, q), rule.vectorised(p, q, grid)
+        if ideal is None:         # q / p at p = 0: refused on the paths, no fast law either
+            assert pair is None and on_grid is None and name == "sample_wrong_row"
+            continue
+        assert pair is not None
+        for one, two in zip(pair, (ideal, on_grid)):
+            assert (one.law, one.acceptance, one.paths, one.floats) == \
+                (two.law, two.acceptance, two.paths, two.floats)
+        for one, g in zip(pair, (None, grid)):
+            paths = enumerate_paths(rule, p, q, 1, grid=g, max_paths=None)
+            assert (one.law, one.acceptance) == (paths.law, paths.acceptance)
+    if grid == 2 and "hf_" in file and name == "sample":
+        p, q = INSTANCES[0]
+        assert [run.paths for run in rule.vectorised_pair(p, q, grid)] == [2, 1]
+
+
+@pytest.mark.parametrize("file,name", RULES)
+@pytest.mark.parametrize("arith", ["float32", "float16"])
+def test_split_bias_from_the_pair_run_equals_two_runs(file, name, arith, monkeypatch):
+    """``verify --arith`` with its exact runs from one pair run: the same three runs (laws,
+    acceptances, paths), verdict, TVs and differences as with the two exact runs apart."""
+    import exactspec.rounding as rounding
+
+    spec = f"{ENGINES / file}:{name}"
+    p, q = FLOAT_INSTANCES[3] if name != "sample_wrong_row" else INSTANCES[0]
+    calls = []
+    pair_run = rounding._pair_run
+    monkeypatch.setattr(rounding, "_pair_run", lambda *a: calls.append(1) or pair_run(*a))
+    one = rounding.split_bias(spec, p, q, arith=arith, sum_order="torch-avx2")
+    assert calls == [1] and one.exact.enumeration.seconds == one.grid_only.enumeration.seconds
+    monkeypatch.setattr(rounding, "_pair_run", lambda *a: None)
+    two = rounding.split_bias(spec, p, q, arith=arith, sum_order="torch-avx2")
+    for run in ("exact", "grid_only", "rounded"):
+        a, b = getattr(one, run), getattr(two, run)
+        assert (a.law, a.acceptance, a.paths) == (b.law, b.acceptance, b.paths)
+    assert (one.verdict, one.bias, one.bias_exact_arith, one.bias_grid_only) == \
+        (two.verdict, two.bias, two.bias_exact_arith, two.bias_grid_only)
+    assert (one.differences, one.differences_exact_arith) == \
+        (two.differences, two.differences_exact_arith)
+    assert one.grid_only.grid == get_grid(arith)
+
+
+def get_grid(arith):
+    from exactspec.engine.floats import get_format
+
+    return get_format(arith).grid
+
+
+GRID_ELSEWHERE = '''
+import torch
+
+
+def coin_then_accept(p, q):
+    """A uniform against a constant (its law on the grid differs), then the acceptance."""
+    x = torch.multinomial(q, 1)
+    v = torch.rand(1, dtype=p.dtype)
+    if (v < 0.3).all():
+        return torch.multinomial(p, 1)
+    u = torch.rand(1, dtype=p.dtype)
+    if (u < p[x] / q[x]).all():
+        return x
+    return torch.multinomial((p - q).clamp_min(0), 1)
+'''
+
+
+def test_a_uniform_read_elsewhere_runs_the_two_runs_apart(tmp_path):
+    """A uniform compared with a constant reads the grid outside a comparison with
+    ``c[draft]``: no pair run; the two runs are made apart, each on the axis, and give the
+    path enumeration's laws (``verify --grid``: lossy by the grid only)."""
+    from exactspec.rounding import split_bias
+
+    path = tmp_path / "coin.py"
+    path.write_text(GRID_ELSEWHERE)
+    p, q = INSTANCES[0]
+    rule = load_pytorch_rule(f"{path}:coin_then_accept")
+    assert rule.vectorised_pair(p, q, 7) is None
+    ideal, on_grid = rule.vectorised(p, q), rule.vectorised(p, q, 7)
+    assert ideal is not None and on_grid is not None
+    split = split_bias(f"{path}:coin_then_accept", p, q, grid=7)
+    for run, g in ((split.exact, None), (split.grid_only, 7)):
+        paths = enumerate_paths(rule, p, q, 1, grid=g, max_paths=None)
+        assert (run.law, run.acceptance) == (paths.law, paths.acceptance)
+    assert split.exact.law == ideal.law and split.grid_only.law == on_grid.law
+    assert split.verdict == "lossy-grid" and split.bias_exact_arith == 0
+
+
+def test_rows_of_rationals_equal_fraction_arithmetic():
+    """The whole-row operations on numerators and denominators give the ``Fraction``
+    operators' results (values and bools), with signs, zeros and integers among them."""
+    import operator
+    import random
+
+    from exactspec.torch_layer.branched import (_complement, rational_extreme,
+                                                rational_row)
+
+    rng = random.Random(7)
+    xs = [F(rng.randint(-40, 40), rng.randint(1, 30)) for _ in range(400)] + [F(0), F(3)]
+    ys = [F(rng.randint(-40, 40), rng.randint(1, 30)) for _ in range(400)] + [F(5, 2), F(3)]
+    for op in (operator.add, operator.sub, operator.mul, operator.lt, operator.le,
+               operator.gt, operator.ge, operator.eq, operator.ne):
+        assert rational_row(op, xs, ys) == [op(x, y) for x, y in zip(xs, ys)]
+    nonzero = [y or F(1, 7) for y in ys]
+    assert rational_row(operator.truediv, xs, nonzero) == [x / y for x, y in zip(xs, nonzero)]
+    assert rational_row(operator.truediv, xs, ys) is None       # a zero divisor: per element
+    assert rational_row(operator.floordiv, xs, nonzero) is None
+    assert rational_row(operator.add, xs, [1] * len(xs)) is None  # an int: per element
+    assert rational_extreme(xs, ys, True) == [y if x < y else x for x, y in zip(xs, ys)]
+    assert rational_extreme(xs, ys, False) == [y if y < x else x for x, y in zip(xs, ys)]
+    assert _complement(xs) == [1 - x for x in xs]
+    assert all(type(v) is F for v in rational_row(operator.sub, xs, ys) + _complement(xs))
+
+
 def _forks_allowed():
     import os
     import sys
@@ -498,23 +647,37 @@ try:
                         arith="float32")
 except InvalidInput as err:
     out["refused"] = str(err)
-out["used"] = used
+out["used"] = list(used)
+used.clear()
+splits = []        # no pair run: the exact run on the grid forked too
+for least in (0, 10**9):
+    rounding.PARALLEL_MIN_TOKENS = least
+    splits.append(rounding.split_bias(sys.argv[2], p, q, arith="float32"))
+forked, serial = splits
+out["apart"] = [all((getattr(forked, r).law, getattr(forked, r).acceptance)
+                    == (getattr(serial, r).law, getattr(serial, r).acceptance)
+                    for r in ("exact", "rounded", "grid_only"))
+                and forked.bias_grid_only == serial.bias_grid_only, list(used)]
 print(json.dumps(out))
 """
 
 
 @pytest.mark.skipif(not _forks_allowed(), reason="the side runs fork: Linux, two cores")
-def test_side_runs_in_forked_processes_give_the_serial_split():
-    """``verify --arith`` on long rows runs its float run and its exact run on the grid in two
-    forked processes beside the exact run: the same laws, acceptances, paths, verdict and TVs
-    as the three runs one after the other in one process; a forked run that stops (a long
-    float sum with no declared order) hands nothing back and is run again in the main
-    process, which refuses it in its usual words."""
+def test_side_runs_in_forked_processes_give_the_serial_split(tmp_path):
+    """``verify --arith`` on long rows runs its float run in a forked process beside the pair
+    run of exact arithmetic (ideal uniforms and the grid): the same laws, acceptances, paths,
+    verdict and TVs as the runs one after the other in one process (the float run's law and
+    TV sent back as integers); a forked run that stops (a long float sum with no declared
+    order) hands nothing back and is run again in the main process, which refuses it in its
+    usual words; a rule with no pair run has its exact run on the grid forked too."""
     import json
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", SIDE_RUNS, str(ENGINES)], cwd=ROOT,
+    coin = tmp_path / "coin.py"
+    coin.write_text(GRID_ELSEWHERE)
+    done = subprocess.run([sys.executable, "-c", SIDE_RUNS, str(ENGINES),
+                           f"{coin}:coin_then_accept"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -522,15 +685,15 @@ def test_side_runs_in_forked_processes_give_the_serial_split():
     assert out["hf_speculative_sampling.py:sample"] == [True, "lossy-rounding"]
     assert out["used"] == [True, False, True, False, True]
     assert "--sum-order" in out["refused"]
+    assert out["apart"] == [True, [True, True, False, False]]
 
 
-def test_a_process_with_a_second_thread_runs_the_three_runs_itself():
+def test_a_process_with_a_second_thread_runs_every_run_itself():
     """A fork copies only the calling thread, so a lock another thread holds would stay held
-    in the copy: with a second thread alive, no side runs are started."""
+    in the copy: with a second thread alive, no side run is started."""
     import threading
 
     import exactspec.rounding as rounding
-    from exactspec.engine.floats import get_format
     from exactspec.methods import get_method
 
     p = Dist.parse(",".join(f"{i}/528" for i in range(1, 33)))
@@ -540,8 +703,34 @@ def test_a_process_with_a_second_thread_runs_the_three_runs_itself():
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert rounding._side_runs(m, p, q, 1, get_format("float32"), None, 2**24,
-                                   "torch-avx2") is None
+        assert rounding._side_runs(m, p, q, 1, [(None, "float32", "torch-avx2")]) is None
     finally:
         stop.set()
         other.join()
+
+
+def test_the_garbage_collector_is_paused_only_during_the_runs():
+    """The vectorised runs pause the cyclic garbage collector and resume it after, also when
+    the rule is refused; a collector that was off stays off."""
+    import gc
+
+    from exactspec.rounding import split_bias
+
+    p, q = INSTANCES[0]
+    seen = []
+    rule = load_pytorch_rule(f"{ENGINES / 'vllm_rejection_sampler.py'}:sample")
+    body = rule.function
+    rule.function = lambda *a: seen.append(gc.isenabled()) or body(*a)
+    assert gc.isenabled()
+    assert rule.vectorised_pair(p, q, 2**24) is not None and seen == [False]
+    assert gc.isenabled()
+    with pytest.raises(InvalidInput):
+        split_bias(f"{ENGINES / 'vllm_rejection_sampler.py'}:sample_copy_noise", p, q,
+                   arith="float32")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        split_bias(f"{ENGINES / 'vllm_rejection_sampler.py'}:sample", p, q, arith="float32")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

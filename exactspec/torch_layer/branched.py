@@ -38,7 +38,17 @@ the law is the path enumeration's law whenever the fast path completes.
 
 The float run (``--arith``) takes the fast path too, with the format's values on every branch
 and its generator grid for the uniforms (:mod:`.branched_float`); its whole-row operations
-run through NumPy (:mod:`.float_rows`).
+run through NumPy (:mod:`.float_rows`).  Whole rows of exact rationals are computed on their
+numerators and denominators (:func:`rational_row`, :func:`rational_extreme`): the same
+reduced fractions as the operators, one gcd each.
+
+Exact arithmetic with ideal uniforms and on a grid (``verify --arith``'s second and third
+runs) compute the same values: draws, races and the draft do not read a uniform, so the laws
+differ only where a uniform is compared.  :class:`PairSampler` runs the body once for both,
+each comparison ``u < c[draft]`` of a fresh uniform carrying the pair of weights
+(``P(u < c[x])`` ideal and on the grid, a :class:`Pair`); any other read of the grid (a
+comparison with a constant, an inverse CDF, uniforms compared jointly) raises
+:class:`PairFallback`, and the caller makes the two runs apart.
 
 >>> b = Branched([1, 2, 3])
 >>> b * 2 + 1
@@ -59,8 +69,9 @@ from ..core.integer_rows import exact_sum, fractions_over, integer_row
 from ..engine.exact import ExactSampler
 from ..engine.floats import FloatValue
 
-__all__ = ["Branched", "LawIndex", "Fallback", "SplitFallback", "Split", "Mixture",
-           "VectorSampler", "is_branched", "axis_of", "combine", "dot"]
+__all__ = ["Branched", "LawIndex", "Fallback", "SplitFallback", "PairFallback", "Split",
+           "Mixture", "Pair", "VectorSampler", "PairSampler", "is_branched", "axis_of",
+           "combine", "dot", "rational_row", "rational_extreme"]
 
 
 class Fallback(Exception):
@@ -79,6 +90,9 @@ def _random(v) -> bool:
         return False
     return not getattr(v, "is_number", False)
 
+
+#: Rows of at least this many rationals are computed by :func:`rational_row`.
+_FAST_ROW = 64
 
 _ZERO_IDENTITY = (operator.add, operator.sub)
 _ONE_IDENTITY = (operator.mul, operator.truediv)
@@ -107,12 +121,22 @@ class Branched:
             raise Fallback("a branched value in arithmetic with a random value")
         if isinstance(other, Branched):
             axis = axis_of(self, other)
-            pairs = zip(other.values, self.values) if reverse else zip(self.values, other.values)
-            return Branched([op(a, b) for a, b in pairs], axis)
+            xs, ys = (other.values, self.values) if reverse else (self.values, other.values)
+            fast = rational_row(op, xs, ys) if len(xs) >= _FAST_ROW else None
+            if fast is not None:
+                return Branched(fast, axis)
+            return Branched([op(a, b) for a, b in zip(xs, ys)], axis)
         if type(other) is int and ((other == 0 and op in _ZERO_IDENTITY and not reverse) or
                                    (other == 1 and op in _ONE_IDENTITY and not reverse)) and \
                 all(type(a) is Fraction for a in self.values):
             return self                # x - 0, x + 0, x * 1, x / 1 of rationals: x itself
+        n = len(self.values)
+        if n >= _FAST_ROW and type(other) in (int, Fraction):
+            o = [Fraction(other)] * n
+            fast = rational_row(op, o, self.values) if reverse else \
+                rational_row(op, self.values, o)
+            if fast is not None:
+                return Branched(fast, self.axis)
         if reverse:
             return Branched([op(other, a) for a in self.values], self.axis)
         return Branched([op(a, other) for a in self.values], self.axis)
@@ -383,6 +407,161 @@ def dot(a, b):
     return Fraction(sum(x * y for x, y in zip(ra[0], rb[0])), ra[1] * rb[1])
 
 
+def _fraction(n: int, d: int) -> Fraction:
+    """``Fraction(n, d)`` for ``d > 0``, reduced by one gcd (no type dispatch)."""
+    g = math.gcd(n, d)
+    if g != 1:
+        n //= g
+        d //= g
+    f = object.__new__(Fraction)
+    f._numerator = n
+    f._denominator = d
+    return f
+
+
+def _add(xn, xd, yn, yd):
+    return _fraction(xn * yd + yn * xd, xd * yd)
+
+
+def _sub(xn, xd, yn, yd):
+    return _fraction(xn * yd - yn * xd, xd * yd)
+
+
+def _reduced(n: int, d: int) -> Fraction:
+    f = object.__new__(Fraction)
+    f._numerator = n
+    f._denominator = d
+    return f
+
+
+def _mul(xn, xd, yn, yd):
+    """The product reduced as ``Fraction`` reduces it: by the gcds across the two operands."""
+    g1 = math.gcd(xn, yd)
+    if g1 > 1:
+        xn //= g1
+        yd //= g1
+    g2 = math.gcd(yn, xd)
+    if g2 > 1:
+        yn //= g2
+        xd //= g2
+    return _reduced(xn * yn, xd * yd)
+
+
+def _div(xn, xd, yn, yd):
+    """The quotient reduced as ``Fraction`` reduces it (``yn != 0``)."""
+    g1 = math.gcd(xn, yn)
+    if g1 > 1:
+        xn //= g1
+        yn //= g1
+    g2 = math.gcd(yd, xd)
+    if g2 > 1:
+        xd //= g2
+        yd //= g2
+    n, d = xn * yd, yn * xd
+    return _reduced(-n, -d) if d < 0 else _reduced(n, d)
+
+
+_ROW_OPS = {operator.add: _add, operator.sub: _sub, operator.mul: _mul,
+            operator.truediv: _div,
+            operator.lt: lambda xn, xd, yn, yd: xn * yd < yn * xd,
+            operator.le: lambda xn, xd, yn, yd: xn * yd <= yn * xd,
+            operator.gt: lambda xn, xd, yn, yd: xn * yd > yn * xd,
+            operator.ge: lambda xn, xd, yn, yd: xn * yd >= yn * xd,
+            operator.eq: lambda xn, xd, yn, yd: xn == yn and xd == yd,
+            operator.ne: lambda xn, xd, yn, yd: xn != yn or xd != yd}
+
+
+def rational_row(op, xs, ys):
+    """``[op(x, y) for x, y in zip(xs, ys)]`` for two rows of ``Fraction``\\ s, by integers on
+    their numerators and denominators (the same reduced fractions, the same bools, without
+    the operators' type dispatch); ``None`` for another operation, a value that is not a
+    ``Fraction`` or a division by zero (the caller computes element by element).
+
+    >>> rational_row(operator.truediv, [Fraction(1, 2), Fraction(-3, 4)], [Fraction(3), Fraction(-1, 2)])
+    [Fraction(1, 6), Fraction(3, 2)]
+    >>> rational_row(operator.lt, [Fraction(1, 3)], [Fraction(1, 2)])
+    [True]
+    """
+    f = _ROW_OPS.get(op)
+    if f is None:
+        return None
+    for row in (xs, ys):
+        for v in row:
+            if type(v) is not Fraction:
+                return None
+    if op is operator.truediv and not all(ys):
+        return None
+    return [f(x._numerator, x._denominator, y._numerator, y._denominator)
+            for x, y in zip(xs, ys)]
+
+
+def rational_extreme(xs, ys, maximum: bool):
+    """``max`` (``maximum``) or ``min`` of two rows of ``Fraction``\\ s, element by element,
+    taking the second value only when it is strictly larger (smaller), as ``torch.maximum``
+    and ``minimum`` take it in the layer; ``None`` where a value is not a ``Fraction``.
+
+    >>> rational_extreme([Fraction(1, 2), Fraction(2)], [Fraction(1), Fraction(1)], False)
+    [Fraction(1, 2), Fraction(1, 1)]
+    """
+    for row in (xs, ys):
+        for v in row:
+            if type(v) is not Fraction:
+                return None
+    if maximum:
+        return [y if x._numerator * y._denominator < y._numerator * x._denominator else x
+                for x, y in zip(xs, ys)]
+    return [y if y._numerator * x._denominator < x._numerator * y._denominator else x
+            for x, y in zip(xs, ys)]
+
+
+def _complement(row: list) -> list:
+    """``[1 - b for b in row]``: for a ``Fraction`` ``n / d``, ``(d - n) / d``, already in
+    lowest terms (``gcd(d - n, d) = gcd(n, d)``).
+
+    >>> _complement([Fraction(1, 3), Fraction(1), 0])
+    [Fraction(2, 3), Fraction(0, 1), 1]
+    """
+    out = []
+    append = out.append
+    new = object.__new__
+    for b in row:
+        if type(b) is Fraction:
+            f = new(Fraction)
+            f._numerator = b._denominator - b._numerator
+            f._denominator = b._denominator
+            append(f)
+        else:
+            append(1 - b)
+    return out
+
+
+def _below_ideal(x):
+    """``P(u < x) = P(u <= x)`` for an ideal uniform on ``[0, 1)``: ``x`` clipped to [0, 1].
+
+    >>> _below_ideal(Fraction(1, 3)), _below_ideal(-1), _below_ideal(2)
+    (Fraction(1, 3), Fraction(0, 1), Fraction(1, 1))
+    """
+    num, den = x.numerator, x.denominator
+    return _ZERO if num <= 0 else _ONE if num >= den else \
+        (x if type(x) is Fraction else Fraction(x))
+
+
+def _below_on_grid(x, n: int, strict: bool):
+    """``P(u < x)`` (``strict``) or ``P(u <= x)`` for a fresh uniform on the grid
+    ``{0, 1/n, ..., (n-1)/n}``: the grid points below the cut, ``ceil(x n)`` for ``u < x`` and
+    ``floor(x n) + 1`` for ``u <= x``, clipped to ``0..n``, over ``n``.
+
+    >>> _below_on_grid(Fraction(1, 4), 8, True), _below_on_grid(Fraction(1, 4), 8, False)
+    (Fraction(1, 4), Fraction(3, 8))
+    """
+    a, b = x.numerator * n, x.denominator
+    k = -(-a // b) if strict else a // b + 1
+    return _ZERO if k <= 0 else _ONE if k >= n else _fraction(k, n)
+
+
+_ZERO, _ONE = Fraction(0), Fraction(1)
+
+
 class _Vector:
     """A path weight per draft branch."""
 
@@ -394,6 +573,8 @@ class _Vector:
     def __mul__(self, o):
         if isinstance(o, _Vector):
             return _Vector([a * b for a, b in zip(self.values, o.values)])
+        if type(o) in (int, Fraction) and o == 1:       # the weight of a path's first split
+            return _Vector(self.values)
         return _Vector([a * o for a in self.values])
 
     __rmul__ = __mul__
@@ -482,22 +663,8 @@ class VectorSampler(ExactSampler):
                 continue
             if _random(x) or isinstance(x, float) or not isinstance(x, (int, Fraction)):
                 raise Fallback("a branched threshold that is not an exact number")
-            if self.grid is not None:
-                # the grid points j / N below the cut: ceil(x N) for u < x, floor(x N) + 1
-                # for u <= x, clipped to 0..N (u is fresh: its whole grid is left)
-                n = self.grid
-                a, b = x.numerator * n, x.denominator
-                k = -(-a // b) if strict else a // b + 1
-                below.append(Fraction(0) if k <= 0 else Fraction(1) if k >= n else
-                             Fraction(k, n))
-                continue
-            else:
-                cut = x
-            # u is uniform on [0, 1) (or its grid): P(u < cut) is cut, clipped to [0, 1]
-            num, den = cut.numerator, cut.denominator
-            below.append(Fraction(0) if num <= 0 else Fraction(1) if num >= den else
-                         (cut if type(cut) is Fraction else Fraction(cut)) if self.grid is None else
-                         self._interval_weight(u, Fraction(0), cut))
+            below.append(_below_on_grid(x, self.grid, strict) if self.grid is not None else
+                         _below_ideal(x))
         return self._branched_split(u, below, f"u{u.ident} {'<' if strict else '<='} c[draft]")
 
     def _branched_split(self, u, below: list, what: str):
@@ -513,10 +680,119 @@ class VectorSampler(ExactSampler):
 
     def _choose_split(self, below: list, what: str) -> bool:
         """The branch point of a split: ``True`` with weight ``below[x]`` on branch ``x``."""
-        above = [1 - b for b in below]
+        above = _complement(below)
         options = []
         if any(b != 0 for b in below):
             options.append((True, _Vector(below), what))
         if any(a != 0 for a in above):
             options.append((False, _Vector(above), f"not {what}"))
         return self._choose("uniform", options)
+
+
+class PairFallback(Fallback):
+    """A uniform's law enters the pair run where the grid's weights are not carried beside the
+    ideal ones (a scalar comparison, an inverse CDF, uniforms compared jointly): the caller
+    runs exact arithmetic with ideal uniforms and on the grid as two runs."""
+
+
+class Pair(tuple):
+    """A quantity of the pair run: its value with ideal uniforms and on the grid."""
+
+    __slots__ = ()
+
+    def __new__(cls, ideal, on_grid):
+        return tuple.__new__(cls, (ideal, on_grid))
+
+
+class _PairVector:
+    """A path weight per draft branch, with ideal uniforms and on the grid (two lists)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, ideal, on_grid):
+        self.values = Pair(ideal, on_grid)
+
+    def __mul__(self, o):
+        if isinstance(o, _PairVector):
+            return _PairVector(*([a * b for a, b in zip(x, y)]
+                                 for x, y in zip(self.values, o.values)))
+        if isinstance(o, (int, Fraction)):
+            if o == 1:                                  # the weight of a path's first split
+                return _PairVector(*self.values)
+            return _PairVector(*([a * o for a in x] for x in self.values))
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+
+class PairSampler(VectorSampler):
+    """The vectorised exact interpreter run once for two laws: ideal uniforms and uniforms on
+    the grid ``{0, 1/N, ..., (N-1)/N}``.
+
+    Exact arithmetic is the same in both runs and draws, races and the draft do not read a
+    uniform (their laws are the same on a grid), so the body computes the same values on both;
+    the runs differ only in the weight of a comparison ``u < c[draft]`` of a fresh uniform,
+    which is kept as a :class:`Pair` (``P(u < c[x])`` ideal and on the grid) in the split and
+    in the path weight.  Any other use of a uniform's law reads the sampler's grid and raises
+    :class:`PairFallback`.  An outcome whose weight is 0 on every branch in one of the runs is
+    not a path of that run: :attr:`alive` says, per run, whether the present path is one.
+
+    >>> s = PairSampler(2, 4)
+    >>> s._reset()
+    >>> s._choose_split(Pair([Fraction(1, 3), Fraction(1)], [Fraction(1, 2), Fraction(1)]), "u")
+    True
+    >>> s.weight.values, s.alive
+    (([Fraction(1, 3), Fraction(1, 1)], [Fraction(1, 2), Fraction(1, 1)]), [True, True])
+    """
+
+    def __init__(self, size: int, grid: int, split_values: bool = False):
+        super().__init__(size, None, split_values)
+        self.pair_grid = grid
+
+    @property
+    def grid(self):
+        raise PairFallback("a uniform's law on the grid outside a comparison with c[draft]")
+
+    @grid.setter
+    def grid(self, value):
+        if value is not None:
+            raise ValueError("the pair run is built without a grid: give pair_grid")
+
+    def _reset(self):
+        super()._reset()
+        self.alive = [True, True]
+
+    def _split_uniform(self, u, c, strict: bool) -> bool:
+        if not isinstance(c, Branched):
+            return super()._split_uniform(u, c, strict)   # reads the grid: PairFallback
+        self._check_fresh(u)
+        if u.linked or u.spent or u.lo != 0 or u.hi != 1:
+            raise Fallback("a branched comparison of a uniform already split")
+        n = self.pair_grid
+        ideal, on_grid = [], []
+        for x, never in zip(c.values, self._never):
+            if never:
+                ideal.append(Fraction(0))
+                on_grid.append(Fraction(0))
+                continue
+            if _random(x) or isinstance(x, float) or not isinstance(x, (int, Fraction)):
+                raise Fallback("a branched threshold that is not an exact number")
+            ideal.append(_below_ideal(x))
+            on_grid.append(_below_on_grid(x, n, strict))
+        return self._branched_split(u, Pair(ideal, on_grid),
+                                    f"u{u.ident} {'<' if strict else '<='} c[draft]")
+
+    def _choose_split(self, below, what: str) -> bool:
+        if type(below) is not Pair:
+            raise PairFallback("a split without its weights on the grid")
+        above = [_complement(run) for run in below]
+        holds = [any(b != 0 for b in run) for run in below]
+        fails = [any(a != 0 for a in run) for run in above]
+        options = []
+        if holds[0] or holds[1]:
+            options.append((True, _PairVector(*below), what))
+        if fails[0] or fails[1]:
+            options.append((False, _PairVector(*above), f"not {what}"))
+        value = self._choose("uniform", options)
+        self.alive = [a and b for a, b in zip(self.alive, holds if value else fails)]
+        return value

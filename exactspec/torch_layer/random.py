@@ -36,12 +36,14 @@ import math
 from fractions import Fraction
 
 from ..core.dist import Dist
+from ..core.integer_rows import float_fraction
 from ..engine.exact import ExactSampler
+from ..engine.floats import FloatValue
 from . import dtypes as D
 from .branched import Branched, LawIndex
 from .context import current, refuse, undecided
 from .tensor import OPS, Tensor
-from .values import arith, cast, exact_number, is_nan, is_random
+from .values import KEPT_BY_FLOAT_CAST, arith, cast, exact_number, is_nan, is_random
 
 __all__ = ["Generator", "rand", "uniform_fill", "exponential_fill", "multinomial", "race_index",
            "NoiseValue", "RaceScore"]
@@ -173,6 +175,28 @@ class RaceScore:
         return f"score{self.noise_index}(noise{self.noise.ident})"
 
 
+def race_scores(weights, noise, fmt_name=None):
+    """``[w / e for w, e in zip(weights, noise)]`` for a row of weights over a row of noise
+    values, computed as :meth:`NoiseValue.__rtruediv__` does: exact rationals in the exact
+    run, finite values of the format ``fmt_name`` (taken at their exact binary values) under
+    ``--arith``; ``None`` for other rows (the caller computes element by element)."""
+    out = []
+    append = out.append
+    for w, e in zip(weights, noise):
+        if type(e) is not NoiseValue:
+            return None
+        if fmt_name is None:
+            if type(w) is not Fraction:
+                return None
+        elif type(w) is FloatValue and w.fmt.name == fmt_name and math.isfinite(w.value):
+            w = float_fraction(w.value)
+        else:
+            return None
+        s = e.scale
+        append(RaceScore(e.noise, e.noise_index, w if s == 1 else w / s, True))
+    return out
+
+
 def _weight(w):
     if is_random(w):
         raise undecided("a race between two random quantities is beyond the exact method")
@@ -246,6 +270,8 @@ def race_index(values, largest: bool):
     first = over[0] == largest
     token = current().sampler.race(weights, noise, first=first, what="race")
     if isinstance(token, LawIndex):          # kept as its law: position k holds index[k]
+        if index == list(range(noise.n)):     # the noise in its own order: the law as it is
+            return token
         return LawIndex([token.probs[i] for i in index], token.what)
     return index.index(token)
 
@@ -322,4 +348,5 @@ def multinomial(t: Tensor, num_samples, replacement=False) -> Tensor:
 
 
 OPS.update(uniform_fill=uniform_fill, exponential_fill=exponential_fill,
-           multinomial=multinomial, race_index=race_index)
+           multinomial=multinomial, race_index=race_index, race_scores=race_scores)
+KEPT_BY_FLOAT_CAST.update((NoiseValue, RaceScore))

@@ -20,6 +20,8 @@ under ``--arith``.
 
 from __future__ import annotations
 
+import functools
+import gc
 import importlib.util
 import inspect
 import sys
@@ -38,7 +40,25 @@ from .module import installed
 from .tensor import Tensor
 from .values import cast
 
-__all__ = ["PyTorchRule", "load_pytorch_rule"]
+__all__ = ["PyTorchRule", "load_pytorch_rule", "gc_paused"]
+
+
+def gc_paused(function):
+    """``function`` run with Python's cyclic garbage collector paused (and resumed after, if
+    it was on): a run at vocabulary size makes millions of short-lived objects (rationals,
+    values of a format, rows) that reference counting frees, and the collector's passes over
+    them cost about a fifth of the run."""
+    @functools.wraps(function)
+    def paused(*args, **kwargs):
+        on = gc.isenabled()
+        gc.disable()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            if on:
+                gc.enable()
+
+    return paused
 
 
 def _positional(function) -> list | None:
@@ -139,10 +159,39 @@ class _Row:
             if complement:
                 return _Row(None, ([x * (dy - y) for x, y in zip(xs, ys)], dx * dy))
             return _Row(None, ([x * y for x, y in zip(xs, ys)], dx * dy))
-        xs, ys = self.fractions(), other.fractions()
+        ys = other.fractions()
+        if a and all(type(y) is Fraction for y in ys):    # integers times rationals
+            xs, dx = a
+            if complement:
+                return _Row([fraction_of(x * (y._denominator - y._numerator),
+                                         dx * y._denominator) for x, y in zip(xs, ys)])
+            return _Row([fraction_of(x * y._numerator, dx * y._denominator)
+                         for x, y in zip(xs, ys)])
+        xs = self.fractions()
         if complement:
             return _Row([x * (1 - y) for x, y in zip(xs, ys)])
         return _Row([x * y for x, y in zip(xs, ys)])
+
+
+class _Law:
+    """The output law of a vectorised run as it is summed over the paths: ``terms``, a list of
+    ``(scale, row)`` (a law token spread by its row, the draft spread over its branches), and
+    ``point``, the mass on plain tokens; with the acceptance and the paths counted."""
+
+    __slots__ = ("n", "terms", "point", "acceptance", "paths")
+
+    def __init__(self, n: int):
+        self.n = n
+        self.terms: list = []
+        self.point = [Fraction(0)] * n
+        self.acceptance = Fraction(0)
+        self.paths = 0
+
+    def result(self) -> tuple:
+        """``(law, acceptance, paths)``, the law as a list of exact values by token."""
+        from .branched import combine
+
+        return combine(self.terms + [(1, self.point)], self.n), self.acceptance, self.paths
 
 
 class PyTorchRule:
@@ -179,6 +228,7 @@ class PyTorchRule:
                                    f"{err}{_user_where(err, self.path)}") from None
         return p.labels[index]
 
+    @gc_paused
     def vectorised(self, p, q, grid: int | None = None, arith=None,
                    sum_order: str | None = None):
         """The exact :class:`~exactspec.engine.exact.Enumeration` of the rule with its draft
@@ -218,14 +268,59 @@ class PyTorchRule:
                            seconds=time.process_time() - start, draft_axis=n,
                            floats=floats + floats_converted() - converted)
 
-    def _vectorised(self, p, q, grid, n, arith=None, sum_order=None, split_values=False):
-        from .branched import Branched, Fallback, LawIndex, Mixture, VectorSampler, combine, dot
+    @gc_paused
+    def vectorised_pair(self, p, q, grid: int):
+        """The two exact enumerations of :meth:`vectorised` with ideal uniforms and on the
+        uniform grid of ``grid`` points, from one run of the body
+        (:class:`~.branched.PairSampler`): ``(ideal, on_grid)``, each with the seconds of the
+        one run; ``None`` where the body uses a uniform's law otherwise than in a comparison
+        with a branched threshold, or the vectorised route does not apply (the caller runs the
+        two apart)."""
+        from ..engine.exact import Enumeration
+        from .branched import Fallback, SplitFallback
+
+        from ..core.exact_values import floats_converted
+
+        start = time.process_time()
+        n = len(p.probs)
+        converted = floats_converted()
+        try:
+            try:
+                runs, floats = self._vectorised(p, q, None, n, None, None, True, grid)
+            except SplitFallback:
+                runs, floats = self._vectorised(p, q, None, n, None, None, False, grid)
+        except (Fallback, ExactspecError):
+            return None
+        labels = tuple(p.labels)
+        seconds = time.process_time() - start
+        out = []
+        for law, acceptance, paths in runs:
+            total = exact_sum(law)
+            if total != 1:
+                return None
+            out.append(Enumeration(labels=labels, law=dict(zip(labels, law)),
+                                   acceptance=acceptance, explicit_acceptance=Fraction(0),
+                                   paths=paths, total=total, used_drafts=True,
+                                   used_accept=False, seconds=seconds, draft_axis=n,
+                                   floats=floats + floats_converted() - converted))
+        return tuple(out)
+
+    def _vectorised(self, p, q, grid, n, arith=None, sum_order=None, split_values=False,
+                    pair_grid=None):
+        """The law, acceptance and paths of the vectorised run and the floats it converted;
+        with ``pair_grid``, ``([(law, acceptance, paths)] * 2, floats)``: one run of the body
+        for ideal uniforms and the grid of ``pair_grid`` points."""
+        from .branched import (Branched, Fallback, LawIndex, Mixture, Pair, PairSampler,
+                               VectorSampler, dot)
 
         if any(not isinstance(v, Fraction) for v in list(p.probs) + list(q.probs)):
             raise Fallback("rows that are not exact rationals")
         p_exact = [Fraction(v) if type(v) is not Fraction else v for v in p.probs]
         q_exact = [Fraction(v) if type(v) is not Fraction else v for v in q.probs]
-        if arith is None:
+        if pair_grid is not None:
+            s = PairSampler(n, pair_grid, split_values)
+            fmt, dtype, p_held, q_held = None, D.float64, p_exact, q_exact
+        elif arith is None:
             s = VectorSampler(n, grid, split_values)
             fmt, dtype, p_held, q_held = None, D.float64, p_exact, q_exact
         else:
@@ -238,41 +333,39 @@ class PyTorchRule:
             p_held = [FloatValue(fmt.round(v), fmt) for v in p_exact]
             q_held = [FloatValue(fmt.round(v), fmt) for v in q_exact]
         q_draft = _Row(q_exact)          # the draft's law, a weight per draft branch
-        terms = []                       # the law: sum of scale * row over the paths
-        point = [Fraction(0)] * n        # the law's mass on plain tokens
-        acceptance = Fraction(0)
-        paths = 0
+        runs = [_Law(n) for _ in range(1 if pair_grid is None else 2)]
 
-        def add(token, wx: _Row):
-            """The law's mass ``wx[x]`` (per draft branch) on ``token``."""
-            nonlocal acceptance
+        def add(token, wx: _Row, law: _Law, run: int):
+            """The law's mass ``wx[x]`` (per draft branch) on ``token`` (in the pair run,
+            ``run`` 0 for ideal uniforms, 1 on the grid)."""
             if type(token) is int:
                 if not 0 <= token < n:
                     raise Fallback("a selected token that is not an index")
-                point[token] += wx.total()
-                acceptance += wx.at(token)
+                law.point[token] += wx.total()
+                law.acceptance += wx.at(token)
             elif type(token) is LawIndex:
-                law = token.row if token.row is not None else token.probs
-                terms.append((wx.total(), law))
-                acceptance += dot(wx.exact(), law)
+                row = token.row if token.row is not None else token.probs
+                law.terms.append((wx.total(), row))
+                law.acceptance += dot(wx.exact(), row)
             elif type(token) is Mixture:            # a token selected by a split
                 split = token.split
                 if split.decided is not None:       # read as a bool later on this path
-                    add(token.a if split.decided else token.b, wx)
+                    add(token.a if split.decided else token.b, wx, law, run)
                     return
-                below = _Row(split.below)
-                add(token.a, wx.times(below, False))
-                add(token.b, wx.times(below, True))
+                below = split.below
+                below = _Row(below[run] if type(below) is Pair else below)
+                add(token.a, wx.times(below, False), law, run)
+                add(token.b, wx.times(below, True), law, run)
             elif type(token) is Branched and token.values == list(range(n)):   # the draft
-                terms.append((1, wx.exact()))
-                acceptance += wx.total()
+                law.terms.append((1, wx.exact()))
+                law.acceptance += wx.total()
             elif type(token) is Branched:                       # a token per draft branch
                 for x, (t, m) in enumerate(zip(token.values, wx.fractions())):
                     if type(t) is not int or not 0 <= t < n:
                         raise Fallback("a branched token that is not an index")
-                    point[t] += m
+                    law.point[t] += m
                     if t == x:
-                        acceptance += m
+                        law.acceptance += m
             else:
                 raise Fallback("a result that is not a token")
 
@@ -293,15 +386,23 @@ class PyTorchRule:
             s.finish()
             if s._depth != len(s._prefix) or s.axis is None:
                 raise Fallback("no draft, or a replay that differs")
-            paths += 1
             w = s.weight
-            # q[x] * P(path | x)
-            wx = q_draft.times(_Row(w.values), False) if hasattr(w, "values") else \
-                q_draft if w == 1 else _Row([a * w for a in q_exact])
-            add(token, wx)
+            for run, law in enumerate(runs):
+                if pair_grid is not None and not s.alive[run]:
+                    continue                      # an outcome of weight 0 in this run
+                law.paths += 1
+                values = getattr(w, "values", None)       # a weight per draft branch
+                if type(values) is Pair:
+                    values = values[run]
+                # q[x] * P(path | x)
+                wx = q_draft.times(_Row(values), False) if values is not None else \
+                    q_draft if w == 1 else _Row([a * w for a in q_exact])
+                add(token, wx, law, run)
             if not s._advance():
                 break
-        return combine(terms + [(1, point)], n), acceptance, paths, s.floats
+        if pair_grid is not None:
+            return [law.result() for law in runs], s.floats
+        return (*runs[0].result(), s.floats)
 
     def _vector_token(self, result, n):
         from .branched import Branched, Fallback, LawIndex, Mixture, Split

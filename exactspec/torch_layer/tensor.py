@@ -68,9 +68,10 @@ from ..engine.floats import FORMATS, FloatValue
 from ..engine.uniform import Uniform, UniformView
 from . import dtypes as D
 from . import float_rows
-from .branched import Branched, Fallback, LawIndex, Split, axis_of, select
+from .branched import (Branched, Fallback, LawIndex, Split, axis_of, rational_extreme,
+                       rational_row, select)
 from .context import current, refuse, undecided
-from .values import UNSET, arith, cast, exact_number, is_nan, is_random
+from .values import UNSET, arith, cast, cast_row, exact_number, is_nan, is_random
 
 __all__ = ["Tensor", "Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "TieOrder",
            "result_type", "as_tensor", "broadcast_shapes"]
@@ -726,14 +727,20 @@ class Tensor:
         if dtype.kind == "float" and current().exact and _rationals(av) and _rationals(bv) \
                 and (op is not operator.truediv or all(bv)):
             # exact rationals: cast leaves them as they are and arith is the plain operation
-            out = [op(x, y) for x, y in zip(av, bv)]
+            out = rational_row(op, av, bv) if n >= float_rows.MIN_ROW else None
+            if out is None:
+                out = [op(x, y) for x, y in zip(av, bv)]
             return Tensor.new(out, shape, D.bool_ if compare else dtype)
         if compare:
             out = [decide(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
             return Tensor.new(out, shape, D.bool_)
+        if op is operator.truediv and n >= float_rows.MIN_ROW and dtype.kind == "float":
+            out = OPS["race_scores"](av, bv, None if current().exact else dtype.name)
+            if out is not None:                  # w / E of a race, on a whole row
+                return Tensor.new(out, shape, dtype)
         if dtype.kind == "float" and not current().exact and n >= float_rows.MIN_ROW:
-            xs = [cast(x, dtype) for x in av] if isinstance(a, Tensor) else [cast(a, dtype)] * n
-            ys = [cast(y, dtype) for y in bv] if isinstance(b, Tensor) else [cast(b, dtype)] * n
+            xs = cast_row(av, dtype) if isinstance(a, Tensor) else [cast(a, dtype)] * n
+            ys = cast_row(bv, dtype) if isinstance(b, Tensor) else [cast(b, dtype)] * n
             out = float_rows.binary(op, xs, ys, FORMATS[dtype.name])   # a whole row by NumPy
             if out is None:
                 out = [arith(op, x, y) for x, y in zip(xs, ys)]
@@ -931,8 +938,8 @@ class Tensor:
         if broadcast_shapes(self._shape, result._shape) != tuple(self._shape):
             raise refuse(f"an in-place result of shape {list(result._shape)} does not fit a "
                          f"tensor of shape {list(self._shape)}")
-        self._write(self._own_positions(), [cast(v, self.dtype)
-                                        for v in result._expanded_values(self._shape)])
+        self._write(self._own_positions(),
+                    cast_row(result._expanded_values(self._shape), self.dtype))
         return self
 
     def add_(self, o, alpha=1):
@@ -1302,9 +1309,17 @@ def _extreme(a, b, maximum: bool):
     shape = broadcast_shapes(a._shape, b._shape) if isinstance(b, Tensor) else a._shape
     av = a._expanded_values(shape)
     bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * len(av)
+    if dtype.kind == "float" and current().exact and len(av) >= float_rows.MIN_ROW and \
+            not isinstance(b, Tensor) and type(b) in (int, float, Fraction) and _rationals(av):
+        y = cast(b, dtype)               # one cast of the scalar for the whole row
+        if type(y) is Fraction:
+            sampler = current().sampler  # each element's cast counts a Python float it takes
+            if type(b) is float and sampler is not None and hasattr(sampler, "floats"):
+                sampler.floats += len(av) - 1
+            return Tensor.new(rational_extreme(av, [y] * len(av), maximum), shape, dtype)
     if dtype.kind == "float" and not current().exact and len(av) >= float_rows.MIN_ROW:
-        xs = [cast(x, dtype) for x in av]
-        ys = [cast(y, dtype) for y in bv] if isinstance(b, Tensor) else [cast(b, dtype)] * len(av)
+        xs = cast_row(av, dtype)
+        ys = cast_row(bv, dtype) if isinstance(b, Tensor) else [cast(b, dtype)] * len(av)
         out = float_rows.extreme(xs, ys, FORMATS[dtype.name], maximum)   # by NumPy
         if out is not None:
             return Tensor.new(out, shape, dtype)
@@ -1316,7 +1331,8 @@ def _extreme(a, b, maximum: bool):
             n = len((x if type(x) is Branched else y).values)
             xs = x.values if type(x) is Branched else [x] * n
             ys = y.values if type(y) is Branched else [y] * n
-            fast = None if current().exact else \
+            fast = (rational_extreme(xs, ys, maximum) if len(xs) >= float_rows.MIN_ROW
+                    else None) if current().exact else \
                 float_rows.extreme(xs, ys, FORMATS[dtype.name], maximum)
             out.append(Branched(fast if fast is not None else
                                 [_extreme_one(a, b, maximum) for a, b in zip(xs, ys)],

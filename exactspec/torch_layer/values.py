@@ -24,7 +24,7 @@ from . import float_rows
 from .branched import Branched, Fallback, LawIndex, Mixture, Split, SplitFallback, axis_of
 from .context import CURRENT, current, refuse, undecided
 
-__all__ = ["UNSET", "cast", "divide", "is_random", "is_nan", "exact_number", "arith"]
+__all__ = ["UNSET", "cast", "cast_row", "divide", "is_random", "is_nan", "exact_number", "arith"]
 
 
 class _Unset:
@@ -160,6 +160,38 @@ def cast(v, dtype):
         return FloatValue(fmt.round(v), fmt)
     raise refuse(f"a {type(v).__name__} value in a {dtype.name} tensor under --arith "
                  f"{fmt.name}: not a number of the format")
+
+
+#: Types of random values (race scores, noise) that a cast into a float dtype leaves as they
+#: are (:func:`cast` returns them unchanged); registered by :mod:`.random`.
+KEPT_BY_FLOAT_CAST: set = set()
+
+
+def cast_row(values, dtype) -> list:
+    """``[cast(v, dtype) for v in values]``: a row that a float cast leaves as it is (exact
+    rationals in the exact run, race scores, noise) is copied without a cast per element.
+
+    >>> from .dtypes import float64, int64
+    >>> cast_row([Fraction(1, 2), Fraction(3)], float64), cast_row([Fraction(7, 2)], int64)
+    ([Fraction(1, 2), Fraction(3, 1)], [3])
+    """
+    if dtype.kind == "float":
+        if CURRENT[-1].fmt is None:
+            keep = KEPT_BY_FLOAT_CAST | {Fraction}
+            name = None
+        else:                       # under --arith: values of the dtype's format too
+            keep = KEPT_BY_FLOAT_CAST
+            name = dtype.name
+        for v in values:
+            t = type(v)
+            if t is FloatValue:
+                if v.fmt.name != name:
+                    break
+            elif t not in keep:
+                break
+        else:
+            return list(values)
+    return [cast(v, dtype) for v in values]
 
 
 def divide(a, b):
