@@ -306,12 +306,14 @@ def _read_float_pair(args):
 _STDOUT = [None]  # the real stdout while user code's prints go to stderr (--json)
 
 
-def _emit(obj, as_json: bool, text: str) -> None:
+def _emit(obj, as_json: bool, text) -> None:
+    """Write ``obj`` as JSON or ``text``; either may be a function that makes it, called only
+    when it is the one written (a report of 152,064 tokens costs seconds to format)."""
     out = _STDOUT[0] or sys.stdout
     if as_json:
-        out.write(json.dumps(obj) + "\n")
+        out.write(json.dumps(obj() if callable(obj) else obj) + "\n")
     else:
-        out.write(text.rstrip("\n") + "\n")
+        out.write((text() if callable(text) else text).rstrip("\n") + "\n")
 
 
 def _table(rows, header) -> str:
@@ -360,17 +362,21 @@ def cmd_example(args) -> int:
 
 def _verify_text(result) -> str:
     from .core.dist import exact_str
+    from .core.text import left_out_line, named_few, rows_shown
 
     p = result.p
+    differs = result.differs
+    shown, left_out = rows_shown(p.labels, differs)
     rows = [[t, exact_str(p[t]), exact_str(result.q[t]), exact_str(result.law[t]),
-             "" if result.law[t] == p[t] else "differs"] for t in p.labels]
+             "" if result.law[t] == p[t] else "differs"] for t in shown]
     axis = getattr(result.enumeration, "draft_axis", 0)
     lines = [f"method {result.method.name}, k = {result.k}: {result.paths} paths enumerated"
              + (f", each over all {axis:,} draft tokens as a tensor axis" if axis else ""),
              *([f"note: {result.enumeration.floats} float values met in the method were taken at "
                 "their exact binary value (the verdict is about the float program)"]
                if getattr(result.enumeration, "floats", 0) else []),
-             _table(rows, ["token", "target p", "draft q", "output", ""]),
+             _table(rows, ["token", "target p", "draft q", "output", ""])
+             + (f"\n{left_out_line(left_out)}" if left_out else ""),
              f"acceptance P(Y in X) = {exact_str(result.acceptance)} "
              f"({float(result.acceptance):.6g})"]
     if result.enumeration.used_accept and result.explicit_acceptance != result.acceptance:
@@ -378,7 +384,7 @@ def _verify_text(result) -> str:
     if result.lossless:
         lines.append("LOSSLESS: the output law equals p exactly on this instance")
     else:
-        lines.append(f"LOSSY: the output law differs from p at {', '.join(map(str, result.differs))}"
+        lines.append(f"LOSSY: the output law differs from p at {named_few(differs)}"
                      f"; TV(output, p) = {exact_str(result.bias)}")
     return "\n".join(lines)
 
@@ -436,9 +442,9 @@ def cmd_verify(args) -> int:
         ideal = exact_verification(args.method, p, q, args.k, max_paths=max_paths)
         split = BiasSplit(result.method, result.p, result.q, result.k, None, args.grid,
                           ideal, None, result)
-        _emit(split.to_json(), args.json, split.text())
+        _emit(split.to_json, args.json, split.text)
         return EXIT_OK if split.ok else EXIT_REFUTED
-    _emit(result.to_json(), args.json, _verify_text(result))
+    _emit(result.to_json, args.json, lambda: _verify_text(result))
     return EXIT_OK if result.lossless else EXIT_REFUTED
 
 
@@ -474,7 +480,7 @@ def _verify_arith(args) -> int:
                            sum_order=args.sum_order)
     if args.certificate:
         _write_json(args.certificate, split.run.certificate())
-    _emit(split.to_json(), args.json, split.text())
+    _emit(split.to_json, args.json, split.text)
     return EXIT_OK if split.ok else EXIT_REFUTED
 
 

@@ -339,7 +339,10 @@ class BiasSplit:
     def text(self) -> str:
         """A table of the run asked for beside the exact-arithmetic run, the verdict and the
         three TVs side by side."""
-        labels = self.p.labels
+        from .core.text import left_out_line, named_few, rows_shown
+
+        labels, left_out = rows_shown(self.p.labels, self.differences.keys() |
+                                      self.differences_exact_arith.keys())
         head = f"method {self.run.method.name}, k = {self.k}"
         run = self.run
         if run is not self.exact:
@@ -365,9 +368,11 @@ class BiasSplit:
         widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
         table = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
                           for r in [header] + rows)
+        if left_out:
+            table += "\n" + left_out_line(left_out)
         lines = [head, table, f"acceptance P(Y in X) = {exact_str(run.acceptance)}"]
         verdict = self.verdict
-        where = ", ".join(f"{t} ({'+' if exact_sign(d) > 0 else ''}{exact_str(d)})"
+        where = named_few(f"{t} ({'+' if exact_sign(d) > 0 else ''}{exact_str(d)})"
                           for t, d in self.differences.items())
         if verdict == "lossless":
             lines.append("LOSSLESS: the output law equals p exactly on this instance")
@@ -386,7 +391,7 @@ class BiasSplit:
             lines.append(f"LOSSY BY LOGIC: the rule is lossy in exact arithmetic too; "
                          f"TV(exact-arithmetic output, p) = {exact_str(self.bias_exact_arith)} "
                          f"(~{_float(self.bias_exact_arith):.3g}), at "
-                         + ", ".join(str(t) for t in self.differences_exact_arith))
+                         + named_few(self.differences_exact_arith))
         if run is not self.exact:
             lines.append(split_line(self.arith, self.rounded_grid, self.bias,
                                     self.bias_exact_arith, self.bias_grid_only))

@@ -84,7 +84,13 @@ class Verification:
 
     @property
     def differs(self) -> list:
-        return [lab for lab in self.p.labels if not _equal(self.law[lab], self.p[lab])]
+        """The labels where the output law differs from ``p`` (computed once per law)."""
+        law = self.law
+        cached = self.__dict__.get("_differs")
+        if cached is None or cached[0] is not law:
+            cached = self.__dict__["_differs"] = (
+                law, [lab for lab in self.p.labels if not _equal(law[lab], self.p[lab])])
+        return list(cached[1])
 
     @property
     def acceptance(self):

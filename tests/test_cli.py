@@ -363,3 +363,24 @@ def test_every_verdict_in_the_json_is_one_of_the_four_words(capsys, tmp_path, ar
         _, text, _ = run(capsys, *argv)
         lossy_words = RULE_VERDICTS - {"lossless"}
         assert all(w in text for w in words) and not lossy_words & set(text.split())
+
+
+@pytest.mark.parametrize("extra", [[], ["--arith", "float32", "--sum-order", "sequential"]])
+def test_a_long_row_prints_a_short_table(capsys, extra):
+    """At 40 tokens the text shows 24 rows, those that differ first, and says how many it
+    leaves out; the line of differing tokens names 8 and counts the rest; --json keeps all."""
+    n = 40
+    p = ",".join(f"{k + 1}/{n * (n + 1) // 2}" for k in range(n))
+    q = ",".join([f"1/{n}"] * n)
+    rule = str(ROOT / "examples" / "engines" / "vllm_rejection_sampler.py") + \
+        ":sample_target_recovery"
+    code, out, _ = run(capsys, "verify", rule, "--p", p, "--q", q, *extra)
+    assert code == 1
+    lines = out.splitlines()
+    table = [line for line in lines if line.split(" ", 1)[0].isdigit()]
+    assert len(table) == 24
+    assert f"... {n - 24} more tokens (the differing ones first; --json lists every one)" in out
+    assert " and " in next(line for line in lines if "LOSSY" in line)
+    code, out, _ = run(capsys, "verify", rule, "--p", p, "--q", q, *extra, "--json")
+    data = json.loads(out)
+    assert len(data["differs"]) > 8 and len(data["target"]) == n

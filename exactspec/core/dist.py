@@ -99,9 +99,13 @@ def exact(value: Any, name: str = "value") -> Any:
 
 
 _EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)\s*$")
+_RATIO = re.compile(r"\s*(\d+)\s*/\s*([1-9]\d*)\s*")
 
 
 def _parse_number(text: str, name: str) -> Fraction:
+    ratio = _RATIO.fullmatch(text)
+    if ratio is not None:             # the common "a/b": straight to the fraction
+        return Fraction(int(ratio.group(1)), int(ratio.group(2)))
     s = text.strip()
     if not s:
         raise InvalidInput(f"{name}: empty entry")
@@ -525,6 +529,8 @@ def _exact_entry(v, name: str, lab) -> Any:
         return v
     if type(v) is float and math.isfinite(v):
         return float_fraction(v)
+    if type(v) is str:            # "a/b" as a JSON file of a long row writes it
+        return _parse_number(v, f"{name}[{lab}]")
     return exact(v, f"{name}[{lab}]")
 
 
