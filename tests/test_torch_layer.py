@@ -366,6 +366,29 @@ def test_exponential_race_as_the_engine_races(tmp_path):
     assert law(f"{path}:race", P, q2) == law(twin, P, q2)
 
 
+def test_a_race_written_with_the_reciprocal_of_the_noise(tmp_path):
+    """vLLM's recovered token ``argmax(prob * q.reciprocal())`` (and ``prob / q / 2``,
+    ``1 / (q / prob)``) is the race ``argmax(prob / q)``: the residual's law."""
+    path = rule_file(tmp_path, """
+        def recovered(p, q):
+            noise = torch.empty_like(p)
+            noise.exponential_()
+            inv_q = noise.reciprocal()
+            prob = torch.clamp(p - q, min=0)
+            return torch.argmax(prob * inv_q, dim=-1)
+        def halved(p, q):
+            noise = torch.empty_like(p).exponential_()
+            return (torch.clamp(p - q, min=0) / noise / 2).argmax()
+        def inverted(p, q):
+            noise = torch.empty_like(p).exponential_()
+            return (1 / (noise / (p + q))).argmax()
+        """)
+    q2 = Dist.parse("1/6,1/2,1/3")
+    residual = {0: F(1), 1: F(0), 2: F(0)}              # relu(p - q) = (1/3, 0, 0)
+    assert law(f"{path}:recovered", P, q2) == law(f"{path}:halved", P, q2) == residual
+    assert law(f"{path}:inverted", P, q2) == {0: F(1, 3), 1: F(5, 12), 2: F(1, 4)}
+
+
 def test_rows_of_one_noise_tensor_race_independently(tmp_path, capsys):
     """``noise[rows].exponential_()`` fills one tensor; ``argmax(dim=1)`` races each row on
     its own part, and disjoint parts of i.i.d. exponentials are independent races.  A race over

@@ -6,7 +6,8 @@
   ``float32``).  Comparing an element with a threshold (``u < c``, ``u <= c``) is a branch of
   the engine whose weight is the length (or grid count) of the piece; nothing is sampled.
 - ``exponential_()``: the tensor becomes one noise vector ``s.exponentials(n)``; ``w / E``,
-  ``E / w`` and ``E`` itself are decided by ``argmax``/``argmin`` as one exponential race
+  ``E / w`` and ``E`` itself (also written ``w * E.reciprocal()``, a score times or divided by
+  a positive number) are decided by ``argmax``/``argmin`` as one exponential race
   (:mod:`exactspec.engine.races`, exact even when the noise serves several races).  An argmax
   over a part of the vector (one row of a 2-D noise tensor, ``argmax(dim=1)``) races that part
   as a noise vector of its own: disjoint parts of i.i.d. exponentials are independent; parts
@@ -163,8 +164,34 @@ class RaceScore:
         raise undecided(f"a race score (w / E) of noise{self.noise.ident} used outside an "
                         "argmax/argmin is beyond the exact method")
 
+    def _positive(self, c, what):
+        c = _weight(c)
+        if c <= 0:
+            raise undecided(f"a race score {what} a number that is not positive")
+        return c
+
+    def __mul__(self, c):        # (w / E) * c = (w c) / E; (E / w) * c = E / (w / c)
+        if self.over:
+            c = _weight(c)
+            if c < 0:
+                raise undecided("a race score times a negative number")
+            return RaceScore(self.noise, self.noise_index, self.weight * c, True)
+        c = self._positive(c, "times")
+        return RaceScore(self.noise, self.noise_index, self.weight / c, False)
+
+    __rmul__ = __mul__           # prob * (1 / E): vLLM's ``prob * q.reciprocal()``
+
+    def __truediv__(self, c):    # (w / E) / c = (w / c) / E; (E / w) / c = E / (w c)
+        c = self._positive(c, "divided by")
+        return RaceScore(self.noise, self.noise_index,
+                         self.weight / c if self.over else self.weight * c, self.over)
+
+    def __rtruediv__(self, c):   # c / (w / E) = E / (w / c); c / (E / w) = (c w) / E
+        c = self._positive(c, "dividing")
+        return RaceScore(self.noise, self.noise_index,
+                         self.weight / c if self.over else self.weight * c, not self.over)
+
     __lt__ = __le__ = __gt__ = __ge__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse
-    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
 
     def __bool__(self):
         self._refuse()
