@@ -1246,7 +1246,8 @@ def _report(err: Exception) -> int:
         print(f"undecided: {err}", file=sys.stderr)
         return EXIT_UNDECIDED
     if isinstance(err, (ExactspecError, TooLarge)):
-        where = "" if " (in " in str(err) else _user_frame(err, only_user=True)
+        where = "" if " (in " in str(err) or getattr(err, "located", False) else \
+            _user_frame(err, only_user=True)      # (a tensor layer refusal names its line)
         print(f"error: {_one_line(err)}{where}", file=sys.stderr)
         return EXIT_USAGE
     where = _user_frame(err)

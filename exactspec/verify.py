@@ -405,7 +405,7 @@ def _user_errors(run, name: str):
             return run(s, p, q, k)
         except InvalidInput as err:
             where = _user_line(err.__traceback__)
-            if not where or " (in " in str(err):
+            if not where or " (in " in str(err) or getattr(err, "located", False):
                 raise
             text = str(err)
             for arg in ("p ", "q "):  # Dist's default name: here it is the verifier's value

@@ -86,6 +86,14 @@ def test_views_write_through_and_advanced_indexing_copies():
         assert x[..., 1].tolist() == [1, 4] and x[None, :, 0].tolist() == [[0, 3]]
 
 
+def test_squeeze_of_several_dims_as_transformers_writes_it():
+    with installed() as torch:
+        t = torch.zeros(1, 1, 3)
+        assert t.squeeze(0, 1).shape == (3,) == t.squeeze((0, 1)).shape
+        assert t.squeeze(dim=1).shape == (1, 3) and t.squeeze().shape == (3,)
+        assert torch.squeeze(t, 0).shape == (1, 3)
+
+
 def test_in_place_ops_alias_their_storage():
     with installed() as torch:
         p = torch.tensor([F(1, 2), F(1, 4), F(1, 4)], dtype=torch.float64)
@@ -520,6 +528,37 @@ def test_refusals_are_one_line_exit_2(capsys, tmp_path, body, message):
     code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q", "1/3,1/3,1/3")
     assert code == 2 and message in err, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("source, message", [
+    ("def f(p):\n    return 0\n", "f(p) takes 1 parameter without a default: a PyTorch rule"),
+    ("def f(p, q, r):\n    return 0\n", "f(p, q, r) takes 3 parameters"),
+    ("def f(p, q, *, temperature):\n    return 0\n",
+     "keyword-only parameter 'temperature' without a default"),
+    ("f = 3\n", "f is not a function of (p, q)"),
+    ("async def f(p, q):\n    return 0\n", "f is asynchronous"),
+    ("def f(p, q):\n    yield 0\n", "f is a generator"),
+    ("def f(p, q):\n    while True:\n        if torch.rand(1, dtype=p.dtype) < 2:\n"
+     "            pass\n", "random constructors more than 10,000 times: it may loop without "
+     "bound (rule.py:4)"),
+])
+def test_a_function_that_is_not_a_pytorch_rule_is_refused_in_one_line(capsys, tmp_path, source,
+                                                                      message):
+    """In a file that imports torch, a function that cannot be called as ``fn(p, q)`` is
+    refused when loaded (not handed to the sampler-rule loader, which would import the file
+    without the layer); a loop drawing without branching is refused, not run forever."""
+    path = rule_file(tmp_path, source)
+    code, out, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q",
+                         "1/3,1/3,1/3")
+    assert code == 2 and message in err and not out, err
+    assert len(err.strip().splitlines()) == 1 and "No module named" not in err
+
+
+def test_a_refusal_names_the_users_line_once(capsys, tmp_path):
+    path = rule_file(tmp_path, "def f(p, q):\n    return torch.multinomial(q.cuda(), 1)\n")
+    code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q", "1/3,1/3,1/3")
+    assert code == 2 and err.strip() == ("error: Tensor.cuda(): exactspec runs a PyTorch rule "
+                                         "on its own CPU tensor layer (rule.py:3)")
 
 
 def test_a_long_float_sum_under_arith_is_refused_in_one_line(capsys):

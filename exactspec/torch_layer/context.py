@@ -69,8 +69,11 @@ def user_line() -> str:
 
 
 def refuse(message: str) -> InvalidInput:
-    """An :class:`InvalidInput` saying ``message`` and the user's file and line (to raise)."""
-    return InvalidInput(f"{message} ({user_line()})")
+    """An :class:`InvalidInput` saying ``message`` and the user's file and line (to raise);
+    marked ``located`` so that the command line does not name the line a second time."""
+    err = InvalidInput(f"{message} ({user_line()})")
+    err.located = True
+    return err
 
 
 def undecided(message: str) -> Undecided:

@@ -40,7 +40,7 @@ from ..core.dist import Dist
 from ..engine.exact import ExactSampler
 from . import dtypes as D
 from .branched import Branched, LawIndex
-from .context import current, refuse, undecided
+from .context import current, refuse, undecided, user_line
 from .tensor import OPS, Tensor
 from .values import arith, cast, exact_number, is_nan, is_random
 
@@ -66,10 +66,23 @@ class Generator:
         return self._seed
 
 
+#: random constructor calls (``rand``, ``uniform_``, ``exponential_``, ``multinomial``) one
+#: run of a rule may make: a loop drawing without branching (``while True: if torch.rand(1) <
+#: 2: ...``) is refused instead of running forever
+MAX_DRAWS = 10_000
+
+
 def _sampler():
     run = current()
     if run.sampler is None:
         raise refuse("a random constructor outside the rule's run (at import time)")
+    run.draws = getattr(run, "draws", 0) + 1
+    if run.draws > MAX_DRAWS:
+        from ..core.errors import TooLarge
+        err = TooLarge(f"one run of the rule called random constructors more than "
+                       f"{MAX_DRAWS:,} times: it may loop without bound ({user_line()})")
+        err.located = True
+        raise err
     return run
 
 

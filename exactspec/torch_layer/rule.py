@@ -52,9 +52,22 @@ def _positional(function) -> list | None:
             and p.default is p.empty]
 
 
+def _keyword_only(function) -> str | None:
+    """The first keyword-only parameter of ``function`` without a default, or ``None``."""
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return next((p.name for p in params if p.kind == p.KEYWORD_ONLY and p.default is p.empty),
+                None)
+
+
 def load_pytorch_rule(spec: str):
     """The :class:`PyTorchRule` named by ``file.py:function`` when the file imports torch and
-    the function takes ``(p, q)``; ``None`` otherwise (the caller loads it as a sampler rule)."""
+    the function takes ``(p, q)``; ``None`` when the file does not import torch or the function
+    is a sampler rule (its first parameter ``s``, or ``*args``: the caller loads it as one).
+    A function of the file with any other number of parameters (or not a plain function) is
+    refused in one line (:class:`~exactspec.core.errors.InvalidInput`)."""
     where, _, name = spec.rpartition(":")
     path = Path(where)
     if not where or not name or not where.endswith(".py") or not path.is_file() or \
@@ -78,9 +91,27 @@ def load_pytorch_rule(spec: str):
     function = getattr(module, name, None)
     if function is None:
         raise InvalidInput(f"method {spec!r}: {where} has no function {name!r}")
+    if not callable(function):
+        raise InvalidInput(f"method {spec!r}: {name} is not a function of (p, q) (it is "
+                           f"{type(function).__name__} {function!r:.40})")
+    if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function) or \
+            inspect.isgeneratorfunction(function):
+        kind = "a generator" if inspect.isgeneratorfunction(function) else "asynchronous"
+        raise InvalidInput(f"method {spec!r}: {name} is {kind}: a PyTorch rule is a plain "
+                           "function of (p, q) returning the emitted token")
     positional = _positional(function)
-    if positional is None or len(positional) != 2 or positional[0].name == "s":
-        return None
+    if positional is None or (positional and positional[0].name == "s"):
+        return None                     # a rule of the sampling interface (s, p, q, ...)
+    if len(positional) != 2:            # a file importing torch: it can only be a PyTorch rule
+        names = ", ".join(p.name for p in positional)
+        raise InvalidInput(f"method {spec!r}: {name}({names}) takes {len(positional)} "
+                           f"parameter{'s' * (len(positional) != 1)} without a default: a "
+                           "PyTorch rule is a function of (p, q), the target and draft rows")
+    required = _keyword_only(function)
+    if required:
+        raise InvalidInput(f"method {spec!r}: {name} has a keyword-only parameter "
+                           f"{required!r} without a default: exactspec calls a PyTorch rule "
+                           "as fn(p, q)")
     return PyTorchRule(function, spec, path)
 
 

@@ -503,7 +503,11 @@ class Tensor:
     def reshape_as(self, other):
         return self.reshape(other.shape)
 
-    def squeeze(self, dim=None):
+    def squeeze(self, *dims, dim=None):
+        """``squeeze()``, ``squeeze(d)``, ``squeeze((d0, d1))`` and, as torch also takes it,
+        ``squeeze(d0, d1)`` (transformers writes ``.squeeze(0, 1)``)."""
+        if dims:
+            dim = dims[0] if len(dims) == 1 else dims
         if dim is None:
             keep = [i for i, n in enumerate(self._shape) if n != 1]
         else:
