@@ -94,6 +94,75 @@ def test_squeeze_of_several_dims_as_transformers_writes_it():
         assert torch.squeeze(t, 0).shape == (1, 3)
 
 
+ENGINE_OPS = {     # op: (the call on a torch module, torch 2.13's answer on CPU)
+    "cumprod of accept bits": (
+        lambda t: t.tensor([[True, True, False, True], [True] * 4]).cumprod(dim=1).tolist(),
+        [[1, 1, 0, 0], [1, 1, 1, 1]]),
+    "cumprod of floats": (lambda t: t.tensor([0.5, 0.5, 3.0], dtype=t.float64).cumprod(0)
+                          .tolist(), [0.5, 0.25, 0.75]),
+    "repeat": (lambda t: [t.tensor([1, 2]).repeat(2).tolist(),
+                          t.tensor([[1, 2]]).repeat(2, 1).tolist(),
+                          t.tensor([3]).repeat(1, 2).tolist()],
+               [[1, 2, 1, 2], [[1, 2], [1, 2]], [[3, 3]]]),
+    "repeat_interleave": (lambda t: [t.tensor([1, 2]).repeat_interleave(2).tolist(),
+                                     t.repeat_interleave(t.tensor([1, 2]), t.tensor([1, 3]))
+                                     .tolist(),
+                                     t.tensor([[1, 2], [3, 4]]).repeat_interleave(2, dim=0)
+                                     .tolist()],
+                          [[1, 1, 2, 2], [1, 2, 2, 2], [[1, 2], [1, 2], [3, 4], [3, 4]]]),
+    "nonzero": (lambda t: [t.tensor([0, 3, 0, 4]).nonzero().tolist(),
+                           t.nonzero(t.tensor([[0, 1], [1, 0]]), as_tuple=True)[1].tolist()],
+                [[[1], [3]], [1, 0]]),
+    "flip": (lambda t: t.tensor([[1, 2, 3], [4, 5, 6]]).flip(1).tolist(),
+             [[3, 2, 1], [6, 5, 4]]),
+    "div rounding_mode": (lambda t: [t.div(t.tensor([7, -7]), 2, rounding_mode="floor").tolist(),
+                                     t.tensor([7, -7]).div(2, rounding_mode="trunc").tolist(),
+                                     t.remainder(t.tensor([7, -7]), 3).tolist()],
+                          [[3, -4], [3, -3], [1, 2]]),
+    "masked_select": (lambda t: t.tensor([[1, -1, 2], [3, 4, -1]]).masked_select(
+        t.tensor([[1, -1, 2], [3, 4, -1]]) != -1).tolist(), [1, 2, 3, 4]),
+    "unbind, split, chunk": (lambda t: [
+        [r.tolist() for r in t.tensor([[1, 2], [3, 4]]).unbind(0)],
+        [r.tolist() for r in t.arange(5).split(2)],
+        [r.tolist() for r in t.split(t.arange(5), [1, 4])],
+        [r.tolist() for r in t.tensor([[1, 2], [3, 4]]).chunk(2, dim=1)]],
+        [[[1, 2], [3, 4]], [[0, 1], [2, 3], [4]], [[0], [1, 2, 3, 4]], [[[1], [3]], [[2], [4]]]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE_OPS))
+def test_structural_ops_engines_use_as_torch_computes_them(name):
+    """Ops of engines' samplers (``cumprod`` of accept bits, ``repeat_interleave`` of
+    per-request values, ``nonzero``, ``div(rounding_mode=...)``, ...): the layer's answer is
+    the one torch gives (written out here, and computed by torch where it is installed)."""
+    call, expect = ENGINE_OPS[name]
+    with installed() as torch:
+        assert call(torch) == expect
+    try:
+        import torch as real
+    except ImportError:
+        return
+    assert call(real) == expect
+
+
+def test_float32_cumprod_accumulates_in_float64_as_the_cpu_kernel():
+    xs = [F(3, 5), F(7, 9), F(11, 13)]
+    with installed(Run(None, FORMATS["float32"])) as torch:
+        got = torch.tensor(xs).cumprod(0).tolist()
+    f32, f64 = FORMATS["float32"], FORMATS["float64"]
+    acc, expect = F(1), []
+    for x in xs:                       # each term rounded to float32, the product in float64
+        acc = f64.round(acc * f32.round(x))
+        expect.append(f32.round(acc))
+    assert [exact_value(v) for v in got] == expect
+    try:
+        import torch as real
+    except ImportError:
+        return
+    ours = real.tensor([float(x) for x in xs], dtype=real.float32).cumprod(0).tolist()
+    assert [F(v) for v in ours] == expect
+
+
 def test_in_place_ops_alias_their_storage():
     with installed() as torch:
         p = torch.tensor([F(1, 2), F(1, 4), F(1, 4)], dtype=torch.float64)

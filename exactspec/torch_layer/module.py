@@ -207,7 +207,9 @@ def make_module() -> types.ModuleType:
                  "any", "all", "exp", "log", "isnan", "isinf", "isfinite", "abs", "reciprocal",
                  "masked_fill", "scatter", "logical_not", "logical_and", "logical_or",
                  "squeeze", "unsqueeze", "reshape", "flatten", "permute", "transpose", "clone",
-                 "add", "sub", "mul", "div", "neg", "lt", "le", "gt", "ge", "eq", "ne"):
+                 "add", "sub", "mul", "div", "neg", "lt", "le", "gt", "ge", "eq", "ne",
+                 "cumprod", "remainder", "repeat_interleave", "index_select", "flip",
+                 "nonzero", "masked_select", "unbind", "select", "narrow", "split", "chunk"):
         setattr(torch, name, method(name))
     torch.is_tensor = lambda x: isinstance(x, Tensor)
     torch.is_floating_point = lambda t: t.dtype.kind == "float"

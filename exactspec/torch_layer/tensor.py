@@ -554,6 +554,109 @@ class Tensor:
     def expand_as(self, other):
         return self.expand(other.shape)
 
+    def repeat(self, *sizes):
+        """``repeat``: the tensor tiled ``sizes`` times (a copy, as torch makes)."""
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, Size)):
+            sizes = sizes[0]
+        sizes = [_index_value(n) for n in sizes]
+        if len(sizes) < self.ndim or any(n < 0 for n in sizes):
+            raise refuse(f"repeat{tuple(sizes)}: give a non-negative count for every dimension "
+                         f"of the tensor ({self.ndim})")
+        t = self.reshape([1] * (len(sizes) - self.ndim) + list(self._shape))
+        shape = [a * n for a, n in zip(t._shape, sizes)]
+        src = t._values()
+        values = []
+        for idx in _multi_indices(shape):
+            flat = 0
+            for i, a, st in zip(idx, t._shape, _contiguous(t._shape)):
+                flat += (i % a) * st
+            values.append(src[flat])
+        return Tensor.new(values, shape, self.dtype)
+
+    def repeat_interleave(self, repeats, dim=None):
+        """``repeat_interleave``: each element (each slice along ``dim``) repeated, by one
+        count or a count per element."""
+        t = self.reshape(-1) if dim is None else self
+        d = 0 if dim is None else _dim(dim, t.ndim)
+        n = t._shape[d]
+        counts = [_index_value(c) for c in as_tensor(repeats)._values()] \
+            if isinstance(repeats, Tensor) else [_index_value(repeats)]
+        if len(counts) == 1:
+            counts = counts * n
+        if len(counts) != n or any(c < 0 for c in counts):
+            raise refuse(f"repeat_interleave: {len(counts)} counts for {n} elements")
+        picks = [i for i, c in enumerate(counts) for _ in range(c)]
+        return t.index_select(d, Tensor.of(picks, D.int64) if picks else
+                              Tensor.new([], (0,), D.int64))
+
+    def index_select(self, dim, index):
+        d = _dim(dim, self.ndim)
+        key = (slice(None),) * d + (as_tensor(index).reshape(-1),)
+        return self[key]
+
+    def flip(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = dims[0]
+        key = [slice(None)] * self.ndim
+        out = self
+        for d in {_dim(x, self.ndim) for x in dims}:
+            key = (slice(None),) * d + (Tensor.of(list(range(self._shape[d] - 1, -1, -1)),
+                                                  D.int64),)
+            out = out[key]
+        return out.clone() if out is self else out
+
+    def nonzero(self, as_tuple=False):
+        """The indices of the non-zero elements in row-major order (``[count, ndim]``, or one
+        1-D tensor per dimension with ``as_tuple``)."""
+        flags = [bool(_one(cast(v, D.bool_))) for v in self._values()]
+        hits = [idx for idx, f in zip(_multi_indices(self._shape), flags) if f]
+        if as_tuple:
+            return tuple(Tensor.new([h[d] for h in hits], (len(hits),), D.int64)
+                         for d in range(max(self.ndim, 1)))
+        return Tensor.new([i for h in hits for i in h], (len(hits), self.ndim), D.int64)
+
+    def masked_select(self, mask):
+        mask = as_tensor(mask)
+        shape = broadcast_shapes(self._shape, mask._shape)
+        return self.expand(shape)[mask.expand(shape)] if tuple(shape) != tuple(self._shape) \
+            else self[mask]
+
+    def unbind(self, dim=0):
+        d = _dim(dim, self.ndim)
+        return tuple(self.select(d, i) for i in range(self._shape[d]))
+
+    def select(self, dim, index):
+        d = _dim(dim, self.ndim)
+        return self[(slice(None),) * d + (_index_value(index),)]
+
+    def narrow(self, dim, start, length):
+        d = _dim(dim, self.ndim)
+        start = _index_value(start)
+        return self[(slice(None),) * d + (slice(start, start + _index_value(length)),)]
+
+    def split(self, split_size, dim=0):
+        d = _dim(dim, self.ndim)
+        n = self._shape[d]
+        if isinstance(split_size, (list, tuple)):
+            sizes = [_index_value(x) for x in split_size]
+            if sum(sizes) != n:
+                raise refuse(f"split sizes {sizes} do not add up to {n}")
+        else:
+            size = _index_value(split_size)
+            if size <= 0:
+                raise refuse("split size must be positive")
+            sizes = [min(size, n - i) for i in range(0, n, size)]
+        out, start = [], 0
+        for k in sizes:
+            out.append(self.narrow(d, start, k))
+            start += k
+        return tuple(out)
+
+    def chunk(self, chunks, dim=0):
+        n = self._shape[_dim(dim, self.ndim)]
+        chunks = _index_value(chunks)
+        return self.split(max(1, -(-n // chunks)), dim)
+
     def permute(self, *dims):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = dims[0]
@@ -778,8 +881,22 @@ class Tensor:
     def mul(self, o):
         return self * o
 
-    def div(self, o):
-        return self / o
+    def div(self, o, rounding_mode=None):
+        """``div``; ``rounding_mode="floor"`` and ``"trunc"`` of integer tensors as torch
+        rounds them (of float tensors: refused, as floor division is)."""
+        if rounding_mode is None:
+            return self / o
+        if rounding_mode not in ("floor", "trunc"):
+            raise refuse(f"div rounding_mode {rounding_mode!r}: torch takes 'floor' or 'trunc'")
+        if result_type(self, o).kind == "float":
+            raise refuse(f"div(rounding_mode={rounding_mode!r}) of float tensors is outside "
+                         "exactspec's tensor layer")
+        if rounding_mode == "floor":
+            return self // o
+        return self._binary(o, _truncated_division)
+
+    def remainder(self, o):
+        return self % o
 
     def __floordiv__(self, o):
         if result_type(self, o).kind == "float":
@@ -1065,6 +1182,22 @@ class Tensor:
         _, lanes = self._lanes(d) if self.ndim else ((), [self._values()])
         flat = [v for lane in lanes for v in _running_sum(lane, out_dtype)]
         out._st.data[:] = flat
+        inverse = [order.index(i) for i in range(self.ndim)]
+        return (out.permute(inverse) if self.ndim else out.reshape(())).contiguous()
+
+    def cumprod(self, dim, dtype=None):
+        """The running product along ``dim`` (the accepted prefix as ``accepted.cumprod(1)``):
+        integers and bools exactly (as ``int64``), floats exactly in the exact run and, under
+        ``--arith``, accumulated as torch's CPU kernel accumulates them (``float64`` for
+        ``float32`` and ``float64``, ``float32`` for ``float16``/``bfloat16``), each output
+        rounded to the dtype."""
+        out_dtype = dtype or (self.dtype if self.dtype.kind == "float" else D.int64)
+        d = _dim(dim, self.ndim)
+        order = [i for i in range(self.ndim) if i != d] + [d]
+        moved = self.permute(order) if self.ndim else self.reshape(1)
+        out = Tensor.new([None] * self.numel(), moved._shape, out_dtype)
+        _, lanes = self._lanes(d) if self.ndim else ((), [self._values()])
+        out._st.data[:] = [v for lane in lanes for v in _running_product(lane, out_dtype)]
         inverse = [order.index(i) for i in range(self.ndim)]
         return (out.permute(inverse) if self.ndim else out.reshape(())).contiguous()
 
@@ -1386,6 +1519,33 @@ def _running_sum(lane, dtype):
     out = []
     for v in lane:
         total = total + cast_format(v, acc)
+        out.append(cast(total, dtype))
+    return out
+
+
+def _truncated_division(a, b):
+    """Integer division rounded toward zero (``div(..., rounding_mode="trunc")``)."""
+    if b == 0:
+        raise refuse("integer division by zero (torch raises ZeroDivisionError)")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _running_product(lane, dtype):
+    lane = [cast(v, dtype) for v in lane]
+    if any(is_random(v) for v in lane):
+        raise undecided("the cumulative product of random values is beyond the exact method")
+    if dtype.kind != "float" or current().exact:
+        out, total = [], (1 if dtype.kind != "float" else Fraction(1))
+        for v in lane:
+            total = arith(operator.mul, total, v)
+            out.append(total)
+        return out
+    acc = FORMATS["float64"] if dtype.rank >= 2 else FORMATS["float32"]
+    total = FloatValue(1.0, acc)
+    out = []
+    for v in lane:
+        total = total * cast_format(v, acc)
         out.append(cast(total, dtype))
     return out
 
