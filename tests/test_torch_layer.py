@@ -324,6 +324,26 @@ def test_hf_sampler_under_float32_on_the_generator_grid():
     assert split.bias == split.bias_grid_only == F(1, 50331648)
 
 
+def test_a_number_times_a_uniform_under_arith_is_the_uniform_times_the_number(tmp_path):
+    """``q[x] * u <= p[x]`` (a kernel's ``draft_p * uniform <= target_p``) under ``--arith``
+    is the same float program as ``u * q[x] <= p[x]``: the uniform's reflected operation."""
+    from exactspec.rounding import split_bias
+
+    path = rule_file(tmp_path, """
+        def rule(p, q, left=True):
+            x = torch.multinomial(q, 1)
+            u = torch.rand(1, dtype=p.dtype)
+            if ((q[x] * u if left else u * q[x]) <= p[x]).item():
+                return x
+            return torch.multinomial(torch.clamp(p - q, min=0), 1)
+        def right(p, q):
+            return rule(p, q, left=False)
+        """)
+    left, right = (split_bias(f"{path}:{f}", P2, Q2, arith="float32") for f in ("rule", "right"))
+    assert left.run.law == right.run.law and left.bias == right.bias > 0
+    assert law(f"{path}:rule", P2, Q2) == {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
+
+
 @pytest.mark.parametrize("arith", ["float32", "float16", "bfloat16", "float64"])
 def test_hf_sampler_bias_is_one_grid_point_in_every_format(arith):
     from exactspec.rounding import split_bias

@@ -191,6 +191,13 @@ def arith(op, a, b):
         return _noise_arith(op, a, b)
     if op is operator.truediv and current().exact:
         return divide(a, b)
+    if op in _REFLECTED and is_random(b) and not is_random(a):
+        # a number op a uniform (``q[x] * u``): the uniform's own reflected operation, as for
+        # ``u * q[x]`` (a float of the format does not combine with a uniform itself)
+        reflected = getattr(b, _REFLECTED[op], None)
+        r = reflected(a) if reflected is not None else NotImplemented
+        if r is not NotImplemented:
+            return r
     try:
         r = op(a, b)
     except TypeError as err:
@@ -199,6 +206,10 @@ def arith(op, a, b):
                             f"({err})") from None
         raise
     return _settle(r) if current().exact else r
+
+
+_REFLECTED = {operator.add: "__radd__", operator.mul: "__rmul__", operator.sub: "__rsub__",
+              operator.truediv: "__rtruediv__"}
 
 
 def _law_token_arith(op, a, b):
