@@ -209,8 +209,10 @@ def make_module() -> types.ModuleType:
                  "squeeze", "unsqueeze", "reshape", "flatten", "permute", "transpose", "clone",
                  "add", "sub", "mul", "div", "neg", "lt", "le", "gt", "ge", "eq", "ne",
                  "cumprod", "remainder", "repeat_interleave", "index_select", "flip",
-                 "nonzero", "masked_select", "unbind", "select", "narrow", "split", "chunk"):
+                 "nonzero", "masked_select", "unbind", "select", "narrow", "split", "chunk",
+                 "relu"):
         setattr(torch, name, method(name))
+    functional.relu = lambda input, inplace=False: input.relu_() if inplace else input.relu()
     torch.is_tensor = lambda x: isinstance(x, Tensor)
     torch.is_floating_point = lambda t: t.dtype.kind == "float"
     torch.result_type = result_type

@@ -1024,6 +1024,13 @@ class Tensor:
 
     clip = clamp
 
+    def relu(self):
+        """``relu``: ``clamp(min=0)`` (NaN stays NaN, as in torch)."""
+        return self.clamp(min=0)
+
+    def relu_(self):
+        return self.clamp_(min=0)
+
     def clamp_min(self, min):
         return self.clamp(min=min)
 
