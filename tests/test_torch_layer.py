@@ -117,6 +117,29 @@ ENGINE_OPS = {     # op: (the call on a torch module, torch 2.13's answer on CPU
                         t.relu(t.tensor([-1, 3])).tolist(),
                         t.nn.functional.relu(t.tensor([[-2.0, 0.5]])).tolist()],
              [[0.0, 0.0, 2.0], [0, 3], [[0.0, 0.5]]]),
+    "constants": (lambda t: [t.inf, -t.inf, t.pi == math.pi, math.isnan(t.nan)],
+                  [math.inf, -math.inf, True, True]),
+    "allclose, isclose, equal": (lambda t: [
+        t.allclose(t.tensor([0.5, 0.5], dtype=t.float64).sum(), t.tensor(1.0, dtype=t.float64)),
+        t.isclose(t.tensor([1.0, 1.0]), t.tensor([1.0 + 1e-6, 1.1])).tolist(),
+        t.equal(t.tensor([1, 2]), t.tensor([1, 2])), t.tensor([1, 2]).equal(t.tensor([1]))],
+        [True, [True, False], True, False]),
+    "log_softmax": (lambda t: t.log_softmax(t.tensor([0.0, 0.0], dtype=t.float64), dim=-1)
+                    .exp().tolist(), [0.5, 0.5]),
+    "type_as, type": (lambda t: [str(t.tensor([1, 2]).type_as(t.tensor([0.5])).dtype),
+                                 t.tensor([1]).type(), t.tensor([1]).type(t.float64).tolist()],
+                      ["torch.float32", "torch.LongTensor", [1.0]]),
+    "count_nonzero": (lambda t: [t.count_nonzero(t.tensor([0, 1, 2])).item(),
+                                 t.tensor([[0, 1], [1, 1]]).count_nonzero(dim=1).tolist()],
+                      [2, [1, 2]]),
+    "scatter_add, index_add": (lambda t: [
+        t.zeros(4, dtype=t.int64).scatter_add(0, t.tensor([1, 1, 3]), t.tensor([1, 2, 3]))
+        .tolist(),
+        t.zeros(3, dtype=t.int64).index_add_(0, t.tensor([0, 0]), t.tensor([1, 5])).tolist(),
+        t.zeros(2, 2).index_add(1, t.tensor([1]), t.tensor([[1.0], [2.0]])).tolist()],
+        [[0, 3, 0, 3], [6, 0, 0], [[0.0, 1.0], [0.0, 2.0]]]),
+    "one_hot": (lambda t: t.nn.functional.one_hot(t.tensor([0, 2]), num_classes=3).tolist(),
+                [[1, 0, 0], [0, 0, 1]]),
     "flip": (lambda t: t.tensor([[1, 2, 3], [4, 5, 6]]).flip(1).tolist(),
              [[3, 2, 1], [6, 5, 4]]),
     "div rounding_mode": (lambda t: [t.div(t.tensor([7, -7]), 2, rounding_mode="floor").tolist(),
@@ -613,6 +636,12 @@ def test_verify_json_of_a_pytorch_rule(capsys):
     ("e = torch.empty(3, dtype=p.dtype)\n    e[:2] = torch.rand(2, dtype=p.dtype)\n"
      "    return (e < p).int().argmax()", "never written (rule.py:5)"),
     ("return torch.tensor([0.5])", "return the emitted token index"),
+    ("return torch.where(torch.tensor([1, 0, 0]), p, q).argmax()",
+     "where: the condition is a int64 tensor; torch takes a bool tensor"),
+    ("return torch.zeros(3).scatter_add_(0, torch.tensor([0, 0]), p[:2]).argmax()",
+     "scatter_add: src is float64, the tensor float32; torch takes the same dtype"),
+    ("return torch.zeros_like(p).scatter_(0, torch.tensor([0]), torch.tensor([1])).argmax()",
+     "scatter: src is int64, the tensor float64"),
     ("return torch.zeros(3, dtype=torch.int64).scatter_(0, torch.tensor([0, 0]), "
      "torch.tensor([1, 2])).argmax()", "depends on the hardware's order"),
 ])
@@ -652,6 +681,20 @@ def test_a_refusal_names_the_users_line_once(capsys, tmp_path):
     code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q", "1/3,1/3,1/3")
     assert code == 2 and err.strip() == ("error: Tensor.cuda(): exactspec runs a PyTorch rule "
                                          "on its own CPU tensor layer (rule.py:3)")
+
+
+def test_float_scatter_add_into_one_place_under_arith_is_refused(capsys, tmp_path):
+    """Exact sums do not depend on their order; float32 sums of two values into one place do,
+    and torch does not fix that order."""
+    path = rule_file(tmp_path, "def f(p, q):\n"
+                               "    t = torch.zeros_like(p).scatter_add_(0, torch.tensor([0, 0]), "
+                               "p[:2])\n    return torch.multinomial(t + q, 1)\n")
+    # t = (1/2 + 1/3, 0, 0); t + q = (13/12, 3/12, 6/12), normalised by 22/12
+    assert law(f"{path}:f", P2, Q2) == {0: F(13, 22), 1: F(3, 22), 2: F(6, 22)}
+    code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q",
+                       "1/3,1/3,1/3", "--arith", "float32")
+    assert code == 2 and "scatter_add of two float32 values into one place" in err
+    assert "(rule.py:3)" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_long_float_sum_under_arith_is_refused_in_one_line(capsys):

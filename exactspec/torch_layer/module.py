@@ -210,9 +210,14 @@ def make_module() -> types.ModuleType:
                  "add", "sub", "mul", "div", "neg", "lt", "le", "gt", "ge", "eq", "ne",
                  "cumprod", "remainder", "repeat_interleave", "index_select", "flip",
                  "nonzero", "masked_select", "unbind", "select", "narrow", "split", "chunk",
-                 "relu"):
+                 "relu", "scatter_add", "index_add", "isclose", "allclose", "equal",
+                 "count_nonzero"):
         setattr(torch, name, method(name))
     functional.relu = lambda input, inplace=False: input.relu_() if inplace else input.relu()
+    torch.log_softmax = functional.log_softmax = \
+        lambda input, dim=None, dtype=None, **kw: _fn.log_softmax(as_tensor(input), dim, dtype)
+    functional.one_hot = _fn.one_hot
+    torch.inf, torch.nan, torch.pi, torch.e = math.inf, math.nan, math.pi, math.e
     torch.is_tensor = lambda x: isinstance(x, Tensor)
     torch.is_floating_point = lambda t: t.dtype.kind == "float"
     torch.result_type = result_type

@@ -1128,6 +1128,52 @@ class Tensor:
     def scatter(self, dim, index, src=None, value=None, reduce=None):
         return self.clone().scatter_(dim, index, src, value, reduce)
 
+    def scatter_add_(self, dim, index, src):
+        return OPS["scatter_add_into"](self, dim, index, src)
+
+    def scatter_add(self, dim, index, src):
+        return self.clone().scatter_add_(dim, index, src)
+
+    def index_add_(self, dim, index, source, alpha=1):
+        """``index_add_``: slice ``index[i]`` of ``self`` along ``dim`` gets slice ``i`` of
+        ``source`` added (a ``scatter_add_`` with the index spread over the slice)."""
+        d = _dim(dim, self.ndim)
+        source = as_tensor(source) if alpha == 1 else as_tensor(source) * alpha
+        index = as_tensor(index).reshape(-1)
+        shape = [1] * source.ndim
+        shape[d] = index.numel()
+        spread = index.reshape(shape).expand(source.shape) if source.ndim else index
+        return self.scatter_add_(d, spread.contiguous(), source)
+
+    def index_add(self, dim, index, source, alpha=1):
+        return self.clone().index_add_(dim, index, source, alpha)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def type(self, dtype=None, **kwargs):
+        if dtype is None:                      # the legacy type name, as torch gives it
+            return "torch." + {"float32": "Float", "float64": "Double", "float16": "Half",
+                               "bfloat16": "BFloat16", "int64": "Long", "int32": "Int",
+                               "bool": "Bool"}.get(self.dtype.name, "") + "Tensor"
+        return self.to(dtype)
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return OPS["isclose"](self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        return all(self.isclose(other, rtol, atol, equal_nan)._values())
+
+    def equal(self, other) -> bool:
+        other = as_tensor(other)
+        return tuple(self._shape) == tuple(other._shape) and bool((self == other).all())
+
+    def count_nonzero(self, dim=None):
+        return (self != 0).sum(dim)
+
+    def log_softmax(self, dim=-1, dtype=None):
+        return OPS["log_softmax"](self, dim, dtype)
+
     def uniform_(self, a=0, b=1, generator=None):
         return OPS["uniform_fill"](self, a, b)
 
