@@ -636,6 +636,10 @@ def test_verify_json_of_a_pytorch_rule(capsys):
     ("e = torch.empty(3, dtype=p.dtype)\n    e[:2] = torch.rand(2, dtype=p.dtype)\n"
      "    return (e < p).int().argmax()", "never written (rule.py:5)"),
     ("return torch.tensor([0.5])", "return the emitted token index"),
+    ("return (p > q).argmax()", "argmax of a bool tensor (torch refuses it)"),
+    ("return ((p > q) - (q > p)).int().argmax()", "subtraction of two bool tensors"),
+    ("return (torch.tensor([2 ** 62]) * 4 + torch.multinomial(q, 1)) % 3",
+     "an int64 result 18446744073709551616 outside the dtype's range: torch wraps it around"),
     ("return torch.where(torch.tensor([1, 0, 0]), p, q).argmax()",
      "where: the condition is a int64 tensor; torch takes a bool tensor"),
     ("return torch.zeros(3).scatter_add_(0, torch.tensor([0, 0]), p[:2]).argmax()",

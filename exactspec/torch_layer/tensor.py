@@ -845,7 +845,12 @@ class Tensor:
             if out is None:
                 out = [arith(op, x, y) for x, y in zip(xs, ys)]
             return Tensor.new(out, shape, dtype)
+        if dtype is D.bool_ and op is operator.sub:
+            raise refuse("subtraction of two bool tensors (torch refuses it): use ^ or "
+                         "logical_xor")
         out = [arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
+        if dtype.kind == "int":
+            _check_int_range(out, dtype)
         return Tensor.new(out, shape, dtype)
 
     def __add__(self, o):
@@ -1261,10 +1266,17 @@ class Tensor:
             return Tensor.new([i], (1,) * self.ndim if keepdim else (), D.int64)
         return self._reduce(dim, keepdim, lambda lane: _arg_index(lane, largest), D.int64)
 
+    def _no_bool_arg(self, name):
+        if self.dtype is D.bool_:               # torch: "argmax_cpu" not implemented for 'Bool'
+            raise refuse(f"{name} of a bool tensor (torch refuses it): convert it with .int() "
+                         "or use max(dim)")
+
     def argmax(self, dim=None, keepdim=False):
+        self._no_bool_arg("argmax")
         return self._arg(dim, keepdim, True)
 
     def argmin(self, dim=None, keepdim=False):
+        self._no_bool_arg("argmin")
         return self._arg(dim, keepdim, False)
 
     def _extreme_reduce(self, dim, keepdim, largest, other):
@@ -1574,6 +1586,15 @@ def _running_sum(lane, dtype):
         total = total + cast_format(v, acc)
         out.append(cast(total, dtype))
     return out
+
+
+def _check_int_range(values, dtype) -> None:
+    """Integer results outside the dtype's range are refused: torch wraps them around."""
+    bound = 2 ** (dtype.bits - 1)
+    for v in values:
+        if type(v) is int and not -bound <= v < bound:
+            raise refuse(f"an {dtype.name} result {v} outside the dtype's range: torch wraps "
+                         "it around (an overflow), exactspec does not model that")
 
 
 def _truncated_division(a, b):
