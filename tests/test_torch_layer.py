@@ -687,6 +687,27 @@ def test_a_refusal_names_the_users_line_once(capsys, tmp_path):
                                          "on its own CPU tensor layer (rule.py:3)")
 
 
+def test_a_torch_compiled_rule_runs_eagerly_exact_and_is_refused_under_arith(capsys,
+                                                                              tmp_path):
+    path = rule_file(tmp_path, """
+        @torch.compile(dynamic=True)
+        def residual(p, q):
+            return torch.clamp(p - q, min=0)
+
+        @torch.compile
+        def f(p, q):
+            x = torch.multinomial(q, 1)
+            if torch.rand(1, dtype=p.dtype) < p[x] / q[x]:
+                return x
+            return torch.multinomial(residual(p, q), 1)
+        """)
+    assert law(f"{path}:f", P2, Q2) == {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
+    code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/3,1/6", "--q",
+                       "1/4,1/4,1/2", "--arith", "float32")
+    assert code == 2 and "torch.compile'd f under --arith" in err and "(rule.py:7)" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_float_scatter_add_into_one_place_under_arith_is_refused(capsys, tmp_path):
     """Exact sums do not depend on their order; float32 sums of two values into one place do,
     and torch does not fix that order."""

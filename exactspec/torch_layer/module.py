@@ -21,7 +21,9 @@ import math
 import sys
 import types
 from contextlib import contextmanager
+from pathlib import Path
 
+from ..core.errors import InvalidInput
 from . import dtypes as D
 from . import functions as _fn
 from . import random as _rnd
@@ -68,6 +70,29 @@ class no_grad:
         return wrapper
 
 
+def compile(model=None, **options):
+    """``torch.compile`` (a decorator, with or without options): the function runs with the
+    layer's eager semantics.  In the exact run that is the compiled function's law too; under
+    ``--arith`` a call is refused, since compiled kernels fuse operations and round in an order
+    exactspec does not model."""
+    if model is None:
+        return lambda f: compile(f, **options)
+
+    @functools.wraps(model)
+    def compiled(*args, **kwargs):
+        if not current().exact:
+            code = getattr(model, "__code__", None)
+            where = f" ({Path(code.co_filename).name}:{code.co_firstlineno})" if code else ""
+            err = InvalidInput(f"torch.compile'd {getattr(model, '__name__', 'function')} "
+                               "under --arith: its fused kernels round in an order exactspec "
+                               f"does not model; run it exactly{where}")
+            err.located = True
+            raise err
+        return model(*args, **kwargs)
+
+    return compiled
+
+
 def _size(args, kwargs) -> tuple:
     if "size" in kwargs:
         args = (kwargs.pop("size"),)
@@ -110,6 +135,7 @@ def make_module() -> types.ModuleType:
     torch.finfo, torch.iinfo, torch.device = D.finfo, D.iinfo, D.device
     torch.Generator = _rnd.Generator
     torch.no_grad = torch.inference_mode = torch.enable_grad = no_grad
+    torch.compile = compile
     torch.__version__ = "exactspec"
 
     def get_default_dtype():
