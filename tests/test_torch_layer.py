@@ -662,6 +662,9 @@ def test_refusals_are_one_line_exit_2(capsys, tmp_path, body, message):
     ("def f(p, q, *, temperature):\n    return 0\n",
      "keyword-only parameter 'temperature' without a default"),
     ("f = 3\n", "f is not a function of (p, q)"),
+    ("import torch.distributions as D\ndef f(p, q):\n    return D.Categorical(p).sample()\n",
+     "torch.distributions is outside exactspec's tensor layer, which stands in for torch and "
+     "torch.nn.functional (rule.py:2)"),
     ("async def f(p, q):\n    return 0\n", "f is asynchronous"),
     ("def f(p, q):\n    yield 0\n", "f is a generator"),
     ("def f(p, q):\n    while True:\n        if torch.rand(1, dtype=p.dtype) < 2:\n"

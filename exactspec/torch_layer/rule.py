@@ -82,6 +82,15 @@ def load_pytorch_rule(spec: str):
             loader_spec.loader.exec_module(module)
     except ExactspecError:
         raise
+    except ModuleNotFoundError as err:
+        missing = err.name or ""
+        if missing.startswith("torch."):           # a part of torch the layer does not have
+            raise InvalidInput(f"{missing} is outside exactspec's tensor layer, which stands "
+                               "in for torch and torch.nn.functional"
+                               f"{_user_where(err, path)}") from None
+        raise InvalidInput(f"method {spec!r}: importing {where} under exactspec's tensor layer "
+                           f"failed: {type(err).__name__}: {err}{_user_where(err, path)}") \
+            from None
     except Exception as err:
         raise InvalidInput(f"method {spec!r}: importing {where} under exactspec's tensor layer "
                            f"failed: {type(err).__name__}: {err}{_user_where(err, path)}") \
