@@ -53,6 +53,25 @@ def test_dtype_promotion_as_torch_does_it():
         assert torch.tensor([F(-7, 2), F(7, 2)]).long().tolist() == [-3, 3]   # toward zero
 
 
+def test_torch_tensor_of_a_numpy_array_keeps_its_dtype_as_torch_does():
+    with installed() as torch:
+        a = torch.tensor(np.array([0.5, 0.25]))
+        b = torch.tensor(np.array([[1, 2]], dtype=np.int32))
+        c = torch.tensor(np.float32(0.1))
+        d = torch.tensor(np.array([True, False]))
+        assert (a.dtype, a.tolist()) == (torch.float64, [F(1, 2), F(1, 4)])
+        assert (b.dtype, b.shape, b.tolist()) == (torch.int32, (1, 2), [[1, 2]])
+        assert (c.dtype, c.item()) == (torch.float32, F(float(np.float32(0.1))))
+        assert d.dtype is torch.bool and d.tolist() == [True, False]
+    try:
+        import torch as real
+    except ImportError:
+        return
+    assert str(real.tensor(np.array([0.5, 0.25])).dtype) == "torch.float64"
+    assert str(real.tensor(np.array([[1, 2]], dtype=np.int32)).dtype) == "torch.int32"
+    assert str(real.tensor(np.float32(0.1)).dtype) == "torch.float32"
+
+
 def test_broadcasting_and_exact_values():
     with installed() as torch:
         col = torch.tensor([[F(1)], [F(2)]], dtype=torch.float64)

@@ -181,6 +181,17 @@ def _flatten(data, shape=None):
     return [data], ()
 
 
+def _numpy_dtype(data):
+    """The layer's dtype of a NumPy array or scalar (``None`` for anything else)."""
+    if type(data).__module__ != "numpy" or not hasattr(data, "dtype"):
+        return None
+    name = {"bool": "bool"}.get(data.dtype.name, data.dtype.name)
+    if name not in D.DTYPES:
+        raise refuse(f"a NumPy array of dtype {data.dtype.name} is outside exactspec's tensor "
+                     "layer")
+    return D.DTYPES[name]
+
+
 def _dtype_of_values(values) -> D.DType:
     if values and all(isinstance(v, bool) for v in values):
         return D.bool_
@@ -234,9 +245,14 @@ class Tensor:
 
     @classmethod
     def of(cls, data, dtype=None) -> "Tensor":
-        """``torch.tensor(data, dtype=dtype)``."""
+        """``torch.tensor(data, dtype=dtype)``; a NumPy array or scalar keeps its dtype, as
+        ``torch.tensor`` keeps it (its floats taken at their exact binary values)."""
+        numpy_dtype = _numpy_dtype(data)
+        if numpy_dtype is not None:
+            data = data.tolist() if hasattr(data, "tolist") else data.item()
         values, shape = _flatten(data)
-        dtype = dtype or (data.dtype if isinstance(data, Tensor) else _dtype_of_values(values))
+        dtype = dtype or numpy_dtype or (data.dtype if isinstance(data, Tensor)
+                                         else _dtype_of_values(values))
         return cls.new([cast(v, dtype) for v in values], shape, dtype)
 
     # -- shape -------------------------------------------------------------------------
