@@ -159,6 +159,9 @@ ENGINE_OPS = {     # op: (the call on a torch module, torch 2.13's answer on CPU
         [[0, 3, 0, 3], [6, 0, 0], [[0.0, 1.0], [0.0, 2.0]]]),
     "one_hot": (lambda t: t.nn.functional.one_hot(t.tensor([0, 2]), num_classes=3).tolist(),
                 [[1, 0, 0], [0, 0, 1]]),
+    "where of a condition alone": (lambda t: [
+        r.tolist() for r in t.where(t.tensor([[True, False], [True, True]]))],
+        [[0, 1, 1], [0, 0, 1]]),
     "flip": (lambda t: t.tensor([[1, 2, 3], [4, 5, 6]]).flip(1).tolist(),
              [[3, 2, 1], [6, 5, 4]]),
     "div rounding_mode": (lambda t: [t.div(t.tensor([7, -7]), 2, rounding_mode="floor").tolist(),

@@ -29,9 +29,14 @@ __all__ = ["where", "gather", "scatter_into", "scatter_add_into", "take_along_di
            "exp_value", "log_value"]
 
 
-def where(condition, x, y):
-    """``torch.where(condition, x, y)``: ``x`` where the condition holds, else ``y``."""
+def where(condition, x=None, y=None):
+    """``torch.where(condition, x, y)``: ``x`` where the condition holds, else ``y``;
+    ``torch.where(condition)`` is ``condition.nonzero(as_tuple=True)``, as in torch."""
     condition = as_tensor(condition)
+    if x is None and y is None:
+        return condition.nonzero(as_tuple=True)
+    if x is None or y is None:
+        raise refuse("where takes a condition alone, or a condition and two values")
     if condition.dtype is not D.bool_:
         raise refuse(f"where: the condition is a {condition.dtype.name} tensor; torch takes a "
                      "bool tensor (compare it, or .bool())")
