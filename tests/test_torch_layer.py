@@ -705,6 +705,19 @@ def test_a_function_that_is_not_a_pytorch_rule_is_refused_in_one_line(capsys, tm
     assert len(err.strip().splitlines()) == 1 and "No module named" not in err
 
 
+def test_a_numpy_integer_returned_is_the_token(tmp_path):
+    path = rule_file(tmp_path, """
+        import numpy as np
+        def f(p, q):
+            x = torch.multinomial(q, 1)
+            if torch.rand(1, dtype=p.dtype) < p[x] / q[x]:
+                return np.int64(x.item())
+            return np.argmax(np.array([1, 0, 0]))
+        """)
+    # accepted with q * min(1, p / q) = (1/4, 1/4, 1/6); the rejection's 1/3 goes to token 0
+    assert law(f"{path}:f", P2, Q2) == {0: F(7, 12), 1: F(1, 4), 2: F(1, 6)}
+
+
 def test_a_refusal_names_the_users_line_once(capsys, tmp_path):
     path = rule_file(tmp_path, "def f(p, q):\n    return torch.multinomial(q.cuda(), 1)\n")
     code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q", "1/3,1/3,1/3")

@@ -124,6 +124,15 @@ def load_pytorch_rule(spec: str):
     return PyTorchRule(function, spec, path)
 
 
+def _integer(v):
+    """A NumPy integer (``int(np.argmax(...))`` left as ``np.int64``) as the int it is; any
+    other value unchanged."""
+    if type(v).__module__ == "numpy" and getattr(v, "dtype", None) is not None and \
+            v.dtype.kind in "iu":
+        return int(v)
+    return v
+
+
 def _user_where(err, path) -> str:
     frames = [f for f in traceback.extract_tb(err.__traceback__)
               if Path(f.filename).resolve() == Path(path).resolve()]
@@ -397,6 +406,7 @@ class PyTorchRule:
         for t in result:
             if isinstance(t, Tensor) and t.numel() == 1 and t.dtype.kind == "int":
                 t = t._values()[0]
+            t = _integer(t)
             if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < n:
                 raise InvalidInput(f"the PyTorch rule {self.spec} emitted {t!r}: every token "
                                    f"must be an index in 0..{n - 1}")
@@ -414,6 +424,7 @@ class PyTorchRule:
                                    "emitted token index (an int or a one-element integer "
                                    "tensor)")
             result = result._values()[0]
+        result = _integer(result)
         if isinstance(result, bool) or not isinstance(result, int):
             raise InvalidInput(f"the PyTorch rule {self.spec} returned {result!r}: return the "
                                "emitted token index (an int or a one-element integer tensor)")
