@@ -91,7 +91,9 @@ def _check_dtype(run, dtype):
         raise refuse(f"random uniforms of dtype {dtype.name}: give a float dtype")
     if not run.exact and dtype.name != run.fmt.name:
         raise refuse(f"uniforms of dtype {dtype.name} under --arith {run.fmt.name}: the layer's "
-                     f"generator draws {run.fmt.name} values (run with --arith {dtype.name})")
+                     f"generator draws {run.fmt.name} values only (uniforms of another dtype "
+                     "beside the rows are not modelled); run exactly, or with --arith "
+                     f"{dtype.name}")
 
 
 def rand(shape, dtype=None) -> Tensor:
