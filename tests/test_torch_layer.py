@@ -705,6 +705,26 @@ def test_a_function_that_is_not_a_pytorch_rule_is_refused_in_one_line(capsys, tm
     assert len(err.strip().splitlines()) == 1 and "No module named" not in err
 
 
+@pytest.mark.parametrize("arith", [[], ["--arith", "float32"]])
+def test_a_rule_keeping_state_between_calls_is_refused_on_the_vectorised_route(capsys, tmp_path,
+                                                                               arith):
+    """The draft as a tensor axis runs the body once: a rule whose calls alternate between
+    the residual and ``p`` (lossless on odd calls only) was proved from its first call."""
+    path = rule_file(tmp_path, """
+        N = [0]
+        def f(p, q):
+            N[0] += 1
+            x = torch.multinomial(q, 1)
+            u = torch.rand(1, dtype=p.dtype)
+            r = torch.multinomial(torch.clamp(p - q, min=0) if N[0] % 2 else p, 1)
+            return torch.where(u < p[x] / q[x], x, r)
+        """)
+    code, out, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/3,1/6", "--q",
+                         "1/4,1/4,1/2", *arith)
+    assert code == 2 and "keeps hidden state: its global 'N' changed" in err and not out
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_a_numpy_integer_returned_is_the_token(tmp_path):
     path = rule_file(tmp_path, """
         import numpy as np
