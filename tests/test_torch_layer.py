@@ -535,6 +535,42 @@ def test_a_race_written_with_the_reciprocal_of_the_noise(tmp_path):
     assert law(f"{path}:inverted", P, q2) == {0: F(1, 3), 1: F(5, 12), 2: F(1, 4)}
 
 
+def test_gumbel_max_on_the_log_of_exponential_noise_is_the_softmax_law(tmp_path, capsys):
+    """``argmax(logits - log(E))`` (Gumbel noise ``-log E`` added to logits, scaled by a
+    temperature or not, a masked logit at ``-inf``) is the race ``argmax(exp(logits) / E)``:
+    token ``i`` with probability ``softmax(logits)_i``; under ``--arith`` it is refused."""
+    import sympy
+
+    path = rule_file(tmp_path, """
+        def gumbel(p, q):
+            logits = torch.log(p)
+            e = torch.empty_like(logits).exponential_()
+            return torch.argmax(logits - e.log())
+        def tempered(p, q):
+            logits = torch.log(p).unsqueeze(0)
+            g = -torch.empty_like(logits).exponential_().log()
+            return torch.argmax(logits / 0.5 + g / 0.5, dim=-1)
+        def argmin(p, q):
+            e = torch.empty_like(p).exponential_()
+            return torch.argmin(e.log() - torch.log(p))
+        def masked(p, q):
+            logits = torch.log(p).masked_fill(torch.tensor([False, False, True]), -torch.inf)
+            return (logits - torch.log(torch.empty_like(logits).exponential_())).argmax()
+        def irrational(p, q):
+            logits = torch.tensor([0.0, 1.0, 2.0], dtype=p.dtype)
+            return (logits - torch.log(torch.empty_like(logits).exponential_())).argmax()
+        """)
+    for name in ("gumbel", "tempered", "argmin"):
+        assert law(f"{path}:{name}") == {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}, name
+    assert law(f"{path}:masked") == {0: F(3, 5), 1: F(2, 5), 2: 0}
+    got, e = law(f"{path}:irrational"), sympy.E
+    assert all(sympy.simplify(got[i] - w / (1 + e + e ** 2)) == 0
+               for i, w in enumerate((1, e, e ** 2)))
+    code, _, err = cli(capsys, "verify", f"{path}:gumbel", "--p", "1/2,1/3,1/6", "--q",
+                       "1/3,1/3,1/3", "--arith", "float32")
+    assert code == 2 and "a race of Gumbel scores" in err and "(rule.py:6)" in err
+
+
 def test_rows_of_one_noise_tensor_race_independently(tmp_path, capsys):
     """``noise[rows].exponential_()`` fills one tensor; ``argmax(dim=1)`` races each row on
     its own part, and disjoint parts of i.i.d. exponentials are independent races.  A race over

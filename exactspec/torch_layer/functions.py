@@ -297,7 +297,10 @@ def exp_value(v):
 
 
 def log_value(v):
-    """``log`` of one element: exact (a sympy number; 0 at 1) or correctly rounded."""
+    """``log`` of one element: exact (a sympy number; 0 at 1) or correctly rounded; the log
+    of exponential noise is kept for a race (:class:`~.random.LogNoise`)."""
+    if hasattr(v, "log_noise"):
+        return v.log_noise()
     if is_random(v):
         raise undecided("log of a random value is beyond the exact method")
     if isinstance(v, FloatValue):

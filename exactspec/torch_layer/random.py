@@ -12,7 +12,9 @@
   over a part of the vector (one row of a 2-D noise tensor, ``argmax(dim=1)``) races that part
   as a noise vector of its own: disjoint parts of i.i.d. exponentials are independent; parts
   that overlap without being the same part are beyond the exact method, and so is a single
-  noise value read on its own.
+  noise value read on its own.  ``log(E)`` is kept too: ``argmax(logits - log(E))`` (Gumbel
+  noise added to logits, any positive scale) is the race ``argmax(exp(logits) / E)``, exact
+  run only (:class:`LogNoise`).
 - ``torch.multinomial(w, n)``: each sample is token ``i`` with probability ``w_i / sum w`` (with
   replacement), and without replacement the next token from the weights left (successive
   sampling).  This is the law of PyTorch's CPU kernel: for one sample or without replacement it
@@ -45,7 +47,7 @@ from .tensor import OPS, Tensor
 from .values import arith, cast, exact_number, is_nan, is_random
 
 __all__ = ["Generator", "rand", "uniform_fill", "exponential_fill", "multinomial", "race_index",
-           "NoiseValue", "RaceScore"]
+           "NoiseValue", "RaceScore", "LogNoise"]
 
 
 class Generator:
@@ -160,8 +162,100 @@ class NoiseValue:
     def __bool__(self):
         self._refuse()
 
+    def log_noise(self):                              # log(scale E) = log E + log(scale)
+        return LogNoise(self.noise, self.noise_index, Fraction(1),
+                        OPS["log_value"](self.scale) if self.scale != 1 else Fraction(0))
+
     def __repr__(self):
         return f"E{self.noise.ident}[{self.noise_index}]"
+
+
+class LogNoise:
+    """``a * log(E) + b`` for element ``noise_index`` of a noise vector (``a`` a non-zero
+    rational, ``b`` an exact number): Gumbel noise ``-log(E)`` added to logits.  An argmax of
+    such values with one ``a`` is an exponential race, ``argmax(b - |a| log E)`` being
+    ``argmax(exp(b / |a|) / E)`` (Gumbel-max sampling of ``softmax(b / |a|)``); anything
+    else on it is beyond the exact method.  Exact run only: under ``--arith`` the rounding of
+    the log and of the sum would matter and is not modelled (refused)."""
+
+    __slots__ = ("noise", "noise_index", "a", "b")
+
+    def __init__(self, noise, index: int, a, b):
+        self.noise = noise
+        self.noise_index = index
+        self.a = a
+        self.b = b
+
+    def _with(self, a, b):
+        return LogNoise(self.noise, self.noise_index, a, b)
+
+    def __neg__(self):
+        return self._with(-self.a, -self.b)
+
+    def __add__(self, c):
+        return self._with(self.a, self.b + _offset(c))
+
+    __radd__ = __add__
+
+    def __sub__(self, c):
+        return self._with(self.a, self.b - _offset(c))
+
+    def __rsub__(self, c):
+        return self._with(-self.a, _offset(c) - self.b)
+
+    def __mul__(self, c):
+        c = _weight(c)
+        if c == 0:
+            raise undecided("log-noise times 0 is beyond the exact method")
+        return self._with(self.a * c, self.b * c)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, c):
+        c = _weight(c)
+        if c == 0:
+            raise undecided("log-noise divided by 0")
+        return self._with(self.a / c, self.b / c)
+
+    def _refuse(self, *args):
+        raise undecided(f"the log of noise{self.noise.ident} used outside an argmax/argmin "
+                        "is beyond the exact method")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __rtruediv__ = _refuse
+
+    def __bool__(self):
+        self._refuse()
+
+    def race_score(self, a):
+        """This value as a race score of a race whose values all have the factor ``a``."""
+        if not current().exact:
+            raise refuse("a race of Gumbel scores (log of exponential noise) under --arith: "
+                         "the rounding of the log and of the sum is not modelled; run it "
+                         "exactly")
+        exp_value = OPS["exp_value"]
+        if a < 0:                    # b - |a| log E: the score exp(b / |a|) / E
+            return RaceScore(self.noise, self.noise_index, _weight(exp_value(self.b / -a)),
+                             True)
+        if _is_infinite(self.b):     # log E - inf: an infinite weight E / 0
+            raise undecided("log-noise plus -inf in a race of log E (the sign of a Gumbel "
+                            "score reversed)")
+        return RaceScore(self.noise, self.noise_index, _weight(exp_value(-self.b / a)), False)
+
+    def __repr__(self):
+        return f"{self.a}*log(E{self.noise.ident}[{self.noise_index}]) + {self.b}"
+
+
+def _offset(c):
+    if is_random(c):
+        raise undecided("log-noise plus a random value is beyond the exact method")
+    x = exact_number(c)
+    if is_nan(x) or x == math.inf:
+        raise undecided("log-noise plus nan or +inf is beyond the exact method")
+    return x
+
+
+def _is_infinite(x) -> bool:
+    return isinstance(x, float) and math.isinf(x)
 
 
 class RaceScore:
@@ -267,6 +361,12 @@ def _noise_part(noise, index: list):
 def race_index(values, largest: bool):
     """The argmax (argmin) of a row of race scores as one exponential race, or None when the
     row holds no noise."""
+    logs = [v for v in values if isinstance(v, LogNoise)]
+    if logs:                                     # Gumbel scores b - log E: a race
+        if len(logs) != len(values) or len({v.a for v in logs}) != 1:
+            raise undecided("argmax over log-noise mixed with other values (or scaled "
+                            "differently) is beyond the exact method")
+        values = [v.race_score(logs[0].a) for v in logs]
     noisy = [v for v in values if isinstance(v, (NoiseValue, RaceScore))]
     if not noisy:
         return None

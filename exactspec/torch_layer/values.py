@@ -251,7 +251,9 @@ def _branched_arith(op, a, b):
 
 def _noise_arith(op, a, b):
     names = {operator.truediv: ("__truediv__", "__rtruediv__"),
-             operator.mul: ("__mul__", "__rmul__")}
+             operator.mul: ("__mul__", "__rmul__"),
+             operator.add: ("__add__", "__radd__"),       # the log of noise (Gumbel-max)
+             operator.sub: ("__sub__", "__rsub__")}
     if op not in names:
         raise undecided("this arithmetic on exponential noise is beyond the exact method: "
                         "use it in a race (w / E, then argmax)")
