@@ -571,6 +571,33 @@ def test_gumbel_max_on_the_log_of_exponential_noise_is_the_softmax_law(tmp_path,
     assert code == 2 and "a race of Gumbel scores" in err and "(rule.py:6)" in err
 
 
+def test_a_race_of_an_all_zero_residual_is_index_0_as_torch_gives(tmp_path):
+    """vLLM computes the recovered token whether or not it is used; with ``p = q`` the residual
+    is all zero, every score ``0 / E`` is 0 and torch's argmax of equal values is index 0 (it
+    was refused as a race no token can win).  The draft is then always accepted."""
+    path = rule_file(tmp_path, """
+        def f(p, q):
+            x = torch.multinomial(q, 1)
+            u = torch.rand(1, dtype=p.dtype)
+            noise = torch.empty_like(p)
+            noise.exponential_()
+            recovered = torch.argmax(torch.clamp(p - q, min=0) * noise.reciprocal(), dim=-1)
+            also = (torch.clamp(p - q, min=0) / noise).argmax()
+            return torch.where(u < p[x] / q[x], x, recovered + also)
+        def zero(p, q):
+            return (torch.zeros_like(p) / torch.empty_like(p).exponential_()).argmax()
+        """)
+    result = verify(f"{path}:f", P2, P2)
+    assert result.lossless and result.acceptance == 1
+    assert law(f"{path}:zero") == {0: F(1), 1: F(0), 2: F(0)}
+    try:
+        import torch as real
+    except ImportError:
+        return
+    zeros = real.zeros(3, dtype=real.float64)
+    assert (zeros / real.empty_like(zeros).exponential_()).argmax().item() == 0
+
+
 def test_rows_of_one_noise_tensor_race_independently(tmp_path, capsys):
     """``noise[rows].exponential_()`` fills one tensor; ``argmax(dim=1)`` races each row on
     its own part, and disjoint parts of i.i.d. exponentials are independent races.  A race over

@@ -245,6 +245,10 @@ class LogNoise:
         return f"{self.a}*log(E{self.noise.ident}[{self.noise_index}]) + {self.b}"
 
 
+def _is_zero(w) -> bool:
+    return isinstance(w, (Fraction, int)) and w == 0      # (Fraction's exact subclass too)
+
+
 def _offset(c):
     if is_random(c):
         raise undecided("log-noise plus a random value is beyond the exact method")
@@ -374,6 +378,10 @@ def race_index(values, largest: bool):
         raise undecided("argmax over noise mixed with other values is beyond the exact method")
     noise = values[0].noise
     over = [v.over if isinstance(v, RaceScore) else False for v in values]
+    if all(isinstance(v, RaceScore) and v.over and _is_zero(v.weight) for v in values):
+        # every score w / E is 0 (a residual that is all zero, computed whether or not it is
+        # used): torch's argmax (argmin) of equal values is the first index, whatever E holds
+        return 0
     if any(v.noise is not noise for v in values) or len(set(over)) != 1:
         raise undecided("argmax over scores of different races is beyond the exact method")
     index = [v.noise_index for v in values]
