@@ -747,6 +747,8 @@ def test_refusals_are_one_line_exit_2(capsys, tmp_path, body, message):
     ("def f(p, q, *, temperature):\n    return 0\n",
      "keyword-only parameter 'temperature' without a default"),
     ("f = 3\n", "f is not a function of (p, q)"),
+    ("def f(p, q)\n    return 0\n", "rule.py under exactspec's tensor layer failed: "
+     "SyntaxError: expected ':' (rule.py, line 2)"),
     ("import torch.distributions as D\ndef f(p, q):\n    return D.Categorical(p).sample()\n",
      "torch.distributions is outside exactspec's tensor layer, which stands in for torch and "
      "torch.nn.functional (rule.py:2)"),
