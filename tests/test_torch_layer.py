@@ -722,6 +722,9 @@ def test_verify_json_of_a_pytorch_rule(capsys):
      "    return (e < p).int().argmax()", "never written (rule.py:5)"),
     ("return torch.tensor([0.5])", "return the emitted token index"),
     ("return (p > q).argmax()", "argmax of a bool tensor (torch refuses it)"),
+    ("return torch.topk(torch.tensor([1, 1, 0]), 2)[1][1]",
+     "returned an index of tied values from topk: torch leaves the order of tied indices "
+     "unspecified"),
     ("return ((p > q) - (q > p)).int().argmax()", "subtraction of two bool tensors"),
     ("return (torch.tensor([2 ** 62]) * 4 + torch.multinomial(q, 1)) % 3",
      "an int64 result 18446744073709551616 outside the dtype's range: torch wraps it around"),

@@ -35,7 +35,7 @@ from . import dtypes as D
 from .context import Run
 from .detect import imports_torch
 from .module import installed
-from .tensor import Tensor
+from .tensor import Tensor, TieOrder
 from .values import cast
 
 __all__ = ["PyTorchRule", "load_pytorch_rule"]
@@ -126,7 +126,11 @@ def load_pytorch_rule(spec: str):
 
 def _integer(v):
     """A NumPy integer (``int(np.argmax(...))`` left as ``np.int64``) as the int it is; any
-    other value unchanged."""
+    other value unchanged.  An index of tied values (``topk``) is refused as its use is."""
+    if isinstance(v, TieOrder):
+        raise InvalidInput(f"the PyTorch rule returned an index of tied values from {v.what}: "
+                           "torch leaves the order of tied indices unspecified (its CPU kernel "
+                           "does not keep index order), which exactspec does not model")
     if type(v).__module__ == "numpy" and getattr(v, "dtype", None) is not None and \
             v.dtype.kind in "iu":
         return int(v)
