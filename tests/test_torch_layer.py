@@ -718,6 +718,8 @@ def test_verify_json_of_a_pytorch_rule(capsys):
     ("return torch.fft.fft(p)", "torch.fft is outside exactspec's tensor layer (rule.py:3)"),
     ("return torch.cuda.current_device()", "torch.cuda.current_device is refused"),
     ("return p.to('cuda').argmax()", "exactspec runs a PyTorch rule on its own CPU"),
+    ("return torch.multinomial(q, 1, generator=torch.Generator(device='cuda'))",
+     "torch.Generator(device='cuda'): exactspec runs a PyTorch rule on its own CPU"),
     ("e = torch.empty(3, dtype=p.dtype)\n    e[:2] = torch.rand(2, dtype=p.dtype)\n"
      "    return (e < p).int().argmax()", "never written (rule.py:5)"),
     ("return torch.tensor([0.5])", "return the emitted token index"),

@@ -54,6 +54,9 @@ class Generator:
     """``torch.Generator``: accepted, seeded or not; its draws are modelled as independent."""
 
     def __init__(self, device="cpu"):
+        if getattr(device, "type", str(device).split(":")[0]) != "cpu":
+            raise refuse(f"torch.Generator(device={device!r}): exactspec runs a PyTorch rule "
+                         "on its own CPU tensor layer")
         self.device = device
         self._seed = 67280421310721
 
