@@ -748,7 +748,8 @@ def test_refusals_are_one_line_exit_2(capsys, tmp_path, body, message):
 
 @pytest.mark.parametrize("source, message", [
     ("def f(p):\n    return 0\n", "f(p) takes 1 parameter without a default: a PyTorch rule"),
-    ("def f(p, q, r):\n    return 0\n", "f(p, q, r) takes 3 parameters"),
+    ("def f():\n    return 0\n", "f() takes 0 parameters"),
+    ("def f(p, q, r, s, t):\n    return 0\n", "f(p, q, r, s, t) takes 5 parameters"),
     ("def f(p, q, *, temperature):\n    return 0\n",
      "keyword-only parameter 'temperature' without a default"),
     ("f = 3\n", "f is not a function of (p, q)"),

@@ -65,7 +65,8 @@ def _keyword_only(function) -> str | None:
 def load_pytorch_rule(spec: str):
     """The :class:`PyTorchRule` named by ``file.py:function`` when the file imports torch and
     the function takes ``(p, q)``; ``None`` when the file does not import torch or the function
-    is a sampler rule (its first parameter ``s``, or ``*args``: the caller loads it as one).
+    is a sampler rule (its first parameter ``s``, three or four parameters, or ``*args``: the
+    caller loads it as one).
     A function of the file with any other number of parameters (or not a plain function) is
     refused in one line (:class:`~exactspec.core.errors.InvalidInput`)."""
     where, _, name = spec.rpartition(":")
@@ -109,9 +110,10 @@ def load_pytorch_rule(spec: str):
         raise InvalidInput(f"method {spec!r}: {name} is {kind}: a PyTorch rule is a plain "
                            "function of (p, q) returning the emitted token")
     positional = _positional(function)
-    if positional is None or (positional and positional[0].name == "s"):
-        return None                     # a rule of the sampling interface (s, p, q, ...)
-    if len(positional) != 2:            # a file importing torch: it can only be a PyTorch rule
+    if positional is None or (positional and positional[0].name == "s") or \
+            len(positional) in (3, 4):
+        return None                     # a rule of the sampling interface (s, p, q[, k])
+    if len(positional) != 2:            # neither kind of rule
         names = ", ".join(p.name for p in positional)
         raise InvalidInput(f"method {spec!r}: {name}({names}) takes {len(positional)} "
                            f"parameter{'s' * (len(positional) != 1)} without a default: a "
