@@ -53,6 +53,25 @@ def test_dtype_promotion_as_torch_does_it():
         assert torch.tensor([F(-7, 2), F(7, 2)]).long().tolist() == [-3, 3]   # toward zero
 
 
+def test_torch_tensor_of_a_numpy_array_keeps_its_dtype_as_torch_does():
+    with installed() as torch:
+        a = torch.tensor(np.array([0.5, 0.25]))
+        b = torch.tensor(np.array([[1, 2]], dtype=np.int32))
+        c = torch.tensor(np.float32(0.1))
+        d = torch.tensor(np.array([True, False]))
+        assert (a.dtype, a.tolist()) == (torch.float64, [F(1, 2), F(1, 4)])
+        assert (b.dtype, b.shape, b.tolist()) == (torch.int32, (1, 2), [[1, 2]])
+        assert (c.dtype, c.item()) == (torch.float32, F(float(np.float32(0.1))))
+        assert d.dtype is torch.bool and d.tolist() == [True, False]
+    try:
+        import torch as real
+    except ImportError:
+        return
+    assert str(real.tensor(np.array([0.5, 0.25])).dtype) == "torch.float64"
+    assert str(real.tensor(np.array([[1, 2]], dtype=np.int32)).dtype) == "torch.int32"
+    assert str(real.tensor(np.float32(0.1)).dtype) == "torch.float32"
+
+
 def test_broadcasting_and_exact_values():
     with installed() as torch:
         col = torch.tensor([[F(1)], [F(2)]], dtype=torch.float64)
@@ -84,6 +103,113 @@ def test_views_write_through_and_advanced_indexing_copies():
         x = torch.arange(6).reshape(2, 3)
         assert x.permute(1, 0)[2].tolist() == [2, 5]
         assert x[..., 1].tolist() == [1, 4] and x[None, :, 0].tolist() == [[0, 3]]
+
+
+def test_squeeze_of_several_dims_as_transformers_writes_it():
+    with installed() as torch:
+        t = torch.zeros(1, 1, 3)
+        assert t.squeeze(0, 1).shape == (3,) == t.squeeze((0, 1)).shape
+        assert t.squeeze(dim=1).shape == (1, 3) and t.squeeze().shape == (3,)
+        assert torch.squeeze(t, 0).shape == (1, 3)
+
+
+ENGINE_OPS = {     # op: (the call on a torch module, torch 2.13's answer on CPU)
+    "cumprod of accept bits": (
+        lambda t: t.tensor([[True, True, False, True], [True] * 4]).cumprod(dim=1).tolist(),
+        [[1, 1, 0, 0], [1, 1, 1, 1]]),
+    "cumprod of floats": (lambda t: t.tensor([0.5, 0.5, 3.0], dtype=t.float64).cumprod(0)
+                          .tolist(), [0.5, 0.25, 0.75]),
+    "repeat": (lambda t: [t.tensor([1, 2]).repeat(2).tolist(),
+                          t.tensor([[1, 2]]).repeat(2, 1).tolist(),
+                          t.tensor([3]).repeat(1, 2).tolist()],
+               [[1, 2, 1, 2], [[1, 2], [1, 2]], [[3, 3]]]),
+    "repeat_interleave": (lambda t: [t.tensor([1, 2]).repeat_interleave(2).tolist(),
+                                     t.repeat_interleave(t.tensor([1, 2]), t.tensor([1, 3]))
+                                     .tolist(),
+                                     t.tensor([[1, 2], [3, 4]]).repeat_interleave(2, dim=0)
+                                     .tolist()],
+                          [[1, 1, 2, 2], [1, 2, 2, 2], [[1, 2], [1, 2], [3, 4], [3, 4]]]),
+    "nonzero": (lambda t: [t.tensor([0, 3, 0, 4]).nonzero().tolist(),
+                           t.nonzero(t.tensor([[0, 1], [1, 0]]), as_tuple=True)[1].tolist()],
+                [[[1], [3]], [1, 0]]),
+    "relu": (lambda t: [t.tensor([-1.5, 0.0, 2.0]).relu().tolist(),
+                        t.relu(t.tensor([-1, 3])).tolist(),
+                        t.nn.functional.relu(t.tensor([[-2.0, 0.5]])).tolist()],
+             [[0.0, 0.0, 2.0], [0, 3], [[0.0, 0.5]]]),
+    "constants": (lambda t: [t.inf, -t.inf, t.pi == math.pi, math.isnan(t.nan)],
+                  [math.inf, -math.inf, True, True]),
+    "allclose, isclose, equal": (lambda t: [
+        t.allclose(t.tensor([0.5, 0.5], dtype=t.float64).sum(), t.tensor(1.0, dtype=t.float64)),
+        t.isclose(t.tensor([1.0, 1.0]), t.tensor([1.0 + 1e-6, 1.1])).tolist(),
+        t.equal(t.tensor([1, 2]), t.tensor([1, 2])), t.tensor([1, 2]).equal(t.tensor([1]))],
+        [True, [True, False], True, False]),
+    "log_softmax": (lambda t: t.log_softmax(t.tensor([0.0, 0.0], dtype=t.float64), dim=-1)
+                    .exp().tolist(), [0.5, 0.5]),
+    "type_as, type": (lambda t: [str(t.tensor([1, 2]).type_as(t.tensor([0.5])).dtype),
+                                 t.tensor([1]).type(), t.tensor([1]).type(t.float64).tolist()],
+                      ["torch.float32", "torch.LongTensor", [1.0]]),
+    "count_nonzero": (lambda t: [t.count_nonzero(t.tensor([0, 1, 2])).item(),
+                                 t.tensor([[0, 1], [1, 1]]).count_nonzero(dim=1).tolist()],
+                      [2, [1, 2]]),
+    "scatter_add, index_add": (lambda t: [
+        t.zeros(4, dtype=t.int64).scatter_add(0, t.tensor([1, 1, 3]), t.tensor([1, 2, 3]))
+        .tolist(),
+        t.zeros(3, dtype=t.int64).index_add_(0, t.tensor([0, 0]), t.tensor([1, 5])).tolist(),
+        t.zeros(2, 2).index_add(1, t.tensor([1]), t.tensor([[1.0], [2.0]])).tolist()],
+        [[0, 3, 0, 3], [6, 0, 0], [[0.0, 1.0], [0.0, 2.0]]]),
+    "one_hot": (lambda t: t.nn.functional.one_hot(t.tensor([0, 2]), num_classes=3).tolist(),
+                [[1, 0, 0], [0, 0, 1]]),
+    "where of a condition alone": (lambda t: [
+        r.tolist() for r in t.where(t.tensor([[True, False], [True, True]]))],
+        [[0, 1, 1], [0, 0, 1]]),
+    "flip": (lambda t: t.tensor([[1, 2, 3], [4, 5, 6]]).flip(1).tolist(),
+             [[3, 2, 1], [6, 5, 4]]),
+    "div rounding_mode": (lambda t: [t.div(t.tensor([7, -7]), 2, rounding_mode="floor").tolist(),
+                                     t.tensor([7, -7]).div(2, rounding_mode="trunc").tolist(),
+                                     t.remainder(t.tensor([7, -7]), 3).tolist()],
+                          [[3, -4], [3, -3], [1, 2]]),
+    "masked_select": (lambda t: t.tensor([[1, -1, 2], [3, 4, -1]]).masked_select(
+        t.tensor([[1, -1, 2], [3, 4, -1]]) != -1).tolist(), [1, 2, 3, 4]),
+    "unbind, split, chunk": (lambda t: [
+        [r.tolist() for r in t.tensor([[1, 2], [3, 4]]).unbind(0)],
+        [r.tolist() for r in t.arange(5).split(2)],
+        [r.tolist() for r in t.split(t.arange(5), [1, 4])],
+        [r.tolist() for r in t.tensor([[1, 2], [3, 4]]).chunk(2, dim=1)]],
+        [[[1, 2], [3, 4]], [[0, 1], [2, 3], [4]], [[0], [1, 2, 3, 4]], [[[1], [3]], [[2], [4]]]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE_OPS))
+def test_structural_ops_engines_use_as_torch_computes_them(name):
+    """Ops of engines' samplers (``cumprod`` of accept bits, ``repeat_interleave`` of
+    per-request values, ``nonzero``, ``div(rounding_mode=...)``, ...): the layer's answer is
+    the one torch gives (written out here, and computed by torch where it is installed)."""
+    call, expect = ENGINE_OPS[name]
+    with installed() as torch:
+        assert call(torch) == expect
+    try:
+        import torch as real
+    except ImportError:
+        return
+    assert call(real) == expect
+
+
+def test_float32_cumprod_accumulates_in_float64_as_the_cpu_kernel():
+    xs = [F(3, 5), F(7, 9), F(11, 13)]
+    with installed(Run(None, FORMATS["float32"])) as torch:
+        got = torch.tensor(xs).cumprod(0).tolist()
+    f32, f64 = FORMATS["float32"], FORMATS["float64"]
+    acc, expect = F(1), []
+    for x in xs:                       # each term rounded to float32, the product in float64
+        acc = f64.round(acc * f32.round(x))
+        expect.append(f32.round(acc))
+    assert [exact_value(v) for v in got] == expect
+    try:
+        import torch as real
+    except ImportError:
+        return
+    ours = real.tensor([float(x) for x in xs], dtype=real.float32).cumprod(0).tolist()
+    assert [F(v) for v in ours] == expect
 
 
 def test_in_place_ops_alias_their_storage():
@@ -247,6 +373,26 @@ def test_hf_sampler_under_float32_on_the_generator_grid():
     assert split.bias == split.bias_grid_only == F(1, 50331648)
 
 
+def test_a_number_times_a_uniform_under_arith_is_the_uniform_times_the_number(tmp_path):
+    """``q[x] * u <= p[x]`` (a kernel's ``draft_p * uniform <= target_p``) under ``--arith``
+    is the same float program as ``u * q[x] <= p[x]``: the uniform's reflected operation."""
+    from exactspec.rounding import split_bias
+
+    path = rule_file(tmp_path, """
+        def rule(p, q, left=True):
+            x = torch.multinomial(q, 1)
+            u = torch.rand(1, dtype=p.dtype)
+            if ((q[x] * u if left else u * q[x]) <= p[x]).item():
+                return x
+            return torch.multinomial(torch.clamp(p - q, min=0), 1)
+        def right(p, q):
+            return rule(p, q, left=False)
+        """)
+    left, right = (split_bias(f"{path}:{f}", P2, Q2, arith="float32") for f in ("rule", "right"))
+    assert left.run.law == right.run.law and left.bias == right.bias > 0
+    assert law(f"{path}:rule", P2, Q2) == {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
+
+
 @pytest.mark.parametrize("arith", ["float32", "float16", "bfloat16", "float64"])
 def test_hf_sampler_bias_is_one_grid_point_in_every_format(arith):
     from exactspec.rounding import split_bias
@@ -364,6 +510,92 @@ def test_exponential_race_as_the_engine_races(tmp_path):
 
     q2 = Dist.parse("1/6,1/2,1/3")
     assert law(f"{path}:race", P, q2) == law(twin, P, q2)
+
+
+def test_a_race_written_with_the_reciprocal_of_the_noise(tmp_path):
+    """vLLM's recovered token ``argmax(prob * q.reciprocal())`` (and ``prob / q / 2``,
+    ``1 / (q / prob)``) is the race ``argmax(prob / q)``: the residual's law."""
+    path = rule_file(tmp_path, """
+        def recovered(p, q):
+            noise = torch.empty_like(p)
+            noise.exponential_()
+            inv_q = noise.reciprocal()
+            prob = torch.clamp(p - q, min=0)
+            return torch.argmax(prob * inv_q, dim=-1)
+        def halved(p, q):
+            noise = torch.empty_like(p).exponential_()
+            return (torch.clamp(p - q, min=0) / noise / 2).argmax()
+        def inverted(p, q):
+            noise = torch.empty_like(p).exponential_()
+            return (1 / (noise / (p + q))).argmax()
+        """)
+    q2 = Dist.parse("1/6,1/2,1/3")
+    residual = {0: F(1), 1: F(0), 2: F(0)}              # relu(p - q) = (1/3, 0, 0)
+    assert law(f"{path}:recovered", P, q2) == law(f"{path}:halved", P, q2) == residual
+    assert law(f"{path}:inverted", P, q2) == {0: F(1, 3), 1: F(5, 12), 2: F(1, 4)}
+
+
+def test_gumbel_max_on_the_log_of_exponential_noise_is_the_softmax_law(tmp_path, capsys):
+    """``argmax(logits - log(E))`` (Gumbel noise ``-log E`` added to logits, scaled by a
+    temperature or not, a masked logit at ``-inf``) is the race ``argmax(exp(logits) / E)``:
+    token ``i`` with probability ``softmax(logits)_i``; under ``--arith`` it is refused."""
+    import sympy
+
+    path = rule_file(tmp_path, """
+        def gumbel(p, q):
+            logits = torch.log(p)
+            e = torch.empty_like(logits).exponential_()
+            return torch.argmax(logits - e.log())
+        def tempered(p, q):
+            logits = torch.log(p).unsqueeze(0)
+            g = -torch.empty_like(logits).exponential_().log()
+            return torch.argmax(logits / 0.5 + g / 0.5, dim=-1)
+        def argmin(p, q):
+            e = torch.empty_like(p).exponential_()
+            return torch.argmin(e.log() - torch.log(p))
+        def masked(p, q):
+            logits = torch.log(p).masked_fill(torch.tensor([False, False, True]), -torch.inf)
+            return (logits - torch.log(torch.empty_like(logits).exponential_())).argmax()
+        def irrational(p, q):
+            logits = torch.tensor([0.0, 1.0, 2.0], dtype=p.dtype)
+            return (logits - torch.log(torch.empty_like(logits).exponential_())).argmax()
+        """)
+    for name in ("gumbel", "tempered", "argmin"):
+        assert law(f"{path}:{name}") == {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}, name
+    assert law(f"{path}:masked") == {0: F(3, 5), 1: F(2, 5), 2: 0}
+    got, e = law(f"{path}:irrational"), sympy.E
+    assert all(sympy.simplify(got[i] - w / (1 + e + e ** 2)) == 0
+               for i, w in enumerate((1, e, e ** 2)))
+    code, _, err = cli(capsys, "verify", f"{path}:gumbel", "--p", "1/2,1/3,1/6", "--q",
+                       "1/3,1/3,1/3", "--arith", "float32")
+    assert code == 2 and "a race of Gumbel scores" in err and "(rule.py:6)" in err
+
+
+def test_a_race_of_an_all_zero_residual_is_index_0_as_torch_gives(tmp_path):
+    """vLLM computes the recovered token whether or not it is used; with ``p = q`` the residual
+    is all zero, every score ``0 / E`` is 0 and torch's argmax of equal values is index 0 (it
+    was refused as a race no token can win).  The draft is then always accepted."""
+    path = rule_file(tmp_path, """
+        def f(p, q):
+            x = torch.multinomial(q, 1)
+            u = torch.rand(1, dtype=p.dtype)
+            noise = torch.empty_like(p)
+            noise.exponential_()
+            recovered = torch.argmax(torch.clamp(p - q, min=0) * noise.reciprocal(), dim=-1)
+            also = (torch.clamp(p - q, min=0) / noise).argmax()
+            return torch.where(u < p[x] / q[x], x, recovered + also)
+        def zero(p, q):
+            return (torch.zeros_like(p) / torch.empty_like(p).exponential_()).argmax()
+        """)
+    result = verify(f"{path}:f", P2, P2)
+    assert result.lossless and result.acceptance == 1
+    assert law(f"{path}:zero") == {0: F(1), 1: F(0), 2: F(0)}
+    try:
+        import torch as real
+    except ImportError:
+        return
+    zeros = real.zeros(3, dtype=real.float64)
+    assert (zeros / real.empty_like(zeros).exponential_()).argmax().item() == 0
 
 
 def test_rows_of_one_noise_tensor_race_independently(tmp_path, capsys):
@@ -486,9 +718,24 @@ def test_verify_json_of_a_pytorch_rule(capsys):
     ("return torch.fft.fft(p)", "torch.fft is outside exactspec's tensor layer (rule.py:3)"),
     ("return torch.cuda.current_device()", "torch.cuda.current_device is refused"),
     ("return p.to('cuda').argmax()", "exactspec runs a PyTorch rule on its own CPU"),
+    ("return torch.multinomial(q, 1, generator=torch.Generator(device='cuda'))",
+     "torch.Generator(device='cuda'): exactspec runs a PyTorch rule on its own CPU"),
     ("e = torch.empty(3, dtype=p.dtype)\n    e[:2] = torch.rand(2, dtype=p.dtype)\n"
      "    return (e < p).int().argmax()", "never written (rule.py:5)"),
     ("return torch.tensor([0.5])", "return the emitted token index"),
+    ("return (p > q).argmax()", "argmax of a bool tensor (torch refuses it)"),
+    ("return torch.topk(torch.tensor([1, 1, 0]), 2)[1][1]",
+     "returned an index of tied values from topk: torch leaves the order of tied indices "
+     "unspecified"),
+    ("return ((p > q) - (q > p)).int().argmax()", "subtraction of two bool tensors"),
+    ("return (torch.tensor([2 ** 62]) * 4 + torch.multinomial(q, 1)) % 3",
+     "an int64 result 18446744073709551616 outside the dtype's range: torch wraps it around"),
+    ("return torch.where(torch.tensor([1, 0, 0]), p, q).argmax()",
+     "where: the condition is a int64 tensor; torch takes a bool tensor"),
+    ("return torch.zeros(3).scatter_add_(0, torch.tensor([0, 0]), p[:2]).argmax()",
+     "scatter_add: src is float64, the tensor float32; torch takes the same dtype"),
+    ("return torch.zeros_like(p).scatter_(0, torch.tensor([0]), torch.tensor([1])).argmax()",
+     "scatter: src is int64, the tensor float64"),
     ("return torch.zeros(3, dtype=torch.int64).scatter_(0, torch.tensor([0, 0]), "
      "torch.tensor([1, 2])).argmax()", "depends on the hardware's order"),
 ])
@@ -509,6 +756,111 @@ def test_a_refusal_names_the_users_line_once(capsys, tmp_path, tokens):
                        "1/3,1/3,1/3", *tokens)
     assert code == 2
     assert err.strip() == "error: torch.fft is outside exactspec's tensor layer (rule.py:4)"
+
+
+@pytest.mark.parametrize("source, message", [
+    ("def f(p):\n    return 0\n", "f(p) takes 1 parameter without a default: a PyTorch rule"),
+    ("def f():\n    return 0\n", "f() takes 0 parameters"),
+    ("def f(p, q, r, s, t):\n    return 0\n", "f(p, q, r, s, t) takes 5 parameters"),
+    ("def f(p, q, *, temperature):\n    return 0\n",
+     "keyword-only parameter 'temperature' without a default"),
+    ("f = 3\n", "f is not a function of (p, q)"),
+    ("def f(p, q)\n    return 0\n", "rule.py under exactspec's tensor layer failed: "
+     "SyntaxError: expected ':' (rule.py, line 2)"),
+    ("import torch.distributions as D\ndef f(p, q):\n    return D.Categorical(p).sample()\n",
+     "torch.distributions is outside exactspec's tensor layer, which stands in for torch and "
+     "torch.nn.functional (rule.py:2)"),
+    ("async def f(p, q):\n    return 0\n", "f is asynchronous"),
+    ("def f(p, q):\n    yield 0\n", "f is a generator"),
+    ("def f(p, q):\n    while True:\n        if torch.rand(1, dtype=p.dtype) < 2:\n"
+     "            pass\n", "random constructors more than 10,000 times: it may loop without "
+     "bound (rule.py:4)"),
+])
+def test_a_function_that_is_not_a_pytorch_rule_is_refused_in_one_line(capsys, tmp_path, source,
+                                                                      message):
+    """In a file that imports torch, a function that cannot be called as ``fn(p, q)`` is
+    refused when loaded (not handed to the sampler-rule loader, which would import the file
+    without the layer); a loop drawing without branching is refused, not run forever."""
+    path = rule_file(tmp_path, source)
+    code, out, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q",
+                         "1/3,1/3,1/3")
+    assert code == 2 and message in err and not out, err
+    assert len(err.strip().splitlines()) == 1 and "No module named" not in err
+
+
+@pytest.mark.parametrize("arith", [[], ["--arith", "float32"]])
+def test_a_rule_keeping_state_between_calls_is_refused_on_the_vectorised_route(capsys, tmp_path,
+                                                                               arith):
+    """The draft as a tensor axis runs the body once: a rule whose calls alternate between
+    the residual and ``p`` (lossless on odd calls only) was proved from its first call."""
+    path = rule_file(tmp_path, """
+        N = [0]
+        def f(p, q):
+            N[0] += 1
+            x = torch.multinomial(q, 1)
+            u = torch.rand(1, dtype=p.dtype)
+            r = torch.multinomial(torch.clamp(p - q, min=0) if N[0] % 2 else p, 1)
+            return torch.where(u < p[x] / q[x], x, r)
+        """)
+    code, out, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/3,1/6", "--q",
+                         "1/4,1/4,1/2", *arith)
+    assert code == 2 and "keeps hidden state: its global 'N' changed" in err and not out
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_numpy_integer_returned_is_the_token(tmp_path):
+    path = rule_file(tmp_path, """
+        import numpy as np
+        def f(p, q):
+            x = torch.multinomial(q, 1)
+            if torch.rand(1, dtype=p.dtype) < p[x] / q[x]:
+                return np.int64(x.item())
+            return np.argmax(np.array([1, 0, 0]))
+        """)
+    # accepted with q * min(1, p / q) = (1/4, 1/4, 1/6); the rejection's 1/3 goes to token 0
+    assert law(f"{path}:f", P2, Q2) == {0: F(7, 12), 1: F(1, 4), 2: F(1, 6)}
+
+
+def test_a_cuda_refusal_names_the_users_line_once(capsys, tmp_path):
+    path = rule_file(tmp_path, "def f(p, q):\n    return torch.multinomial(q.cuda(), 1)\n")
+    code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q", "1/3,1/3,1/3")
+    assert code == 2 and err.strip() == ("error: Tensor.cuda(): exactspec runs a PyTorch rule "
+                                         "on its own CPU tensor layer (rule.py:3)")
+
+
+def test_a_torch_compiled_rule_runs_eagerly_exact_and_is_refused_under_arith(capsys,
+                                                                              tmp_path):
+    path = rule_file(tmp_path, """
+        @torch.compile(dynamic=True)
+        def residual(p, q):
+            return torch.clamp(p - q, min=0)
+
+        @torch.compile
+        def f(p, q):
+            x = torch.multinomial(q, 1)
+            if torch.rand(1, dtype=p.dtype) < p[x] / q[x]:
+                return x
+            return torch.multinomial(residual(p, q), 1)
+        """)
+    assert law(f"{path}:f", P2, Q2) == {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
+    code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/3,1/6", "--q",
+                       "1/4,1/4,1/2", "--arith", "float32")
+    assert code == 2 and "torch.compile'd f under --arith" in err and "(rule.py:7)" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_float_scatter_add_into_one_place_under_arith_is_refused(capsys, tmp_path):
+    """Exact sums do not depend on their order; float32 sums of two values into one place do,
+    and torch does not fix that order."""
+    path = rule_file(tmp_path, "def f(p, q):\n"
+                               "    t = torch.zeros_like(p).scatter_add_(0, torch.tensor([0, 0]), "
+                               "p[:2])\n    return torch.multinomial(t + q, 1)\n")
+    # t = (1/2 + 1/3, 0, 0); t + q = (13/12, 3/12, 6/12), normalised by 22/12
+    assert law(f"{path}:f", P2, Q2) == {0: F(13, 22), 1: F(3, 22), 2: F(6, 22)}
+    code, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/4,1/4", "--q",
+                       "1/3,1/3,1/3", "--arith", "float32")
+    assert code == 2 and "scatter_add of two float32 values into one place" in err
+    assert "(rule.py:3)" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_long_float_sum_under_arith_is_refused_in_one_line(capsys):

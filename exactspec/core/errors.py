@@ -31,8 +31,8 @@ class Undecided(ExactspecError):
 
 
 def names_its_line(err: BaseException) -> bool:
-    """Whether ``err``'s message already names the user's file and line (the tensor layer's
-    refusals, :func:`exactspec.torch_layer.context.refuse`, and messages that say
+    """Whether ``err``'s message already names the user's file and line (an error marked
+    ``located``, as the tensor layer's refusals are, and messages that say
     `` (in FILE line N)``), so that no caller adds it again.
 
     >>> names_its_line(InvalidInput("bad (in rule.py line 3)"))
@@ -40,7 +40,7 @@ def names_its_line(err: BaseException) -> bool:
     >>> names_its_line(InvalidInput("bad"))
     False
     """
-    return getattr(err, "user_line", None) is not None or " (in " in str(err)
+    return getattr(err, "located", False) or " (in " in str(err)
 
 
 def did_you_mean(word: str, choices) -> str:

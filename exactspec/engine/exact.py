@@ -935,7 +935,8 @@ def enumerate_paths(method: Callable, p, q, k: int = 1, *, grid: int | None = No
                 raise InvalidInput(
                     "the method gave different results when the same paths were run twice: "
                     "it reads hidden randomness or state (a generator made at import, a "
-                    "counter, the clock); make every random choice through the sampler s")
+                    "counter, the clock); make every random choice through the sampler s "
+                    "(in a PyTorch rule: through torch's random functions)")
     if watch:
         _check_unchanged(before, p, q)
     return result

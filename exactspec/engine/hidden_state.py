@@ -58,6 +58,9 @@ def state_fingerprint(function, seen=None, depth: int = 0) -> dict:
         function = function.__func__
     code = getattr(function, "__code__", None)
     if code is None:
+        wrapped = getattr(function, "__wrapped__", None)   # a rule object around the user's
+        if isinstance(wrapped, types.FunctionType):        # function (a PyTorch rule): its state
+            out.update(state_fingerprint(wrapped, seen, depth + 1))
         if hasattr(function, "__dict__"):
             out[f"attributes of {type(function).__name__}"] = _digest(vars(function))
         call = getattr(type(function), "__call__", None)

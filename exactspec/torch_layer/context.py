@@ -81,5 +81,5 @@ def undecided(message: str) -> Undecided:
 def _naming(kind, message: str):
     line = user_line()
     err = kind(f"{message} ({line})")
-    err.user_line = line          # named once: no caller adds the line again
+    err.located = True            # named once: no caller adds the line again
     return err

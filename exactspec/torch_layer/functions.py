@@ -22,16 +22,24 @@ from .branched import Branched, Fallback, Split, select
 from .context import current, refuse, undecided
 from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, decide, read, result_type, _dim, \
     _multi_indices
-from .values import UNSET, cast, exact_number, is_nan, is_random
+from .values import UNSET, arith, cast, exact_number, is_nan, is_random
 
-__all__ = ["where", "gather", "scatter_into", "take_along_dim", "cat", "stack", "softmax",
-           "searchsorted",
+__all__ = ["where", "gather", "scatter_into", "scatter_add_into", "take_along_dim", "cat",
+           "stack", "softmax", "log_softmax", "one_hot", "isclose", "searchsorted",
            "exp_value", "log_value"]
 
 
-def where(condition, x, y):
-    """``torch.where(condition, x, y)``: ``x`` where the condition holds, else ``y``."""
+def where(condition, x=None, y=None):
+    """``torch.where(condition, x, y)``: ``x`` where the condition holds, else ``y``;
+    ``torch.where(condition)`` is ``condition.nonzero(as_tuple=True)``, as in torch."""
     condition = as_tensor(condition)
+    if x is None and y is None:
+        return condition.nonzero(as_tuple=True)
+    if x is None or y is None:
+        raise refuse("where takes a condition alone, or a condition and two values")
+    if condition.dtype is not D.bool_:
+        raise refuse(f"where: the condition is a {condition.dtype.name} tensor; torch takes a "
+                     "bool tensor (compare it, or .bool())")
     dtype = result_type(x, y)
     shapes = [t._shape for t in (condition, x, y) if isinstance(t, Tensor)]
     shape = broadcast_shapes(*shapes)
@@ -104,6 +112,7 @@ def scatter_into(t: Tensor, dim, index, src, reduce=None) -> Tensor:
         raise refuse("scatter with reduce= is outside exactspec's tensor layer")
     index = _index_tensor(index)
     d = _dim(dim, t.ndim)
+    _same_dtype("scatter", t, src)
     if isinstance(src, Tensor):
         values = src[tuple(slice(0, n) for n in index._shape)]._values() if src.ndim else \
             src._values() * index.numel()
@@ -124,6 +133,88 @@ def scatter_into(t: Tensor, dim, index, src, reduce=None) -> Tensor:
         positions.append(pos)
     t._write(positions, [seen[p] for p in positions])
     return t
+
+
+def _same_dtype(what, t, src) -> None:
+    """torch's scatter ops take a ``src`` tensor of the destination's dtype only."""
+    if isinstance(src, Tensor) and src.dtype is not t.dtype:
+        raise refuse(f"{what}: src is {src.dtype.name}, the tensor {t.dtype.name}; torch takes "
+                     "the same dtype (convert src with .to)")
+
+
+def scatter_add_into(t: Tensor, dim, index, src) -> Tensor:
+    """``t.scatter_add_(dim, index, src)``: ``t[index[i][j]][j] += src[i][j]`` along ``dim``.
+    Exact and integer sums do not depend on their order; a float place that receives two
+    values under ``--arith`` is refused (torch does not fix the order of the additions)."""
+    index = _index_tensor(index)
+    d = _dim(dim, t.ndim)
+    _same_dtype("scatter_add", t, src)
+    src = as_tensor(src)
+    values = src[tuple(slice(0, n) for n in index._shape)]._values()
+    ordered = t.dtype.kind != "float" or current().exact
+    adds: dict = {}
+    for idx, i, v in zip(_multi_indices(index._shape), index._values(), values):
+        n = t._shape[d]
+        if not -n <= i < n:
+            raise refuse(f"scatter_add: index {i} is out of bounds for dimension {d} of size "
+                         f"{n}")
+        pos = t._off + sum((i % n if k == d else c) * st
+                           for k, (c, st) in enumerate(zip(idx, t._strides)))
+        if pos in adds and not ordered:
+            raise refuse(f"scatter_add of two {t.dtype.name} values into one place under "
+                         "--arith: their rounded sum depends on the hardware's order")
+        adds.setdefault(pos, []).append(cast(v, t.dtype))
+    data = t._st.data
+    positions = list(adds)
+    sums = []
+    for pos in positions:
+        total = cast(read(data, pos), t.dtype)
+        for v in adds[pos]:
+            total = arith(operator.add, total, v)
+        sums.append(total)
+    t._write(positions, sums)
+    return t
+
+
+def one_hot(tensor, num_classes=-1) -> Tensor:
+    """``F.one_hot``: an ``int64`` tensor with one more dimension of ``num_classes``."""
+    tensor = _index_tensor(tensor)
+    values = tensor._values()
+    if num_classes == -1:
+        num_classes = max(values) + 1 if values else 0
+    if any(not 0 <= v < num_classes for v in values):
+        raise refuse(f"one_hot: a class outside 0..{num_classes - 1}")
+    flat = [int(v == c) for v in values for c in range(num_classes)]
+    return Tensor.new(flat, list(tensor._shape) + [num_classes], D.int64)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    """``torch.isclose``: ``|a - b| <= atol + rtol * |b|``, decided on the exact values (the
+    tolerances at their exact binary values)."""
+    a, b = as_tensor(a), as_tensor(b)
+    shape = broadcast_shapes(a._shape, b._shape)
+    out = []
+    for x, y in zip(a._expanded_values(shape), b._expanded_values(shape)):
+        if is_random(x) or is_random(y):
+            raise undecided("isclose of a random value is beyond the exact method")
+        x, y = exact_number(x), exact_number(y)
+        if is_nan(x) or is_nan(y):
+            out.append(bool(equal_nan and is_nan(x) and is_nan(y)))
+        elif isinstance(x, float) or isinstance(y, float):     # an infinity
+            out.append(x == y)
+        else:
+            out.append(decide(operator.le, abs(x - y),
+                              Fraction(atol) + Fraction(rtol) * abs(y)))
+    return Tensor.new(out, shape, D.bool_)
+
+
+def log_softmax(t: Tensor, dim=-1, dtype=None) -> Tensor:
+    """``log_softmax``: the log of :func:`softmax` (exact values; refused under ``--arith``,
+    as a float ``softmax`` is)."""
+    if not current().exact:
+        raise refuse("log_softmax under --arith: torch's CPU kernel rounds it in an order "
+                     "exactspec does not model; run it exactly")
+    return softmax(t, dim, dtype).log()
 
 
 def _same(a, b) -> bool:
@@ -190,7 +281,8 @@ def searchsorted(sorted_sequence, values, *, right=False, side=None, out_int32=F
 
 
 def exp_value(v):
-    """``exp`` of one element: exact (a sympy number; 1 at 0) or correctly rounded."""
+    """``exp`` of one element: exact (a sympy number, a Fraction where it is rational: 1 at
+    0, ``1/2`` at ``log(1/2)``) or correctly rounded."""
     if is_random(v):
         raise undecided("exp of a random value is beyond the exact method")
     if isinstance(v, FloatValue):
@@ -201,11 +293,14 @@ def exp_value(v):
         return Fraction(1)
     import sympy
 
-    return sympy.exp(_sympy(v))
+    return _rational(sympy.exp(_sympy(v)))
 
 
 def log_value(v):
-    """``log`` of one element: exact (a sympy number; 0 at 1) or correctly rounded."""
+    """``log`` of one element: exact (a sympy number; 0 at 1) or correctly rounded; the log
+    of exponential noise is kept for a race (:class:`~.random.LogNoise`)."""
+    if hasattr(v, "log_noise"):
+        return v.log_noise()
     if is_random(v):
         raise undecided("log of a random value is beyond the exact method")
     if isinstance(v, FloatValue):
@@ -220,7 +315,12 @@ def log_value(v):
         return Fraction(0)
     import sympy
 
-    return sympy.log(_sympy(v))
+    return _rational(sympy.log(_sympy(v)))
+
+
+def _rational(r):
+    """A sympy result that is rational (``exp(log(1/2))``) as the Fraction it is."""
+    return Fraction(int(r.p), int(r.q)) if getattr(r, "is_Rational", False) else r
 
 
 def _sympy(v):
@@ -319,4 +419,6 @@ def _exact_softmax_row(lane):
 
 
 OPS.update(where=where, gather=gather, scatter_into=scatter_into, softmax=softmax,
+           scatter_add_into=scatter_add_into, one_hot=one_hot, isclose=isclose,
+           log_softmax=log_softmax,
            exp_value=exp_value, log_value=log_value)

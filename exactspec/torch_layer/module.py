@@ -21,7 +21,9 @@ import math
 import sys
 import types
 from contextlib import contextmanager
+from pathlib import Path
 
+from ..core.errors import InvalidInput
 from . import dtypes as D
 from . import functions as _fn
 from . import random as _rnd
@@ -68,6 +70,29 @@ class no_grad:
         return wrapper
 
 
+def compile(model=None, **options):
+    """``torch.compile`` (a decorator, with or without options): the function runs with the
+    layer's eager semantics.  In the exact run that is the compiled function's law too; under
+    ``--arith`` a call is refused, since compiled kernels fuse operations and round in an order
+    exactspec does not model."""
+    if model is None:
+        return lambda f: compile(f, **options)
+
+    @functools.wraps(model)
+    def compiled(*args, **kwargs):
+        if not current().exact:
+            code = getattr(model, "__code__", None)
+            where = f" ({Path(code.co_filename).name}:{code.co_firstlineno})" if code else ""
+            err = InvalidInput(f"torch.compile'd {getattr(model, '__name__', 'function')} "
+                               "under --arith: its fused kernels round in an order exactspec "
+                               f"does not model; run it exactly{where}")
+            err.located = True
+            raise err
+        return model(*args, **kwargs)
+
+    return compiled
+
+
 def _size(args, kwargs) -> tuple:
     if "size" in kwargs:
         args = (kwargs.pop("size"),)
@@ -110,6 +135,7 @@ def make_module() -> types.ModuleType:
     torch.finfo, torch.iinfo, torch.device = D.finfo, D.iinfo, D.device
     torch.Generator = _rnd.Generator
     torch.no_grad = torch.inference_mode = torch.enable_grad = no_grad
+    torch.compile = compile
     torch.__version__ = "exactspec"
 
     def get_default_dtype():
@@ -207,8 +233,17 @@ def make_module() -> types.ModuleType:
                  "any", "all", "exp", "log", "isnan", "isinf", "isfinite", "abs", "reciprocal",
                  "masked_fill", "scatter", "logical_not", "logical_and", "logical_or",
                  "squeeze", "unsqueeze", "reshape", "flatten", "permute", "transpose", "clone",
-                 "add", "sub", "mul", "div", "neg", "lt", "le", "gt", "ge", "eq", "ne"):
+                 "add", "sub", "mul", "div", "neg", "lt", "le", "gt", "ge", "eq", "ne",
+                 "cumprod", "remainder", "repeat_interleave", "index_select", "flip",
+                 "nonzero", "masked_select", "unbind", "select", "narrow", "split", "chunk",
+                 "relu", "scatter_add", "index_add", "isclose", "allclose", "equal",
+                 "count_nonzero"):
         setattr(torch, name, method(name))
+    functional.relu = lambda input, inplace=False: input.relu_() if inplace else input.relu()
+    torch.log_softmax = functional.log_softmax = \
+        lambda input, dim=None, dtype=None, **kw: _fn.log_softmax(as_tensor(input), dim, dtype)
+    functional.one_hot = _fn.one_hot
+    torch.inf, torch.nan, torch.pi, torch.e = math.inf, math.nan, math.pi, math.e
     torch.is_tensor = lambda x: isinstance(x, Tensor)
     torch.is_floating_point = lambda t: t.dtype.kind == "float"
     torch.result_type = result_type

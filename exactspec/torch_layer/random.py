@@ -6,12 +6,15 @@
   ``float32``).  Comparing an element with a threshold (``u < c``, ``u <= c``) is a branch of
   the engine whose weight is the length (or grid count) of the piece; nothing is sampled.
 - ``exponential_()``: the tensor becomes one noise vector ``s.exponentials(n)``; ``w / E``,
-  ``E / w`` and ``E`` itself are decided by ``argmax``/``argmin`` as one exponential race
+  ``E / w`` and ``E`` itself (also written ``w * E.reciprocal()``, a score times or divided by
+  a positive number) are decided by ``argmax``/``argmin`` as one exponential race
   (:mod:`exactspec.engine.races`, exact even when the noise serves several races).  An argmax
   over a part of the vector (one row of a 2-D noise tensor, ``argmax(dim=1)``) races that part
   as a noise vector of its own: disjoint parts of i.i.d. exponentials are independent; parts
   that overlap without being the same part are beyond the exact method, and so is a single
-  noise value read on its own.
+  noise value read on its own.  ``log(E)`` is kept too: ``argmax(logits - log(E))`` (Gumbel
+  noise added to logits, any positive scale) is the race ``argmax(exp(logits) / E)``, exact
+  run only (:class:`LogNoise`).
 - ``torch.multinomial(w, n)``: each sample is token ``i`` with probability ``w_i / sum w`` (with
   replacement), and without replacement the next token from the weights left (successive
   sampling).  This is the law of PyTorch's CPU kernel: for one sample or without replacement it
@@ -41,18 +44,21 @@ from ..engine.exact import ExactSampler
 from ..engine.floats import FloatValue
 from . import dtypes as D
 from .branched import Branched, LawIndex
-from .context import current, refuse, undecided
+from .context import current, refuse, undecided, user_line
 from .tensor import OPS, Tensor
 from .values import KEPT_BY_FLOAT_CAST, arith, cast, exact_number, is_nan, is_random
 
 __all__ = ["Generator", "rand", "uniform_fill", "exponential_fill", "multinomial", "race_index",
-           "NoiseValue", "RaceScore"]
+           "NoiseValue", "RaceScore", "LogNoise"]
 
 
 class Generator:
     """``torch.Generator``: accepted, seeded or not; its draws are modelled as independent."""
 
     def __init__(self, device="cpu"):
+        if getattr(device, "type", str(device).split(":")[0]) != "cpu":
+            raise refuse(f"torch.Generator(device={device!r}): exactspec runs a PyTorch rule "
+                         "on its own CPU tensor layer")
         self.device = device
         self._seed = 67280421310721
 
@@ -67,10 +73,23 @@ class Generator:
         return self._seed
 
 
+#: random constructor calls (``rand``, ``uniform_``, ``exponential_``, ``multinomial``) one
+#: run of a rule may make: a loop drawing without branching (``while True: if torch.rand(1) <
+#: 2: ...``) is refused instead of running forever
+MAX_DRAWS = 10_000
+
+
 def _sampler():
     run = current()
     if run.sampler is None:
         raise refuse("a random constructor outside the rule's run (at import time)")
+    run.draws = getattr(run, "draws", 0) + 1
+    if run.draws > MAX_DRAWS:
+        from ..core.errors import TooLarge
+        err = TooLarge(f"one run of the rule called random constructors more than "
+                       f"{MAX_DRAWS:,} times: it may loop without bound ({user_line()})")
+        err.located = True
+        raise err
     return run
 
 
@@ -79,7 +98,9 @@ def _check_dtype(run, dtype):
         raise refuse(f"random uniforms of dtype {dtype.name}: give a float dtype")
     if not run.exact and dtype.name != run.fmt.name:
         raise refuse(f"uniforms of dtype {dtype.name} under --arith {run.fmt.name}: the layer's "
-                     f"generator draws {run.fmt.name} values (run with --arith {dtype.name})")
+                     f"generator draws {run.fmt.name} values only (uniforms of another dtype "
+                     "beside the rows are not modelled); run exactly, or with --arith "
+                     f"{dtype.name}")
 
 
 def rand(shape, dtype=None) -> Tensor:
@@ -146,8 +167,104 @@ class NoiseValue:
     def __bool__(self):
         self._refuse()
 
+    def log_noise(self):                              # log(scale E) = log E + log(scale)
+        return LogNoise(self.noise, self.noise_index, Fraction(1),
+                        OPS["log_value"](self.scale) if self.scale != 1 else Fraction(0))
+
     def __repr__(self):
         return f"E{self.noise.ident}[{self.noise_index}]"
+
+
+class LogNoise:
+    """``a * log(E) + b`` for element ``noise_index`` of a noise vector (``a`` a non-zero
+    rational, ``b`` an exact number): Gumbel noise ``-log(E)`` added to logits.  An argmax of
+    such values with one ``a`` is an exponential race, ``argmax(b - |a| log E)`` being
+    ``argmax(exp(b / |a|) / E)`` (Gumbel-max sampling of ``softmax(b / |a|)``); anything
+    else on it is beyond the exact method.  Exact run only: under ``--arith`` the rounding of
+    the log and of the sum would matter and is not modelled (refused)."""
+
+    __slots__ = ("noise", "noise_index", "a", "b")
+
+    def __init__(self, noise, index: int, a, b):
+        self.noise = noise
+        self.noise_index = index
+        self.a = a
+        self.b = b
+
+    def _with(self, a, b):
+        return LogNoise(self.noise, self.noise_index, a, b)
+
+    def __neg__(self):
+        return self._with(-self.a, -self.b)
+
+    def __add__(self, c):
+        return self._with(self.a, self.b + _offset(c))
+
+    __radd__ = __add__
+
+    def __sub__(self, c):
+        return self._with(self.a, self.b - _offset(c))
+
+    def __rsub__(self, c):
+        return self._with(-self.a, _offset(c) - self.b)
+
+    def __mul__(self, c):
+        c = _weight(c)
+        if c == 0:
+            raise undecided("log-noise times 0 is beyond the exact method")
+        return self._with(self.a * c, self.b * c)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, c):
+        c = _weight(c)
+        if c == 0:
+            raise undecided("log-noise divided by 0")
+        return self._with(self.a / c, self.b / c)
+
+    def _refuse(self, *args):
+        raise undecided(f"the log of noise{self.noise.ident} used outside an argmax/argmin "
+                        "is beyond the exact method")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __rtruediv__ = _refuse
+
+    def __bool__(self):
+        self._refuse()
+
+    def race_score(self, a):
+        """This value as a race score of a race whose values all have the factor ``a``."""
+        if not current().exact:
+            raise refuse("a race of Gumbel scores (log of exponential noise) under --arith: "
+                         "the rounding of the log and of the sum is not modelled; run it "
+                         "exactly")
+        exp_value = OPS["exp_value"]
+        if a < 0:                    # b - |a| log E: the score exp(b / |a|) / E
+            return RaceScore(self.noise, self.noise_index, _weight(exp_value(self.b / -a)),
+                             True)
+        if _is_infinite(self.b):     # log E - inf: an infinite weight E / 0
+            raise undecided("log-noise plus -inf in a race of log E (the sign of a Gumbel "
+                            "score reversed)")
+        return RaceScore(self.noise, self.noise_index, _weight(exp_value(-self.b / a)), False)
+
+    def __repr__(self):
+        return f"{self.a}*log(E{self.noise.ident}[{self.noise_index}]) + {self.b}"
+
+
+def _is_zero(w) -> bool:
+    return isinstance(w, (Fraction, int)) and w == 0      # (Fraction's exact subclass too)
+
+
+def _offset(c):
+    if is_random(c):
+        raise undecided("log-noise plus a random value is beyond the exact method")
+    x = exact_number(c)
+    if is_nan(x) or x == math.inf:
+        raise undecided("log-noise plus nan or +inf is beyond the exact method")
+    return x
+
+
+def _is_infinite(x) -> bool:
+    return isinstance(x, float) and math.isinf(x)
 
 
 class RaceScore:
@@ -165,8 +282,34 @@ class RaceScore:
         raise undecided(f"a race score (w / E) of noise{self.noise.ident} used outside an "
                         "argmax/argmin is beyond the exact method")
 
+    def _positive(self, c, what):
+        c = _weight(c)
+        if c <= 0:
+            raise undecided(f"a race score {what} a number that is not positive")
+        return c
+
+    def __mul__(self, c):        # (w / E) * c = (w c) / E; (E / w) * c = E / (w / c)
+        if self.over:
+            c = _weight(c)
+            if c < 0:
+                raise undecided("a race score times a negative number")
+            return RaceScore(self.noise, self.noise_index, self.weight * c, True)
+        c = self._positive(c, "times")
+        return RaceScore(self.noise, self.noise_index, self.weight / c, False)
+
+    __rmul__ = __mul__           # prob * (1 / E): vLLM's ``prob * q.reciprocal()``
+
+    def __truediv__(self, c):    # (w / E) / c = (w / c) / E; (E / w) / c = E / (w c)
+        c = self._positive(c, "divided by")
+        return RaceScore(self.noise, self.noise_index,
+                         self.weight / c if self.over else self.weight * c, self.over)
+
+    def __rtruediv__(self, c):   # c / (w / E) = E / (w / c); c / (E / w) = (c w) / E
+        c = self._positive(c, "dividing")
+        return RaceScore(self.noise, self.noise_index,
+                         self.weight / c if self.over else self.weight * c, not self.over)
+
     __lt__ = __le__ = __gt__ = __ge__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse
-    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
 
     def __bool__(self):
         self._refuse()
@@ -249,6 +392,12 @@ def _noise_part(noise, index: list):
 def race_index(values, largest: bool):
     """The argmax (argmin) of a row of race scores as one exponential race, or None when the
     row holds no noise."""
+    logs = [v for v in values if isinstance(v, LogNoise)]
+    if logs:                                     # Gumbel scores b - log E: a race
+        if len(logs) != len(values) or len({v.a for v in logs}) != 1:
+            raise undecided("argmax over log-noise mixed with other values (or scaled "
+                            "differently) is beyond the exact method")
+        values = [v.race_score(logs[0].a) for v in logs]
     noisy = [v for v in values if isinstance(v, (NoiseValue, RaceScore))]
     if not noisy:
         return None
@@ -256,6 +405,10 @@ def race_index(values, largest: bool):
         raise undecided("argmax over noise mixed with other values is beyond the exact method")
     noise = values[0].noise
     over = [v.over if isinstance(v, RaceScore) else False for v in values]
+    if all(isinstance(v, RaceScore) and v.over and _is_zero(v.weight) for v in values):
+        # every score w / E is 0 (a residual that is all zero, computed whether or not it is
+        # used): torch's argmax (argmin) of equal values is the first index, whatever E holds
+        return 0
     if any(v.noise is not noise for v in values) or len(set(over)) != 1:
         raise undecided("argmax over scores of different races is beyond the exact method")
     index = [v.noise_index for v in values]

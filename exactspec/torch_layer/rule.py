@@ -37,7 +37,7 @@ from . import dtypes as D
 from .context import Run
 from .detect import imports_torch
 from .module import installed
-from .tensor import Tensor
+from .tensor import Tensor, TieOrder
 from .values import cast
 
 __all__ = ["PyTorchRule", "load_pytorch_rule", "gc_paused"]
@@ -72,9 +72,23 @@ def _positional(function) -> list | None:
             and p.default is p.empty]
 
 
+def _keyword_only(function) -> str | None:
+    """The first keyword-only parameter of ``function`` without a default, or ``None``."""
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return next((p.name for p in params if p.kind == p.KEYWORD_ONLY and p.default is p.empty),
+                None)
+
+
 def load_pytorch_rule(spec: str):
     """The :class:`PyTorchRule` named by ``file.py:function`` when the file imports torch and
-    the function takes ``(p, q)``; ``None`` otherwise (the caller loads it as a sampler rule)."""
+    the function takes ``(p, q)``; ``None`` when the file does not import torch or the function
+    is a sampler rule (its first parameter ``s``, three or four parameters, or ``*args``: the
+    caller loads it as one).
+    A function of the file with any other number of parameters (or not a plain function) is
+    refused in one line (:class:`~exactspec.core.errors.InvalidInput`)."""
     where, _, name = spec.rpartition(":")
     path = Path(where)
     if not where or not name or not where.endswith(".py") or not path.is_file() or \
@@ -89,6 +103,15 @@ def load_pytorch_rule(spec: str):
             loader_spec.loader.exec_module(module)
     except ExactspecError:
         raise
+    except ModuleNotFoundError as err:
+        missing = err.name or ""
+        if missing.startswith("torch."):           # a part of torch the layer does not have
+            raise InvalidInput(f"{missing} is outside exactspec's tensor layer, which stands "
+                               "in for torch and torch.nn.functional"
+                               f"{_user_where(err, path)}") from None
+        raise InvalidInput(f"method {spec!r}: importing {where} under exactspec's tensor layer "
+                           f"failed: {type(err).__name__}: {err}{_user_where(err, path)}") \
+            from None
     except Exception as err:
         raise InvalidInput(f"method {spec!r}: importing {where} under exactspec's tensor layer "
                            f"failed: {type(err).__name__}: {err}{_user_where(err, path)}") \
@@ -98,10 +121,42 @@ def load_pytorch_rule(spec: str):
     function = getattr(module, name, None)
     if function is None:
         raise InvalidInput(f"method {spec!r}: {where} has no function {name!r}")
+    if not callable(function):
+        raise InvalidInput(f"method {spec!r}: {name} is not a function of (p, q) (it is "
+                           f"{type(function).__name__} {function!r:.40})")
+    if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function) or \
+            inspect.isgeneratorfunction(function):
+        kind = "a generator" if inspect.isgeneratorfunction(function) else "asynchronous"
+        raise InvalidInput(f"method {spec!r}: {name} is {kind}: a PyTorch rule is a plain "
+                           "function of (p, q) returning the emitted token")
     positional = _positional(function)
-    if positional is None or len(positional) != 2 or positional[0].name == "s":
-        return None
+    if positional is None or (positional and positional[0].name == "s") or \
+            len(positional) in (3, 4):
+        return None                     # a rule of the sampling interface (s, p, q[, k])
+    if len(positional) != 2:            # neither kind of rule
+        names = ", ".join(p.name for p in positional)
+        raise InvalidInput(f"method {spec!r}: {name}({names}) takes {len(positional)} "
+                           f"parameter{'s' * (len(positional) != 1)} without a default: a "
+                           "PyTorch rule is a function of (p, q), the target and draft rows")
+    required = _keyword_only(function)
+    if required:
+        raise InvalidInput(f"method {spec!r}: {name} has a keyword-only parameter "
+                           f"{required!r} without a default: exactspec calls a PyTorch rule "
+                           "as fn(p, q)")
     return PyTorchRule(function, spec, path)
+
+
+def _integer(v):
+    """A NumPy integer (``int(np.argmax(...))`` left as ``np.int64``) as the int it is; any
+    other value unchanged.  An index of tied values (``topk``) is refused as its use is."""
+    if isinstance(v, TieOrder):
+        raise InvalidInput(f"the PyTorch rule returned an index of tied values from {v.what}: "
+                           "torch leaves the order of tied indices unspecified (its CPU kernel "
+                           "does not keep index order), which exactspec does not model")
+    if type(v).__module__ == "numpy" and getattr(v, "dtype", None) is not None and \
+            v.dtype.kind in "iu":
+        return int(v)
+    return v
 
 
 def _user_where(err, path) -> str:
@@ -458,6 +513,7 @@ class PyTorchRule:
         for t in result:
             if isinstance(t, Tensor) and t.numel() == 1 and t.dtype.kind == "int":
                 t = t._values()[0]
+            t = _integer(t)
             if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < n:
                 raise InvalidInput(f"the PyTorch rule {self.spec} emitted {t!r}: every token "
                                    f"must be an index in 0..{n - 1}")
@@ -475,6 +531,7 @@ class PyTorchRule:
                                    "emitted token index (an int or a one-element integer "
                                    "tensor)")
             result = result._values()[0]
+        result = _integer(result)
         if isinstance(result, bool) or not isinstance(result, int):
             raise InvalidInput(f"the PyTorch rule {self.spec} returned {result!r}: return the "
                                "emitted token index (an int or a one-element integer tensor)")

@@ -182,6 +182,17 @@ def _flatten(data, shape=None):
     return [data], ()
 
 
+def _numpy_dtype(data):
+    """The layer's dtype of a NumPy array or scalar (``None`` for anything else)."""
+    if type(data).__module__ != "numpy" or not hasattr(data, "dtype"):
+        return None
+    name = {"bool": "bool"}.get(data.dtype.name, data.dtype.name)
+    if name not in D.DTYPES:
+        raise refuse(f"a NumPy array of dtype {data.dtype.name} is outside exactspec's tensor "
+                     "layer")
+    return D.DTYPES[name]
+
+
 def _dtype_of_values(values) -> D.DType:
     if values and all(isinstance(v, bool) for v in values):
         return D.bool_
@@ -235,9 +246,14 @@ class Tensor:
 
     @classmethod
     def of(cls, data, dtype=None) -> "Tensor":
-        """``torch.tensor(data, dtype=dtype)``."""
+        """``torch.tensor(data, dtype=dtype)``; a NumPy array or scalar keeps its dtype, as
+        ``torch.tensor`` keeps it (its floats taken at their exact binary values)."""
+        numpy_dtype = _numpy_dtype(data)
+        if numpy_dtype is not None:
+            data = data.tolist() if hasattr(data, "tolist") else data.item()
         values, shape = _flatten(data)
-        dtype = dtype or (data.dtype if isinstance(data, Tensor) else _dtype_of_values(values))
+        dtype = dtype or numpy_dtype or (data.dtype if isinstance(data, Tensor)
+                                         else _dtype_of_values(values))
         return cls.new([cast(v, dtype) for v in values], shape, dtype)
 
     # -- shape -------------------------------------------------------------------------
@@ -504,7 +520,11 @@ class Tensor:
     def reshape_as(self, other):
         return self.reshape(other.shape)
 
-    def squeeze(self, dim=None):
+    def squeeze(self, *dims, dim=None):
+        """``squeeze()``, ``squeeze(d)``, ``squeeze((d0, d1))`` and, as torch also takes it,
+        ``squeeze(d0, d1)`` (transformers writes ``.squeeze(0, 1)``)."""
+        if dims:
+            dim = dims[0] if len(dims) == 1 else dims
         if dim is None:
             keep = [i for i, n in enumerate(self._shape) if n != 1]
         else:
@@ -550,6 +570,109 @@ class Tensor:
 
     def expand_as(self, other):
         return self.expand(other.shape)
+
+    def repeat(self, *sizes):
+        """``repeat``: the tensor tiled ``sizes`` times (a copy, as torch makes)."""
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, Size)):
+            sizes = sizes[0]
+        sizes = [_index_value(n) for n in sizes]
+        if len(sizes) < self.ndim or any(n < 0 for n in sizes):
+            raise refuse(f"repeat{tuple(sizes)}: give a non-negative count for every dimension "
+                         f"of the tensor ({self.ndim})")
+        t = self.reshape([1] * (len(sizes) - self.ndim) + list(self._shape))
+        shape = [a * n for a, n in zip(t._shape, sizes)]
+        src = t._values()
+        values = []
+        for idx in _multi_indices(shape):
+            flat = 0
+            for i, a, st in zip(idx, t._shape, _contiguous(t._shape)):
+                flat += (i % a) * st
+            values.append(src[flat])
+        return Tensor.new(values, shape, self.dtype)
+
+    def repeat_interleave(self, repeats, dim=None):
+        """``repeat_interleave``: each element (each slice along ``dim``) repeated, by one
+        count or a count per element."""
+        t = self.reshape(-1) if dim is None else self
+        d = 0 if dim is None else _dim(dim, t.ndim)
+        n = t._shape[d]
+        counts = [_index_value(c) for c in as_tensor(repeats)._values()] \
+            if isinstance(repeats, Tensor) else [_index_value(repeats)]
+        if len(counts) == 1:
+            counts = counts * n
+        if len(counts) != n or any(c < 0 for c in counts):
+            raise refuse(f"repeat_interleave: {len(counts)} counts for {n} elements")
+        picks = [i for i, c in enumerate(counts) for _ in range(c)]
+        return t.index_select(d, Tensor.of(picks, D.int64) if picks else
+                              Tensor.new([], (0,), D.int64))
+
+    def index_select(self, dim, index):
+        d = _dim(dim, self.ndim)
+        key = (slice(None),) * d + (as_tensor(index).reshape(-1),)
+        return self[key]
+
+    def flip(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = dims[0]
+        key = [slice(None)] * self.ndim
+        out = self
+        for d in {_dim(x, self.ndim) for x in dims}:
+            key = (slice(None),) * d + (Tensor.of(list(range(self._shape[d] - 1, -1, -1)),
+                                                  D.int64),)
+            out = out[key]
+        return out.clone() if out is self else out
+
+    def nonzero(self, as_tuple=False):
+        """The indices of the non-zero elements in row-major order (``[count, ndim]``, or one
+        1-D tensor per dimension with ``as_tuple``)."""
+        flags = [bool(_one(cast(v, D.bool_))) for v in self._values()]
+        hits = [idx for idx, f in zip(_multi_indices(self._shape), flags) if f]
+        if as_tuple:
+            return tuple(Tensor.new([h[d] for h in hits], (len(hits),), D.int64)
+                         for d in range(max(self.ndim, 1)))
+        return Tensor.new([i for h in hits for i in h], (len(hits), self.ndim), D.int64)
+
+    def masked_select(self, mask):
+        mask = as_tensor(mask)
+        shape = broadcast_shapes(self._shape, mask._shape)
+        return self.expand(shape)[mask.expand(shape)] if tuple(shape) != tuple(self._shape) \
+            else self[mask]
+
+    def unbind(self, dim=0):
+        d = _dim(dim, self.ndim)
+        return tuple(self.select(d, i) for i in range(self._shape[d]))
+
+    def select(self, dim, index):
+        d = _dim(dim, self.ndim)
+        return self[(slice(None),) * d + (_index_value(index),)]
+
+    def narrow(self, dim, start, length):
+        d = _dim(dim, self.ndim)
+        start = _index_value(start)
+        return self[(slice(None),) * d + (slice(start, start + _index_value(length)),)]
+
+    def split(self, split_size, dim=0):
+        d = _dim(dim, self.ndim)
+        n = self._shape[d]
+        if isinstance(split_size, (list, tuple)):
+            sizes = [_index_value(x) for x in split_size]
+            if sum(sizes) != n:
+                raise refuse(f"split sizes {sizes} do not add up to {n}")
+        else:
+            size = _index_value(split_size)
+            if size <= 0:
+                raise refuse("split size must be positive")
+            sizes = [min(size, n - i) for i in range(0, n, size)]
+        out, start = [], 0
+        for k in sizes:
+            out.append(self.narrow(d, start, k))
+            start += k
+        return tuple(out)
+
+    def chunk(self, chunks, dim=0):
+        n = self._shape[_dim(dim, self.ndim)]
+        chunks = _index_value(chunks)
+        return self.split(max(1, -(-n // chunks)), dim)
 
     def permute(self, *dims):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
@@ -745,7 +868,12 @@ class Tensor:
             if out is None:
                 out = [arith(op, x, y) for x, y in zip(xs, ys)]
             return Tensor.new(out, shape, dtype)
+        if dtype is D.bool_ and op is operator.sub:
+            raise refuse("subtraction of two bool tensors (torch refuses it): use ^ or "
+                         "logical_xor")
         out = [arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
+        if dtype.kind == "int":
+            _check_int_range(out, dtype)
         return Tensor.new(out, shape, dtype)
 
     def __add__(self, o):
@@ -781,8 +909,22 @@ class Tensor:
     def mul(self, o):
         return self * o
 
-    def div(self, o):
-        return self / o
+    def div(self, o, rounding_mode=None):
+        """``div``; ``rounding_mode="floor"`` and ``"trunc"`` of integer tensors as torch
+        rounds them (of float tensors: refused, as floor division is)."""
+        if rounding_mode is None:
+            return self / o
+        if rounding_mode not in ("floor", "trunc"):
+            raise refuse(f"div rounding_mode {rounding_mode!r}: torch takes 'floor' or 'trunc'")
+        if result_type(self, o).kind == "float":
+            raise refuse(f"div(rounding_mode={rounding_mode!r}) of float tensors is outside "
+                         "exactspec's tensor layer")
+        if rounding_mode == "floor":
+            return self // o
+        return self._binary(o, _truncated_division)
+
+    def remainder(self, o):
+        return self % o
 
     def __floordiv__(self, o):
         if result_type(self, o).kind == "float":
@@ -910,6 +1052,13 @@ class Tensor:
 
     clip = clamp
 
+    def relu(self):
+        """``relu``: ``clamp(min=0)`` (NaN stays NaN, as in torch)."""
+        return self.clamp(min=0)
+
+    def relu_(self):
+        return self.clamp_(min=0)
+
     def clamp_min(self, min):
         return self.clamp(min=min)
 
@@ -1007,6 +1156,52 @@ class Tensor:
     def scatter(self, dim, index, src=None, value=None, reduce=None):
         return self.clone().scatter_(dim, index, src, value, reduce)
 
+    def scatter_add_(self, dim, index, src):
+        return OPS["scatter_add_into"](self, dim, index, src)
+
+    def scatter_add(self, dim, index, src):
+        return self.clone().scatter_add_(dim, index, src)
+
+    def index_add_(self, dim, index, source, alpha=1):
+        """``index_add_``: slice ``index[i]`` of ``self`` along ``dim`` gets slice ``i`` of
+        ``source`` added (a ``scatter_add_`` with the index spread over the slice)."""
+        d = _dim(dim, self.ndim)
+        source = as_tensor(source) if alpha == 1 else as_tensor(source) * alpha
+        index = as_tensor(index).reshape(-1)
+        shape = [1] * source.ndim
+        shape[d] = index.numel()
+        spread = index.reshape(shape).expand(source.shape) if source.ndim else index
+        return self.scatter_add_(d, spread.contiguous(), source)
+
+    def index_add(self, dim, index, source, alpha=1):
+        return self.clone().index_add_(dim, index, source, alpha)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def type(self, dtype=None, **kwargs):
+        if dtype is None:                      # the legacy type name, as torch gives it
+            return "torch." + {"float32": "Float", "float64": "Double", "float16": "Half",
+                               "bfloat16": "BFloat16", "int64": "Long", "int32": "Int",
+                               "bool": "Bool"}.get(self.dtype.name, "") + "Tensor"
+        return self.to(dtype)
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return OPS["isclose"](self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        return all(self.isclose(other, rtol, atol, equal_nan)._values())
+
+    def equal(self, other) -> bool:
+        other = as_tensor(other)
+        return tuple(self._shape) == tuple(other._shape) and bool((self == other).all())
+
+    def count_nonzero(self, dim=None):
+        return (self != 0).sum(dim)
+
+    def log_softmax(self, dim=-1, dtype=None):
+        return OPS["log_softmax"](self, dim, dtype)
+
     def uniform_(self, a=0, b=1, generator=None):
         return OPS["uniform_fill"](self, a, b)
 
@@ -1071,6 +1266,22 @@ class Tensor:
         inverse = [order.index(i) for i in range(self.ndim)]
         return (out.permute(inverse) if self.ndim else out.reshape(())).contiguous()
 
+    def cumprod(self, dim, dtype=None):
+        """The running product along ``dim`` (the accepted prefix as ``accepted.cumprod(1)``):
+        integers and bools exactly (as ``int64``), floats exactly in the exact run and, under
+        ``--arith``, accumulated as torch's CPU kernel accumulates them (``float64`` for
+        ``float32`` and ``float64``, ``float32`` for ``float16``/``bfloat16``), each output
+        rounded to the dtype."""
+        out_dtype = dtype or (self.dtype if self.dtype.kind == "float" else D.int64)
+        d = _dim(dim, self.ndim)
+        order = [i for i in range(self.ndim) if i != d] + [d]
+        moved = self.permute(order) if self.ndim else self.reshape(1)
+        out = Tensor.new([None] * self.numel(), moved._shape, out_dtype)
+        _, lanes = self._lanes(d) if self.ndim else ((), [self._values()])
+        out._st.data[:] = [v for lane in lanes for v in _running_product(lane, out_dtype)]
+        inverse = [order.index(i) for i in range(self.ndim)]
+        return (out.permute(inverse) if self.ndim else out.reshape(())).contiguous()
+
     def _arg(self, dim, keepdim, largest):
         if dim is None:
             flat = self.reshape(-1) if self.is_contiguous() else self.clone().reshape(-1)
@@ -1078,10 +1289,17 @@ class Tensor:
             return Tensor.new([i], (1,) * self.ndim if keepdim else (), D.int64)
         return self._reduce(dim, keepdim, lambda lane: _arg_index(lane, largest), D.int64)
 
+    def _no_bool_arg(self, name):
+        if self.dtype is D.bool_:               # torch: "argmax_cpu" not implemented for 'Bool'
+            raise refuse(f"{name} of a bool tensor (torch refuses it): convert it with .int() "
+                         "or use max(dim)")
+
     def argmax(self, dim=None, keepdim=False):
+        self._no_bool_arg("argmax")
         return self._arg(dim, keepdim, True)
 
     def argmin(self, dim=None, keepdim=False):
+        self._no_bool_arg("argmin")
         return self._arg(dim, keepdim, False)
 
     def _extreme_reduce(self, dim, keepdim, largest, other):
@@ -1398,6 +1616,42 @@ def _running_sum(lane, dtype):
     out = []
     for v in lane:
         total = total + cast_format(v, acc)
+        out.append(cast(total, dtype))
+    return out
+
+
+def _check_int_range(values, dtype) -> None:
+    """Integer results outside the dtype's range are refused: torch wraps them around."""
+    bound = 2 ** (dtype.bits - 1)
+    for v in values:
+        if type(v) is int and not -bound <= v < bound:
+            raise refuse(f"an {dtype.name} result {v} outside the dtype's range: torch wraps "
+                         "it around (an overflow), exactspec does not model that")
+
+
+def _truncated_division(a, b):
+    """Integer division rounded toward zero (``div(..., rounding_mode="trunc")``)."""
+    if b == 0:
+        raise refuse("integer division by zero (torch raises ZeroDivisionError)")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _running_product(lane, dtype):
+    lane = [cast(v, dtype) for v in lane]
+    if any(is_random(v) for v in lane):
+        raise undecided("the cumulative product of random values is beyond the exact method")
+    if dtype.kind != "float" or current().exact:
+        out, total = [], (1 if dtype.kind != "float" else Fraction(1))
+        for v in lane:
+            total = arith(operator.mul, total, v)
+            out.append(total)
+        return out
+    acc = FORMATS["float64"] if dtype.rank >= 2 else FORMATS["float32"]
+    total = FloatValue(1.0, acc)
+    out = []
+    for v in lane:
+        total = total * cast_format(v, acc)
         out.append(cast(total, dtype))
     return out
 

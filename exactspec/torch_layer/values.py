@@ -223,6 +223,13 @@ def arith(op, a, b):
         return _noise_arith(op, a, b)
     if op is operator.truediv and current().exact:
         return divide(a, b)
+    if op in _REFLECTED and is_random(b) and not is_random(a):
+        # a number op a uniform (``q[x] * u``): the uniform's own reflected operation, as for
+        # ``u * q[x]`` (a float of the format does not combine with a uniform itself)
+        reflected = getattr(b, _REFLECTED[op], None)
+        r = reflected(a) if reflected is not None else NotImplemented
+        if r is not NotImplemented:
+            return r
     try:
         r = op(a, b)
     except TypeError as err:
@@ -231,6 +238,10 @@ def arith(op, a, b):
                             f"({err})") from None
         raise
     return _settle(r) if current().exact else r
+
+
+_REFLECTED = {operator.add: "__radd__", operator.mul: "__rmul__", operator.sub: "__rsub__",
+              operator.truediv: "__rtruediv__"}
 
 
 def _law_token_arith(op, a, b):
@@ -272,7 +283,9 @@ def _branched_arith(op, a, b):
 
 def _noise_arith(op, a, b):
     names = {operator.truediv: ("__truediv__", "__rtruediv__"),
-             operator.mul: ("__mul__", "__rmul__")}
+             operator.mul: ("__mul__", "__rmul__"),
+             operator.add: ("__add__", "__radd__"),       # the log of noise (Gumbel-max)
+             operator.sub: ("__sub__", "__rsub__")}
     if op not in names:
         raise undecided("this arithmetic on exponential noise is beyond the exact method: "
                         "use it in a race (w / E, then argmax)")
