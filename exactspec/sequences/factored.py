@@ -25,6 +25,7 @@ Anything the factored run does not track returns ``None`` and the caller takes t
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 from typing import Any
 
@@ -199,8 +200,12 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
         if n ** m <= LAW_SHOWN:
             law, target = _dense_json(ideal.laws[m], p, labels, m)
             exact_arith["law"] = law
-            exact_arith["differs"] = [k for k in target if law.get(k, "0") != target[k]] + \
-                [k for k in law if k not in target]
+            # every sequence in the order of the tokens, as the path route lists them (a
+            # sequence outside p's support comes in its place, not after the others)
+            exact_arith["differs"] = [
+                k for k in (context_key(tuple(labels[t] for t in seq))
+                            for seq in itertools.product(range(n), repeat=m))
+                if law.get(k, "0") != target.get(k, "0")]
         if not ideal.lossless:
             found, law_v, target_v = ideal.witness
             exact_arith["witness"] = {"tokens": context_key(tuple(labels[t] for t in found)),
