@@ -65,7 +65,7 @@ import math
 import operator
 from fractions import Fraction
 
-from ..core.integer_rows import exact_sum, fractions_over, integer_row
+from ..core.integer_rows import exact_sum, fraction_of, fractions_over, integer_row
 from ..engine.exact import ExactSampler
 from ..engine.floats import FloatValue
 
@@ -407,24 +407,12 @@ def dot(a, b):
     return Fraction(sum(x * y for x, y in zip(ra[0], rb[0])), ra[1] * rb[1])
 
 
-def _fraction(n: int, d: int) -> Fraction:
-    """``Fraction(n, d)`` for ``d > 0``, reduced by one gcd (no type dispatch)."""
-    g = math.gcd(n, d)
-    if g != 1:
-        n //= g
-        d //= g
-    f = object.__new__(Fraction)
-    f._numerator = n
-    f._denominator = d
-    return f
-
-
 def _add(xn, xd, yn, yd):
-    return _fraction(xn * yd + yn * xd, xd * yd)
+    return fraction_of(xn * yd + yn * xd, xd * yd)
 
 
 def _sub(xn, xd, yn, yd):
-    return _fraction(xn * yd - yn * xd, xd * yd)
+    return fraction_of(xn * yd - yn * xd, xd * yd)
 
 
 def _reduced(n: int, d: int) -> Fraction:
@@ -556,7 +544,7 @@ def _below_on_grid(x, n: int, strict: bool):
     """
     a, b = x.numerator * n, x.denominator
     k = -(-a // b) if strict else a // b + 1
-    return _ZERO if k <= 0 else _ONE if k >= n else _fraction(k, n)
+    return _ZERO if k <= 0 else _ONE if k >= n else fraction_of(k, n)
 
 
 _ZERO, _ONE = Fraction(0), Fraction(1)

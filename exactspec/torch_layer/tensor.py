@@ -1255,16 +1255,9 @@ class Tensor:
         return total / count
 
     def cumsum(self, dim, dtype=None):
-        out_dtype = dtype or (self.dtype if self.dtype.kind == "float" else D.int64)
-        d = _dim(dim, self.ndim)
-        order = [i for i in range(self.ndim) if i != d] + [d]
-        moved = self.permute(order) if self.ndim else self.reshape(1)
-        out = Tensor.new([None] * self.numel(), moved._shape, out_dtype)
-        _, lanes = self._lanes(d) if self.ndim else ((), [self._values()])
-        flat = [v for lane in lanes for v in _running_sum(lane, out_dtype)]
-        out._st.data[:] = flat
-        inverse = [order.index(i) for i in range(self.ndim)]
-        return (out.permute(inverse) if self.ndim else out.reshape(())).contiguous()
+        """The running sum along ``dim``, exact in the exact run, under ``--arith`` accumulated
+        as torch's CPU kernel accumulates it (see :meth:`cumprod`)."""
+        return self._running_along(dim, dtype, _running_sum)
 
     def cumprod(self, dim, dtype=None):
         """The running product along ``dim`` (the accepted prefix as ``accepted.cumprod(1)``):
@@ -1272,13 +1265,16 @@ class Tensor:
         ``--arith``, accumulated as torch's CPU kernel accumulates them (``float64`` for
         ``float32`` and ``float64``, ``float32`` for ``float16``/``bfloat16``), each output
         rounded to the dtype."""
+        return self._running_along(dim, dtype, _running_product)
+
+    def _running_along(self, dim, dtype, running):
         out_dtype = dtype or (self.dtype if self.dtype.kind == "float" else D.int64)
         d = _dim(dim, self.ndim)
         order = [i for i in range(self.ndim) if i != d] + [d]
         moved = self.permute(order) if self.ndim else self.reshape(1)
         out = Tensor.new([None] * self.numel(), moved._shape, out_dtype)
         _, lanes = self._lanes(d) if self.ndim else ((), [self._values()])
-        out._st.data[:] = [v for lane in lanes for v in _running_product(lane, out_dtype)]
+        out._st.data[:] = [v for lane in lanes for v in running(lane, out_dtype)]
         inverse = [order.index(i) for i in range(self.ndim)]
         return (out.permute(inverse) if self.ndim else out.reshape(())).contiguous()
 
@@ -1602,20 +1598,31 @@ def _sum(lane, dtype):
 
 
 def _running_sum(lane, dtype):
+    return _running(lane, dtype, operator.add, 0, "sum")
+
+
+def _running_product(lane, dtype):
+    return _running(lane, dtype, operator.mul, 1, "product")
+
+
+def _running(lane, dtype, op, start: int, what: str):
+    """The cumulative ``op`` of ``lane`` (``cumsum``, ``cumprod``): exact in the exact run and
+    for integers; under ``--arith`` accumulated in float64 for float32 and float64 values, in
+    float32 for float16 and bfloat16, each partial result rounded into the dtype."""
     lane = [cast(v, dtype) for v in lane]
     if any(is_random(v) for v in lane):
-        raise undecided("the cumulative sum of random values is beyond the exact method")
+        raise undecided(f"the cumulative {what} of random values is beyond the exact method")
     if dtype.kind != "float" or current().exact:
-        out, total = [], (0 if dtype.kind != "float" else Fraction(0))
+        out, total = [], (start if dtype.kind != "float" else Fraction(start))
         for v in lane:
-            total = arith(operator.add, total, v)
+            total = arith(op, total, v)
             out.append(total)
         return out
     acc = FORMATS["float64"] if dtype.rank >= 2 else FORMATS["float32"]
-    total = FloatValue(0.0, acc)
+    total = FloatValue(float(start), acc)
     out = []
     for v in lane:
-        total = total + cast_format(v, acc)
+        total = op(total, cast_format(v, acc))
         out.append(cast(total, dtype))
     return out
 
@@ -1635,25 +1642,6 @@ def _truncated_division(a, b):
         raise refuse("integer division by zero (torch raises ZeroDivisionError)")
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
-
-
-def _running_product(lane, dtype):
-    lane = [cast(v, dtype) for v in lane]
-    if any(is_random(v) for v in lane):
-        raise undecided("the cumulative product of random values is beyond the exact method")
-    if dtype.kind != "float" or current().exact:
-        out, total = [], (1 if dtype.kind != "float" else Fraction(1))
-        for v in lane:
-            total = arith(operator.mul, total, v)
-            out.append(total)
-        return out
-    acc = FORMATS["float64"] if dtype.rank >= 2 else FORMATS["float32"]
-    total = FloatValue(1.0, acc)
-    out = []
-    for v in lane:
-        total = total * cast_format(v, acc)
-        out.append(cast(total, dtype))
-    return out
 
 
 def cast_format(v: FloatValue, fmt) -> FloatValue:
