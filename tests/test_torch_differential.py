@@ -162,7 +162,8 @@ def _one_cases(seeds):
             for arith in ARITHS]
 
 
-@pytest.mark.parametrize("seed,file,name,arith", _one_cases([0, 3]))
+@pytest.mark.parametrize("seed,file,name,arith", _one_cases([0]) + [
+    pytest.param(*case, marks=pytest.mark.slow) for case in _one_cases([3])])
 def test_one_position_fast_equals_paths(seed, file, name, arith):
     p, q = instance(seed)
     fast, slow, used = one_position(f"{ENGINES / file}:{name}", p, q, **ARITHS[arith])
@@ -202,7 +203,7 @@ def _rows(edge):
 
 @pytest.mark.parametrize("edge", list(EDGES))
 @pytest.mark.parametrize("arith", [pytest.param(a, marks=pytest.mark.slow)
-                                   if a in ("grid2", "grid7", "float16") else a for a in ARITHS])
+                                   if a != "exact" else a for a in ARITHS])
 def test_one_position_edges(edge, arith):
     p, q = _rows(edge)
     for file, name in ONE:
@@ -262,7 +263,8 @@ def _multi_rules(n):
 
 
 @pytest.mark.parametrize("seed", [2])
-@pytest.mark.parametrize("arith", ["exact", "grid7", "float16"])
+@pytest.mark.parametrize("arith", ["exact", pytest.param("grid7", marks=pytest.mark.slow),
+                                   pytest.param("float16", marks=pytest.mark.slow)])
 def test_several_positions_fast_equals_paths(seed, arith):
     p, q = instance(seed)
     routes = set()

@@ -268,8 +268,8 @@ def _engine_cases():
     for spec in ENGINE_RULES:
         heavy = "vllm" in spec                       # its path route: about 1-4 s at M = 3
         for pq in PAIRS:
-            for m in (2, 3):
-                slow = heavy and m == 3 and pq != PAIRS[0]
+            for m in (2, 3):            # the default run: two pairs; the rest with -m slow
+                slow = pq not in (PAIRS[0], PAIRS[2]) or (heavy and m == 3 and pq != PAIRS[0])
                 yield pytest.param(spec, pq, m, marks=[pytest.mark.slow] if slow else [],
                                    id=f"{Path(spec).name}-{pq[0]}-{m}")
         yield pytest.param(spec, PAIRS[0], 4, marks=[pytest.mark.slow] if heavy else [],
@@ -473,13 +473,19 @@ def _same_runs(fast, slow):
 
 
 FIVE = ("1/3,1/6,1/5,3/10,0", "1/7,2/7,1/7,1/7,2/7")
-FLOAT_CASES = [(name, pq, m, arith)
+#: the default run keeps one pair per format and M (float32 at M = 3, float16 at M = 2, five
+#: tokens); the other pairs run with ``-m slow``
+_DEFAULT_FLOAT = {(0, "float32"), (1, "float16"), (4, "float32")}
+FLOAT_CASES = [pytest.param(name, pq, m, arith,
+                            marks=[] if (i, arith) in _DEFAULT_FLOAT else [pytest.mark.slow])
                for name in ("chain", "chain_reuse_rejecting_uniform")
                for arith in ("float32", "float16")
-               for pq, m in ((PAIRS[0], 3), (PAIRS[1], 2), (PAIRS[2], 3), (PAIRS[3], 2),
-                             (FIVE, 2))] + \
-    [(name, ("1/7,2/7,4/7", "1/3,1/3,1/3"), 3, arith)
-     for name in ("chain", "chain_reuse_rejecting_uniform") for arith in ("bfloat16", "float64")] + \
+               for i, (pq, m) in enumerate(((PAIRS[0], 3), (PAIRS[1], 2), (PAIRS[2], 3),
+                                            (PAIRS[3], 2), (FIVE, 2)))] + \
+    [pytest.param(name, ("1/7,2/7,4/7", "1/3,1/3,1/3"), 3, arith,
+                  marks=[] if name == "chain" else [pytest.mark.slow])
+     for name in ("chain", "chain_reuse_rejecting_uniform")
+     for arith in ("bfloat16", "float64")] + \
     [pytest.param("chain", FIVE, 3, "float32", marks=pytest.mark.slow)]
 
 
@@ -501,8 +507,9 @@ def test_variants_float_runs_factored_equal_paths(variants, name, arith, m):
     _same_runs(fast, slow)
 
 
-@pytest.mark.parametrize("grid,arith", [(2, None), (5, None), (16, None), (5, "float16"),
-                                        (1000, "float16")])
+@pytest.mark.parametrize("grid,arith", [
+    (2, None), pytest.param(5, None, marks=pytest.mark.slow), (16, None), (5, "float16"),
+    pytest.param(1000, "float16", marks=pytest.mark.slow)])
 def test_grid_runs_factored_equal_paths(grid, arith):
     """Exact arithmetic on a grid: the axis splits, the lazy counts and the count of a
     uniform split on an axis on grid points, as the path run counts them; a float run on a
