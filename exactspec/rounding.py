@@ -39,9 +39,9 @@ from fractions import Fraction
 from typing import Any
 
 from .core.dist import Dist, exact_str
-from .core.integer_rows import fraction_of, integer_row
+from .core.integer_rows import fraction_of, integer_row, reduced_fraction
 from .core.errors import InvalidInput, Undecided
-from .engine.exact import DEFAULT_MAX_PATHS, ExactSampler, enumerate_paths
+from .engine.exact import DEFAULT_MAX_PATHS, ExactSampler, enumerate_paths, gc_paused
 from .methods import get_method
 from .verify import (VERDICTS, Verification, _checked, _is_user_method, _user_errors,
                      _vectorised, verdict_of)
@@ -550,14 +550,6 @@ def _packed(run, p: Dist) -> tuple:
     return bare, law, (tv, diffs)
 
 
-def _reduced(n: int, d: int) -> Fraction:
-    """``Fraction(n, d)`` of a numerator and denominator already in lowest terms."""
-    f = object.__new__(Fraction)
-    f._numerator = n
-    f._denominator = d
-    return f
-
-
 def _unpacked(sent, p: Dist):
     """The enumeration :func:`_packed` sent, and its ``(tv, differences)`` to ``p`` (or
     ``None`` where it was sent as it is)."""
@@ -565,9 +557,10 @@ def _unpacked(sent, p: Dist):
     if law is None:
         return run, None
     labels = p.labels
-    run.law = dict(zip(labels, map(_reduced, *law)))
+    run.law = dict(zip(labels, map(reduced_fraction, *law)))
     value, (where, nums, dens) = tv
-    return run, (value, {labels[i]: _reduced(n, d) for i, n, d in zip(where, nums, dens)})
+    return run, (value, {labels[i]: reduced_fraction(n, d)
+                         for i, n, d in zip(where, nums, dens)})
 
 
 class _SideRuns:
@@ -595,21 +588,7 @@ class _SideRuns:
             receive.close()
 
 
-def _gc_paused(function):
-    """``function`` with the cyclic garbage collector paused
-    (:func:`exactspec.torch_layer.rule.gc_paused`; imported when called)."""
-    import functools
-
-    @functools.wraps(function)
-    def paused(*args, **kwargs):
-        from .torch_layer.rule import gc_paused
-
-        return gc_paused(function)(*args, **kwargs)
-
-    return paused
-
-
-@_gc_paused
+@gc_paused
 def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
                grid: int | None = None, tolerance=None, logits_p=None, logits_q=None,
                labels=None, max_paths: int | None = DEFAULT_MAX_PATHS,

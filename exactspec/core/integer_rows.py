@@ -20,7 +20,7 @@ import math
 from fractions import Fraction
 
 __all__ = ["INTEGER_ROW_MIN", "MAX_DENOMINATOR_BITS", "common_denominator", "integer_row", "exact_sum",
-           "fraction_of", "float_fraction", "fractions_over"]
+           "fraction_of", "reduced_fraction", "float_fraction", "fractions_over"]
 
 #: Rows shorter than this stay with ``Fraction``s (there the integer bookkeeping costs more
 #: than it saves); :func:`exactspec.core.dist.integer_row_of` returns ``None`` for them.
@@ -101,6 +101,16 @@ def fraction_of(numerator: int, denominator: int) -> Fraction:
     if g != 1:
         numerator //= g
         denominator //= g
+    return reduced_fraction(numerator, denominator)
+
+
+def reduced_fraction(numerator: int, denominator: int) -> Fraction:
+    """``Fraction(numerator, denominator)`` of a numerator and a positive denominator already
+    in lowest terms: no gcd, no type dispatch.
+
+    >>> reduced_fraction(-3, 4)
+    Fraction(-3, 4)
+    """
     f = object.__new__(Fraction)
     f._numerator = numerator
     f._denominator = denominator
@@ -113,11 +123,7 @@ def float_fraction(x: float) -> Fraction:
     >>> float_fraction(0.1) == Fraction(0.1), float_fraction(-0.5)
     (True, Fraction(-1, 2))
     """
-    n, d = x.as_integer_ratio()        # already in lowest terms
-    f = object.__new__(Fraction)
-    f._numerator = n
-    f._denominator = d
-    return f
+    return reduced_fraction(*x.as_integer_ratio())        # already in lowest terms
 
 
 def fractions_over(numerators, denominator: int) -> list[Fraction]:
