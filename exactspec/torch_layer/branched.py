@@ -65,7 +65,8 @@ import math
 import operator
 from fractions import Fraction
 
-from ..core.integer_rows import exact_sum, fraction_of, fractions_over, integer_row
+from ..core.integer_rows import (exact_sum, fraction_of, fractions_over, integer_row,
+                                 reduced_fraction)
 from ..engine.exact import ExactSampler
 from ..engine.floats import FloatValue
 
@@ -415,13 +416,6 @@ def _sub(xn, xd, yn, yd):
     return fraction_of(xn * yd - yn * xd, xd * yd)
 
 
-def _reduced(n: int, d: int) -> Fraction:
-    f = object.__new__(Fraction)
-    f._numerator = n
-    f._denominator = d
-    return f
-
-
 def _mul(xn, xd, yn, yd):
     """The product reduced as ``Fraction`` reduces it: by the gcds across the two operands."""
     g1 = math.gcd(xn, yd)
@@ -432,7 +426,7 @@ def _mul(xn, xd, yn, yd):
     if g2 > 1:
         yn //= g2
         xd //= g2
-    return _reduced(xn * yn, xd * yd)
+    return reduced_fraction(xn * yn, xd * yd)
 
 
 def _div(xn, xd, yn, yd):
@@ -446,7 +440,7 @@ def _div(xn, xd, yn, yd):
         xd //= g2
         yd //= g2
     n, d = xn * yd, yn * xd
-    return _reduced(-n, -d) if d < 0 else _reduced(n, d)
+    return reduced_fraction(-n, -d) if d < 0 else reduced_fraction(n, d)
 
 
 _ROW_OPS = {operator.add: _add, operator.sub: _sub, operator.mul: _mul,
@@ -644,16 +638,29 @@ class VectorSampler(ExactSampler):
             return super()._split_uniform(u, c, strict)
         if u.linked or u.spent or u.lo != 0 or u.hi != 1:
             raise Fallback("a branched comparison of a uniform already split")
-        below = []
-        for x, never in zip(c.values, self._never):
-            if never:                  # a draft of probability 0: its weight is 0 anyway
-                below.append(Fraction(0))
+        return self._branched_split(u, self._below_row(c.values, strict),
+                                    f"u{u.ident} {'<' if strict else '<='} c[draft]")
+
+    def _thresholds(self, values) -> list:
+        """The thresholds ``c[x]`` of a branched comparison, checked to be exact numbers;
+        ``None`` on a draft of probability 0 (its weight is 0 anyway)."""
+        out = []
+        for x, never in zip(values, self._never):
+            if never:
+                out.append(None)
                 continue
             if _random(x) or isinstance(x, float) or not isinstance(x, (int, Fraction)):
                 raise Fallback("a branched threshold that is not an exact number")
-            below.append(_below_on_grid(x, self.grid, strict) if self.grid is not None else
-                         _below_ideal(x))
-        return self._branched_split(u, below, f"u{u.ident} {'<' if strict else '<='} c[draft]")
+            out.append(x)
+        return out
+
+    def _below_row(self, values, strict: bool) -> list:
+        """``P(u < c[x])`` (``strict``) or ``P(u <= c[x])`` per draft branch, on the run's grid
+        or ideal."""
+        n = self.grid
+        return [_ZERO if x is None else
+                _below_on_grid(x, n, strict) if n is not None else _below_ideal(x)
+                for x in self._thresholds(values)]
 
     def _branched_split(self, u, below: list, what: str):
         """One branch point on the fresh uniform ``u``: ``True`` with probability ``below[x]``
@@ -750,25 +757,12 @@ class PairSampler(VectorSampler):
         super()._reset()
         self.alive = [True, True]
 
-    def _split_uniform(self, u, c, strict: bool) -> bool:
-        if not isinstance(c, Branched):
-            return super()._split_uniform(u, c, strict)   # reads the grid: PairFallback
-        self._check_fresh(u)
-        if u.linked or u.spent or u.lo != 0 or u.hi != 1:
-            raise Fallback("a branched comparison of a uniform already split")
-        n = self.pair_grid
-        ideal, on_grid = [], []
-        for x, never in zip(c.values, self._never):
-            if never:
-                ideal.append(Fraction(0))
-                on_grid.append(Fraction(0))
-                continue
-            if _random(x) or isinstance(x, float) or not isinstance(x, (int, Fraction)):
-                raise Fallback("a branched threshold that is not an exact number")
-            ideal.append(_below_ideal(x))
-            on_grid.append(_below_on_grid(x, n, strict))
-        return self._branched_split(u, Pair(ideal, on_grid),
-                                    f"u{u.ident} {'<' if strict else '<='} c[draft]")
+    def _below_row(self, values, strict: bool) -> Pair:
+        """The weights of a branched comparison with ideal uniforms and on the grid (a scalar
+        comparison reads :attr:`grid`: :class:`PairFallback`)."""
+        xs, n = self._thresholds(values), self.pair_grid
+        return Pair([_ZERO if x is None else _below_ideal(x) for x in xs],
+                    [_ZERO if x is None else _below_on_grid(x, n, strict) for x in xs])
 
     def _choose_split(self, below, what: str) -> bool:
         if type(below) is not Pair:

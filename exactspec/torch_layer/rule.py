@@ -20,8 +20,6 @@ under ``--arith``.
 
 from __future__ import annotations
 
-import functools
-import gc
 import importlib.util
 import inspect
 import sys
@@ -32,6 +30,7 @@ from pathlib import Path
 
 from ..core.errors import ExactspecError, InvalidInput
 from ..core.integer_rows import exact_sum, fraction_of, fractions_over, integer_row
+from ..engine.exact import gc_paused
 from ..engine.float_sampler import FloatSampler
 from . import dtypes as D
 from .context import Run
@@ -40,25 +39,26 @@ from .module import installed
 from .tensor import Tensor, TieOrder
 from .values import cast
 
-__all__ = ["PyTorchRule", "load_pytorch_rule", "gc_paused"]
+__all__ = ["PyTorchRule", "load_pytorch_rule"]
 
 
-def gc_paused(function):
-    """``function`` run with Python's cyclic garbage collector paused (and resumed after, if
-    it was on): a run at vocabulary size makes millions of short-lived objects (rationals,
-    values of a format, rows) that reference counting frees, and the collector's passes over
-    them cost about a fifth of the run."""
-    @functools.wraps(function)
-    def paused(*args, **kwargs):
-        on = gc.isenabled()
-        gc.disable()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            if on:
-                gc.enable()
+def _enumeration(p, law: list, acceptance, paths: int, start: float, floats: int,
+                 seconds: float | None = None):
+    """The :class:`~exactspec.engine.exact.Enumeration` of a vectorised run (its draft axis
+    ``len(p)`` tokens, its ``seconds``, else those since ``start``); ``None`` when its law
+    does not sum to 1 (the caller enumerates paths instead)."""
+    from ..engine.exact import Enumeration
 
-    return paused
+    total = exact_sum(law)
+    if total != 1:
+        return None
+    labels = tuple(p.labels)
+    return Enumeration(labels=labels, law=dict(zip(labels, law)), acceptance=acceptance,
+                       explicit_acceptance=Fraction(0), paths=paths, total=total,
+                       used_drafts=True, used_accept=False,
+                       seconds=time.process_time() - start if seconds is None else seconds,
+                       draft_axis=len(labels),
+                       floats=floats)
 
 
 def _positional(function) -> list | None:
@@ -296,32 +296,15 @@ class PyTorchRule:
         grid unless ``grid`` says otherwise, long sums in ``sum_order``.  ``p`` and ``q`` are
         the exact rows.  ``None`` when the rule does something the vectorised run does not
         track (the caller enumerates paths instead)."""
-        from ..engine.exact import Enumeration
-        from .branched import Fallback, SplitFallback
-
         from ..core.exact_values import floats_converted
 
-        start = time.process_time()
-        n = len(p.probs)
-        converted = floats_converted()
-        try:
-            try:      # the acceptance test a value: one run of the body for both outcomes
-                law, acceptance, paths, floats = self._vectorised(p, q, grid, n, arith,
-                                                                  sum_order, True)
-            except SplitFallback:   # a selected token used otherwise: the test a branch point
-                law, acceptance, paths, floats = self._vectorised(p, q, grid, n, arith,
-                                                                  sum_order, False)
-        except (Fallback, ExactspecError):
+        start, n, converted = time.process_time(), len(p.probs), floats_converted()
+        out = self._with_splits(p, q, grid, n, arith=arith, sum_order=sum_order)
+        if out is None:
             return None
-        total = exact_sum(law)
-        if total != 1:
-            return None
-        labels = tuple(p.labels)
-        return Enumeration(labels=labels, law=dict(zip(labels, law)), acceptance=acceptance,
-                           explicit_acceptance=Fraction(0), paths=paths, total=total,
-                           used_drafts=True, used_accept=False,
-                           seconds=time.process_time() - start, draft_axis=n,
-                           floats=floats + floats_converted() - converted)
+        law, acceptance, paths, floats = out
+        return _enumeration(p, law, acceptance, paths, start, floats + floats_converted() -
+                            converted)
 
     @gc_paused
     def vectorised_pair(self, p, q, grid: int):
@@ -331,34 +314,32 @@ class PyTorchRule:
         one run; ``None`` where the body uses a uniform's law otherwise than in a comparison
         with a branched threshold, or the vectorised route does not apply (the caller runs the
         two apart)."""
-        from ..engine.exact import Enumeration
-        from .branched import Fallback, SplitFallback
-
         from ..core.exact_values import floats_converted
 
-        start = time.process_time()
-        n = len(p.probs)
-        converted = floats_converted()
+        start, n, converted = time.process_time(), len(p.probs), floats_converted()
+        out = self._with_splits(p, q, None, n, pair_grid=grid)
+        if out is None:
+            return None
+        runs, floats = out
+        floats += floats_converted() - converted
+        seconds = time.process_time() - start              # of the one run, given to both
+        both = tuple(_enumeration(p, law, acceptance, paths, start, floats, seconds)
+                     for law, acceptance, paths in runs)
+        return None if any(e is None for e in both) else both
+
+    def _with_splits(self, *args, **kwargs):
+        """:meth:`_vectorised` with the acceptance test kept as a value (one run of the body
+        for both outcomes), again with every split a branch point where a selected token is
+        used otherwise; ``None`` where the vectorised route does not apply."""
+        from .branched import Fallback, SplitFallback
+
         try:
             try:
-                runs, floats = self._vectorised(p, q, None, n, None, None, True, grid)
+                return self._vectorised(*args, split_values=True, **kwargs)
             except SplitFallback:
-                runs, floats = self._vectorised(p, q, None, n, None, None, False, grid)
+                return self._vectorised(*args, split_values=False, **kwargs)
         except (Fallback, ExactspecError):
             return None
-        labels = tuple(p.labels)
-        seconds = time.process_time() - start
-        out = []
-        for law, acceptance, paths in runs:
-            total = exact_sum(law)
-            if total != 1:
-                return None
-            out.append(Enumeration(labels=labels, law=dict(zip(labels, law)),
-                                   acceptance=acceptance, explicit_acceptance=Fraction(0),
-                                   paths=paths, total=total, used_drafts=True,
-                                   used_accept=False, seconds=seconds, draft_axis=n,
-                                   floats=floats + floats_converted() - converted))
-        return tuple(out)
 
     def _vectorised(self, p, q, grid, n, arith=None, sum_order=None, split_values=False,
                     pair_grid=None):
