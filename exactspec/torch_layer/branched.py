@@ -72,7 +72,7 @@ from ..engine.floats import FloatValue
 
 __all__ = ["Branched", "LawIndex", "Fallback", "SplitFallback", "PairFallback", "Split",
            "Mixture", "Pair", "VectorSampler", "PairSampler", "is_branched", "axis_of",
-           "combine", "dot", "rational_row", "rational_extreme"]
+           "combine", "dot", "rational_row", "rational_extreme", "below_on_grid"]
 
 
 class Fallback(Exception):
@@ -528,12 +528,12 @@ def _below_ideal(x):
         (x if type(x) is Fraction else Fraction(x))
 
 
-def _below_on_grid(x, n: int, strict: bool):
+def below_on_grid(x, n: int, strict: bool):
     """``P(u < x)`` (``strict``) or ``P(u <= x)`` for a fresh uniform on the grid
     ``{0, 1/n, ..., (n-1)/n}``: the grid points below the cut, ``ceil(x n)`` for ``u < x`` and
     ``floor(x n) + 1`` for ``u <= x``, clipped to ``0..n``, over ``n``.
 
-    >>> _below_on_grid(Fraction(1, 4), 8, True), _below_on_grid(Fraction(1, 4), 8, False)
+    >>> below_on_grid(Fraction(1, 4), 8, True), below_on_grid(Fraction(1, 4), 8, False)
     (Fraction(1, 4), Fraction(3, 8))
     """
     a, b = x.numerator * n, x.denominator
@@ -641,11 +641,12 @@ class VectorSampler(ExactSampler):
         return self._branched_split(u, self._below_row(c.values, strict),
                                     f"u{u.ident} {'<' if strict else '<='} c[draft]")
 
-    def _thresholds(self, values) -> list:
+    def _thresholds(self, values, never=None) -> list:
         """The thresholds ``c[x]`` of a branched comparison, checked to be exact numbers;
-        ``None`` on a draft of probability 0 (its weight is 0 anyway)."""
+        ``None`` on a draft of probability 0 (its weight is 0 anyway; ``never`` marks those
+        branches, by default the draft's)."""
         out = []
-        for x, never in zip(values, self._never):
+        for x, never in zip(values, self._never if never is None else never):
             if never:
                 out.append(None)
                 continue
@@ -654,13 +655,13 @@ class VectorSampler(ExactSampler):
             out.append(x)
         return out
 
-    def _below_row(self, values, strict: bool) -> list:
+    def _below_row(self, values, strict: bool, never=None) -> list:
         """``P(u < c[x])`` (``strict``) or ``P(u <= c[x])`` per draft branch, on the run's grid
         or ideal."""
         n = self.grid
         return [_ZERO if x is None else
-                _below_on_grid(x, n, strict) if n is not None else _below_ideal(x)
-                for x in self._thresholds(values)]
+                below_on_grid(x, n, strict) if n is not None else _below_ideal(x)
+                for x in self._thresholds(values, never)]
 
     def _branched_split(self, u, below: list, what: str):
         """One branch point on the fresh uniform ``u``: ``True`` with probability ``below[x]``
@@ -757,12 +758,12 @@ class PairSampler(VectorSampler):
         super()._reset()
         self.alive = [True, True]
 
-    def _below_row(self, values, strict: bool) -> Pair:
+    def _below_row(self, values, strict: bool, never=None) -> Pair:
         """The weights of a branched comparison with ideal uniforms and on the grid (a scalar
         comparison reads :attr:`grid`: :class:`PairFallback`)."""
-        xs, n = self._thresholds(values), self.pair_grid
+        xs, n = self._thresholds(values, never), self.pair_grid
         return Pair([_ZERO if x is None else _below_ideal(x) for x in xs],
-                    [_ZERO if x is None else _below_on_grid(x, n, strict) for x in xs])
+                    [_ZERO if x is None else below_on_grid(x, n, strict) for x in xs])
 
     def _choose_split(self, below, what: str) -> bool:
         if type(below) is not Pair:

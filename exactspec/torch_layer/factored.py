@@ -59,7 +59,7 @@ from ..engine.float_sampler import _Expr
 from ..engine.floats import FloatValue, get_format
 from ..engine.uniform import UniformView
 from . import dtypes as D
-from .branched import Branched, Fallback, LawIndex, VectorSampler, axis_of
+from .branched import Branched, Fallback, LawIndex, VectorSampler, axis_of, below_on_grid
 from .branched_float import VectorFloatSampler
 from .context import Run
 from .module import installed
@@ -372,9 +372,7 @@ class FactoredSampler(VectorSampler):
         above, strict, truth = side
         if self.grid is not None:        # on the grid: the cut a grid point, in u itself
             t = (c - view.shift) / view.scale
-            n = self.grid
-            k = math.ceil(t * n) if strict else math.floor(t * n) + 1
-            return self._lazy_cut(base, Fraction(min(max(k, 0), n), n), above, truth)
+            return self._lazy_cut(base, below_on_grid(t, self.grid, strict), above, truth)
         self._lazy[base.ident] = view
         self._spent.add(base.ident)
         self._lazy_uses[base.ident] = self._lazy_uses.get(base.ident, 0) + 1
@@ -412,23 +410,7 @@ class FactoredSampler(VectorSampler):
             return super(VectorSampler, self)._split_uniform(u, c, strict)
         if u.linked or u.spent or u.lo != 0 or u.hi != 1:
             raise Fallback("a branched comparison of a uniform already split")
-        never = self._never_of(c.axis)
-        below = []
-        n = self.grid
-        for x, nev in zip(c.values, never):
-            if nev:
-                below.append(Fraction(0))
-                continue
-            if type(x) is not Fraction and type(x) is not int:
-                raise Fallback("a branched threshold that is not an exact number")
-            if n is not None:   # the grid points below the cut, as the path run counts them
-                x = Fraction(x)
-                a, b = x.numerator * n, x.denominator
-                k = -(-a // b) if strict else a // b + 1
-                below.append(Fraction(0) if k <= 0 else Fraction(1) if k >= n else
-                             Fraction(k, n))
-                continue
-            below.append(Fraction(0) if x <= 0 else Fraction(1) if x >= 1 else Fraction(x))
+        below = self._below_row(c.values, strict, self._never_of(c.axis))
         return self._axis_choose(u, c.axis, below, f"u{u.ident} {'<' if strict else '<='} "
                                                    f"c[x{c.axis}]")
 
