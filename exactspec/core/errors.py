@@ -5,8 +5,22 @@ print it as a one-line error and exit 2.
 """
 
 
+#: The function that notes an error made while user code runs (set by :mod:`.signals`).
+_RECORD: list = []
+
+
 class ExactspecError(Exception):
-    """Base class of every error exactspec raises on purpose."""
+    """Base class of every error exactspec raises on purpose.
+
+    Each one made while user code runs is noted on the run (:mod:`exactspec.core.signals`),
+    so that user code that catches it and goes on is refused, not believed.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls, *args, **kwargs)
+        if _RECORD:
+            _RECORD[0](self)
+        return self
 
 
 class InvalidInput(ExactspecError, ValueError):

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from ..core.errors import InvalidInput, TooLarge
 from ..core.exact_values import ExactFraction, floats_converted, plain_fraction, stored_probs
+from ..core.signals import EngineSignal, user_code
 from .races import Noise, exact_race_options, race_weights
 from .uniform import Uniform, grid_count
 from .watch import Fingerprint, watched
@@ -115,9 +116,9 @@ class Enumeration:
         return self._tree
 
 
-class _Frontier(BaseException):
-    """Internal: a run of the size estimate reached the first choice after its prefix (a
-    ``BaseException``, so that a method's own ``except Exception`` does not swallow it)."""
+class _Frontier(EngineSignal):
+    """Internal: a run of the size estimate reached the first choice after its prefix (an
+    engine signal: a method's own ``except`` that catches it is refused)."""
 
     def __init__(self, arity: int):
         super().__init__(arity)
@@ -611,7 +612,8 @@ def _sympy_exact(x):
 
 
 def _call(method: Callable, sampler, p, q, k):
-    return method(sampler, p, q, k)
+    with user_code():
+        return method(sampler, p, q, k)
 
 
 def _snapshot(dist) -> tuple:

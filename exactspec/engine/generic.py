@@ -110,6 +110,7 @@ from typing import Any, Callable
 import sympy
 
 from ..core.errors import InvalidInput, NotExact
+from ..core.signals import EngineSignal, user_code
 from .exact import ExactSampler, enumerate_paths
 from .symbolic import (_CURRENT, Case, NeedCase, SymbolicValue, _Infeasible, _canonical,
                        _factor_list,
@@ -607,7 +608,7 @@ class PartialSum(SymbolicValue):
 
 
 # -- cases ------------------------------------------------------------------------------------
-class NeedClassSplit(Exception):
+class NeedClassSplit(EngineSignal):
     """Raised inside a run when a class must be split on the sign of a per-token form."""
 
     def __init__(self, cls: ClassLabel, atom):
@@ -1318,7 +1319,8 @@ def _run(method, case: GenericCase, k: int, reverse: bool = False) -> _Run:
     count = 0
     while True:
         s._reset()
-        y = method(s, p, q, k)
+        with user_code():
+            y = method(s, p, q, k)
         if s._depth != len(s._prefix):
             raise InvalidInput("the method made different random choices on a replay")
         w = _aggregate_weight(s.weight, s.case.draw_class, case)

@@ -35,6 +35,7 @@ from typing import Any, Callable
 import sympy
 
 from ..core.errors import InvalidInput, Undecided
+from ..core.signals import EngineSignal
 from . import symbolic as _symbolic
 from .symbolic import SymbolicValue
 
@@ -50,7 +51,7 @@ def _rational(value) -> sympy.Rational:
     return value
 
 
-class Split(Exception):
+class Split(EngineSignal):
     """Raised inside a run when a sign changes at the rational point ``at`` of the interval."""
 
     def __init__(self, at: sympy.Rational):

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from ..core.errors import InvalidInput, TooLarge
 from ..core.exact_values import floats_converted
+from ..core.signals import user_code
 from .exact import (DEFAULT_MAX_PATHS, Enumeration, ExactSampler, Path, check_seconds,
                     estimate_paths)
 
@@ -129,7 +130,8 @@ def enumerate_runs(run: Callable, *, keep_paths: bool = False,
     converted = floats_converted()
     while True:
         s._reset()
-        y = run(s)
+        with user_code():
+            y = run(s)
         try:
             hash(y)
         except TypeError:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..core.errors import InvalidInput
+from ..core.signals import user_code
 
 __all__ = ["RandomSampler", "Simulation", "simulate_method"]
 
@@ -179,7 +180,8 @@ def simulate_method(method, p, q, k: int, n: int, *, seed: int | None = 0,
     accepted = explicit = 0
     for i in range(n):
         s._reset()
-        y = method(s, p, q, k)
+        with user_code():
+            y = method(s, p, q, k)
         if y not in counts:
             raise InvalidInput(f"the method returned {y!r}, which is not a token of p")
         counts[y] += 1

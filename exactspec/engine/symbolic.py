@@ -29,6 +29,7 @@ from typing import Any, Callable
 import sympy
 
 from ..core.errors import InvalidInput, Undecided
+from ..core.signals import EngineSignal
 from ..core.lp import Infeasible, Unbounded, linprog_max
 
 __all__ = ["SymbolicValue", "Case", "NeedCase", "CaseResult", "SymbolicProof",
@@ -122,7 +123,7 @@ def _sign(expr) -> int:
     return case.sign(expr)
 
 
-class NeedCase(Exception):
+class NeedCase(EngineSignal):
     """Raised inside a run when the sign of ``atom`` must be split on."""
 
     def __init__(self, atom, signs):
@@ -355,7 +356,7 @@ class Case:
         return all(e.xreplace(values) == 0 for e in self.base_equalities)
 
 
-class _Infeasible(Exception):
+class _Infeasible(EngineSignal):
     pass
 
 

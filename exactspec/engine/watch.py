@@ -47,6 +47,7 @@ from contextlib import contextmanager
 
 from ..core.errors import InvalidInput
 from ..core.exact_values import exact_values
+from ..core.signals import is_user_file, library_paths
 
 __all__ = ["HiddenRandomness", "watched", "Fingerprint"]
 
@@ -71,28 +72,6 @@ class HiddenRandomness(InvalidInput):
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_PATHS: list = []
-
-
-def _library_paths() -> tuple:
-    """``(stdlib, (installed packages..., exactspec))``, computed once."""
-    if not _PATHS:
-        import sysconfig
-
-        paths = sysconfig.get_paths()
-        libraries = {paths[key] for key in ("purelib", "platlib")}
-        libraries.add(_PACKAGE)
-        _PATHS.append((paths["stdlib"], tuple(sorted(libraries))))
-    return _PATHS[0]
-
-
-def _is_user_file(name: str) -> bool:
-    """Whether code from the file ``name`` is the user's: not the standard library, not an
-    installed package, not exactspec, not the import machinery."""
-    stdlib, libraries = _library_paths()
-    if name.startswith("<frozen") or name.startswith(stdlib):
-        return False
-    return not name.startswith(libraries)
 
 
 def _library_call() -> bool:
@@ -102,7 +81,7 @@ def _library_call() -> bool:
     from a module being imported.  A user's file calling ``random``, ``numpy.random`` or the
     clock, directly or through the standard library, is refused; randomness a library draws
     on the user's behalf is left to the run-twice comparison."""
-    stdlib, libraries = _library_paths()
+    stdlib, libraries = library_paths()
     frame = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
@@ -118,7 +97,7 @@ def _user_line() -> str:
     """`` (in FILE line N)`` for the innermost frame of the user's code, or ``""``."""
     frame = sys._getframe(2)
     while frame is not None:
-        if _is_user_file(frame.f_code.co_filename):
+        if is_user_file(frame.f_code.co_filename):
             return f" (in {frame.f_code.co_filename} line {frame.f_lineno})"
         frame = frame.f_back
     return ""
@@ -222,12 +201,12 @@ MAX_SCANNED = 20_000
 
 def _user_code(obj) -> bool:
     code = getattr(obj, "__code__", None)
-    return code is not None and _is_user_file(code.co_filename)
+    return code is not None and is_user_file(code.co_filename)
 
 
 def _user_module(module) -> bool:
     name = getattr(module, "__file__", None)
-    return isinstance(name, str) and _is_user_file(os.path.abspath(name))
+    return isinstance(name, str) and is_user_file(os.path.abspath(name))
 
 
 def _user_class(cls) -> bool:

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..core.dist import Dist, exact_str
 from ..core.errors import InvalidInput, TooLarge
+from ..core.signals import EngineSignal
 from ..engine.exact import DEFAULT_MAX_PATHS, enumerate_paths
 from ..methods import get_method
 from ..rounding import exact_difference, exact_sign
@@ -138,9 +139,9 @@ def _grid_text(grid: int) -> str:
     return f"2**{grid.bit_length() - 1}" if grid & (grid - 1) == 0 else str(grid)
 
 
-class _OutOfTime(BaseException):
-    """Internal: the wall-clock budget ran out inside the check (a ``BaseException``, so that
-    the check's own ``except Exception`` does not swallow it)."""
+class _OutOfTime(EngineSignal):
+    """Internal: the wall-clock budget ran out inside the check (an engine signal: the
+    check's own ``except`` that catches it is refused)."""
 
 
 @contextmanager

@@ -67,6 +67,7 @@ from fractions import Fraction
 
 from ..core.integer_rows import (exact_sum, fraction_of, fractions_over, integer_row,
                                  reduced_fraction)
+from ..core.signals import EngineSignal
 from ..engine.exact import ExactSampler
 from ..engine.floats import FloatValue
 
@@ -75,8 +76,11 @@ __all__ = ["Branched", "LawIndex", "Fallback", "SplitFallback", "PairFallback", 
            "combine", "dot", "rational_row", "rational_extreme", "below_on_grid"]
 
 
-class Fallback(Exception):
-    """The vectorised run met something it does not track: run the path enumeration."""
+class Fallback(EngineSignal):
+    """The vectorised run met something it does not track: run the path enumeration (an
+    engine signal: caught by user code, it is raised again when the call ends)."""
+
+    fallback = True
 
 
 class SplitFallback(Fallback):

@@ -53,6 +53,7 @@ import time
 from fractions import Fraction
 
 from ..core.errors import ExactspecError, TooLarge
+from ..core.signals import user_code
 from ..core.integer_rows import exact_sum
 from ..core.rank_one import mass
 from ..engine.float_sampler import _Expr
@@ -706,7 +707,8 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
                 q_rows = Tensor.new(q_held * gamma, (gamma, n), dtype)
                 run.draft = (q_rows, q_rows._st.version, draft)
                 try:
-                    result = rule.function(p_rows, q_rows)
+                    with user_code():
+                        result = rule.function(p_rows, q_rows)
                 except (Fallback, ExactspecError):
                     raise
                 except Exception as err:

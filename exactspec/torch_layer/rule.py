@@ -29,6 +29,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..core.errors import ExactspecError, InvalidInput
+from ..core.signals import user_code
 from ..core.integer_rows import exact_sum, fraction_of, fractions_over, integer_row
 from ..engine.exact import gc_paused
 from ..engine.float_sampler import FloatSampler
@@ -274,7 +275,8 @@ class PyTorchRule:
             q_row = Tensor.new([cast(v, dtype) for v in q.probs], (len(q.probs),), dtype)
             run.draft = (q_row, q_row._st.version, q)
             try:
-                result = self.function(p_row, q_row)
+                with user_code():
+                    result = self.function(p_row, q_row)
                 index = self._index(result, len(p.probs))
             except ExactspecError:
                 raise
@@ -413,7 +415,8 @@ class PyTorchRule:
                 q_row = Tensor.new(list(q_held), (n,), dtype)
                 run.draft = (q_row, q_row._st.version, q)
                 try:
-                    result = self.function(p_row, q_row)
+                    with user_code():
+                        result = self.function(p_row, q_row)
                 except (Fallback, ExactspecError):
                     raise
                 except Exception as err:
@@ -471,7 +474,8 @@ class PyTorchRule:
                                 (self.gamma, n), dtype)
             run.draft = (q_rows, q_rows._st.version, draft)
             try:
-                result = self.function(p_rows, q_rows)
+                with user_code():
+                    result = self.function(p_rows, q_rows)
                 tokens = self._tokens(result, n)
             except ExactspecError:
                 raise
