@@ -289,8 +289,19 @@ def _stream_certificate(handle, header, m, p, q, k, grid, max_paths, progress):
             handle.write(("" if first[0] else ",\n") + json.dumps(_path_json(one)))
             first[0] = False
 
-        enumeration = enumerate_paths(m.run, p, q, k, grid=grid, max_paths=max_paths,
-                                      progress=progress, watch=m.user, on_path=write)
+        if m.user:
+            from .engine.hidden_state import check_unchanged, state_fingerprint
+
+            before = state_fingerprint(m.run)
+        try:
+            enumeration = enumerate_paths(m.run, p, q, k, grid=grid, max_paths=max_paths,
+                                          progress=progress, watch=m.user, on_path=write)
+        except InvalidInput:
+            if m.user:           # a replay that went another way: name the state if it can
+                check_unchanged(m.run, before, m.name)
+            raise
+        if m.user:
+            check_unchanged(m.run, before, m.name)
         handle.write("\n], " + json.dumps(_summary_json(enumeration, p))[1:] + "\n")
     return enumeration
 
