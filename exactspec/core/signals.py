@@ -194,8 +194,9 @@ class user_code:
         if stack and exc is not None and received:
             stack[-1].append(exc)        # an outer call of user code may catch it in turn
         for err in list(self.records) + list(orphans):
-            if id(err) in received or not _through_user(err):
-                continue
+            if id(err) in received or not (getattr(err, "_thread", False)
+                                           or _through_user(err)):
+                continue                 # (a thread's death of a signal is never received)
             raise _caught(err) from None
         return False
 
@@ -207,14 +208,18 @@ def _caught(err: BaseException) -> BaseException:
         return type(err)(f"user code caught the route's fallback ({err}){caught}")
     name = type(err).__name__
     text = " ".join(str(err).split(" (in ")[0].split())
-    if len(text) > 300:
-        text = text[:300] + " ..."
-    thread = " in a thread of its own" if getattr(err, "_thread", False) else ""
+    text = text.split(": ")[0] if len(text.split(": ")[0]) >= 12 else text
+    if len(text) > 200:
+        text = text[:200] + " ..."
+    advice = ("so no verdict is given; let exactspec's exceptions pass (catch only your own "
+              "exceptions, or re-raise exactspec.ExactspecError and exactspec.EngineSignal)")
+    if getattr(err, "_thread", False):
+        return SignalCaught(
+            f"a thread started by user code stopped on exactspec's {name} ({text}){raised}: "
+            f"the signal never reached the engine, {advice}")
     return SignalCaught(
-        f"user code caught exactspec's {name} ({text}){raised}{caught}{thread}: the run "
-        "would go on along a path real Python would not take, so no verdict is given; let "
-        "exactspec's exceptions pass (catch only your own exceptions, or re-raise "
-        "exactspec.ExactspecError and exactspec.EngineSignal)")
+        f"user code caught exactspec's {name} ({text}){raised}{caught}: the run would go on "
+        f"along a path real Python would not take, {advice}")
 
 
 def _lines(err) -> tuple:

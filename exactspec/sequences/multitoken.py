@@ -376,6 +376,38 @@ def prove_sequence(verifier, pair: ContextPair, m: int | None = None, ctx=(), *,
     verifier = as_verifier(verifier)
     m = _check_m(m if m is not None else max(1, verifier.max_tokens))
     ctx = tuple(ctx)
+    user = _user_call(verifier)
+    if user is None:
+        return _prove_sequence(verifier, pair, m, ctx, full_paths, keep_paths, max_paths)
+    from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
+    from ..engine.watch import watched
+
+    with watched(user):          # a user's verifier: hidden randomness and state refused
+        before = state_fingerprint(user)
+        first = call_law(verifier, pair, ctx, max_paths=max_paths).law
+        proof = _prove_sequence(verifier, pair, m, ctx, full_paths, keep_paths, max_paths)
+        check_unchanged(user, before, verifier.name)
+        if call_law(verifier, pair, ctx, max_paths=max_paths).law != first:
+            raise HiddenState(
+                f"{verifier.name} keeps hidden state: its first call, enumerated again after "
+                "the proof, has another law, so its calls depend on what ran before; make "
+                "each call depend only on its inputs")
+    return proof
+
+
+def _user_call(verifier: Verifier):
+    """The user's code a verifier runs (its function, or its own ``call`` method), or
+    ``None`` for exactspec's own verifiers."""
+    from ..core.signals import is_user_file
+
+    function = getattr(verifier, "function", None)
+    if not callable(function):
+        function = verifier.call
+    code = getattr(getattr(function, "__func__", function), "__code__", None)
+    return function if code is not None and is_user_file(code.co_filename) else None
+
+
+def _prove_sequence(verifier, pair, m, ctx, full_paths, keep_paths, max_paths):
     start = time.perf_counter()
     target = pair.joint(m, ctx)
     enumeration = None
