@@ -413,3 +413,57 @@ def test_prove_sequence_refuses_what_the_command_line_refuses(tmp_path, monkeypa
         with pytest.raises(HiddenState, match="CALLS"):
             prove_sequence(stateful_chain.chain, pair, 2, full_paths=full_paths)
         assert prove_sequence(stateful_chain.plain, pair, 2, full_paths=full_paths).lossless
+
+
+# -- multi-position rules and the plugin -------------------------------------------------------
+def _chain_spec(tmp_path, catch: str) -> str:
+    write(tmp_path, "catching_chain", f"""
+        import random
+        from exactspec import residual
+
+
+        def chain(s, drafts, p, q):
+            out = ()
+            for i, x in enumerate(drafts):
+                try:
+                    if random.random() < 2:
+                        return out + (x,)
+                {catch}
+                    pass
+                if s.uniform() < p[i][x] / q[i][x]:
+                    out += (x,)
+                    continue
+                return out + (s.pick(residual(p[i], q[i]), s.uniform()),)
+            return out + (s.pick(p[len(drafts)], s.uniform()),)
+        """)
+    spec = tmp_path / "chain.json"
+    spec.write_text('{"labels": ["a", "b"], "target": {"": "1/2,1/2", "a": "1/3,2/3", '
+                    '"b": "2/3,1/3"}, "draft": {"": "1/4,3/4", "a": "1/2,1/2", "b": "1/2,1/2"}, '
+                    '"verifier": "catching_chain.py:chain", "gamma": 2, "m": 2}')
+    return str(spec)
+
+
+@pytest.mark.parametrize("catch", ["except Exception:", "except BaseException:"])
+def test_a_multi_position_rule_that_catches_a_refusal(capsys, tmp_path, catch):
+    spec = _chain_spec(tmp_path, catch)
+    refused(capsys, ["tree", spec], "user code caught", "random.random",
+            "catching_chain.py:10")
+    refused(capsys, ["tree", spec, "--arith", "float32"], "user code caught")
+    refused(capsys, ["verify", str(tmp_path / "catching_chain.py") + ":chain", "--tokens", 2,
+                     "--p", "1/2,1/2", "--q", "1/4,3/4"], "user code caught")
+
+
+def test_the_plugin_does_not_pass_a_rule_that_catches_a_refusal(pytester, monkeypatch,
+                                                                 tmp_path):
+    spec = _sampler_rule(tmp_path, "random_random")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_inner=f"""
+        from exactspec import Dist
+
+
+        def test_rule(exact_lossless):
+            exact_lossless({spec!r}, Dist.parse("1/2,1/3,1/6"), Dist.parse("2/3,1/6,1/6"))
+        """)
+    result = pytester.runpytest("-p", "exactspec.pytest_plugin", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*SignalCaught: user code caught*random.random*"])
