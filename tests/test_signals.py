@@ -13,6 +13,8 @@ from fractions import Fraction
 
 import pytest
 
+pytest_plugins = ["pytester"]
+
 from exactspec import Dist, SignalCaught, verify
 from exactspec.cli import main
 from exactspec.testing import assert_lossless, probability
@@ -450,7 +452,7 @@ def test_a_multi_position_rule_that_catches_a_refusal(capsys, tmp_path, catch):
             "catching_chain.py:10")
     refused(capsys, ["tree", spec, "--arith", "float32"], "user code caught")
     refused(capsys, ["verify", str(tmp_path / "catching_chain.py") + ":chain", "--tokens", 2,
-                     "--p", "1/2,1/2", "--q", "1/4,3/4"], "user code caught")
+                     "--gamma", 2, "--p", "1/2,1/2", "--q", "1/4,3/4"], "user code caught")
 
 
 def test_the_plugin_does_not_pass_a_rule_that_catches_a_refusal(pytester, monkeypatch,
