@@ -13,6 +13,16 @@ and end with the recorded output and drafts.  This module never looks a method u
 caller hands it a ``resolve`` function (:mod:`exactspec.replay` gives the registry's methods,
 and a user's method only when the person checking names it).
 
+What a path certificate records is bound one way or another: the arithmetic binds
+``probability``, ``claim``, ``law`` and ``acceptance`` to the paths, and each branch's
+probability to the alternative its choice takes; the replay binds ``method``, ``k`` (the
+method's contract first: ``sps`` takes ``k = 1`` alone), ``grid``, ``labels``, ``target``,
+``draft``, ``arith`` and ``sum_order`` (they are what it runs on) and each path's choices,
+output, drafts and ``accepted``; anything else (a value off the schema, ``sum_order`` or a
+non-default ``elementwise`` of an exact run) is bad input.  An edit that still checks is the
+certificate of the run it now describes (a grid for a method that draws no uniform changes
+none of its paths).  A branch's kind and description are words for a reader.
+
 Trust model.  A certificate is data from someone else.  Checking it never imports a module,
 calls a function or evaluates text that the certificate names: exact values are read by a
 small grammar (:func:`exact_number`: an integer or a fraction ``-3/5``, at most
@@ -325,6 +335,9 @@ def _replay_schema(cert, what):
     if cert["elementwise"] not in ELEMENTWISE:
         raise CertificateError(f"{what}: elementwise {_short(cert['elementwise'])} is not one "
                                f"of {', '.join(ELEMENTWISE)}")
+    if cert["elementwise"] != "correct" and cert["arith"] is None:
+        raise CertificateError(f"{what}: elementwise {cert['elementwise']!r} of an exact run "
+                               "(it names the exp and log of a float run, arith)")
     _sum_order_schema(cert, cert["arith"], what)
     model = cert["model"]
     _keys(model, f"{what}: model", _MODEL)
@@ -447,6 +460,13 @@ def check_paths(cert, what="certificate", max_paths=MAX_PATHS, deadline=None):
             if chosen != recorded:
                 problems.append(f"path {number}: the chosen alternatives multiply to {chosen}, "
                                 f"recorded {recorded}")
+            # a branch is the record of one choice (the steps with one alternative are
+            # neither): the same number, each the probability of the alternative taken
+            taken = [alternatives[index] if 0 <= index < len(alternatives) else None
+                     for index, alternatives in choices]
+            if taken != branches:
+                problems.append(f"path {number}: its {len(branches)} branches are not its "
+                                f"{len(choices)} choices' alternatives taken, in order")
             key = tuple(index for index, _ in choices)
             if key in seen:
                 problems.append(f"path {number}: the same choices as an earlier path")
@@ -866,6 +886,11 @@ def replay_paths(cert, run, dist_class, deadline=None, name=None):
         if [str(x) for x in sampler.drafted] != list(path["drafts"]):
             problems.append(f"path {number}: replay drafts {sampler.drafted}, recorded "
                             f"{path['drafts']}")
+        accepted = bool(sampler.did_accept and sampler.accepted_token == output)
+        if accepted != path["accepted"]:
+            problems.append(f"path {number}: replay through {name} "
+                            f"{'accepts' if accepted else 'does not accept'} its output, "
+                            f"recorded accepted = {str(path['accepted']).lower()}")
         if sampler.weight != exact_number(path["probability"]):
             problems.append(f"path {number}: replay gives probability {sampler.weight}, "
                             f"recorded {path['probability']}")

@@ -41,6 +41,7 @@ from .core.dist import Dist
 from .core.errors import InvalidInput, TooLarge
 from .generic_checker import examine_generic
 from .methods import METHODS, load_user_method
+from .methods.base import Method
 
 __all__ = ["resolver", "check_certificate", "check", "check_generic_certificate", "main"]
 
@@ -58,14 +59,16 @@ def _function_of(run):
 
 
 def _registry_table() -> dict:
+    """Reference -> the registered :class:`~exactspec.methods.base.Method` (its contract, its
+    ``k`` included, is checked against what a certificate records)."""
     table = {}
     for name, method in METHODS.items():
-        table[name] = method.run
+        table[name] = method
         function = _function_of(method.run)
         module, qualname = getattr(function, "__module__", ""), getattr(function,
                                                                          "__qualname__", "")
         if module and qualname and "<" not in qualname:
-            table.setdefault(f"{module}:{qualname}", method.run)
+            table.setdefault(f"{module}:{qualname}", method)
     return table
 
 
@@ -91,10 +94,10 @@ def _own_rule(reference: str):
     if not inspect.isfunction(function) or function.__module__ != module_name:
         return None
     parameters = list(inspect.signature(function).parameters)
-    if parameters == ["s", "p", "q"]:
-        return lambda s, p, q, k, _f=function: _f(s, p, q)
+    if parameters == ["s", "p", "q"]:            # one draft: k = 1 only
+        return Method(reference, lambda s, p, q, k, _f=function: _f(s, p, q), k_values=(1,))
     if parameters == ["s", "p", "q", "k"]:
-        return function
+        return Method(reference, function)
     return None
 
 
@@ -102,13 +105,13 @@ def _trusted_table(trust) -> dict:
     table = {}
     for reference in trust:
         try:
-            run = load_user_method(reference).run
+            method = load_user_method(reference)
         except InvalidInput as err:
             raise CertificateError(f"--trust {reference}: {err}") from None
-        table[reference] = run
+        table[reference] = method
         where, _, name = reference.rpartition(":")
         if where.endswith(".py") or "/" in where:
-            table[f"{os.path.abspath(where)}:{name}"] = run
+            table[f"{os.path.abspath(where)}:{name}"] = method
     return table
 
 
@@ -126,18 +129,18 @@ def resolver(trust=()):
             return trusted[reference], "trusted"
         where, _, name = reference.rpartition(":")
         if where and (where.endswith(".py") or "/" in where):
-            run = trusted.get(f"{os.path.abspath(where)}:{name}")
-            if run is not None:
-                return run, "trusted"
-        run = _own_rule(reference) if ":" in reference else None
-        return (run, "own") if run is not None else (None, None)
+            method = trusted.get(f"{os.path.abspath(where)}:{name}")
+            if method is not None:
+                return method, "trusted"
+        method = _own_rule(reference) if ":" in reference else None
+        return (method, "own") if method is not None else (None, None)
 
     def resolve(cert):
         if is_sequence(cert):
             return _sequence_replay(cert, trust)
         reference = cert["method"]
-        run, _ = lookup(reference)
-        if run is None:
+        method, _ = lookup(reference)
+        if method is None:
             if not reference:
                 return "the certificate names no method"
             if ":" not in reference:
@@ -147,10 +150,32 @@ def resolver(trust=()):
             return (f"method {reference[:120]!r} is not one of exactspec's registered methods "
                     f"(a user's method is replayed only with --trust {reference[:120]})")
         if "arith" in cert:
-            return lambda deadline: _float_replay(cert, run, deadline)
-        return lambda deadline: replay_paths(cert, _bounded(run), _dist, deadline)
+            return lambda deadline: (_contract_problems(cert, method)
+                                     or _float_replay(cert, method, deadline))
+        return lambda deadline: (_contract_problems(cert, method)
+                                 or replay_paths(cert, _bounded(method.run), _dist, deadline))
 
     return resolve
+
+
+def _contract_problems(cert, method) -> list:
+    """What the certificate records against the method's contract (:meth:`Method.check`):
+    its ``k`` (``sps`` takes only ``k = 1``; a rule of ``(s, p, q)`` too), the draws
+    without replacement its rows allow, a method's own requirements.  A certificate outside
+    the contract records a run the method never makes: one problem, the replay not tried."""
+    labels = cert["labels"]
+    names = [str(lab) for lab in labels]
+    try:
+        p = Dist([exact_number(cert["target"][n]) for n in names], labels)
+        q = Dist([exact_number(cert["draft"][n]) for n in names], labels)
+    except InvalidInput:
+        return []             # the replay reports rows the method's distributions refuse
+    try:
+        method.check(p, q, cert["k"])
+    except InvalidInput as err:
+        return [f"k = {cert['k']}: the recorded run is outside the method's contract: "
+                f"{str(err)[:200]}"]
+    return []
 
 
 def _sequence_replay(cert, trust):
@@ -219,6 +244,11 @@ def _replay_generation(cert, verifier, function, deadline) -> list:
                     "law": "the replayed law", "claim": "the replayed claim"}[field]
             problems.append(f"{field}: {what} is not the recorded one: "
                             f"{_first_difference(mine[field], cert[field])}")
+    for field in sorted(set(mine) | set(cert)):    # what the replay wrote from the record
+        if field not in ("target", "law", "claim", "paths") and \
+                mine.get(field) != cert.get(field):
+            problems.append(f"{field}: the replay records {_short(mine.get(field))}, the "
+                            f"certificate {_short(cert.get(field))}")
     if len(mine["paths"]) != len(cert["paths"]):
         problems.append(f"the verifier makes {len(mine['paths'])} paths, the certificate "
                         f"records {len(cert['paths'])}")
@@ -262,11 +292,13 @@ def _dist(probs, labels):
     return Dist(probs, labels)
 
 
-def _float_replay(cert, run, deadline) -> list:
+def _float_replay(cert, method, deadline) -> list:
     """A float run's paths, enumerated again in its format (the engine's float emulation)
     and compared path by path; the run is refused beyond the certificate's own number of
-    paths."""
-    from .methods.base import Method
+    paths.  ``method`` keeps its contract (its ``k``); it runs unwatched, as the registry's
+    methods do."""
+    from dataclasses import replace
+
     from .verify import certificate_of, verify
 
     labels = cert["labels"]
@@ -275,7 +307,7 @@ def _float_replay(cert, run, deadline) -> list:
         p = Dist([exact_number(cert["target"][n]) for n in names], labels)
         q = Dist([exact_number(cert["draft"][n]) for n in names], labels)
         seconds = None if deadline.end is None else max(1.0, deadline.seconds)
-        result = verify(Method(cert["method"], run), p, q, cert["k"],
+        result = verify(replace(method, name=cert["method"], user=False), p, q, cert["k"],
                         grid=cert["grid"], arith=cert["arith"], keep_paths=True,
                         sum_order=cert.get("sum_order"),
                         max_paths=4 * len(cert["paths"]) + 16, max_seconds=seconds)

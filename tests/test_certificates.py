@@ -508,3 +508,188 @@ def test_a_float_run_records_its_sum_order_for_the_replay():
     with pytest.raises(CertificateError, match="sum_order 'torch-avx2:0'"):
         check({**cert, "sum_order": "torch-avx2:0"}, trust=(rule,))
     assert "sum_order" not in _cert(rule, p=p, q=q)          # exact runs record none
+
+
+# -- every recorded field is bound: replayed, refused, or the honest record of that run ----
+UNIFORMS = "exactspec.methods.sps:sps_uniforms"
+
+
+def _edited(cert, change):
+    """A deep copy of ``cert`` with ``change(copy)`` applied."""
+    copy = json.loads(json.dumps(cert))
+    change(copy)
+    return copy
+
+
+def _path(field, value, number=0):
+    return lambda c: c["paths"][number].__setitem__(field, value)
+
+
+def _first_branch_probability(c):
+    c["paths"][3]["branches"][0][2] = "1/2"
+
+
+def _swap_branches(c):                 # the same product, in another order than the choices
+    c["paths"][3]["branches"].reverse()
+
+
+# (which certificate, what is edited, the exit code, words of the one-line reason)
+FIELD_EDITS = [
+    ("sps", "k", lambda c: c.update(k=2), EXIT_REJECTED, "sps takes only k = 1, not k = 2"),
+    ("sps float", "k", lambda c: c.update(k=2), EXIT_REJECTED,
+     "sps takes only k = 1, not k = 2"),
+    ("rrs", "k", lambda c: c.update(k=3), EXIT_REJECTED, "replay through rrs: draft"),
+    ("rrs-wor", "k", lambda c: c.update(k=4), EXIT_REJECTED,
+     "k=4 exceeds the 3 tokens q gives positive probability"),
+    ("uniforms", "grid", lambda c: c.update(grid=4), EXIT_REJECTED,
+     "uniform: the method's alternatives"),
+    ("sps float", "grid", lambda c: c.update(grid=4), EXIT_REJECTED,
+     "the method in bfloat16 goes another way"),
+    ("sps", "method", lambda c: c.update(method="naive"), EXIT_REJECTED, "replay through naive"),
+    ("sps", "target", lambda c: c["target"].update({"0": "3/10", "1": "1/2"}), EXIT_REJECTED,
+     "token 0: paths give 1/2, target 3/10"),
+    ("sps", "draft", lambda c: c["draft"].update({"0": "3/5", "2": "1/5"}), EXIT_REJECTED,
+     "replay through sps: draft: the method's alternatives"),
+    ("sps", "claim", lambda c: c.update(claim="law"), EXIT_REJECTED, "claim 'law' (lossy)"),
+    ("sps", "law", lambda c: c["law"].update({"0": "3/10", "1": "1/2"}), EXIT_REJECTED,
+     "token 0: paths give 1/2, certificate says 3/10"),
+    ("sps", "acceptance", lambda c: c.update(acceptance="1/2"), EXIT_REJECTED,
+     "acceptance: paths give 3/5"),
+    ("sps", "arith", lambda c: c.update(arith="float16"), EXIT_REJECTED,
+     "the method in float16 goes another way"),
+    ("sps float", "arith", lambda c: c.pop("arith"), EXIT_REJECTED,
+     "replay through sps: accept: the method's alternatives"),
+    ("sps float", "arith", lambda c: c.update(arith="float16"), EXIT_REJECTED,
+     "the method in float16 goes another way"),
+    ("sps", "sum_order", lambda c: c.update(sum_order="sequential"), EXIT_BAD_INPUT,
+     "sum_order 'sequential' is not one of"),
+    ("sps", "labels", lambda c: c.update(labels=["a", "b", "c"]), EXIT_BAD_INPUT,
+     "the labels are not the target's tokens"),
+    ("sps", "labels", lambda c: c.update(labels=[2, 1, 0]), EXIT_BAD_INPUT,
+     "the labels are not the target's tokens"),
+    ("sps", "version", lambda c: c.update(version=1), EXIT_BAD_INPUT,
+     "version: 1 is out of range"),
+    ("sps", "output", _path("output", "1"), EXIT_REJECTED,
+     "token 0: paths give 3/10, target 1/2"),
+    ("sps", "drafts", _path("drafts", ["0", "0"]), EXIT_REJECTED,
+     "replay drafts [0], recorded ['0', '0']"),
+    ("sps", "accepted", _path("accepted", False), EXIT_REJECTED,
+     "path 0: replay through sps accepts its output, recorded accepted = false"),
+    ("sps", "choices", _path("choices", [[1, ["1/5", "1/5", "3/5"]]]), EXIT_REJECTED,
+     "path 1: the same choices as an earlier path"),
+    ("sps", "branches", _first_branch_probability, EXIT_REJECTED,
+     "path 3: branches multiply to"),
+    ("sps", "branches", _swap_branches, EXIT_REJECTED,
+     "path 3: its 3 branches are not its 3 choices' alternatives taken, in order"),
+    ("sps", "probability", _path("probability", "1/4"), EXIT_REJECTED,
+     "path 0: branches multiply to 1/5, recorded 1/4"),
+]
+
+
+def _field_certs():
+    return {"sps": _cert(), "sps float": _cert(arith="bfloat16"), "rrs": _cert("rrs", 2),
+            "rrs-wor": _cert("rrs-wor", 3), "uniforms": _cert(UNIFORMS)}
+
+
+@pytest.mark.parametrize("which, field, change, code, words", FIELD_EDITS,
+                         ids=[f"{w}-{f}-{i}" for i, (w, f, *_) in enumerate(FIELD_EDITS)])
+def test_every_recorded_field_edited_is_refused(tmp_path, capsys, which, field, change, code,
+                                                words):
+    """An edited field of a path certificate: rejected by the replay or the arithmetic (exit
+    1, each problem one line, the reason first) or refused as bad input (exit 2, one line);
+    never OK.  The certificate as written checks."""
+    honest = _field_certs()[which]
+    got, out, err = _check(tmp_path, honest, capsys=capsys)
+    assert got == EXIT_OK and out.strip().endswith("CERTIFICATE OK"), out
+    got, out, err = _check(tmp_path, _edited(honest, change), capsys=capsys)
+    _refused(got, out, err)
+    assert got == code, out + err
+    if code == EXIT_REJECTED:
+        lines = out.strip().splitlines()
+        assert lines[-1] == "CERTIFICATE REJECTED" and err == ""
+        assert words in lines[0], lines[0]
+    else:
+        assert words in err, err
+
+
+def test_an_sps_certificate_edited_to_k_2_is_rejected_in_one_line(tmp_path):
+    """The report: ``verify sps --certificate`` edited to ``"k": 2`` printed CERTIFICATE OK
+    (the replay ran sps, which ignores k, and never asked sps's contract)."""
+    from exactspec.cli import main as cli_main
+
+    written = tmp_path / "sps.json"
+    assert cli_main(["verify", "sps", "--p", P, "--q", Q, "--certificate", str(written)]) == 0
+    edited = dict(json.loads(written.read_text()), k=2)
+    code, out, err = _check(tmp_path, edited)                # the command line, its own process
+    assert (code, err) == (EXIT_REJECTED, "")
+    assert out.splitlines() == [
+        "k = 2: the recorded run is outside the method's contract: sps takes only k = 1, "
+        "not k = 2", "CERTIFICATE REJECTED"]
+    # sps named by its function, and a trusted rule of (s, p, q): k = 1 alone too
+    named = dict(_cert("exactspec.methods.sps:sps"), k=2)
+    assert named["method"] == "exactspec.methods.sps:sps"
+    assert check(named).problems == ["k = 2: the recorded run is outside the method's "
+                                     "contract: sps takes only k = 1, not k = 2"]
+    rule = tmp_path / "rule.py"
+    rule.write_text("from exactspec.methods.sps import sps\n"
+                    "def rule(s, p, q):\n    return sps(s, p, q)\n")
+    trusted = dict(_cert(f"{rule}:rule"), k=2)
+    code, out, _ = _check(tmp_path, trusted, "--trust", f"{rule}:rule")
+    assert code == EXIT_REJECTED and f"{rule}:rule takes only k = 1, not k = 2" in out
+
+
+@pytest.mark.parametrize("which, change, honest", [
+    ("sps", lambda c: c.update(grid=4), lambda: _cert(grid=4)),
+    ("sps", lambda c: c.update(labels=["0", "1", "2"]),
+     lambda: verify("sps", Dist.parse(P, labels=["0", "1", "2"]),
+                    Dist.parse(Q, labels=["0", "1", "2"]), keep_paths=True).certificate()),
+    ("uniforms", lambda c: c.update(k=2), lambda: _cert(UNIFORMS, 2)),
+    ("sps float", lambda c: c.update(sum_order="sequential"),
+     lambda: _cert(arith="bfloat16", sum_order="sequential")),
+], ids=["grid of a rule without uniforms", "labels as strings", "k of a rule that takes k",
+        "sum_order of a run without long sums"])
+def test_an_edit_the_replay_accepts_is_the_honest_certificate_of_that_run(which, change,
+                                                                          honest):
+    """The edits that still check change nothing the method does: each edited certificate is
+    the very one that exactspec writes for the edited run (sps draws no uniform, so a grid
+    changes none of its paths; sps_uniforms takes k and ignores it)."""
+    edited = _edited(_field_certs()[which], change)
+    assert edited == honest()
+    assert check(edited).verdict == "OK"
+
+
+def test_every_recorded_field_of_a_sequence_certificate_is_bound(tmp_path, capsys):
+    """A sequence certificate's recorded model, m, context, gamma, parameters, float format
+    and paths: each edit rejected by the replay (the generation enumerated again from the
+    record) or refused as bad input; an edit that leaves the generation unchanged (chain's
+    ``lazy``: the same paths) is the certificate that verifier writes."""
+    from exactspec.sequences.chains import Chain
+    from exactspec.sequences.user import replay_certificate
+
+    cert = _sequence_cert()
+    assert check(cert).verdict == "OK"
+    rejected = [
+        ("m", lambda c: c.update(m=1), "target: the recorded model's joint law"),
+        ("context", lambda c: c.update(context="0"), "target: the recorded model's joint law"),
+        ("gamma", lambda c: c.update(gamma=2), "the verifier makes 34 paths"),
+        ("model", lambda c: c["model"]["draft"].update({"": ["1/2", "1/2"]}),
+         "the verifier makes 4 paths, the certificate records 9"),
+        ("arith", lambda c: c.update(arith="float16"), "path 0: the replay through chain"),
+        ("branches", lambda c: c["paths"][0]["branches"][0].__setitem__(1, "draft1 1"),
+         "path 0: the replay through chain gives branches"),
+        ("drafts", lambda c: c["paths"][0].update(drafts=[]), "gives drafts ['0'], recorded []"),
+    ]
+    for field, change, words in rejected:
+        code, out, err = _check(tmp_path, _edited(cert, change), capsys=capsys)
+        _refused(code, out, err)
+        assert code == EXIT_REJECTED and words in out.splitlines()[0], (field, out)
+    for field, change, words in [
+            ("elementwise", lambda c: c.update(elementwise="numpy"),
+             "elementwise 'numpy' of an exact run"),
+            ("gamma", lambda c: c.update(gamma=None), "gamma None"),
+            ("version", lambda c: c.update(version=3), "version: 3 is out of range")]:
+        code, out, err = _check(tmp_path, _edited(cert, change), capsys=capsys)
+        assert code == EXIT_BAD_INPUT and out == "" and words in err, (field, err)
+    lazy = _edited(cert, lambda c: c["parameters"].update(lazy=True))
+    assert replay_certificate(lazy, verifier=Chain(1, lazy=True)) == lazy
+    assert check(lazy).verdict == "OK"
