@@ -335,3 +335,89 @@ def test_invalid_tree_specs(spec, message):
 def test_a_missing_spec_file_is_reported(tmp_path):
     with pytest.raises(InvalidInput, match="cannot read"):
         tree_report(str(tmp_path / "nope.json"))
+
+
+# -- tree --search: per-position rows reach verify --search's pairs ------------------------
+NODE_RULES = '''
+from exactspec.core.dist import residual
+
+
+def reused_uniform_chain(s, drafts, p, q):
+    """Every node verifies as the gallery's reused_uniform: one uniform for the accept test
+    and for the residual's inverse CDF (exact while the residual is one token)."""
+    out = ()
+    for i, x in enumerate(drafts):
+        u = s.uniform()
+        if u < p[i][x] / q[i][x]:
+            out += (x,)
+            continue
+        return out + (s.pick(residual(p[i], q[i]), u, "residual"),)
+    return out + (s.draw(p[len(drafts)]),)
+'''
+
+
+@pytest.fixture
+def node_rules(tmp_path):
+    path = tmp_path / "node_rules.py"
+    path.write_text(NODE_RULES)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"target": ["1/2,1/2"] * 3, "draft": ["1/2,1/2"] * 2,
+                                "gamma": 2, "m": 1,
+                                "verifier": f"{path}:reused_uniform_chain"}))
+    return path, spec
+
+
+def test_the_tree_search_tries_verify_searchs_pairs_in_its_order():
+    """Every pair of verify --search, in its order, comes as per-position rows (p at every
+    target row, q at every draft row); rows that differ by position are merged in by level."""
+    from exactspec.gallery.search import position_instances, small_instances
+
+    def probs(rows):
+        return [r.probs for r in rows]
+
+    same = [(n, t[0].probs, d[0].probs) for n, t, d in position_instances(3, 2)
+            if len(set(map(tuple, probs(t)))) == 1 and len(set(map(tuple, probs(d)))) == 1]
+    assert same == [(n, p.probs, q.probs) for n, (p, q) in small_instances(2)]
+    # one pair per position (a whole call of one token): exactly verify --search's pairs
+    assert [(n, probs(t + d)) for n, t, d in position_instances(1, 1)] == \
+        [(n, probs(rows)) for n, rows in small_instances(2)]
+
+
+def test_tree_search_finds_a_node_bug_that_needs_three_token_residuals(node_rules):
+    """The gallery's reused_uniform, lossy only where the residual spreads over two tokens
+    (three tokens of vocabulary), at every node of a chain of two drafts: verify --search
+    finds its pair (1/3,1/3,1/3), (0,0,1); the per-position search, whose rows differing by
+    position alone stopped at the first four ranks of three tokens (a tuple of 5 rows per
+    instance), found nothing; now it finds that pair at the first node."""
+    from itertools import islice
+
+    from exactspec.gallery.one_draft import reused_uniform
+    from exactspec.gallery.search import by_size, row_pool, search_counterexample
+    from exactspec.gallery.search_sequences import search_sequence_counterexample
+
+    one = search_counterexample(reused_uniform)
+    p, q = one.counterexample.p, one.counterexample.q
+    assert (p.probs, q.probs) == ((F(1, 3),) * 3, (0, 0, 1)) and one.instances == 133
+    assert one.counterexample.law == {0: F(1, 6), 1: F(1, 2), 2: F(1, 3)}
+    pool = [d.probs for d in row_pool(3, 4)]
+    assert pool.index(p.probs) == 9
+    assert max(max(r) for r in islice(by_size(len(pool), 5), 1000)) == 3     # the old order
+    rules, _ = node_rules
+    found = search_sequence_counterexample(f"{rules}:reused_uniform_chain", gamma=2, m=1,
+                                           per_size=100)
+    assert found.rows == {"target": ["1/3,1/3,1/3"] * 3, "draft": ["0,0,1"] * 2}
+    report = found.report
+    assert report["verdict"] == "lossy-logic" and report["tv"] == "1/6"
+    assert report["law"] == {"0": "1/6", "1": "1/2", "2": "1/3"}
+
+
+@pytest.mark.slow
+def test_tree_search_command_finds_the_three_token_node_bug(node_rules, capsys):
+    """``exactspec tree SPEC --search`` (1000 instances a size, about 2,100 tried)."""
+    from exactspec.cli import main as cli_main
+
+    _, spec = node_rules
+    assert cli_main(["tree", str(spec), "--search", "--json"]) == 1
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["counterexample"] == {"target": ["1/3,1/3,1/3"] * 3, "draft": ["0,0,1"] * 2}
+    assert obj["verdict"] == "lossy-logic" and obj["tv"] == "1/6"

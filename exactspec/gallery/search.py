@@ -26,7 +26,7 @@ from ..methods import get_method
 from ..verify import Verification, verify
 
 __all__ = ["SearchResult", "search_counterexample", "small_dists", "small_instances",
-           "PER_SIZE"]
+           "position_instances", "PER_SIZE"]
 
 PER_SIZE = 1000   # instances tried at most per vocabulary size
 
@@ -111,6 +111,76 @@ def small_instances(slots: int, *, max_tokens: int = 3, max_denominator: int = 4
             if per_size is not None and count >= per_size:
                 break
             yield n, [pool[i] for i in ranked]
+
+
+def position_instances(n_target: int, n_draft: int, *, max_tokens: int = 3,
+                       max_denominator: int = 4, per_size: int | None = PER_SIZE):
+    """Per-position rows, ``n_target`` target rows and ``n_draft`` draft rows on a common
+    vocabulary, smallest first, that reach every pair of ``verify --search``: ``(n, target,
+    draft)`` for vocabulary sizes ``n = 1 .. max_tokens``.
+
+    Within one size two orders are merged level by level (a level: the largest rank of
+    :func:`row_pool` an instance uses, as in :func:`by_size`), and an instance met twice is
+    tried once:
+
+    - ``verify --search``'s pairs ``(p, q)`` in its order (:func:`small_instances` with two
+      slots, at most ``per_size``), each at every position: ``p`` every target row, ``q`` every
+      draft row.  A bug of one node (a residual spread over three tokens, a uniform reused
+      for the residual's draw) shows at the first position, on the pair where ``verify
+      --search`` finds it;
+    - tuples of rows that differ by position (:func:`by_size` over ``n_target + n_draft``
+      slots, at most ``per_size``), where sequence-level bugs show (a residual of the wrong
+      position, a bonus token from the wrong row).  Their number grows as the power of the
+      slots, so alone they stop at the first few ranks of three tokens.
+
+    At a level the pairs come first.
+
+    >>> def rows(t):
+    ...     return " ".join(",".join(map(str, r.probs)) for r in t)
+    >>> for n, t, d in list(position_instances(2, 1, max_tokens=2))[:6]:
+    ...     print(n, "target", rows(t), "draft", rows(d))
+    1 target 1 1 draft 1
+    2 target 0,1 0,1 draft 0,1
+    2 target 0,1 0,1 draft 1,0
+    2 target 1,0 1,0 draft 0,1
+    2 target 1,0 1,0 draft 1,0
+    2 target 0,1 1,0 draft 0,1
+    """
+    slots = n_target + n_draft
+    for n, rows in _merged_levels(slots, n_target, max_tokens, max_denominator, per_size):
+        yield n, rows[:n_target], rows[n_target:]
+
+
+def _merged_levels(slots, n_target, max_tokens, max_denominator, per_size):
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise InvalidInput(f"--search-tokens {max_tokens!r}: need a vocabulary size >= 1")
+    if max_tokens > 12:
+        raise InvalidInput(f"--search-tokens {max_tokens}: at most 12 tokens (the rows of a "
+                           "larger vocabulary are too many to search from the smallest up)")
+    for n in range(1, max_tokens + 1):
+        pool = row_pool(n, max_denominator)
+        pairs = _capped(((a,) * n_target + (b,) * (slots - n_target)
+                         for a, b in by_size(len(pool), 2)), per_size)
+        mixed = _capped(by_size(len(pool), slots), per_size)
+        seen = set()
+        head = {0: next(pairs, None), 1: next(mixed, None)}
+        streams = {0: pairs, 1: mixed}
+        while head[0] is not None or head[1] is not None:
+            # the lower level next; at one level, verify --search's pairs first
+            side = 0 if head[1] is None or (head[0] is not None
+                                            and max(head[0]) <= max(head[1])) else 1
+            ranked, head[side] = head[side], next(streams[side], None)
+            if ranked in seen:
+                continue
+            seen.add(ranked)
+            yield n, [pool[i] for i in ranked]
+
+
+def _capped(iterator, count):
+    for number, item in enumerate(iterator):
+        if count is not None and number >= count:
+            return
+        yield item
 
 
 def search_counterexample(method, k: int = 1, *, max_tokens: int = 3,

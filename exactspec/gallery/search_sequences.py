@@ -9,7 +9,10 @@ instance:
 - **per-position rows** (``exactspec tree --search``): position ``i`` has its own target row
   ``p_i`` and draft row ``q_i`` (the bonus row ``p_gamma`` too).  Different rows at different
   positions are where sequence-level bugs show (a residual of the wrong position, a bonus token
-  from the wrong row, a rejection followed by an acceptance at the last position);
+  from the wrong row, a rejection followed by an acceptance at the last position); every pair
+  of ``verify --search`` at every position, in its order, is where a bug of one node shows (a
+  residual over three tokens): :func:`exactspec.gallery.search.position_instances` merges the
+  two by level;
 - **context-free** (``exactspec verify F --tokens M --search``): one pair ``(p, q)`` at every
   context, the model ``verify --tokens`` proves on.
 
@@ -43,7 +46,7 @@ from ..engine.watch import HiddenRandomness
 from ..sequences.context import ContextPair
 from ..sequences.user import (HiddenState, UserVerifier, load_user_function, position_pair,
                               user_report)
-from .search import PER_SIZE, small_instances
+from .search import PER_SIZE, position_instances, small_instances
 
 __all__ = ["SequenceSearch", "search_sequence_counterexample"]
 
@@ -84,9 +87,13 @@ def search_sequence_counterexample(function, *, gamma: int | None = None,
     else:
         n_target, n_draft = m, m
     tried = 0
-    for _, rows in small_instances(n_target + n_draft, max_tokens=tokens,
-                                   max_denominator=max_denominator, per_size=per_size):
-        target, draft = rows[:n_target], rows[n_target:]
+    if context_free:        # one pair at every context: verify --search's pairs themselves
+        instances = ((n, rows[:1], rows[1:]) for n, rows in small_instances(
+            2, max_tokens=tokens, max_denominator=max_denominator, per_size=per_size))
+    else:
+        instances = position_instances(n_target, n_draft, max_tokens=tokens,
+                                       max_denominator=max_denominator, per_size=per_size)
+    for _, target, draft in instances:
         if context_free:
             pair = ContextPair.context_free(target[0], draft[0])
         else:
