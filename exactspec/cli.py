@@ -65,6 +65,17 @@ def _version() -> str:
         return __version__
 
 
+#: The wall-clock budget of a run of user code without --seconds (none under --max-paths N).
+DEFAULT_RUN_SECONDS = 600.0
+
+
+def _add_run_seconds(parser) -> None:
+    parser.add_argument("--seconds", type=float, metavar="S",
+                        help="stop a run of user code after S seconds of wall-clock time, "
+                        "kept by a watching process the code cannot disarm (default "
+                        f"{DEFAULT_RUN_SECONDS:g}; none under --max-paths N)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="exactspec", description="Exact proofs for speculative-decoding "
                      "verifiers: output law, verdict and acceptance, in exact arithmetic.")
@@ -116,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "(p, q) at every context (the route of `tree --verifier`)")
     ve.add_argument("--gamma", type=int,
                     help="with --tokens: draft tokens per call, for a rule f(s, drafts, p, q)")
+    _add_run_seconds(ve)
 
     si = sub.add_parser("simulate", help="sample a method: empirical law and acceptance")
     si.add_argument("method")
@@ -125,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     si.add_argument("--grid", type=int, metavar="N")
     si.add_argument("--backend", choices=["exact", "numpy"], default="exact",
                     help="numpy: vectorised float sampling")
+    _add_run_seconds(si)
 
     op = sub.add_parser("optimal", help="alpha*, a*, the sorted order and tight prefixes")
     _add_instance(op)
@@ -151,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a user's verifier: f(s, drafts, p, q) given the rows of every "
                     "position, or f(s, pair, ctx) for a whole call (overrides the spec)")
     tr.add_argument("--gamma", type=int, help="draft tokens per call (overrides the spec)")
+    _add_run_seconds(tr)
     tr.add_argument("--m", type=int, help="tokens to prove (overrides the spec)")
     tr.add_argument("--grid", type=int, metavar="N", help="explicit uniforms on a grid of N")
     tr.add_argument("--arith", choices=["float32", "bfloat16", "float16", "float64"],
@@ -493,7 +507,7 @@ def _read_exact_number(text, name, *, nonnegative=False):
     from fractions import Fraction
 
     from .core.budget import MAX_EXACT_DIGITS, digits_of_bits, power_bits
-    from .core.dist import _parse_number
+    from .core.dist import parse_number as _parse_number
     from .core.errors import TooLarge
 
     t = text.strip()
@@ -553,7 +567,7 @@ MAX_LOGIT_CHARS = 400
 def _logit(text, name):
     """One logit from its text, within :data:`MAX_LOGIT_CHARS` characters and
     :data:`MAX_LOGIT` in magnitude."""
-    from .core.dist import _parse_number
+    from .core.dist import parse_number as _parse_number
     from .core.errors import TooLarge
 
     text = text.strip()
@@ -1200,13 +1214,55 @@ def main(argv=None) -> int:
                   file=sys.stderr)
             return EXIT_USAGE
         _check_counts(args)
-        return _run_command(args)
+        return _supervised_command(args)
     except _UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as err:  # noqa: BLE001 - every failure becomes one line, never a traceback
+        return _report(err)
+
+
+def _runs_user_code(args) -> bool:
+    """Whether the command runs a user's code: a method, check or verifier named by file or
+    module (``rule.py:fn``), or a tree spec (which may name one)."""
+    if args.command == "tree" or args.command == "probability":
+        return True
+    named = getattr(args, "method", None)
+    return args.command in ("verify", "simulate") and isinstance(named, str) and ":" in named
+
+
+def _supervised_command(args) -> int:
+    """Run a command that runs user code in a watched child process
+    (:func:`~exactspec.core.supervise.supervised`): its wall-clock budget (``--seconds``, or
+    the check's own under ``probability``) is kept by this process, which user code cannot
+    reach; every other command runs here."""
+    from .core.supervise import can_supervise, supervised
+
+    if not _runs_user_code(args) or not can_supervise():
+        return _command_exit(args)
+    seconds = getattr(args, "seconds", None)
+    if seconds is not None and (not seconds > 0 or seconds == float("inf")):
+        raise _UsageError(f"--seconds={seconds}: must be a positive number of seconds")
+    grace = 0.0
+    if args.command == "probability":           # the check's budget comes first, in its words
+        grace = 2.0 + seconds / 5
+    elif seconds is None and not getattr(args, "max_paths", None):
+        seconds = DEFAULT_RUN_SECONDS
+    return supervised(lambda: _command_exit(args), seconds=seconds, grace=grace,
+                      what=f"exactspec {args.command}",
+                      advice="give a larger --seconds S, or a smaller instance")
+
+
+def _command_exit(args) -> int:
+    """One command run to its exit code, a failure reported in one line."""
+    try:
+        return _run_command(args)
+    except _UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as err:  # noqa: BLE001 - every failure becomes one line, never a traceback
         return _report(err)
 

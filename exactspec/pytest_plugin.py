@@ -65,9 +65,13 @@ def _check_one(name: str, value) -> bool:
             return True
         if isinstance(value, bool):
             return False
+        from .core.dist import parse_number
+        from .core.errors import ExactspecError
+
         try:
-            number = Fraction(value.strip() if isinstance(value, str) else value)
-        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            number = (parse_number(value, "tolerance") if isinstance(value, str)
+                      else Fraction(value))
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError, ExactspecError):
             return False
         return number >= 0
     return False
@@ -137,8 +141,8 @@ def exact_lossless(exactspec_options):
     from .testing import assert_lossless
 
     def check(rule, p=None, q=None, **given):
-        kwargs = _with(exactspec_options, ("arith", "grid", "tolerance", "max_paths", "k"),
-                       given)
+        kwargs = _with(exactspec_options, ("arith", "grid", "tolerance", "max_paths", "k",
+                                           "seconds"), given)
         __tracebackhide__ = True
         assert_lossless(rule, p, q, **kwargs)
 
@@ -151,7 +155,8 @@ def exact_acceptance(exactspec_options):
     from .testing import assert_acceptance
 
     def check(rule, p, q, expected, **given):
-        kwargs = _with(exactspec_options, ("arith", "grid", "max_paths", "k"), given)
+        kwargs = _with(exactspec_options, ("arith", "grid", "max_paths", "k", "seconds"),
+                       given)
         __tracebackhide__ = True
         assert_acceptance(rule, p, q, expected, **kwargs)
 

@@ -469,3 +469,115 @@ def test_the_plugin_does_not_pass_a_rule_that_catches_a_refusal(pytester, monkey
     result = pytester.runpytest("-p", "exactspec.pytest_plugin", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*SignalCaught: user code caught*random.random*"])
+
+
+# -- budgets kept from outside the user's code --------------------------------------------------
+DISARMS = {
+    "catches_and_blocks": """
+        import signal
+
+
+        def check(s, p, q):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+            while True:
+                try:
+                    sum(range(1000))
+                except BaseException:
+                    pass
+        """,
+    "ignores_the_alarm": """
+        import signal
+
+
+        def check(s, p, q):
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+            while True:
+                pass
+        """,
+    "cancels_the_timer": """
+        import signal
+
+
+        def check(s, p, q):
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            while True:
+                pass
+        """,
+}
+
+
+@pytest.mark.parametrize("case", sorted(DISARMS))
+def test_seconds_hold_against_a_check_that_disarms_the_timer(capsys, tmp_path, case):
+    spec = write(tmp_path, case, DISARMS[case]) + ":check"
+    refused(capsys, ["probability", spec, *PQ, "--seconds", "0.5"], "more than 0.5 s")
+
+
+def test_seconds_hold_through_the_api(tmp_path):
+    from exactspec import TooLarge
+
+    spec = write(tmp_path, "disarming", DISARMS["catches_and_blocks"]) + ":check"
+    with pytest.raises(TooLarge, match="more than 0.5 s"):
+        probability(spec, P, Q, seconds=0.5)
+    loop = write(tmp_path, "loops", """
+        def rule(s, p, q):
+            x = s.draft(q)
+            while True:
+                try:
+                    pass
+                except BaseException:
+                    pass
+        """) + ":rule"
+    with pytest.raises(TooLarge, match="more than 0.5 s"):
+        assert_lossless(loop, P, Q, seconds=0.5)
+
+
+def test_a_rule_that_never_returns_is_stopped_by_verify_seconds(capsys, tmp_path):
+    spec = write(tmp_path, "forever", """
+        import signal
+
+
+        def rule(s, p, q):
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+            x = s.draft(q)
+            while True:
+                pass
+        """) + ":rule"
+    refused(capsys, ["verify", spec, *PQ, "--seconds", "0.5"], "more than 0.5 s", "--seconds")
+    refused(capsys, ["verify", spec, *PQ, "--seconds", "0"], "--seconds")
+
+
+def test_the_plugin_seconds_bound_exact_lossless(pytester, monkeypatch, tmp_path):
+    spec = write(tmp_path, "loops", """
+        def rule(s, p, q):
+            x = s.draft(q)
+            while True:
+                pass
+        """) + ":rule"
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_inner=f"""
+        import pytest
+        from exactspec import Dist
+
+
+        @pytest.mark.exactspec(seconds=0.5)
+        def test_rule(exact_lossless):
+            exact_lossless({spec!r}, Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3"))
+        """)
+    result = pytester.runpytest("-p", "exactspec.pytest_plugin", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*TooLarge: the check of*more than 0.5 s*"])
+
+
+def test_a_tolerance_with_a_huge_exponent_is_a_usage_error_at_once(pytester, monkeypatch):
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_inner="""
+        import pytest
+
+
+        @pytest.mark.exactspec(tolerance="1e-100000000")
+        def test_nothing():
+            pass
+        """)
+    result = pytester.runpytest("-p", "exactspec.pytest_plugin", "-p", "no:cacheprovider")
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*tolerance='1e-100000000'*"])

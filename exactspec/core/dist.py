@@ -86,7 +86,7 @@ def exact(value: Any, name: str = "value") -> Any:
             raise NotExact(f"{name}={value}: not a finite number")
         return Fraction(value)
     if isinstance(value, str):
-        return _parse_number(value, name)
+        return parse_number(value, name)
     if hasattr(value, "is_Rational") and getattr(value, "is_Rational", False):
         return Fraction(int(value.p), int(value.q))
     if getattr(value, "is_number", False) and hasattr(value, "free_symbols"):
@@ -102,7 +102,17 @@ _EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)\s*$")
 _RATIO = re.compile(r"\s*(\d+)\s*/\s*([1-9]\d*)\s*")
 
 
-def _parse_number(text: str, name: str) -> Fraction:
+def parse_number(text: str, name: str) -> Fraction:
+    """One exact number of input text (``3/10``, ``0.3``, ``1e-6``), its decimal exponent
+    bounded before the number is built.
+
+    >>> parse_number("1e-3", "tolerance")
+    Fraction(1, 1000)
+    >>> parse_number("1e-100000000", "tolerance")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    exactspec.core.errors.TooLarge: tolerance='1e-100000000': the exponent -100,000,000 is over ...
+    """
     ratio = _RATIO.fullmatch(text)
     if ratio is not None:             # the common "a/b": straight to the fraction
         return Fraction(int(ratio.group(1)), int(ratio.group(2)))
@@ -332,7 +342,7 @@ class Dist(Mapping):
         if not s:
             raise InvalidInput(f"{name} is empty: give comma-separated probabilities")
         parts = s.split(",")
-        values = [_parse_number(part, f"{name}[{i}]") for i, part in enumerate(parts)]
+        values = [parse_number(part, f"{name}[{i}]") for i, part in enumerate(parts)]
         return cls(values, labels, normalize=normalize, name=name)
 
     @classmethod
@@ -340,8 +350,8 @@ class Dist(Mapping):
         """Read a JSON list or ``{label: prob}`` object; numbers are decimal rationals."""
         text = read_text_capped(path, name)
         try:
-            data = json.loads(text, parse_float=lambda t: _parse_number(t, name),
-                              parse_int=lambda t: _parse_number(t, name),
+            data = json.loads(text, parse_float=lambda t: parse_number(t, name),
+                              parse_int=lambda t: parse_number(t, name),
                               parse_constant=_reject_constant,
                               object_pairs_hook=_no_duplicates)
         except json.JSONDecodeError as err:
@@ -530,7 +540,7 @@ def _exact_entry(v, name: str, lab) -> Any:
     if type(v) is float and math.isfinite(v):
         return float_fraction(v)
     if type(v) is str:            # "a/b" as a JSON file of a long row writes it
-        return _parse_number(v, f"{name}[{lab}]")
+        return parse_number(v, f"{name}[{lab}]")
     return exact(v, f"{name}[{lab}]")
 
 

@@ -22,7 +22,7 @@ Mismatched tokens: 2 / 2
 from __future__ import annotations
 
 from fractions import Fraction
-from ..core.dist import Dist, exact_str
+from ..core.dist import Dist, exact_str, parse_number
 from ..core.errors import InvalidInput
 from ..engine.exact import DEFAULT_MAX_PATHS
 from ..rounding import exact_difference, exact_sign, split_bias
@@ -114,7 +114,8 @@ def _tolerance(tolerance):
     if tolerance is None:
         return None
     try:
-        value = Fraction(tolerance.strip() if isinstance(tolerance, str) else tolerance)
+        value = (parse_number(tolerance, "tolerance") if isinstance(tolerance, str)
+                 else Fraction(tolerance))
     except (TypeError, ValueError, ZeroDivisionError):
         raise InvalidInput(f"tolerance={tolerance!r}: need a number >= 0 (a Fraction, an int, "
                            "'1/1048576'; a float is read at its exact value)") from None
@@ -126,7 +127,7 @@ def _tolerance(tolerance):
 def assert_lossless(rule, p=None, q=None, *, k: int = 1, grid: int | None = None,
                     arith: str | None = None, tolerance=None,
                     max_paths: int | None = DEFAULT_MAX_PATHS, max_tokens: int = 3,
-                    max_denominator: int = 4) -> None:
+                    max_denominator: int = 4, seconds: float | None = None) -> None:
     """Assert that ``rule`` is lossless on ``(p, q, k)``, exactly.
 
     Parameters
@@ -145,6 +146,10 @@ def assert_lossless(rule, p=None, q=None, *, k: int = 1, grid: int | None = None
     tolerance : number, optional
         With ``arith`` or ``grid``: a grid or rounding bias at most this large passes.  A bias of the logic
         never passes.
+    seconds : float, optional
+        A wall-clock budget, kept by a watching process that the rule's code cannot catch,
+        block or cancel (:func:`~exactspec.core.supervise.supervised`); over it the check
+        raises :class:`~exactspec.core.errors.TooLarge`.
 
     Raises
     ------
@@ -153,6 +158,10 @@ def assert_lossless(rule, p=None, q=None, *, k: int = 1, grid: int | None = None
         target, the exact TV and the verdict (lossy by logic, or by rounding only).
     """
     __tracebackhide__ = True        # pytest shows the caller's line, not this function's
+    if seconds is not None:
+        return _within(seconds, rule, lambda: assert_lossless(
+            rule, p, q, k=k, grid=grid, arith=arith, tolerance=tolerance, max_paths=max_paths,
+            max_tokens=max_tokens, max_denominator=max_denominator))
     if p is None and q is None:
         return assert_lossless_family(rule, k=k, grid=grid, arith=arith, tolerance=tolerance,
                                       max_tokens=max_tokens, max_denominator=max_denominator,
@@ -215,6 +224,17 @@ def assert_lossless_family(rule, *, k: int = 1, grid: int | None = None,
                    tolerance=tol)
 
 
+def _within(seconds, rule, work):
+    """``work()`` in a watched child process stopped after ``seconds`` of wall-clock time."""
+    from ..core.supervise import supervised
+
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float, Fraction)) \
+            or not 0 < seconds < 1e9:
+        raise InvalidInput(f"seconds={seconds!r}: need a positive number of seconds")
+    name = rule if isinstance(rule, str) else getattr(rule, "__name__", "the rule")
+    return supervised(work, seconds=float(seconds), what=f"the check of {name}")
+
+
 def _exact_value(x, name: str):
     if isinstance(x, str):
         try:
@@ -232,7 +252,8 @@ def _exact_value(x, name: str):
 
 def assert_acceptance(rule, p, q, expected, *, k: int = 1, grid: int | None = None,
                       arith: str | None = None,
-                      max_paths: int | None = DEFAULT_MAX_PATHS) -> None:
+                      max_paths: int | None = DEFAULT_MAX_PATHS,
+                      seconds: float | None = None) -> None:
     """Assert that the acceptance ``P(Y in X)`` of ``rule`` on ``(p, q, k)`` is ``expected``,
     exactly (a ``Fraction``, an int, a sympy number or a string such as ``"3/5"``).
 
@@ -246,6 +267,9 @@ def assert_acceptance(rule, p, q, expected, *, k: int = 1, grid: int | None = No
     expected 4/5, got 5/6 (got - expected = 1/30, ~0.0333)
     """
     __tracebackhide__ = True
+    if seconds is not None:         # a budget kept from outside, as assert_lossless's
+        return _within(seconds, rule, lambda: assert_acceptance(
+            rule, p, q, expected, k=k, grid=grid, arith=arith, max_paths=max_paths))
     want = _exact_value(expected, "expected")
     result = verify(rule, p, q, as_k(k), grid=grid, arith=arith, max_paths=max_paths)
     got = result.acceptance

@@ -207,7 +207,27 @@ def probability_report(check, p, q, *, k: int = 1, grid: int | None = None,
         Stop after this many seconds of wall-clock time (a check that never returns).
     max_failing : int
         Keep at most this many failing paths (all are counted).
+
+    With ``seconds``, the check runs in a watched child process
+    (:func:`~exactspec.core.supervise.supervised`): a check that catches the timer's signal,
+    blocks it or cancels it is still stopped.
     """
+    if seconds is not None and _seconds_ok(seconds):
+        from ..core.supervise import supervised
+
+        return supervised(lambda: _probability_report(check, p, q, k, grid, arith, max_paths,
+                                                      seconds, max_failing),
+                          seconds=float(seconds), grace=0.5 + float(seconds) / 10,
+                          what=f"the check {check if isinstance(check, str) else getattr(check, '__name__', 'given')}")
+    return _probability_report(check, p, q, k, grid, arith, max_paths, seconds, max_failing)
+
+
+def _seconds_ok(seconds) -> bool:
+    return (isinstance(seconds, (int, float, Fraction)) and not isinstance(seconds, bool)
+            and 0 < seconds < 1e9)
+
+
+def _probability_report(check, p, q, k, grid, arith, max_paths, seconds, max_failing):
     k = as_k(k)
     m = get_method(check)
     p = p if isinstance(p, Dist) else Dist(p, name="p")
@@ -219,8 +239,7 @@ def probability_report(check, p, q, *, k: int = 1, grid: int | None = None,
     m.check(p, q, k)
     if not isinstance(max_failing, int) or max_failing < 0:
         raise InvalidInput(f"max_failing={max_failing!r}: need an integer >= 0")
-    if seconds is not None and not (isinstance(seconds, (int, float, Fraction))
-                                    and not isinstance(seconds, bool) and 0 < seconds < 1e9):
+    if seconds is not None and not _seconds_ok(seconds):
         raise InvalidInput(f"seconds={seconds!r}: need a positive number of seconds, or None "
                            "for no limit")
     run_p, run_q, factory, fmt_name, shown_grid = p, q, None, None, grid
