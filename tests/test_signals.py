@@ -229,6 +229,22 @@ def test_a_caught_refusal_in_a_pytorch_rule(capsys, tmp_path, case):
         assert_lossless(spec, P, Q)
 
 
+def test_a_refusal_whose_traceback_is_taken_off_is_still_caught(capsys, tmp_path):
+    spec = write(tmp_path, "cleared", """
+        import random
+
+
+        def rule(s, p, q):
+            x = s.draft(q)
+            try:
+                random.random()
+            except Exception as err:
+                err.__traceback__ = None
+            return x
+        """) + ":rule"
+    refused(capsys, ["verify", spec, *PQ], "user code caught", "random.random")
+
+
 def test_a_check_that_catches_a_refusal_gets_no_probability(tmp_path):
     spec = write(tmp_path, "check", """
         import random

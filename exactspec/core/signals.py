@@ -133,6 +133,8 @@ def _through_user(err: BaseException) -> bool:
     """Whether ``err`` was caught in the user's code: its traceback (from the frame that
     caught it down to the raise) holds a user's frame, or was taken off it."""
     tb = err.__traceback__
+    if tb is None:              # made and never raised, or its traceback taken off in user code
+        return True
     while tb is not None:
         if is_user_file(tb.tb_frame.f_code.co_filename):
             return True
