@@ -17,6 +17,29 @@ SEED_Q = Dist.parse("1/5,1/5,3/5", labels="abc")
 NULLS = ("lossless", "verdict", "acceptance", "acceptance_float", "optimum", "ratio_to_optimal")
 
 
+class FakeClock:
+    """A clock that advances by ``step`` seconds at every reading."""
+
+    def __init__(self, step):
+        self.step, self.now = step, 0.0
+
+    def __call__(self):
+        self.now += self.step
+        return self.now
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch):
+    """The engine's clock (``exactspec.engine.exact._clock``, whose median seconds of a path
+    size a plain walk against its seconds budget) moves a millisecond a reading: no budget
+    here depends on the machine; a test sets ``clock.step`` for the seconds a path takes."""
+    from exactspec.engine import exact
+
+    fake = FakeClock(1e-3)
+    monkeypatch.setattr(exact, "_clock", fake)
+    return fake
+
+
 def rows(out):
     return {row["method"]: row for row in out["methods"]}
 
@@ -38,12 +61,16 @@ def test_optimal_over_the_plan_budget_is_refused_before_its_max_flow():
     assert "estimate" not in small
 
 
-def test_a_plain_walk_over_the_seconds_budget_is_refused_with_its_estimate():
-    # typical at k = 4 on 11 tokens: 14,641 paths, a fraction of a millisecond each: over a
-    # budget of 1 s, refused up front with the estimate; within the default budget, proved
+def test_a_plain_walk_over_the_seconds_budget_is_refused_with_its_estimate(clock):
+    # typical at k = 4 on 11 tokens: 14,641 paths; at a tenth of a millisecond each over a
+    # budget of 1 s, refused up front with the estimate; at a microsecond each, proved
+    clock.step = 1e-4
     row = rows(compare(P, Q, 4, methods=["typical"], max_seconds=1))["typical"]
-    assert_over_budget(row, "s of exact work, over the budget of 1 s")
+    assert_over_budget(row, "at about 0.0001 s each", "s of exact work, over the budget of 1 s")
     assert 5_000 < row["estimate"] < 50_000
+    clock.step = 1e-6
+    row = rows(compare(P, Q, 4, methods=["typical"], max_seconds=1))["typical"]
+    assert row["lossless"] is False and "skipped" not in row and "estimate" not in row
 
 
 def test_merged_states_not_bounded_in_advance_are_refused_above_their_budget():

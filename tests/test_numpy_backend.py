@@ -804,11 +804,11 @@ def test_k_of_a_billion_finishes_or_is_refused_up_front():
 
 
 @pytest.mark.slow
-def test_optimal_text_at_full_vocabulary_in_seconds(tmp_path):
-    """``exactspec optimal --backend numpy`` on one 152,064-token row prints its text in
-    seconds of CPU (the table once took minutes); CPU time, not wall time, so that a busy
-    machine does not fail it."""
-    import resource
+def test_optimal_text_at_full_vocabulary(tmp_path):
+    """``exactspec optimal --backend numpy`` on one 152,064-token row prints its text, the
+    row elided.  (The table once took minutes: that its cost is linear in the vocabulary is
+    counted, not timed, by test_optimal_text_table_is_linear_in_the_vocabulary in
+    test_hostile.py.)"""
     import subprocess
     import sys
     from pathlib import Path
@@ -818,13 +818,9 @@ def test_optimal_text_at_full_vocabulary_in_seconds(tmp_path):
     p, q = rng.dirichlet(np.full(n, 0.1)), rng.dirichlet(np.full(n, 0.1))
     (tmp_path / "p.json").write_text(json.dumps(p.tolist()))
     (tmp_path / "q.json").write_text(json.dumps(q.tolist()))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([sys.executable, "-m", "exactspec", "optimal", "--backend", "numpy",
                            "--p", f"@{tmp_path / 'p.json'}", "--q", f"@{tmp_path / 'q.json'}",
                            "--k", "4"], capture_output=True, text=True, timeout=300,
                           cwd=Path(__file__).resolve().parent.parent)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     assert done.returncode == 0 and "alpha_star_float" in done.stdout, done.stderr
     assert f"{{... {n} tokens}}" in done.stdout
-    assert cpu < 10, cpu

@@ -17,6 +17,31 @@ Q = Dist([F(v, 51) for v in (2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4)])
 KEY_LAZY = get_method("key-lazy").run
 
 
+class FakeClock:
+    """A clock that advances by ``step`` seconds at every reading."""
+
+    def __init__(self, step):
+        self.step, self.now, self.readings = step, 0.0, 0
+
+    def __call__(self):
+        self.readings += 1
+        self.now += self.step
+        return self.now
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch):
+    """The engine's clock (``exactspec.engine.exact._clock``: the median seconds of a path
+    that the seconds budget multiplies, the cut of a round past ``MAX_SECONDS / 10``) moves
+    a microsecond a reading, so that no estimate or refusal here depends on the machine; a
+    test sets ``clock.step`` for the seconds a path takes."""
+    from exactspec.engine import exact
+
+    fake = FakeClock(1e-6)
+    monkeypatch.setattr(exact, "_clock", fake)
+    return fake
+
+
 def test_a_small_tree_is_counted_exactly():
     p, q = Dist.parse("1/2,1/5,3/10"), Dist.parse("1/10,3/5,3/10")
     for name, k in (("key-lazy", 2), ("rrs", 2), ("sps", 1), ("optimal", 2)):
@@ -74,10 +99,31 @@ def test_key_lazy_over_budget_is_refused_up_front_not_in_flight():
     assert 100_000 < err.value.estimate < 2 * 213_773
 
 
-def test_a_seconds_budget_is_refused_up_front():
-    with pytest.raises(TooLarge, match=r"s of exact work, over the budget of 1 s") as err:
+def test_a_seconds_budget_is_refused_up_front(clock):
+    clock.step = 1e-3                                     # a millisecond a path
+    with pytest.raises(TooLarge, match=r"^about [\d,]+ paths at about 0.001 s each: about "
+                       r"[\d,]+ s of exact work, over the budget of 1 s") as err:
         enumerate_paths(KEY_LAZY, P, Q, 6, max_paths=10**7, max_seconds=1)
     assert err.value.estimate > 100_000
+
+
+def test_the_seconds_budget_is_the_estimate_times_the_seconds_of_a_path(clock):
+    """k = 4 (9,490 paths, some thousands estimated): at a millisecond a path over a budget of
+    1 s, refused before the walk (the method ran only for the estimate); at ten microseconds
+    a path within it, enumerated."""
+    calls = []
+
+    def counting(s, p, q, k):
+        calls.append(1)
+        return KEY_LAZY(s, p, q, k)
+
+    clock.step = 1e-3
+    with pytest.raises(TooLarge, match=r"at about 0.001 s each: about [\d,]+ s of exact "
+                       r"work, over the budget of 1 s") as err:
+        enumerate_paths(counting, P, Q, 4, max_paths=10**7, max_seconds=1)
+    assert 1_000 < err.value.estimate < 2 * 9490 and len(calls) < 9490
+    clock.step = 1e-5
+    assert enumerate_paths(counting, P, Q, 4, max_paths=10**7, max_seconds=1).paths == 9490
 
 
 def test_knuths_probes_unless_a_budget_is_near():

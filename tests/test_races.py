@@ -423,9 +423,7 @@ PQ = ["--p", "1/2,1/3,1/6", "--q", "1/6,1/6,2/3"]
 
 def test_cli_proves_the_vllm_shaped_user_rule(capsys):
     import json
-    import time
 
-    start = time.perf_counter()
     code, out, err = _cli(["verify", f"{EXAMPLE}:vllm_rule", "--tokens", "3", "--json"] + PQ,
                           capsys)
     assert code == 0, err
@@ -438,7 +436,6 @@ def test_cli_proves_the_vllm_shaped_user_rule(capsys):
     report = json.loads(out)
     # the same TV as the gallery's kernel-shaped vLLM rule with the race over p
     assert report["verdict"] == "lossy-logic" and report["tv"] == "4/27"
-    assert time.perf_counter() - start < 60
 
 
 def test_cli_bad_races_exit_2(tmp_path, capsys):

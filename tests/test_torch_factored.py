@@ -225,18 +225,27 @@ def test_uniform_read_again_falls_back():
     assert per_context["law"] == fast["law"] and per_context["calls_enumerated"] > 1
 
 
-def test_fallback_refused_up_front_at_large_vocabulary():
-    import time
-
+def test_fallback_refused_up_front_at_large_vocabulary(monkeypatch):
+    """Refused by the count of token sequences before the path route runs the rule once: the
+    rule's function ran at most once (the factored route's try, which falls back), its rows
+    were never handed to a path."""
     rule = load_pytorch_rule(f"{CHAIN}:chain_shared_uniform")
     n = 1000
     p = ",".join(f"{k + 1}/{n * (n + 1) // 2}" for k in range(n))
     q = ",".join([f"1/{n}"] * n)
     pair = ContextPair.context_free(p, q)
-    start = time.process_time()
+    runs, paths = [], []
+    function, call_rows = rule.function, type(rule).call_rows
+    monkeypatch.setattr(rule, "function", lambda *a, **kw: runs.append(1) or function(*a, **kw))
+    monkeypatch.setattr(type(rule), "call_rows",
+                        lambda self, *a, **kw: paths.append(1) or call_rows(self, *a, **kw))
     with pytest.raises(TooLarge, match="1,000,000,000,000 token sequences"):
         user_report({"m": 4}, pytorch_whole_call(rule, 4), pair=pair, m=4)
-    assert time.process_time() - start < 30
+    assert len(runs) <= 1 and paths == []
+    # on three tokens the same rule runs on every path (the counts are not vacuous)
+    small = ContextPair.context_free("1/2,1/3,1/6", "1/4,1/4,1/2")
+    user_report({"m": 3}, pytorch_whole_call(rule, 3), pair=small, m=3)
+    assert len(paths) > 1 and len(runs) > len(paths)
 
 
 def _ramp_and_uniform(n: int) -> tuple[str, str]:
