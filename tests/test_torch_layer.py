@@ -738,6 +738,13 @@ def test_verify_json_of_a_pytorch_rule(capsys):
      "scatter: src is int64, the tensor float64"),
     ("return torch.zeros(3, dtype=torch.int64).scatter_(0, torch.tensor([0, 0]), "
      "torch.tensor([1, 2])).argmax()", "depends on the hardware's order"),
+    ("return torch.tensor([2 ** 70]).argmax()", "cannot be converted to type int64 without "
+     "overflow"),
+    ("return p.half().masked_fill(p > 0.3, -1e9).argmax()", "cannot be converted to type "
+     "float16 without overflow"),
+    ("return (p - True).argmax()", "subtraction with a bool operand"),
+    ("return torch.tensor([1.0]).expand(10 ** 9).sum().int()", "1,000,000,000 elements, over "
+     "the tensor layer's budget of 16,777,216"),
 ])
 def test_refusals_are_one_line_exit_2(capsys, tmp_path, body, message):
     path = rule_file(tmp_path, f"def f(p, q):\n    {body}\n")

@@ -11,7 +11,9 @@ into the dtype by NumPy's cast (round to nearest, ties to even, subnormals, over
 ``tests/test_floats.py``), and ``maximum``/``minimum`` take the same element as the scalar
 route (:func:`extreme`: NaN propagates, a tie keeps the first operand).  ``bfloat16``, which
 NumPy has no dtype for, and rows holding anything else (an exact number, a random value, a
-draft branch) take the scalar route.
+draft branch) take the scalar route.  A ``float16`` row multiplied or divided by a scalar
+(:func:`opmath`) is computed as torch's CPU kernel computes it: in ``float32``, each result
+rounded to ``float32`` and then to ``float16``.
 
 >>> from exactspec.engine.floats import FORMATS, FloatValue
 >>> f32 = FORMATS["float32"]
@@ -28,7 +30,7 @@ import operator
 
 from ..engine.floats import FloatFormat, FloatValue
 
-__all__ = ["NUMPY_FORMATS", "values_of", "binary", "extreme"]
+__all__ = ["NUMPY_FORMATS", "values_of", "binary", "opmath", "extreme"]
 
 #: The formats whose rows NumPy computes (its dtype of the same name rounds as they do).
 NUMPY_FORMATS = ("float32", "float16", "float64")
@@ -74,6 +76,30 @@ def binary(op, xs, ys, fmt: FloatFormat):
 
     with np.errstate(all="ignore"):
         return _held(op(*rows), fmt)
+
+
+def opmath(op, xs, ss, fmt: FloatFormat):
+    """``x op s`` for a row ``xs`` of ``fmt``'s values and a row ``ss`` of ``float32`` values
+    (a scalar operand, :func:`~exactspec.torch_layer.values.opmath_scalar`), ``op`` a
+    multiplication or division: computed in ``float32`` and rounded into ``fmt``
+    (:func:`~exactspec.torch_layer.values.opmath_arith` element by element); ``None`` for
+    short rows, other values, or a format NumPy has no dtype for (``bfloat16``)."""
+    if op not in (operator.mul, operator.truediv) or fmt.name != "float16" or \
+            len(xs) < MIN_ROW:
+        return None
+    a = values_of(xs, fmt)
+    if a is None:
+        return None
+    from ..engine.floats import FORMATS
+
+    b = values_of(ss, FORMATS["float32"])
+    if b is None:
+        return None
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        r = op(a.astype(np.float32), b.astype(np.float32))      # float32 arithmetic
+        return _held(r.astype(np.float64), fmt)
 
 
 def _two_rows(xs, ys, fmt: FloatFormat):

@@ -20,9 +20,10 @@ from ..engine.floats import FloatValue
 from . import dtypes as D
 from .branched import Branched, Fallback, Split, select
 from .context import current, refuse, undecided
-from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, decide, read, result_type, _dim, \
-    _multi_indices
-from .values import UNSET, arith, cast, exact_number, is_nan, is_random
+from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, check_size, decide, read, \
+    result_type, _dim, _multi_indices
+from .values import (HALF_FORMATS, UNSET, arith, cast, check_python_int, exact_number, is_nan,
+                     is_random, scalar_to)
 
 __all__ = ["where", "gather", "scatter_into", "scatter_add_into", "take_along_dim", "cat",
            "stack", "softmax", "log_softmax", "one_hot", "isclose", "searchsorted",
@@ -40,10 +41,16 @@ def where(condition, x=None, y=None):
     if condition.dtype is not D.bool_:
         raise refuse(f"where: the condition is a {condition.dtype.name} tensor; torch takes a "
                      "bool tensor (compare it, or .bool())")
+    check_python_int(x)
+    check_python_int(y)
     dtype = result_type(x, y)
+    if dtype.name not in HALF_FORMATS:        # torch 2.14 refuses a number beyond float32 or
+        for v in (x, y):                      # int64 here (a half one becomes inf)
+            if not isinstance(v, Tensor):
+                scalar_to(v, dtype)
     shapes = [t._shape for t in (condition, x, y) if isinstance(t, Tensor)]
     shape = broadcast_shapes(*shapes)
-    n = math.prod(shape)
+    n = check_size(math.prod(shape), f"torch.where of shape {list(shape)}")
     cv = condition._expanded_values(shape)
     xv = x._expanded_values(shape) if isinstance(x, Tensor) else [x] * n
     yv = y._expanded_values(shape) if isinstance(y, Tensor) else [y] * n
@@ -184,6 +191,7 @@ def one_hot(tensor, num_classes=-1) -> Tensor:
         num_classes = max(values) + 1 if values else 0
     if any(not 0 <= v < num_classes for v in values):
         raise refuse(f"one_hot: a class outside 0..{num_classes - 1}")
+    check_size(len(values) * num_classes, f"one_hot with {num_classes} classes")
     flat = [int(v == c) for v in values for c in range(num_classes)]
     return Tensor.new(flat, list(tensor._shape) + [num_classes], D.int64)
 
@@ -233,6 +241,7 @@ def cat(tensors, dim=0) -> Tensor:
         if t.ndim != tensors[0].ndim or any(a != b for k, (a, b) in
                                             enumerate(zip(t._shape, tensors[0]._shape)) if k != d):
             raise refuse("cat: tensors must have the same shape except in the joined dimension")
+    check_size(sum(t.numel() for t in tensors), f"torch.cat of {len(tensors)} tensors")
     lanes_all = [t._lanes(d)[1] for t in tensors]
     outer = [tensors[0]._shape[k] for k in range(tensors[0].ndim) if k != d]
     joined = [[cast(v, dtype) for lanes in lanes_all for v in lanes[r]]

@@ -28,8 +28,8 @@ from . import dtypes as D
 from . import functions as _fn
 from . import random as _rnd
 from .context import CURRENT, Run, current, refuse
-from .tensor import Size, Tensor, as_tensor, result_type
-from .values import UNSET
+from .tensor import MAX_ELEMENTS, Size, Tensor, as_tensor, check_size, result_type
+from .values import UNSET, scalar_to
 
 __all__ = ["installed", "make_module"]
 
@@ -101,6 +101,8 @@ def _size(args, kwargs) -> tuple:
     shape = tuple(int(n) for n in args)
     if any(n < 0 for n in shape):
         raise refuse(f"negative size {list(shape)}")
+    if math.prod(shape) > MAX_ELEMENTS:
+        check_size(math.prod(shape), f"a tensor of size {list(shape)}")
     return shape
 
 
@@ -158,8 +160,7 @@ def make_module() -> types.ModuleType:
         shape = _size(tuple(args), kwargs)
         dtype = _options(kwargs) or (result_type(fill_value) if not isinstance(fill_value, float)
                                      else D.default_dtype())
-        from .values import cast
-        return Tensor.new([cast(fill_value, dtype)] * math.prod(shape), shape, dtype)
+        return Tensor.new([scalar_to(fill_value, dtype)] * math.prod(shape), shape, dtype)
 
     def zeros(*args, **kwargs):
         shape = _size(args, kwargs)
@@ -187,10 +188,16 @@ def make_module() -> types.ModuleType:
         _options({"device": device})
         if end is None:
             start, end = 0, start
-        values = list(range(int(start), int(end), int(step))) if all(
-            isinstance(x, int) for x in (start, end, step)) else None
-        if values is None:
+        if not all(isinstance(x, int) for x in (start, end, step)):
             raise refuse("arange with non-integer bounds is outside exactspec's tensor layer")
+        if step == 0:
+            raise refuse("arange: step must be nonzero (torch refuses it too)")
+        for x in (start, end):
+            scalar_to(x, D.int64)                  # torch refuses a bound beyond int64
+        count = len(range(start, end, step))
+        if count > MAX_ELEMENTS:
+            check_size(count, f"torch.arange({start}, {end}, {step})")
+        values = list(range(start, end, step))
         return Tensor.of(values, dtype or D.int64) if values else \
             Tensor.new([], (0,), dtype or D.int64)
 
@@ -237,7 +244,7 @@ def make_module() -> types.ModuleType:
                  "cumprod", "remainder", "repeat_interleave", "index_select", "flip",
                  "nonzero", "masked_select", "unbind", "select", "narrow", "split", "chunk",
                  "relu", "scatter_add", "index_add", "isclose", "allclose", "equal",
-                 "count_nonzero"):
+                 "count_nonzero", "pow", "tile", "outer", "ger"):
         setattr(torch, name, method(name))
     functional.relu = lambda input, inplace=False: input.relu_() if inplace else input.relu()
     torch.log_softmax = functional.log_softmax = \

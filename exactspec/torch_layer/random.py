@@ -45,7 +45,7 @@ from ..engine.floats import FloatValue
 from . import dtypes as D
 from .branched import Branched, LawIndex
 from .context import current, refuse, undecided, user_line
-from .tensor import OPS, Tensor
+from .tensor import OPS, Tensor, check_size
 from .values import KEPT_BY_FLOAT_CAST, arith, cast, exact_number, is_nan, is_random
 
 __all__ = ["Generator", "rand", "uniform_fill", "exponential_fill", "multinomial", "race_index",
@@ -108,7 +108,7 @@ def rand(shape, dtype=None) -> Tensor:
     run = _sampler()
     dtype = dtype or D.default_dtype()
     _check_dtype(run, dtype)
-    n = math.prod(shape)
+    n = check_size(math.prod(shape), f"torch.rand({list(shape)})")
     return Tensor.new([run.sampler.uniform() for _ in range(n)], shape, dtype)
 
 
@@ -448,8 +448,9 @@ def _draft_position(t: Tensor, run):
 
 def multinomial(t: Tensor, num_samples, replacement=False) -> Tensor:
     """``torch.multinomial(t, num_samples, replacement)`` (see the module's text)."""
-    run = _sampler()
     num_samples = int(num_samples)
+    check_size(num_samples * (t._shape[0] if t.ndim == 2 else 1), "multinomial")
+    run = _sampler()
     if t.ndim not in (1, 2):
         raise refuse("multinomial takes a 1-D or 2-D tensor of weights")
     if t.dtype.kind != "float":

@@ -36,6 +36,25 @@ Orders declared (they matter only under ``--arith``, where rounding depends on t
   computed, any other is refused: torch's CPU kernel was measured 1-2 ulps away from a
   correctly rounded softmax on about half of random float32 rows (``functions.softmax``).
 
+Half precision (``float16``, ``bfloat16``) as torch's CPU kernels compute it: a
+multiplication or division of a half tensor by a Python number (or by a one-element tensor of
+another dtype: a 0-dim ``float32`` temperature) is computed in ``float32`` with the number
+rounded to ``float32`` and the result rounded once into the half format ("opmath":
+``torch.tensor([3.0], dtype=torch.float16) * 0.1`` is ``1229/4096``, not the ``1228/4096`` of
+half arithmetic on ``0.1`` rounded to half); ``number / t`` is ``t.reciprocal() * number`` in
+every float dtype, as ``Tensor.__rdiv__`` is; an addition, subtraction, comparison, ``where``
+or ``clamp`` with a number rounds the number into the half format (through ``float32``) and
+computes in it.  An operation of two half values is correctly rounded: torch computes it in
+``float32`` and rounds once more, and the two roundings give the correctly rounded result
+(``24 >= 2 p + 2`` for ``p`` = 11 and 8 significand bits; below ``bfloat16``'s smallest normal,
+where ``float32`` is subnormal too, a product or quotient of two 8-bit significands is never
+within ``2**-150`` of a midpoint of ``bfloat16``'s subnormals without being one).
+Checked bit for bit against torch 2.14 (``tests/test_torch_half.py``).
+
+Every tensor the layer makes is at most :data:`MAX_ELEMENTS` elements: a larger one (``repeat``,
+``expand(...)`` read as a whole, ``torch.zeros(10**6, 10**6)``, a broadcast) is refused before
+it is made, with its size (:class:`~exactspec.core.errors.TooLarge`).
+
 Checked against torch 2.13 on CPU (``tests/test_torch_layer.py``, where torch is installed):
 the ``cumsum`` accumulator (``float64`` for ``float32``, on ``1 + 2**-24 + ...`` rows where a
 ``float32`` accumulator loses every term), dtype promotion, division (by zero too), ``clamp``
@@ -63,6 +82,7 @@ import operator
 from collections import namedtuple
 from fractions import Fraction
 
+from ..core.errors import TooLarge
 from ..core.integer_rows import exact_sum
 from ..engine.floats import FORMATS, FloatValue
 from ..engine.uniform import Uniform, UniformView
@@ -70,11 +90,12 @@ from . import dtypes as D
 from . import float_rows
 from .branched import (Branched, Fallback, LawIndex, Split, axis_of, rational_extreme,
                        rational_row, select)
-from .context import current, refuse, undecided
-from .values import UNSET, arith, cast, cast_row, exact_number, is_nan, is_random
+from .context import current, refuse, undecided, user_line
+from .values import (HALF_FORMATS, UNSET, arith, cast, cast_row, check_python_int, exact_number,
+                     is_nan, is_random, opmath_arith, opmath_scalar, scalar_to)
 
-__all__ = ["Tensor", "Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "TieOrder",
-           "result_type", "as_tensor", "broadcast_shapes"]
+__all__ = ["Tensor", "Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "MAX_ELEMENTS",
+           "TieOrder", "result_type", "as_tensor", "broadcast_shapes", "check_size"]
 
 #: Under ``--arith``, the longest float sum taken left to right without a declared order.
 SUM_TERMS = 4
@@ -82,6 +103,26 @@ SUM_TERMS = 4
 #: The longest lane that ``sort(stable=False)`` sorts stably (torch 2.13's CPU kernel was
 #: measured stable on every tied lane of up to 16 elements and not stable from 17).
 STABLE_SORT_LANE = 16
+
+#: The most elements one tensor of the layer may hold (``2**24``, 16,777,216): every element
+#: is a Python object (an exact rational, a value of a float format), so a tensor of this size
+#: already takes about a gigabyte and seconds per operation.  An operation that would make a
+#: larger one is refused before it is made, with its size (:func:`check_size`); views
+#: (``expand``, slices) are not made and may be larger, until their elements are read.
+MAX_ELEMENTS = 2 ** 24
+
+
+def check_size(n: int, what: str) -> int:
+    """``n``, the number of elements ``what`` would make; refused (:class:`TooLarge`, with the
+    estimate and the budget, naming the user's line) when it is over :data:`MAX_ELEMENTS`."""
+    if n > MAX_ELEMENTS:
+        err = TooLarge(f"{what} would make a tensor of {n:,} elements, over the tensor layer's "
+                       f"budget of {MAX_ELEMENTS:,} (2**24) elements: every element is a Python "
+                       f"object ({user_line()})", estimate=n, budget=MAX_ELEMENTS)
+        err.located = True
+        raise err
+    return n
+
 
 #: Operations defined in :mod:`.functions` and :mod:`.random` (which import this module),
 #: filled in when they are imported; a tensor's methods reach them here.
@@ -254,6 +295,8 @@ class Tensor:
         values, shape = _flatten(data)
         dtype = dtype or numpy_dtype or (data.dtype if isinstance(data, Tensor)
                                          else _dtype_of_values(values))
+        if dtype.kind == "float" and not current().exact:
+            values = [_unpacked_double(v) if type(v) is int else v for v in values]
         return cls.new([cast(v, dtype) for v in values], shape, dtype)
 
     # -- shape -------------------------------------------------------------------------
@@ -290,6 +333,8 @@ class Tensor:
         return all(n == 1 or a == b for n, a, b in zip(self._shape, self._strides, expected))
 
     def _positions(self) -> list:
+        if math.prod(self._shape) > MAX_ELEMENTS:    # an expanded view read as a whole
+            check_size(math.prod(self._shape), f"reading a tensor of shape {list(self._shape)}")
         out = [self._off]
         for n, st in zip(self._shape, self._strides):
             out = [p + i * st for p in out for i in range(n)]
@@ -385,7 +430,8 @@ class Tensor:
     def new_full(self, size, fill_value, dtype=None, **kwargs):
         dtype = dtype or self.dtype
         size = tuple(size) if isinstance(size, (tuple, list, Size)) else (size,)
-        return Tensor.new([cast(fill_value, dtype)] * math.prod(size), size, dtype)
+        check_size(math.prod(size), f"new_full({list(size)})")
+        return Tensor.new([scalar_to(fill_value, dtype)] * math.prod(size), size, dtype)
 
     def new_zeros(self, *size, dtype=None, **kwargs):
         size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
@@ -398,6 +444,7 @@ class Tensor:
     def new_empty(self, *size, dtype=None, **kwargs):
         size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
         size = tuple(size)
+        check_size(math.prod(size), f"new_empty({list(size)})")
         return Tensor.new([UNSET] * math.prod(size), size, dtype or self.dtype)
 
     def is_floating_point(self) -> bool:
@@ -581,6 +628,7 @@ class Tensor:
                          f"of the tensor ({self.ndim})")
         t = self.reshape([1] * (len(sizes) - self.ndim) + list(self._shape))
         shape = [a * n for a, n in zip(t._shape, sizes)]
+        check_size(math.prod(shape), f"repeat{tuple(sizes)}")
         src = t._values()
         values = []
         for idx in _multi_indices(shape):
@@ -602,9 +650,28 @@ class Tensor:
             counts = counts * n
         if len(counts) != n or any(c < 0 for c in counts):
             raise refuse(f"repeat_interleave: {len(counts)} counts for {n} elements")
+        check_size(sum(counts) * (t.numel() // n if n else 0), "repeat_interleave")
+        check_size(sum(counts), "repeat_interleave")
         picks = [i for i, c in enumerate(counts) for _ in range(c)]
         return t.index_select(d, Tensor.of(picks, D.int64) if picks else
                               Tensor.new([], (0,), D.int64))
+
+    def tile(self, *dims):
+        """``tile``: ``repeat`` with ones put in front of ``dims`` when it has fewer entries
+        than the tensor has dimensions."""
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list, Size)):
+            dims = dims[0]
+        dims = [_index_value(n) for n in dims]
+        return self.repeat([1] * (self.ndim - len(dims)) + dims)
+
+    def outer(self, other):
+        """``outer`` of two 1-D tensors: ``self[i] * other[j]`` (promoted as ``*`` is)."""
+        other = as_tensor(other)
+        if self.ndim != 1 or other.ndim != 1:
+            raise refuse("outer takes two 1-D tensors")
+        return self.reshape(-1, 1) * other.reshape(1, -1)
+
+    ger = outer
 
     def index_select(self, dim, index):
         d = _dim(dim, self.ndim)
@@ -704,7 +771,8 @@ class Tensor:
     # -- indexing ----------------------------------------------------------------------
     def _index(self, key):
         """``(shape, positions, view)``: the storage positions ``self[key]`` names, in its
-        order, and the view when the key is basic."""
+        order (``None`` when the key is basic: the view's positions, computed only where they
+        are written), and the view when the key is basic."""
         if not isinstance(key, tuple):
             key = (key,)
         items = []
@@ -778,7 +846,7 @@ class Tensor:
                     shape.append(len(r))
                     strides.append(st * r.step)
             view = self._view(shape, strides, off)
-            return tuple(shape), view._positions(), view
+            return tuple(shape), None, view             # positions: view._positions()
         adv = [p for p in parts if p[0] == "adv"]
         bshape = broadcast_shapes(*(p[2]._shape for p in adv))
         adv_values = [[_checked(v, self._shape[p[1]], p[1]) for v in p[2]._expanded_values(bshape)]
@@ -798,6 +866,7 @@ class Tensor:
         for block in layout:
             shape.extend(bshape if block[0] == "adv" else [1] if block[0] == "none"
                          else [len(block[2])])
+        check_size(math.prod(shape), "advanced indexing")
         # every output element: the basic parts' indices and the advanced block's flat index
         ranges = [range(math.prod(bshape)) if b[0] == "adv" else range(1) if b[0] == "none"
                   else b[2] for b in layout]
@@ -825,7 +894,9 @@ class Tensor:
         return Tensor.new(values, shape, self.dtype)
 
     def __setitem__(self, key, value):
-        shape, positions, _ = self._index(key)
+        shape, positions, view = self._index(key)
+        if positions is None:
+            positions = view._positions()
         self._write(positions, self._fill_values(value, shape))
 
     def _fill_values(self, value, shape) -> list:
@@ -834,17 +905,37 @@ class Tensor:
                 raise refuse(f"assigning {value.dtype.name} values into a {self.dtype.name} "
                              "tensor")
             return [cast(v, self.dtype) for v in value._expanded_values(shape)]
+        check_python_int(value)
         v = cast(value, self.dtype)
         return [v] * math.prod(shape)
 
     # -- elementwise -------------------------------------------------------------------
     def _binary(self, other, op, *, compare=False, true_div=False, reverse=False):
+        if not isinstance(other, Tensor):
+            check_python_int(other)
+            if reverse and op is operator.truediv and not current().exact:
+                # ``number / t`` is ``t.reciprocal() * number`` (torch's Tensor.__rdiv__): two
+                # roundings under --arith (the same value in the exact run)
+                return self.reciprocal()._binary(other, operator.mul)
         a, b = (other, self) if reverse else (self, other)
+        if op is operator.sub:
+            bools = [x is True or x is False or (isinstance(x, Tensor) and x.dtype is D.bool_)
+                     for x in (a, b)]
+            if any(bools):
+                what = "of two bool tensors" if all(bools) else "with a bool operand"
+                raise refuse(f"subtraction {what} (torch refuses it): use ~, ^ or logical_not "
+                             "/ logical_xor")
         dtype = result_type(a, b)
         if true_div and dtype.kind != "float":
             dtype = D.default_dtype()
         shape = broadcast_shapes(*(x._shape for x in (a, b) if isinstance(x, Tensor)))
-        n = math.prod(shape)
+        n = check_size(math.prod(shape), f"an elementwise operation of shape {list(shape)}")
+        if (op is operator.mul or op is operator.truediv) and dtype.name in HALF_FORMATS and \
+                not compare and not current().exact and \
+                (not isinstance(other, Tensor) or (other.numel() == 1 and other.dtype is not dtype)):
+            out = self._opmath(other, op, dtype, shape)
+            if out is not None:
+                return out
         av = a._expanded_values(shape) if isinstance(a, Tensor) else [a] * n
         bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * n
         if dtype.kind == "float" and current().exact and _rationals(av) and _rationals(bv) \
@@ -868,12 +959,35 @@ class Tensor:
             if out is None:
                 out = [arith(op, x, y) for x, y in zip(xs, ys)]
             return Tensor.new(out, shape, dtype)
-        if dtype is D.bool_ and op is operator.sub:
-            raise refuse("subtraction of two bool tensors (torch refuses it): use ^ or "
-                         "logical_xor")
         out = [arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
         if dtype.kind == "int":
             _check_int_range(out, dtype)
+        return Tensor.new(out, shape, dtype)
+
+    def _opmath(self, other, op, dtype, shape):
+        """``self * other`` or ``self / other`` of a half dtype by a scalar operand (a Python
+        number, or a one-element tensor of another dtype), as torch's CPU kernel computes it
+        (the scalar is its operand 2 in ``mul(self, other)`` and ``div(self, other)``, also
+        for ``other * self``): in ``float32``, rounded once into the half format (see the
+        module's text); ``None`` where the scalar is random (the usual route)."""
+        scalar = other._values()[0] if isinstance(other, Tensor) else other
+        s = opmath_scalar(scalar)
+        if s is None:
+            return None
+        fmt = FORMATS[dtype.name]
+        xs = cast_row(self._expanded_values(shape), dtype)
+        fast = float_rows.opmath(op, xs, [s] * len(xs), fmt) if type(s) is FloatValue else None
+        if fast is not None:
+            return Tensor.new(fast, shape, dtype)
+        out = []
+        usual = None
+        for x in xs:
+            r = opmath_arith(op, x, s, fmt)
+            if r is None:                     # a random element: the usual route
+                if usual is None:
+                    usual = cast(scalar, dtype)
+                r = arith(op, x, usual)
+            out.append(r)
         return Tensor.new(out, shape, dtype)
 
     def __add__(self, o):
@@ -901,10 +1015,23 @@ class Tensor:
         return self._binary(o, operator.truediv, true_div=True, reverse=True)
 
     def add(self, o, alpha=1):
+        self._check_alpha(o, alpha)
         return self + (o * alpha if alpha != 1 else o)
 
     def sub(self, o, alpha=1):
+        self._check_alpha(o, alpha)
         return self - (o * alpha if alpha != 1 else o)
+
+    def _check_alpha(self, o, alpha) -> None:
+        """``add``/``sub`` with ``alpha`` other than 1 or -1 under ``--arith`` on floats:
+        torch's CPU kernel fuses ``self + alpha * other`` (a fused multiply-add on its vector
+        lanes, two roundings on the tail), an order exactspec does not model."""
+        check_python_int(alpha)
+        if alpha in (1, -1) or current().exact or result_type(self, o).kind != "float":
+            return
+        raise refuse(f"add/sub with alpha={alpha} under --arith: torch's CPU kernel fuses "
+                     "self + alpha * other (one rounding on its vector lanes, two on the rest), "
+                     "an order exactspec does not model; multiply first (self + other * alpha)")
 
     def mul(self, o):
         return self * o
@@ -955,6 +1082,60 @@ class Tensor:
         return self._binary(o, operator.ne, compare=True)
 
     lt, le, gt, ge, eq, ne = __lt__, __le__, __gt__, __ge__, __eq__, __ne__
+
+    def pow(self, exponent):
+        """``self ** exponent`` for a number ``exponent``: integer powers exactly in the exact
+        run (``0 ** -1`` is ``inf``); under ``--arith`` the exponents torch's CPU kernel computes
+        by multiplications, as it computes them (checked on every finite ``float16`` and
+        ``bfloat16`` value against torch 2.14): ``0`` (1), ``1``, ``2`` (``x * x``), ``3``
+        (``x * x * x``), ``-1`` (``reciprocal``), ``-2`` (``1 / (x * x)``), in the dtype's
+        arithmetic, and for ``float16`` in ``float32`` rounded once into ``float16`` (the
+        kernel's ``pow`` of the widened value); another exponent is refused there (a
+        vectorised ``pow`` function, whose rounding exactspec does not model).  An integer
+        tensor to a negative integer power is refused, as torch refuses it."""
+        if isinstance(exponent, Tensor):
+            if exponent.ndim or exponent.dtype.kind == "float":
+                raise refuse("pow with a tensor exponent is outside exactspec's tensor layer: "
+                             "give a number")
+            exponent = exponent._values()[0]
+        if isinstance(exponent, bool) or not isinstance(exponent, (int, float, Fraction)) or \
+                isinstance(exponent, float) and not math.isfinite(exponent):
+            raise refuse(f"pow with exponent {exponent!r}: give a finite number")
+        check_python_int(exponent)
+        dtype = self.dtype
+        if dtype.kind != "float" and not isinstance(exponent, int):
+            dtype = D.default_dtype()                     # an int tensor ** 2.0 is float
+        if exponent != int(exponent):
+            raise refuse(f"pow with the exponent {exponent}: a non-integer power is outside "
+                         "exactspec's tensor layer (irrational in exact arithmetic)")
+        n = int(exponent)
+        if dtype.kind != "float":
+            if n < 0:
+                raise refuse("integers to negative integer powers are not allowed (torch "
+                             "refuses it too)")
+            out = [_exact_power(cast(v, dtype), n) for v in self._values()]
+            _check_int_range(out, dtype if dtype is not D.bool_ else D.int64)
+            return Tensor.new(out, self._shape, dtype if dtype is not D.bool_ else D.int64)
+        if current().exact:
+            return Tensor.new([_exact_power(cast(v, dtype), n) for v in self._values()],
+                              self._shape, dtype)
+        if n not in (0, 1, 2, 3, -1, -2):
+            raise refuse(f"pow with exponent {exponent} under --arith: torch's CPU kernel calls "
+                         "a vectorised pow function there, whose rounding exactspec does not "
+                         "model (exponents 0, 1, 2, 3, -1, -2 are computed as torch does); "
+                         "write the product out, or run exactly")
+        fmt = FORMATS[dtype.name]
+        return Tensor.new([_float_power(cast(v, dtype), n, fmt) for v in self._values()],
+                          self._shape, dtype)
+
+    __pow__ = pow
+
+    def pow_(self, exponent):
+        return self._inplace(self.pow(exponent))
+
+    def __rpow__(self, base):
+        raise refuse("a number to the power of a tensor (number ** t) is outside exactspec's "
+                     "tensor layer")
 
     def _logical(self, other, op):
         if self.dtype is not D.bool_ or (isinstance(other, Tensor) and other.dtype is not D.bool_):
@@ -1043,6 +1224,9 @@ class Tensor:
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise refuse("clamp needs min or max")
+        for bound in (min, max):                   # a number beyond the dtype: torch refuses
+            if bound is not None and not isinstance(bound, Tensor):
+                scalar_to(bound, result_type(self, bound))
         out = self
         if min is not None:
             out = _extreme(out, min, maximum=True)
@@ -1124,6 +1308,8 @@ class Tensor:
         return self._inplace(self.exp())
 
     def fill_(self, value):
+        if not isinstance(value, Tensor):
+            scalar_to(value, self.dtype)           # torch refuses a value beyond the dtype
         self._write(self._own_positions(), self._fill_values(value, self._shape))
         return self
 
@@ -1145,7 +1331,9 @@ class Tensor:
             if value.numel() != 1:
                 raise refuse("masked_fill takes a number or a one-element tensor")
             value = value._values()[0]
-        v = cast(value, self.dtype)
+            v = cast(value, self.dtype)
+        else:
+            v = scalar_to(value, self.dtype)       # torch refuses a value beyond the dtype
         hits = [p for p, m in zip(self._positions(), mask._expanded_values(self._shape)) if m]
         self._write(hits, [v] * len(hits))
         return self
@@ -1625,6 +1813,57 @@ def _running(lane, dtype, op, start: int, what: str):
         total = op(total, cast_format(v, acc))
         out.append(cast(total, dtype))
     return out
+
+
+def _unpacked_double(v: int) -> float:
+    """A Python int in ``torch.tensor(data, dtype=<a float dtype>)``: read as a double first,
+    as torch unpacks it (``2**60 + 2**36 + 1`` is ``2**60`` in ``float32``)."""
+    try:
+        return float(v)
+    except OverflowError:
+        raise refuse(f"the int {v} in a float tensor: too large to convert to float (torch "
+                     "refuses it too)") from None
+
+
+def _exact_power(x, n: int):
+    """``x ** n`` of one exact element (``n`` an integer): IEEE's ``inf`` for ``0 ** -k``."""
+    if type(x) is Branched:
+        return x.map(lambda v: _exact_power(v, n))
+    if is_random(x) or type(x) is LawIndex:
+        raise undecided("pow of a random value is beyond the exact method")
+    if isinstance(x, float):                   # inf, nan (nan ** 0 is 1, as in torch)
+        return _settle_float(x ** n)
+    if n < 0 and x == 0:
+        return math.inf
+    return x ** n
+
+
+def _settle_float(r):
+    return Fraction(r) if math.isfinite(r) else r
+
+
+def _float_power(x, n: int, fmt):
+    """``x ** n`` of one element under ``--arith`` as torch's CPU kernel computes it (see
+    :meth:`Tensor.pow`)."""
+    if type(x) is Branched:
+        return x.map(lambda v: _float_power(v, n, fmt))
+    if n == 0:
+        return FloatValue(1.0, fmt)
+    if n == 1:
+        return x
+    if fmt.name == "float16" and n in (3, -2) and type(x) is FloatValue:
+        f32 = FORMATS["float32"]
+        w = FloatValue(x.value, f32)
+        r = w * w * w if n == 3 else FloatValue(1.0, f32) / (w * w)
+        return FloatValue(fmt.round(r.value), fmt)
+    if n == -1:
+        return arith(operator.truediv, FloatValue(1.0, fmt), x)
+    square = arith(operator.mul, x, x)
+    if n == 2:
+        return square
+    if n == 3:
+        return arith(operator.mul, square, x)
+    return arith(operator.truediv, FloatValue(1.0, fmt), square)
 
 
 def _check_int_range(values, dtype) -> None:

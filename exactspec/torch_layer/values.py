@@ -4,7 +4,13 @@ In the exact run a float element is an exact number (division by zero gives ``in
 as IEEE does, other arithmetic stays exact); under ``--arith`` it is a
 :class:`~exactspec.engine.floats.FloatValue` of its dtype's format and each operation is
 rounded once.  A Python float met in user code is taken at its exact binary value in the exact
-run (counted on the sampler's ``floats``) and rounded into the dtype under ``--arith``.
+run (counted on the sampler's ``floats``) and rounded into the dtype under ``--arith`` as torch
+converts it: a Python number (a double or an int64), an ``int64`` value or a ``float64`` value
+goes into ``float16``/``bfloat16`` through ``float32`` (c10's ``Half(float)`` and
+``BFloat16(float)``: two roundings, ``1 + 2**-11 + 2**-40`` is ``1.0`` in ``float16``, checked
+against torch 2.14).  A ``float16``/``bfloat16`` multiplication or division by a Python number
+(or a one-element tensor of another dtype) computes in ``float32``, torch's "opmath", with the
+number rounded to ``float32`` (:func:`opmath_scalar`, :func:`opmath_arith`).
 
 >>> from .dtypes import float32, int64
 >>> cast(0.5, float32), cast(Fraction(-7, 2), int64)
@@ -24,7 +30,14 @@ from . import float_rows
 from .branched import Branched, Fallback, LawIndex, Mixture, Split, SplitFallback, axis_of
 from .context import CURRENT, current, refuse, undecided
 
-__all__ = ["UNSET", "cast", "cast_row", "divide", "is_random", "is_nan", "exact_number", "arith"]
+__all__ = ["UNSET", "cast", "cast_row", "divide", "is_random", "is_nan", "exact_number", "arith",
+           "HALF_FORMATS", "opmath_scalar", "opmath_arith", "scalar_to", "check_python_int"]
+
+#: The formats torch's CPU kernels compute in ``float32`` ("opmath") and round into.
+HALF_FORMATS = ("float16", "bfloat16")
+
+_F32 = FORMATS["float32"]
+_F64 = FORMATS["float64"]
 
 
 class _Unset:
@@ -122,16 +135,14 @@ def cast(v, dtype):
         if isinstance(v, bool):
             return int(v)
         if isinstance(v, int):
-            return v
+            return _in_int_range(v, dtype)
         if is_random(v):
             raise undecided("an integer of a random value is beyond the exact method: "
                             "compare the value with a threshold instead")
         x = exact_number(v)
         if isinstance(x, float):
             raise refuse(f"converting {x} to {dtype.name}: not a finite number")
-        if isinstance(x, Fraction):
-            return int(x)                    # truncation toward zero, as .to(int64) does
-        return int(x)
+        return _in_int_range(int(x), dtype)   # truncation toward zero, as .to(int64) does
     fmt = None if current().exact else FORMATS[dtype.name]
     if is_random(v):
         base = getattr(v, "base", None)
@@ -153,13 +164,127 @@ def cast(v, dtype):
     if isinstance(v, FloatValue):
         if v.fmt is fmt:
             return v
-        return FloatValue(fmt.round(exact_value(v)), fmt)
+        x = v.value
+        if fmt.name in HALF_FORMATS and v.fmt is _F64 and x == x:
+            x = _F32.round(x)                  # float64 to a half format through float32
+        return FloatValue(fmt.round(x), fmt)
     if isinstance(v, bool):
         v = int(v)
-    if isinstance(v, (int, Fraction, float)):
+    if isinstance(v, (int, float)):
+        if fmt.name in HALF_FORMATS:           # a double or an int64 through float32, as c10
+            return FloatValue(fmt.round(_F32.round(v)), fmt)
+        return FloatValue(fmt.round(v), fmt)
+    if isinstance(v, Fraction):                # exactspec's exact numbers: rounded once
         return FloatValue(fmt.round(v), fmt)
     raise refuse(f"a {type(v).__name__} value in a {dtype.name} tensor under --arith "
                  f"{fmt.name}: not a number of the format")
+
+
+def _in_int_range(v: int, dtype) -> int:
+    """``v`` when ``dtype`` holds it; refused otherwise, as torch refuses it (``torch.tensor(
+    [2**63])``: "Overflow when unpacking long long"; ``torch.full((2,), 2**63)``: "value
+    cannot be converted to type int64_t without overflow")."""
+    bound = 1 << (dtype.bits - 1)
+    if -bound <= v < bound:
+        return v
+    raise refuse(f"value {v} cannot be converted to type {dtype.name} without overflow (its "
+                 f"range is -2**{dtype.bits - 1} to 2**{dtype.bits - 1} - 1; torch refuses it "
+                 "too)")
+
+
+def check_python_int(v) -> None:
+    """A Python int operand torch cannot hold as a scalar (outside ``[-2**63, 2**64)``:
+    "int too big to convert") is refused."""
+    if type(v) is int and not -(1 << 63) <= v < (1 << 64):
+        raise refuse(f"the Python int {v} as a tensor operand: torch holds a number as a "
+                     "64-bit scalar and refuses it (OverflowError: int too big to convert)")
+
+
+def scalar_to(value, dtype):
+    """A Python number given as a value to fill with (``full``, ``fill_``, ``masked_fill``,
+    ``new_full``) or as a ``clamp`` bound, converted into ``dtype`` as torch's
+    ``Scalar::to`` converts it: a finite number beyond the dtype's largest value is refused
+    (``torch.full((2,), 1e5, dtype=torch.float16)``: "value cannot be converted to type
+    c10::Half without overflow"; infinities pass), an int outside the integer dtype's range
+    too; otherwise the value :func:`cast` gives."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, FloatValue)):
+        return cast(value, dtype)
+    check_python_int(value)
+    if dtype.kind == "float":
+        x = exact_number(value)
+        if not isinstance(x, float) and abs(x) > Fraction(FORMATS[dtype.name].max_value):
+            raise refuse(f"value {_text(value)} cannot be converted to type {dtype.name} "
+                         f"without overflow (its largest value is "
+                         f"{FORMATS[dtype.name].max_value:g}; torch refuses it too)")
+    elif dtype.kind == "int":
+        x = exact_number(value)                # a float truncated toward zero, as torch does
+        if isinstance(x, float):
+            raise refuse(f"value {x} cannot be converted to type {dtype.name} without "
+                         "overflow (torch refuses it too)")
+        _in_int_range(int(x), dtype)
+    return cast(value, dtype)
+
+
+def _text(v) -> str:
+    if isinstance(v, FloatValue):
+        return repr(v.value)
+    return repr(v) if not isinstance(v, Fraction) else str(v)
+
+
+def opmath_scalar(v):
+    """The ``float32`` value torch's CPU kernel multiplies or divides a ``float16`` or
+    ``bfloat16`` tensor by, for a scalar operand ``v`` (a Python number, or the one element of
+    a tensor of another dtype): ``v`` rounded to ``float32`` (a double, an int64, a
+    ``float64`` value; a ``float32`` or half value is exact); on every draft branch for a
+    branched ``v``; ``None`` for anything else (a random value), which takes the usual route.
+
+    >>> opmath_scalar(0.1).value == float(Fraction(13421773, 2**27)), opmath_scalar(True)
+    (True, float32(1.0))
+    """
+    t = type(v)
+    if t is bool:
+        return FloatValue(float(v), _F32)
+    if t is int or t is float or t is Fraction:
+        return FloatValue(_F32.round(v), _F32)
+    if t is FloatValue:
+        x = v.value
+        return FloatValue(_F32.round(x) if v.fmt is _F64 else x, _F32)
+    if t is Branched:
+        out = [opmath_scalar(x) for x in v.values]
+        return None if any(x is None for x in out) else Branched(out, v.axis)
+    return None
+
+
+def opmath_arith(op, x, s, fmt):
+    """``x op s`` as torch's CPU kernel computes a ``float16``/``bfloat16`` multiplication or
+    division by a scalar: ``x`` (a value of ``fmt``) widened to ``float32``, the operation
+    rounded to ``float32``, the result rounded into ``fmt`` (``s`` from :func:`opmath_scalar`);
+    on every draft branch for branched values; an increasing rounded expression of a uniform
+    (``u * 0.1``) maps each grid value so.  ``None`` where ``x`` is none of these (the caller
+    takes the usual route).
+
+    >>> f16 = FORMATS["float16"]
+    >>> opmath_arith(operator.mul, FloatValue(3.0, f16), opmath_scalar(0.1), f16).value * 4096
+    1229.0
+    """
+    if type(x) is FloatValue and type(s) is FloatValue:
+        return FloatValue(fmt.round(op(FloatValue(x.value, _F32), s).value), fmt)
+    if type(x) is Branched or type(s) is Branched:
+        n = len((x if type(x) is Branched else s).values)
+        xs = x.values if type(x) is Branched else [x] * n
+        ss = s.values if type(s) is Branched else [s] * n
+        fast = float_rows.opmath(op, xs, ss, fmt)
+        if fast is None:
+            fast = [opmath_arith(op, a, b, fmt) for a, b in zip(xs, ss)]
+            if any(v is None for v in fast):
+                return None
+        return Branched(fast, axis_of(x, s))
+    if type(s) is FloatValue and s.value > 0 and math.isfinite(s.value) and \
+            callable(getattr(x, "_map", None)) and getattr(x, "base", None) is not None and \
+            getattr(x.base, "fmt", None) is fmt:
+        # an increasing rounded expression of a uniform times (over) a positive number
+        return x._map(lambda v: opmath_arith(op, v, s, fmt), True)
+    return None
 
 
 #: Types of random values (race scores, noise) that a cast into a float dtype leaves as they
