@@ -21,7 +21,11 @@ method's contract first: ``sps`` takes ``k = 1`` alone), ``grid``, ``labels``, `
 output, drafts and ``accepted``; anything else (a value off the schema, ``sum_order`` or a
 non-default ``elementwise`` of an exact run) is bad input.  An edit that still checks is the
 certificate of the run it now describes (a grid for a method that draws no uniform changes
-none of its paths).  A branch's kind and description are words for a reader.
+none of its paths).  A branch's kind and description are words for a reader.  A symbolic
+certificate's cases (conditions, laws, acceptances, verdicts, witness points, the count of
+infeasible cases) are derived again through its method on its ``n``, ``k`` and
+``positive_entries_assumed`` by the replay (:func:`examine`'s ``symbolic``); its statement
+and notes are words.
 
 Trust model.  A certificate is data from someone else.  Checking it never imports a module,
 calls a function or evaluates text that the certificate names: exact values are read by a
@@ -73,11 +77,24 @@ class CertificateError(ValueError):
     """A certificate that cannot be read or is off the schema (bad input, exit 2)."""
 
 
-class OutOfTime(Exception):
+#: The replay's own exceptions raised during the current path (a method that catches one
+#: and goes on is found out: :func:`replay_paths` reads this list after each path).
+_RAISED: list = []
+
+
+class _Replays(Exception):
+    """An exception of the replay raised through the method's code: noted when made."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        _RAISED.append(self)
+
+
+class OutOfTime(_Replays):
     """The check's time budget ran out (the certificate is then not checked)."""
 
 
-class Unreplayable(Exception):
+class Unreplayable(_Replays):
     """The method refuses the replay's work as too large: the part is not checked."""
 
 
@@ -529,15 +546,17 @@ _SYMBOLIC_CASE = ("conditions", "verdict", "law", "acceptance", "witnesses", "no
 
 
 def examine(cert, resolve=None, replay=True, max_paths=MAX_PATHS, deadline=None,
-            generic=None) -> Report:
+            generic=None, symbolic=None) -> Report:
     """Check a certificate (a dict, or the path of a JSON file) and say what was found.
 
     ``resolve(cert)`` returns, for one path certificate, a function ``replay(deadline)`` that
     replays its paths (a list of problems), or a string saying why it cannot; ``None``: no
     replay at all.  ``replay=False`` asks for the method-free check only.  ``generic(part,
     deadline)`` checks a part of kind ``exactspec-generic-certificate`` (a :class:`Report`);
-    without it such a part is not checked.  Raises :class:`CertificateError` for input off
-    the schema.
+    without it such a part is not checked.  ``symbolic(part, deadline)`` derives a symbolic
+    certificate's cases again through its method and compares them (a :class:`Report`);
+    without it its witnesses are checked, its cases not (not checked).  Raises
+    :class:`CertificateError` for input off the schema.
     """
     deadline = deadline if isinstance(deadline, Deadline) else Deadline(deadline)
     if isinstance(cert, str):
@@ -616,6 +635,14 @@ def examine(cert, resolve=None, replay=True, max_paths=MAX_PATHS, deadline=None,
                     one(dict(inner, method=method, k=k), what, f"{prefix}case {number}: ")
             if not obj["cases"]:
                 report.unchecked.append(f"{prefix}a symbolic certificate without cases")
+            elif replay and symbolic is None:
+                report.unchecked.append(f"{prefix}the symbolic cases (conditions, laws, "
+                                        "verdicts) are not derived again here: only their "
+                                        "witnesses are checked")
+            elif replay:
+                inner = symbolic(obj, deadline)
+                report.problems += [prefix + p for p in inner.problems]
+                report.unchecked += [prefix + p for p in inner.unchecked]
         elif kind == KIND_GENERIC:
             if generic is None:
                 report.unchecked.append(f"{prefix}a proof for every vocabulary size: check "
@@ -650,7 +677,7 @@ def check_certificate(cert, replay=True, resolve=None, **budgets):
 
 
 # -- replay through the method ------------------------------------------------------------
-class _Mismatch(Exception):
+class _Mismatch(_Replays):
     pass
 
 
@@ -870,6 +897,7 @@ def replay_paths(cert, run, dist_class, deadline=None, name=None):
         choices = [(index, [exact_number(a) for a in alternatives])
                    for index, alternatives in path["choices"]]
         sampler = _ReplaySampler(choices, grid, deadline)
+        del _RAISED[:]
         try:
             output = run(sampler, p, q, k)
         except (OutOfTime, Unreplayable):
@@ -880,6 +908,13 @@ def replay_paths(cert, run, dist_class, deadline=None, name=None):
         except Exception as err:  # noqa: BLE001 - a method failing on the replay is a finding
             problems.append(f"path {number}: replay through {name} raised "
                             f"{type(err).__name__}: {str(err)[:200]}")
+            continue
+        if _RAISED:              # the method caught the replay's signal and went on
+            caught = _RAISED[0]
+            if isinstance(caught, (OutOfTime, Unreplayable)):
+                raise type(caught)(f"{caught} (caught by {name}, which went on)")
+            problems.append(f"path {number}: replay through {name}: {caught} (the method "
+                            "caught the replay's signal and went on)")
             continue
         if sampler._next != len(choices):
             problems.append(f"path {number}: replay through {name} ended after "

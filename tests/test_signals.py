@@ -597,3 +597,29 @@ def test_a_tolerance_with_a_huge_exponent_is_a_usage_error_at_once(pytester, mon
     result = pytester.runpytest("-p", "exactspec.pytest_plugin", "-p", "no:cacheprovider")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*tolerance='1e-100000000'*"])
+
+
+# -- certificates replayed through a rule that catches the replay's signals ------------------------
+def test_a_trusted_replay_that_catches_a_mismatch_is_rejected(capsys, tmp_path):
+    from exactspec.replay import main as checker_main
+
+    rule = tmp_path / "replayed.py"
+    rule.write_text("def rule(s, p, q):\n    return s.draft(q)\n")
+    cert = tmp_path / "c.json"
+    code, out, err = run(capsys, "verify", f"{rule}:rule", "--p", "1/2,1/2", "--q", "1/2,1/2",
+                         "--certificate", cert)
+    assert code == 0, err
+    assert checker_main([str(cert), "--trust", f"{rule}:rule"]) == 0
+    capsys.readouterr()
+    rule.write_text(textwrap.dedent("""
+        def rule(s, p, q):
+            x = s.draft(q)
+            try:
+                s.coin(1/2)          # a choice the certificate does not record
+            except Exception:
+                pass
+            return x
+        """))
+    assert checker_main([str(cert), "--trust", f"{rule}:rule"]) == 1
+    out, _ = capsys.readouterr()
+    assert "caught the replay's signal" in out and "CERTIFICATE REJECTED" in out
