@@ -136,6 +136,8 @@ def resolver(trust=()):
         return (method, "own") if method is not None else (None, None)
 
     def resolve(cert):
+        if cert.get("kind") == "exactspec-symbolic-certificate":
+            return _symbolic_replay(cert, lookup)
         if is_sequence(cert):
             return _sequence_replay(cert, trust)
         reference = cert["method"]
@@ -156,6 +158,122 @@ def resolver(trust=()):
                                  or replay_paths(cert, _bounded(method.run), _dist, deadline))
 
     return resolve
+
+
+def _symbolic_replay(cert, lookup):
+    """A symbolic certificate's cases derived again (:func:`exactspec.engine.symbolic.
+    prove_symbolic` through the method its ``method`` names, on ``n`` tokens, its ``k``,
+    ``positive_entries_assumed``), or why not: ``replay(deadline)`` gives a
+    :class:`~exactspec.checker.Report`."""
+    reference = cert["method"]
+    method, _ = lookup(reference)
+    if method is None:
+        why = (f"the symbolic cases are not derived again: method {reference[:120]!r} is not "
+               "one of exactspec's registered methods"
+               + (f" (a user's method only with --trust {reference[:120]})"
+                  if ":" in reference else ""))
+        return lambda deadline: _report(unchecked=[why])
+    return lambda deadline: _derive_cases(cert, method, deadline)
+
+
+def _report(problems=(), unchecked=()) -> Report:
+    report = Report()
+    report.problems += list(problems)
+    report.unchecked += list(unchecked)
+    return report
+
+
+def _derive_cases(cert, method, deadline) -> Report:
+    """Compare every case's conditions, law, acceptance, verdict and witness points with
+    the cases derived again.  A recorded ``undecided`` that derives as ``proved`` stands: the
+    writer may have asked for an acceptance too (``expected_acceptance``, not recorded), and an
+    undecided case claims nothing; every other verdict must be the derived one."""
+    import sympy
+
+    from .core.errors import ExactspecError
+    from .engine.symbolic import prove_symbolic
+
+    n, k = cert["n"], cert["k"]
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 8:
+        raise CertificateError(f"symbolic certificate: n {_short(n)}: 1 to 8 tokens")
+    if not isinstance(cert["positive_entries_assumed"], bool):
+        raise CertificateError("symbolic certificate: positive_entries_assumed: true or false")
+    if method.k_values is not None and k not in method.k_values:
+        allowed = ", ".join(str(v) for v in method.k_values)
+        return _report([f"k = {k}: the recorded proof is outside the method's contract: "
+                        f"{method.name} takes only k = {allowed}, not k = {k}"])
+    recorded = cert["cases"]
+    count = max((len(_witness_list(case)) for case in recorded), default=0) or 2
+    deadline.check()
+    try:
+        proof = prove_symbolic(method.run, n, k, positive=cert["positive_entries_assumed"],
+                               witnesses=count, name=cert["method"])
+    except TooLarge as err:
+        raise Unreplayable(f"the symbolic cases: {str(err)[:200]}") from None
+    except ExactspecError as err:
+        return _report([f"the symbolic cases cannot be derived again through "
+                        f"{cert['method']}: {str(err)[:200]}"])
+    deadline.check()
+    problems = []
+    if proof.infeasible != cert["infeasible_cases"]:
+        problems.append(f"infeasible_cases: {proof.infeasible} derived, recorded "
+                        f"{_short(cert['infeasible_cases'])}")
+    if len(proof.cases) != len(recorded):
+        problems.append(f"cases: {len(proof.cases)} derived, {len(recorded)} recorded")
+    for number, (mine, theirs) in enumerate(zip(proof.cases, recorded)):
+        where = f"case {number}"
+        if list(mine.conditions) != theirs["conditions"]:
+            problems.append(f"{where}: conditions {_short(theirs['conditions'])} recorded, "
+                            f"{_short(mine.conditions)} derived")
+            continue
+        symbols = {}
+        for value in list(mine.law.values()) + [mine.acceptance]:
+            for symbol in getattr(sympy.sympify(value), "free_symbols", ()):
+                symbols[str(symbol)] = symbol
+        law = {str(lab): value for lab, value in mine.law.items()}
+        if not isinstance(theirs["law"], dict) or set(theirs["law"]) != set(law):
+            problems.append(f"{where}: the law names other tokens than the derived one")
+        else:
+            for lab, value in law.items():
+                if not _same_expression(theirs["law"][lab], value, symbols):
+                    problems.append(f"{where}: law[{lab}] = {_short(theirs['law'][lab])} "
+                                    f"recorded, {value} derived")
+        if mine.acceptance is not None and not _same_expression(theirs["acceptance"],
+                                                                 mine.acceptance, symbols):
+            problems.append(f"{where}: acceptance {_short(theirs['acceptance'])} recorded, "
+                            f"{mine.acceptance} derived")
+        verdict = theirs["verdict"]
+        if verdict != mine.verdict and not (verdict == "undecided" and mine.verdict == "proved"):
+            problems.append(f"{where}: verdict {_short(verdict)} recorded, {mine.verdict} "
+                            "derived")
+        points = [w["point"] for w in mine.witnesses]
+        if [w.get("point") for w in _witness_list(theirs)] != points:
+            problems.append(f"{where}: witness points {_short(points)} derived, recorded "
+                            f"{_short([w.get('point') for w in _witness_list(theirs)])}")
+        if len(problems) > 20:
+            problems.append("... (stopped after 20 problems)")
+            break
+    return _report(problems)
+
+
+def _witness_list(case) -> list:
+    witnesses = case.get("witnesses") if isinstance(case, dict) else None
+    return [w for w in witnesses if isinstance(w, dict)] if isinstance(witnesses, list) else []
+
+
+def _same_expression(text, value, symbols) -> bool:
+    """``text`` (a recorded expression, read by the checker's grammar) equals ``value``."""
+    import sympy
+
+    from .generic_checker import parse_expression
+
+    if text == str(value):
+        return True
+    try:
+        parsed = parse_expression(text, symbols)
+    except CertificateError:
+        return False
+    return sympy.cancel(sympy.together(parsed - sympy.sympify(value))) == 0
 
 
 def _contract_problems(cert, method) -> list:
@@ -347,7 +465,11 @@ def check(cert, *, replay=True, trust=(), path_sums=True, max_paths=None,
         return examine_generic(part, resolve if replay else None, replay=replay,
                                path_sums=path_sums, deadline=deadline)
 
-    return examine(cert, resolve, replay, max_paths or MAX_PATHS, deadline, generic=generic)
+    def symbolic(part, deadline):
+        return resolve(part)(deadline)
+
+    return examine(cert, resolve, replay, max_paths or MAX_PATHS, deadline, generic=generic,
+                   symbolic=symbolic)
 
 
 def check_certificate(cert, replay=True, trust=(), unchecked_ok=False) -> list:

@@ -756,3 +756,55 @@ def test_every_recorded_field_of_a_sequence_certificate_is_bound(tmp_path, capsy
     lazy = _edited(cert, lambda c: c["parameters"].update(lazy=True))
     assert replay_certificate(lazy, verifier=Chain(1, lazy=True)) == lazy
     assert check(lazy).verdict == "OK"
+
+
+def test_every_recorded_field_of_a_symbolic_certificate_is_bound(tmp_path, capsys,
+                                                                  monkeypatch):
+    """A symbolic certificate's cases are derived again through its method (conditions, laws,
+    acceptances, verdicts, witness points, infeasible cases) on its n, k and sign assumption:
+    each edit rejected; the same law written another way, a proved case recorded as
+    undecided (which claims nothing) and the statement still check; an expression is read by
+    the grammar, never evaluated."""
+    from exactspec.claims.base import symbolic_certificate
+    from exactspec.engine.symbolic import prove_symbolic
+    from exactspec.methods.sps import sps
+
+    monkeypatch.chdir(tmp_path)                   # where the payload would leave its marker
+    cert = json.loads(json.dumps(symbolic_certificate(prove_symbolic(sps, 2, witnesses=1),
+                                                      "sps on two tokens")))
+    assert cert["cases"][0]["conditions"] == ["p0 - q0 > 0"]
+    assert cert["cases"][0]["law"] == {"0": "p0", "1": "1 - p0"}
+    code, out, _ = _check(tmp_path, cert, capsys=capsys)
+    assert code == EXIT_OK and out.strip().endswith("CERTIFICATE OK"), out
+    first = lambda c: c["cases"][0]                                  # noqa: E731
+    rejected = [
+        (lambda c: first(c).update(verdict="refuted"),
+         "case 0: verdict 'refuted' recorded, proved derived"),
+        (lambda c: first(c)["law"].update({"0": "q0"}), "case 0: law[0] = 'q0' recorded, p0 "
+                                                        "derived"),
+        (lambda c: first(c).update(acceptance="1"),
+         "case 0: acceptance '1' recorded, -p0 + q0 + 1 derived"),
+        (lambda c: first(c).update(conditions=["p0 - q0 < 0"]), "case 0: conditions"),
+        (lambda c: c.update(n=3), "cases: 13 derived, 3 recorded"),
+        (lambda c: c.update(positive_entries_assumed=False), "cases: 11 derived, 3 recorded"),
+        (lambda c: c.update(infeasible_cases=1), "infeasible_cases: 0 derived, recorded 1"),
+        (lambda c: c["cases"].pop(), "cases: 3 derived, 2 recorded"),
+        (lambda c: first(c)["witnesses"][0]["point"].update(p0="3/4"), "case 0: witness points"),
+        (lambda c: first(c)["law"].update({"0": PAYLOAD}), "case 0: law[0] = "),
+    ]
+    for change, words in rejected:
+        code, out, err = _check(tmp_path, _edited(cert, change), capsys=capsys)
+        _refused(code, out, err)
+        assert code == EXIT_REJECTED and words in out.splitlines()[0], (words, out)
+    assert not (tmp_path / "MARKER").exists()
+    for change in (lambda c: first(c)["law"].update({"1": "-p0 + 1"}),
+                   lambda c: first(c).update(verdict="undecided"),
+                   lambda c: c.update(statement="anything")):
+        assert check(_edited(cert, change)).verdict == "OK"
+    # k: the witnesses are bound to it, and sps's contract refuses k = 2 before a derivation
+    code, out, _ = _check(tmp_path, _edited(cert, lambda c: c.update(k=2)), capsys=capsys)
+    assert code == EXIT_REJECTED and "sps takes only k = 1, not k = 2" in out
+    # a method outside the registry: its cases are not derived, never OK
+    code, out, _ = _check(tmp_path, dict(json.loads(json.dumps(cert)), method="evil:rule"),
+                          capsys=capsys)
+    assert code in (EXIT_REJECTED, EXIT_NOT_CHECKED) and "CERTIFICATE OK" not in out
