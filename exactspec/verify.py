@@ -338,6 +338,8 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
         (``"sequential"``, ``"correctly-rounded"``, ``"torch-avx2"``;
         :mod:`exactspec.engine.float_sums`); without it such sums are refused.
 
+    Examples
+    --------
     >>> from exactspec import Dist
     >>> verify("sps", Dist.parse("1/2,1/2"), Dist.parse("1/3,2/3")).acceptance
     Fraction(5, 6)

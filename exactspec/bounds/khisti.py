@@ -238,6 +238,8 @@ def figure_family(c=Fraction(1, 3), published=None) -> FigureFamily:
         :func:`exactspec.bounds.closed_forms.khisti_alpha_star` (``1 - max(0, 1/9 - x, x - 5/9)``,
         for ``c = 1/3``); it is evaluated inside the run, so it may use ``min``/``max``.
 
+    Examples
+    --------
     >>> fam = figure_family()
     >>> fam.formula()
     [('0', '1/9', 'x + 8/9'), ('1/9', '5/9', '1'), ('5/9', '2/3', '14/9 - x')]

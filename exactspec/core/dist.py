@@ -205,6 +205,8 @@ class Dist(Mapping):
     check : bool
         Validate entries and the sum (the symbolic engine passes ``False``).
 
+    Examples
+    --------
     >>> Dist([0.5, 0.25, 0.25])
     Dist({0: 1/2, 1: 1/4, 2: 1/4})
     >>> Dist({"x": 1, "y": 3}, normalize=True)["y"]

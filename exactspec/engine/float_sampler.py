@@ -213,6 +213,8 @@ class FloatSampler(ExactSampler):
         The declared order of a tensor layer's float sums of more than a few terms
         (:mod:`~exactspec.engine.float_sums`); ``None``: such sums are refused.
 
+    Examples
+    --------
     >>> from fractions import Fraction
     >>> s = FloatSampler("float32", elementwise="numpy")
     >>> Fraction(s.exp(-61 / 16).value) - Fraction(FloatSampler("float32").exp(-61 / 16).value)

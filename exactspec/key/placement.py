@@ -342,6 +342,8 @@ def key_placement(p: Any, q: Any, k: int) -> KeyPlacement:
     -------
     KeyPlacement
 
+    Examples
+    --------
     >>> from exactspec.core.dist import Dist
     >>> plan = key_placement(Dist.parse("1/2,1/5,3/10,0"), Dist.parse("1/20,1/20,1/10,4/5"), 10)
     >>> [(b.kind, b.tokens) for b in plan.blocks], plan.path     # docs/math.md's second one

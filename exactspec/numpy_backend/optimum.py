@@ -120,6 +120,8 @@ def optimum_sorted(p, q, k: int, xp: Any = None) -> FloatOptimum:
     k : int
         The number of i.i.d. drafts.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> opt = optimum_sorted(np.array([[0.5, 0.3, 0.2]]), np.array([[0.2, 0.2, 0.6]]), 4)
     >>> float(opt.alpha_star[0]), opt.order.tolist(), opt.tight.tolist()

@@ -163,6 +163,8 @@ def g(k: int, x: Any) -> Any:
     Fraction or sympy expression
         Exact when ``x`` is.
 
+    Examples
+    --------
     >>> g(2, Fraction(1, 5)), g(3, "2/5"), g(1, Fraction(1, 3))
     (Fraction(9, 25), Fraction(98, 125), Fraction(1, 3))
     """
@@ -220,6 +222,8 @@ def optimal_order(p: Any, q: Any) -> tuple:
     tuple
         The labels in that order.
 
+    Examples
+    --------
     >>> optimal_order(Dist.parse("1/2,3/10,1/5", labels="abc"),
     ...               Dist.parse("1/5,1/5,3/5", labels="abc"))
     ('a', 'b', 'c')
@@ -293,6 +297,8 @@ def optimum(p: Any, q: Any, k: int) -> Optimum:
     -------
     Optimum
 
+    Examples
+    --------
     >>> opt = optimum(Dist.parse("1/2,3/10,1/5", labels="abc"),
     ...               Dist.parse("1/5,1/5,3/5", labels="abc"), 4)
     >>> opt.alpha_star, opt.a_star, opt.tight
@@ -579,6 +585,8 @@ def draft_multisets(q: Any, k: int, law: str = "iid", *,
     iterator of (tuple, Fraction)
         Validation and the size check happen at the call, the enumeration lazily.
 
+    Examples
+    --------
     >>> list(draft_multisets(Dist.parse("1/3,2/3", labels="ab"), 2))
     [(('a', 'a'), Fraction(1, 9)), (('a', 'b'), Fraction(4, 9)), (('b', 'b'), Fraction(4, 9))]
     >>> list(draft_multisets(Dist.parse("1/2,1/4,1/4", labels="abc"), 2, "wor"))
@@ -715,6 +723,8 @@ def alpha_star_max_flow(p: Any, q: Any, k: int, draft_law: str = "iid", *,
     budget : int
         Refuse with :class:`TooLarge` above this many draft multisets.
 
+    Examples
+    --------
     >>> alpha_star_max_flow(Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), 2)
     Fraction(21, 25)
     """

@@ -208,6 +208,8 @@ def probability_report(check, p, q, *, k: int = 1, grid: int | None = None,
     max_failing : int
         Keep at most this many failing paths (all are counted).
 
+    Notes
+    -----
     With ``seconds``, the check runs in a watched child process
     (:func:`~exactspec.core.supervise.supervised`): a check that catches the timer's signal,
     blocks it or cancels it is still stopped.

@@ -626,6 +626,8 @@ def rational_tight_instances(k: int, n: int) -> list[tuple[Fraction, Fraction]]:
     n : int
         How many instances.
 
+    Examples
+    --------
     >>> rational_tight_instances(2, 3)
     [(Fraction(3, 5), Fraction(107, 125)), (Fraction(33, 50), Fraction(106487, 125000)), \
 (Fraction(333, 500), Fraction(106481537, 125000000))]

@@ -581,6 +581,8 @@ def lump(p: Dist, q: Dist, k: int, group: Sequence | None = None) -> Lumping:
         Use this ``H`` instead of :func:`lumping_group` (the proof's facts are then not
         checked).
 
+    Examples
+    --------
     >>> lp = lump(Dist.parse("3/5,1/5,1/5"), Dist.parse("1/3,1/2,1/6"), 2)
     >>> lp.high, lp.p2, lp.q2
     ((0,), Dist({'H': 3/5, 'L': 2/5}), Dist({'H': 1/3, 'L': 2/3}))
