@@ -5,7 +5,9 @@ Build from the repository root (the site's sources are ``docs/`` and ``notebooks
     python -m sphinx -W --keep-going -c docs -b html . OUTDIR
 
 Nothing is downloaded while building: no intersphinx inventories, no web fonts, and the
-notebooks run in a local kernel (``nb_execution_mode = "force"``).
+notebooks run in a local kernel (``nb_execution_mode = "force"``).  Nothing is downloaded
+while reading either: the built pages load no script, stylesheet or image from the network
+(MathJax is served from the site; ``check_offline`` below fails a build that would).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
 
 import exactspec  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
+import site_checks  # noqa: E402  (docs/_ext/site_checks.py)
+
 project = "exactspec"
 author = "the exactspec authors"
 release = exactspec.__version__
@@ -39,6 +44,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",          # numpydoc sections
     "sphinx.ext.mathjax",
+    # MathJax served from the site itself (_static/mathjax/), not from a CDN: offline, a page
+    # with math shows it typeset rather than raw LaTeX.  See "Math offline" below.
+    "sphinx-mathjax-offline",
 ]
 
 # MyST: GitHub-style anchors for headings, so ``docs/math.md#the-optimum`` works both on the
@@ -48,6 +56,23 @@ myst_enable_extensions = ["dollarmath", "colon_fence"]
 # tree_format.md titles itself with "##" (its sections are "###"): heading levels are style, not
 # a broken reference, so they do not fail the build.
 suppress_warnings = ["myst.header"]
+
+# Math offline.  The pages with math (the notebooks' formulas, through MyST's dollarmath) are
+# typeset by MathJax in the reader's browser; sphinx.ext.mathjax loads it from a CDN, so a site
+# read offline showed raw LaTeX.  sphinx-mathjax-offline (a PyPI package, in the docs extra)
+# ships MathJax 3's files, copies them into the built site's _static/mathjax/ and points
+# mathjax_path there: the pages stay as they were, typeset in the browser, with pip the only
+# installer.  Not sphinx.ext.imgmath, which renders images at build time but needs LaTeX and
+# dvipng, system packages that pip cannot install (some hundreds of MB of TeX Live in CI), nor
+# sphinxcontrib-katex, which ships KaTeX's script but takes its stylesheet and fonts from a CDN
+# and prerenders only through Node.js.  The cost: some 24 MB of MathJax files in the site.
+#
+# Widgets: myst-nb would load RequireJS and the ipywidgets embedder from CDNs for a page with
+# widget state (notebook 02's slider).  A static page has no kernel behind its controls anyway,
+# so no widget script is loaded and a widget shows its plain-text form; the notebook's static
+# plots show its settings.
+nb_ipywidgets_js: dict = {}
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
 
 # Notebooks: executed at every build, in their own directory, failing the build on an error.
 nb_execution_mode = "force"
@@ -238,6 +263,22 @@ def check_api_pages(app, exception) -> None:
         raise ExtensionError("API pages that document nothing: " + ", ".join(bare))
 
 
+def check_offline(app, exception) -> None:
+    """Fail the build if a page of the site loads a resource from the network.
+
+    A ``<script>``, ``<link>``, ``<img>`` (or other loaded tag) whose address starts with
+    ``http://``, ``https://`` or ``//``, or a stylesheet's remote ``url(...)``: the site is
+    read offline as it is online (``docs/_ext/site_checks.py``).
+    """
+    if exception is not None or app.builder.format != "html":
+        return
+    from sphinx.errors import ExtensionError
+
+    problems = site_checks.offline_problems(app.outdir)
+    if problems:
+        raise ExtensionError("pages that load a network resource:\n" + "\n".join(problems))
+
+
 _LITERAL = re.compile(r"(``.*?``)")
 
 
@@ -256,4 +297,5 @@ def setup(app):
     app.add_directive("exactspec-modules", ExactspecModules)
     app.connect("build-finished", check_notebook_plots)
     app.connect("build-finished", check_api_pages)
+    app.connect("build-finished", check_offline)
     return {"parallel_read_safe": True}

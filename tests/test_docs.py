@@ -191,3 +191,125 @@ def test_the_site_has_its_pages():
     notebooks = (ROOT / "docs" / "notebooks.md").read_text(encoding="utf-8")
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         assert f"../notebooks/{notebook.stem}\n" in notebooks, notebook.name
+
+
+# -- the site builds from the docs extra alone, and reads offline -----------------------------
+
+import ast  # noqa: E402
+import doctest  # noqa: E402
+import importlib.util  # noqa: E402
+import sys  # noqa: E402
+import tomllib  # noqa: E402
+
+
+def _requirement_names(requirements) -> set[str]:
+    """Distribution names of requirement strings, normalised (``dask[distributed]>=1`` ->
+    ``dask``, ``myst_nb`` -> ``myst-nb``)."""
+    return {re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0].strip().lower().replace("_", "-")
+            for r in requirements}
+
+
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    """Top-level package names a module imports when it is imported (module-level ``import``
+    and ``from`` statements, outside ``try`` blocks; relative imports left out)."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_the_docs_extra_installs_what_the_build_imports():
+    """``pip install '.[docs]'`` alone builds the site: every package that importing an
+    exactspec module needs (autodoc imports them all) and every Sphinx extension of
+    ``docs/conf.py`` is a dependency of exactspec or a requirement of the docs extra."""
+    project = _project()
+    available = (_requirement_names(project["dependencies"])
+                 | _requirement_names(project["optional-dependencies"]["docs"])
+                 | {"exactspec"})
+    missing = []
+    for path in sorted((ROOT / "exactspec").rglob("*.py")):
+        for name in sorted(_module_level_imports(path)):
+            if name in sys.stdlib_module_names or name == "__future__":
+                continue
+            if name.lower().replace("_", "-") not in available:
+                missing.append(f"{path.relative_to(ROOT)}: import {name}")
+    conf = ast.parse((ROOT / "docs" / "conf.py").read_text(encoding="utf-8"))
+    extensions = next(ast.literal_eval(node.value) for node in conf.body
+                      if isinstance(node, ast.Assign)
+                      and any(getattr(t, "id", None) == "extensions" for t in node.targets))
+    assert "sphinx-mathjax-offline" in extensions
+    for extension in extensions:
+        top = extension.split(".")[0].lower().replace("_", "-")
+        if top not in available:
+            missing.append(f"docs/conf.py: extension {extension}")
+    assert not missing, "not installed by the docs extra:\n" + "\n".join(missing)
+    assert "pytest" in _requirement_names(project["optional-dependencies"]["docs"])
+
+
+def _site_checks():
+    spec = importlib.util.spec_from_file_location(
+        "site_checks", ROOT / "docs" / "_ext" / "site_checks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_site_checks_examples():
+    """The offline check's own examples (``docs/`` is outside the doctest run)."""
+    module = _site_checks()
+    failed, tried = doctest.testmod(module, verbose=False)
+    assert tried and not failed
+
+
+def test_offline_check_finds_every_network_resource(tmp_path):
+    """A page that loads a script, stylesheet, image or frame from the network is named;
+    local resources, data URIs and plain hyperlinks are not."""
+    checks = _site_checks()
+    site = tmp_path / "html"
+    (site / "docs").mkdir(parents=True)
+    (site / "_static").mkdir()
+    (site / "docs" / "good.html").write_text(
+        '<html><head><script src="../_static/mathjax/tex-chtml.js"></script>'
+        '<link rel="stylesheet" href="../_static/furo.css"></head><body>'
+        '<img src="data:image/png;base64,AAAA"><a href="https://example.org/paper">a paper</a>'
+        '<script type="application/json">{"url": "https://example.org"}</script>'
+        '</body></html>', encoding="utf-8")
+    (site / "docs" / "bad.html").write_text(
+        '<html><head>'
+        '<script defer src="https://cdn.example.net/mathjax/tex-chtml.js"></script>'
+        "<link rel='stylesheet' href='http://fonts.example.net/font.css'/>"
+        '<script src="//cdn.example.net/require.min.js"></script></head><body>'
+        '<IMG SRC="HTTPS://img.example.net/a.png"><iframe src="https://video.example.net/x">'
+        '</iframe><img srcset="a.png 1x, https://img.example.net/b.png 2x">'
+        '</body></html>', encoding="utf-8")
+    (site / "_static" / "theme.css").write_text(
+        "@import url('https://fonts.example.net/css');\n"
+        "body { background: url(../_static/local.png); }\n", encoding="utf-8")
+    problems = checks.offline_problems(site)
+    assert problems == [
+        "docs/bad.html: <script> https://cdn.example.net/mathjax/tex-chtml.js",
+        "docs/bad.html: <link> http://fonts.example.net/font.css",
+        "docs/bad.html: <script> //cdn.example.net/require.min.js",
+        "docs/bad.html: <img> HTTPS://img.example.net/a.png",
+        "docs/bad.html: <iframe> https://video.example.net/x",
+        "docs/bad.html: <img> https://img.example.net/b.png",
+        "_static/theme.css: url https://fonts.example.net/css",
+    ], problems
+
+
+def test_the_build_runs_the_offline_check():
+    """``docs/conf.py`` fails a build whose pages would load a network resource, serves MathJax
+    from the site, and loads no widget script from a CDN."""
+    conf = (ROOT / "docs" / "conf.py").read_text(encoding="utf-8")
+    assert 'app.connect("build-finished", check_offline)' in conf
+    assert "site_checks.offline_problems(app.outdir)" in conf
+    assert '"sphinx-mathjax-offline"' in conf
+    assert "nb_ipywidgets_js: dict = {}" in conf
+    assert "mathjax_path" not in re.sub(r"#.*", "", conf)   # the extension's, not a CDN's
