@@ -16,7 +16,9 @@ Fixtures (each a function; the marker's options are its defaults):
 
 The marker ``@pytest.mark.exactspec(arith=..., grid=..., tolerance=..., max_paths=...,
 seconds=...)`` sets those options for one test (or a class, or a module through
-``pytestmark``); a bad value stops the run before any test, as a pytest usage error.
+``pytestmark``).  A bad value is an error of that test alone, reported when the test is set
+up (before its fixtures run): the rest of the session runs, and a test that is deselected
+(``-k``, ``-m``) is never checked.
 
 When an ``assert`` compares exact numbers (``assert exact_probability(...) == 1``), pytest's
 report shows both values and their exact difference.
@@ -117,16 +119,31 @@ def pytest_configure(config):
         "(exact_lossless, exact_acceptance, exact_probability)")
 
 
-def pytest_collection_modifyitems(session, config, items):
-    """Check every marker's options before any test runs (a bad value is a usage error)."""
-    for item in items:
-        _merged_options(item)
+def _options_or_fail(node) -> dict:
+    """:func:`_merged_options`, a bad value failing the current test in one line."""
+    __tracebackhide__ = True
+    try:
+        return _merged_options(node)
+    except pytest.UsageError as err:
+        message = str(err)
+    pytest.fail(message, pytrace=False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Check the test's ``exactspec`` markers as it is set up, before its fixtures.
+
+    A bad value fails that test's setup (an error of that test, in one line); the other
+    tests run, and a deselected test is not checked.
+    """
+    if any(True for _ in item.iter_markers("exactspec")):
+        _options_or_fail(item)
 
 
 @pytest.fixture
 def exactspec_options(request) -> dict:
     """The test's ``@pytest.mark.exactspec(...)`` options (validated), as a dict."""
-    return _merged_options(request.node)
+    return _options_or_fail(request.node)
 
 
 def _with(options: dict, allowed: tuple, given: dict) -> dict:

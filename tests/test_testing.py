@@ -306,22 +306,45 @@ def test_plugin_shows_the_exact_figures(pytester, monkeypatch):
     ("colour=1", "(colour=1) on test_inner.py::test_marked: unknown option"),
     ("'float32'", " on test_inner.py::test_marked: give options by name"),
 ])
-def test_plugin_bad_marker_is_a_usage_error(pytester, monkeypatch, marker, words):
+def test_plugin_bad_marker_is_an_error_of_that_test(pytester, monkeypatch, marker, words):
+    """A bad marker value fails its own test at setup, in one line; the other tests run."""
     source = f"""
 import pytest
 
 @pytest.mark.exactspec({marker})
+def test_marked(exact_lossless):
+    raise RuntimeError("the body must not run")
+
+def test_other():
+    pass
+"""
+    result = run_plugin(pytester, monkeypatch, source)
+    result.assert_outcomes(passed=1, errors=1)
+    out = result.stdout.str()
+    assert "the body must not run" not in out
+    assert "ERROR at setup of test_marked" in out
+    reported = [line for line in result.stdout.lines
+                if line.startswith("@pytest.mark.exactspec")]
+    assert len(reported) == 1 and words in reported[0]
+
+
+def test_plugin_bad_marker_of_a_deselected_test_is_not_checked(pytester, monkeypatch):
+    source = """
+import pytest
+
+@pytest.mark.exactspec(grid=0)
 def test_marked():
     pass
 
 def test_other():
-    raise RuntimeError("must not run")
+    pass
 """
-    result = run_plugin(pytester, monkeypatch, source)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "must not run" not in result.stdout.str()
-    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
-    assert len(errors) == 1 and words in errors[0]
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_inner=source)
+    result = pytester.runpytest("-p", "exactspec.pytest_plugin", "-p", "no:cacheprovider",
+                                "-k", "test_other")
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=1, deselected=1)
 
 
 def test_plugin_is_cheap_to_import():
