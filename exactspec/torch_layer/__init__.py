@@ -9,6 +9,8 @@ through the engine's sampler (:mod:`.random`).  ``exactspec verify FILE:fn --p P
 function ``fn(p, q)`` of such a file as a PyTorch rule (:mod:`.rule`); its draft
 ``torch.multinomial(q, 1)`` is enumerated as a tensor axis where the rule's control flow does
 not depend on it (:mod:`.branched`), else token by token.  Real torch is not needed.  The layer is loaded only when a rule file imports torch (:func:`load_pytorch_rule`).
+:func:`load` takes a function or class of an installed engine from its source, unedited,
+without importing the engine (:mod:`.shipped`).
 
 >>> from exactspec.torch_layer import installed
 >>> with installed() as torch:
@@ -26,10 +28,10 @@ from pathlib import Path
 from .detect import imports_torch
 
 __all__ = ["installed", "make_module", "PyTorchRule", "imports_torch", "load_pytorch_rule",
-           "Tensor"]
+           "Tensor", "load"]
 
 _LAZY = {"installed": "module", "make_module": "module", "PyTorchRule": "rule",
-         "Tensor": "tensor"}
+         "Tensor": "tensor", "load": "shipped"}
 
 
 def load_pytorch_rule(spec: str):
