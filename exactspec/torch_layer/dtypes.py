@@ -145,17 +145,24 @@ class iinfo:
 
 
 class device:
-    """``torch.device``: only the CPU."""
+    """``torch.device``: only the CPU (``"cpu"``, ``"cpu:0"``, ``("cpu", 0)`` or a device)."""
 
     def __init__(self, kind="cpu", index=None):
-        self.type = str(kind).split(":")[0]
+        if isinstance(kind, device):
+            kind, index = kind.type, kind.index if index is None else index
+        name, _, number = str(kind).partition(":")
+        self.type = name
         if self.type != "cpu":
             raise refuse(f"torch.device({kind!r}): exactspec runs a PyTorch rule on its own CPU "
                          "tensor layer")
-        self.index = index
+        self.index = int(number) if number and index is None else index
 
     def __repr__(self):
-        return "device(type='cpu')"
+        return "device(type='cpu')" if self.index is None else \
+            f"device(type='cpu', index={self.index})"
+
+    def __str__(self):
+        return "cpu" if self.index is None else f"cpu:{self.index}"
 
     def __eq__(self, other):
         return getattr(other, "type", other) == "cpu"

@@ -1,10 +1,35 @@
 """The module that stands in for ``torch`` while exactspec imports and runs a PyTorch rule.
 
 :func:`installed` puts it in ``sys.modules`` as ``torch`` (with ``torch.nn``,
-``torch.nn.functional`` and ``torch.cuda``) for the length of a ``with`` block and puts back
-whatever was there before (a real torch included).  A name the layer does not define is refused
-in one line naming it and the user's line (:class:`~exactspec.core.errors.InvalidInput`, exit
-2 on the command line); every name under ``torch.cuda`` is refused the same way.
+``torch.nn.functional``, ``torch.jit`` and ``torch.cuda``) for the length of a ``with`` block
+and puts back whatever was there before (a real torch included).  A name the layer does not
+define is refused in one line naming it and the user's line
+(:class:`~exactspec.core.errors.InvalidInput`, exit 2 on the command line); under
+``torch.cuda`` only ``is_available()`` (``False``) and ``device_count()`` (0) answer, every other
+name is refused the same way.
+
+The engine plumbing around a sampler runs as it does on a CPU without autograd:
+
+- ``torch.jit.script``, ``torch.jit.trace`` (with its example inputs), ``torch.jit.ignore``,
+  ``torch.jit.unused`` and ``torch.jit.export`` return the function (or module) they are given,
+  which runs eagerly: TorchScript runs the same CPU kernels as eager mode (its CPU fuser is
+  off by default), so the law is the eager one, under ``--arith`` too (``torch.compile``, whose
+  kernels fuse and round in their own order, is refused there);
+- ``torch.no_grad``, ``torch.inference_mode``, ``torch.enable_grad`` and
+  ``torch.set_grad_enabled`` are context managers and decorators (with or without
+  parentheses) that do nothing;
+- ``torch.nn.Module``, ``ModuleList``, ``ModuleDict``, ``Sequential``, ``Identity``,
+  ``Parameter`` and ``torch.nn.functional.pad`` (:mod:`.nn`);
+- ``torch.Tensor``, ``torch.dtype``, ``torch.device``, ``torch.Generator`` and ``torch.Size``
+  are classes, usable in annotations and ``isinstance``; the tensor class reports
+  ``torch.Tensor`` as its module and name;
+- a ``device`` argument is accepted wherever torch takes one when it names the CPU
+  (``"cpu"``, ``torch.device("cpu")``), and a CUDA device is refused in one line; Python's
+  ``float``, ``int`` and ``bool`` are accepted as dtypes (``float64``, ``int64``, ``bool``);
+- the module has a ``__spec__`` (``importlib.util.find_spec("torch")`` answers while the
+  layer is installed), a ``__file__`` (the layer's own package file) and a ``__version__``:
+  :data:`MODELLED_VERSION`, the torch version whose CPU semantics the layer was checked
+  against, a string that compares with versions as torch's does.
 
 >>> with installed() as torch:
 ...     t = torch.tensor([1, 2, 3], dtype=torch.float64)
@@ -17,7 +42,9 @@ False
 from __future__ import annotations
 
 import functools
+import importlib.machinery
 import math
+import re
 import sys
 import types
 from contextlib import contextmanager
@@ -26,12 +53,67 @@ from pathlib import Path
 from ..core.errors import InvalidInput
 from . import dtypes as D
 from . import functions as _fn
+from . import nn as _nn
 from . import random as _rnd
 from .context import CURRENT, Run, current, refuse
-from .tensor import MAX_ELEMENTS, Size, Tensor, as_tensor, check_size, result_type
+from .tensor import (MAX_ELEMENTS, Size, Tensor, as_tensor, check_device, check_size, dtype_arg,
+                     result_type)
 from .values import UNSET, scalar_to
 
-__all__ = ["installed", "make_module"]
+__all__ = ["installed", "make_module", "MODELLED_VERSION", "TorchVersion"]
+
+#: ``torch.__version__`` while the layer stands in for torch: the torch release whose CPU
+#: semantics the layer's tests check it against (``tests/test_torch_half.py``,
+#: ``tests/test_torch_layer.py``, ``tests/test_torch_plumbing.py``)
+MODELLED_VERSION = "2.14.0"
+
+
+class TorchVersion(str):
+    """A version string that compares with other versions (strings or tuples) by its release
+    numbers, as ``torch.__version__`` does: ``TorchVersion("2.14.0") >= "2.5"``.
+
+    >>> v = TorchVersion("2.14.0")
+    >>> v >= "2.5", v < (2, 15), v == "2.14.0", v.split(".")[0]
+    (True, True, True, '2')
+    """
+
+    __slots__ = ()
+
+    @staticmethod
+    def _release(v) -> tuple:
+        if isinstance(v, tuple):
+            parts = list(v)
+        else:
+            parts = [int(x) for x in re.findall(r"\d+", str(v).split("+")[0].split("a")[0]
+                                                         .split("b")[0].split("rc")[0])]
+        while parts and parts[-1] == 0:
+            parts.pop()
+        return tuple(parts)
+
+    def _cmp(self, other, op):
+        if not isinstance(other, (str, tuple)):
+            return NotImplemented
+        return op(self._release(self), self._release(other))
+
+    def __lt__(self, other):
+        return self._cmp(other, lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._cmp(other, lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._cmp(other, lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._cmp(other, lambda a, b: a >= b)
+
+    def __eq__(self, other):
+        return self._cmp(other, lambda a, b: a == b)
+
+    def __ne__(self, other):
+        return self._cmp(other, lambda a, b: a != b)
+
+    __hash__ = str.__hash__
 
 
 class _LayerModule(types.ModuleType):
@@ -50,24 +132,71 @@ class _CudaModule(_LayerModule):
 
 
 class no_grad:
-    """``torch.no_grad()`` / ``torch.inference_mode()``: a context and a decorator that do
-    nothing (the layer has no autograd)."""
+    """``torch.no_grad()`` / ``torch.inference_mode()`` / ``torch.enable_grad()`` /
+    ``torch.set_grad_enabled(mode)``: a context manager and a decorator (``@torch.no_grad()``
+    and ``@torch.no_grad``) that does nothing and returns the function it decorates (the layer
+    has no autograd)."""
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):   # ``@torch.no_grad``: the function
+            return mode
+        return super().__new__(cls)
 
     def __init__(self, mode=True):
         pass
 
     def __enter__(self):
-        return self
+        return None
 
     def __exit__(self, *exc):
         return False
 
     def __call__(self, function):
-        @functools.wraps(function)
-        def wrapper(*args, **kwargs):
-            return function(*args, **kwargs)
+        return function
 
-        return wrapper
+    def clone(self):
+        return self
+
+
+def _returns_it(obj=None, *args, **kwargs):
+    """``torch.jit.script(fn)`` (and ``trace(fn, example_inputs)``, ``unused``, ``export``,
+    ``interface``): ``fn`` itself, run eagerly."""
+    if obj is None:
+        raise refuse("torch.jit.script/trace of nothing: give the function or module")
+    return obj
+
+
+def _ignore(drop=False, **kwargs):
+    """``torch.jit.ignore`` as a decorator, bare (``@torch.jit.ignore``) or called
+    (``@torch.jit.ignore(drop=True)``): the function itself."""
+    if callable(drop) and not isinstance(drop, bool):
+        return drop
+    return lambda function: function
+
+
+def _jit_module() -> types.ModuleType:
+    jit = _LayerModule("torch.jit")
+    jit.script = jit.trace = jit.unused = jit.export = jit.interface = _returns_it
+    jit.script_if_tracing = jit.trace_module = _returns_it
+    jit.ignore = _ignore
+    jit.is_scripting = jit.is_tracing = lambda: False
+    jit.annotate = lambda the_type, the_value: the_value
+    jit.Attribute = lambda value, the_type=None: value
+    jit.Final = __import__("typing").Final
+    return jit
+
+
+def _spec(module: types.ModuleType, package: bool) -> None:
+    """A module spec, file and package path as an installed torch has them (``find_spec``
+    answers; no submodule is found on disk: ``__path__`` is empty)."""
+    origin = str(Path(__file__).resolve().with_name("__init__.py"))
+    module.__spec__ = importlib.machinery.ModuleSpec(module.__name__, None, origin=origin,
+                                                     is_package=package)
+    module.__spec__.has_location = True
+    module.__file__ = origin
+    module.__package__ = module.__name__ if package else module.__name__.rpartition(".")[0]
+    if package:
+        module.__path__ = []
 
 
 def compile(model=None, **options):
@@ -107,15 +236,13 @@ def _size(args, kwargs) -> tuple:
 
 
 def _options(kwargs):
-    dev = kwargs.pop("device", None)
-    if dev is not None and getattr(dev, "type", str(dev).split(":")[0]) != "cpu":
-        raise refuse(f"device {dev!r}: exactspec runs a PyTorch rule on its own CPU tensor layer")
+    check_device(kwargs.pop("device", None))
     kwargs.pop("requires_grad", None)
     kwargs.pop("pin_memory", None)
     kwargs.pop("layout", None)
     kwargs.pop("memory_format", None)
     kwargs.pop("generator", None)
-    dtype = kwargs.pop("dtype", None)
+    dtype = dtype_arg(kwargs.pop("dtype", None))
     if kwargs:
         raise refuse(f"argument {sorted(kwargs)[0]!r} is outside exactspec's tensor layer")
     return dtype
@@ -128,7 +255,16 @@ def make_module() -> types.ModuleType:
     nn = _LayerModule("torch.nn")
     functional = _LayerModule("torch.nn.functional")
     cuda = _CudaModule("torch.cuda")
-    torch.nn, nn.functional, torch.cuda = nn, functional, cuda
+    jit = _jit_module()
+    torch.nn, nn.functional, torch.cuda, torch.jit = nn, functional, cuda, jit
+    for module, package in ((torch, True), (nn, True), (functional, False), (cuda, True),
+                            (jit, True)):
+        _spec(module, package)
+    cuda.is_available = lambda: False
+    cuda.device_count = lambda: 0
+    for name in ("Module", "ModuleList", "ModuleDict", "Sequential", "Identity", "Parameter"):
+        setattr(nn, name, getattr(_nn, name))
+    functional.pad = _nn.pad
     for name, d in D.DTYPES.items():
         setattr(torch, name, d)
     torch.float, torch.double, torch.half = D.float32, D.float64, D.float16
@@ -136,9 +272,9 @@ def make_module() -> types.ModuleType:
     torch.dtype, torch.Tensor, torch.Size = D.DType, Tensor, Size
     torch.finfo, torch.iinfo, torch.device = D.finfo, D.iinfo, D.device
     torch.Generator = _rnd.Generator
-    torch.no_grad = torch.inference_mode = torch.enable_grad = no_grad
+    torch.no_grad = torch.inference_mode = torch.enable_grad = torch.set_grad_enabled = no_grad
     torch.compile = compile
-    torch.__version__ = "exactspec"
+    torch.__version__ = TorchVersion(MODELLED_VERSION)
 
     def get_default_dtype():
         return D.default_dtype()
@@ -146,12 +282,12 @@ def make_module() -> types.ModuleType:
     def manual_seed(seed):
         return _rnd.Generator().manual_seed(seed)
 
-    def tensor(data, dtype=None, device=None, requires_grad=False):
-        _options({"device": device})
+    def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+        check_device(device)
         return Tensor.of(data, dtype)
 
     def as_tensor_(data, dtype=None, device=None):
-        _options({"device": device})
+        check_device(device)
         return as_tensor(data, dtype)
 
     def full(*args, fill_value=None, **kwargs):
@@ -179,13 +315,15 @@ def make_module() -> types.ModuleType:
 
     def _like(f):
         def like(t, *args, **kwargs):
-            kwargs.setdefault("dtype", t.dtype)
+            if kwargs.get("dtype") is None:
+                kwargs["dtype"] = t.dtype
             return f(t.shape, *args, **kwargs)
         like.__name__ = f.__name__ + "_like"
         return like
 
-    def arange(start, end=None, step=1, dtype=None, device=None):
-        _options({"device": device})
+    def arange(start, end=None, step=1, dtype=None, device=None, **kwargs):
+        dtype = dtype_arg(dtype)
+        _options({"device": device, **kwargs})
         if end is None:
             start, end = 0, start
         if not all(isinstance(x, int) for x in (start, end, step)):
@@ -207,7 +345,7 @@ def make_module() -> types.ModuleType:
 
     def rand_like(t, dtype=None, **kwargs):
         _options(kwargs)
-        return _rnd.rand(tuple(t.shape), dtype or t.dtype)
+        return _rnd.rand(tuple(t.shape), dtype_arg(dtype) or t.dtype)
 
     def refused(name, why):
         def f(*args, **kwargs):
@@ -271,7 +409,7 @@ def installed(run: Run | None = None):
         _MODULE.append(make_module())
     torch = _MODULE[0]
     ours = {"torch": torch, "torch.nn": torch.nn, "torch.nn.functional": torch.nn.functional,
-            "torch.cuda": torch.cuda}
+            "torch.cuda": torch.cuda, "torch.jit": torch.jit}
     present = sys.modules.get("torch")
     if present is None or present is torch:         # no other torch loaded: swap our names
         saved = {k: sys.modules[k] for k in ours if k in sys.modules}

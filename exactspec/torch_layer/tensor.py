@@ -95,7 +95,8 @@ from .values import (HALF_FORMATS, UNSET, arith, cast, cast_row, check_python_in
                      is_nan, is_random, opmath_arith, opmath_scalar, scalar_to)
 
 __all__ = ["Tensor", "Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "MAX_ELEMENTS",
-           "TieOrder", "result_type", "as_tensor", "broadcast_shapes", "check_size"]
+           "TieOrder", "result_type", "as_tensor", "broadcast_shapes", "check_size", "dtype_arg",
+           "check_device"]
 
 #: Under ``--arith``, the longest float sum taken left to right without a declared order.
 SUM_TERMS = 4
@@ -122,6 +123,38 @@ def check_size(n: int, what: str) -> int:
         err.located = True
         raise err
     return n
+
+
+#: Python's number types as a dtype argument, as torch reads them (``dtype=float`` is
+#: ``float64``, ``dtype=int`` is ``int64``)
+_PYTHON_DTYPES = {float: D.float64, int: D.int64, bool: D.bool_}
+
+
+def dtype_arg(d):
+    """A ``dtype=`` argument as the layer's dtype: a dtype itself, ``None``, or Python's
+    ``float``, ``int``, ``bool`` (``float64``, ``int64``, ``bool``, as torch reads them);
+    anything else refused.
+
+    >>> dtype_arg(float), dtype_arg(D.float32), dtype_arg(None) is None
+    (torch.float64, torch.float32, True)
+    """
+    if d is None or isinstance(d, D.DType):
+        return d
+    if isinstance(d, type) and d in _PYTHON_DTYPES:
+        return _PYTHON_DTYPES[d]
+    raise refuse(f"dtype {d!r} is not a dtype of exactspec's tensor layer (give torch.float32, "
+                 "torch.float64, ... or Python's float, int, bool)")
+
+
+def check_device(a) -> None:
+    """A ``device`` argument: the CPU (``"cpu"``, ``"cpu:0"``, ``torch.device("cpu")``, or
+    ``None``) passes; anything else (a CUDA device) is refused in one line."""
+    if a is None:
+        return
+    name = getattr(a, "type", a)
+    if isinstance(name, str) and name.split(":")[0] == "cpu":
+        return
+    raise refuse(f"device {a!r}: exactspec runs a PyTorch rule on its own CPU tensor layer")
 
 
 #: Operations defined in :mod:`.functions` and :mod:`.random` (which import this module),
@@ -204,6 +237,7 @@ def result_type(*xs) -> D.DType:
 
 def as_tensor(x, dtype=None) -> "Tensor":
     """``x`` as a tensor (a tensor unchanged unless ``dtype`` asks for another)."""
+    dtype = dtype_arg(dtype)
     if isinstance(x, Tensor):
         return x if dtype is None or x.dtype is dtype else x.to(dtype)
     return Tensor.of(x, dtype)
@@ -267,6 +301,10 @@ class Tensor:
     """A tensor of the layer (see the module's text)."""
 
     __slots__ = ("_st", "_shape", "_strides", "_off", "dtype", "__weakref__")
+    #: ``type(t).__module__`` and ``__name__`` are torch's (``torch.Tensor``), as engine code
+    #: that checks a tensor's type by name reads them; pickling goes through
+    #: :meth:`__reduce__`, never through the name
+    __module__ = "torch"
     __hash__ = object.__hash__
     is_cuda = False
     requires_grad = False
@@ -289,6 +327,7 @@ class Tensor:
     def of(cls, data, dtype=None) -> "Tensor":
         """``torch.tensor(data, dtype=dtype)``; a NumPy array or scalar keeps its dtype, as
         ``torch.tensor`` keeps it (its floats taken at their exact binary values)."""
+        dtype = dtype_arg(dtype)
         numpy_dtype = _numpy_dtype(data)
         if numpy_dtype is not None:
             data = data.tolist() if hasattr(data, "tolist") else data.item()
@@ -298,6 +337,10 @@ class Tensor:
         if dtype.kind == "float" and not current().exact:
             values = [_unpacked_double(v) if type(v) is int else v for v in values]
         return cls.new([cast(v, dtype) for v in values], shape, dtype)
+
+    def __reduce__(self):
+        # rebuilt by this module's function: pickle never looks the class up as torch.Tensor
+        return (_rebuilt, (self._st, self._shape, self._strides, self._off, self.dtype))
 
     # -- shape -------------------------------------------------------------------------
     @property
@@ -374,14 +417,16 @@ class Tensor:
 
     # -- dtype and device --------------------------------------------------------------
     def to(self, *args, **kwargs) -> "Tensor":
-        dtype = kwargs.get("dtype")
+        dtype = dtype_arg(kwargs.get("dtype"))
         for a in list(args) + [kwargs.get("device")]:
-            if isinstance(a, D.DType):
-                dtype = a
+            if isinstance(a, D.DType) or (isinstance(a, type) and a in _PYTHON_DTYPES):
+                dtype = dtype_arg(a)
             elif isinstance(a, Tensor):
                 dtype = a.dtype
+            elif isinstance(a, bool):          # non_blocking or copy given by position
+                continue
             elif a is not None:
-                _check_device(a)
+                check_device(a)
         if dtype is None or dtype is self.dtype:
             return self
         return Tensor.new([cast(v, dtype) for v in self._values()], self._shape, dtype)
@@ -425,27 +470,30 @@ class Tensor:
         return Tensor.new(self._values(), self._shape, self.dtype)
 
     def new_tensor(self, data, dtype=None, **kwargs):
-        return Tensor.of(data, dtype or self.dtype)
+        check_device(kwargs.get("device"))
+        return Tensor.of(data, dtype_arg(dtype) or self.dtype)
 
     def new_full(self, size, fill_value, dtype=None, **kwargs):
-        dtype = dtype or self.dtype
+        check_device(kwargs.get("device"))
+        dtype = dtype_arg(dtype) or self.dtype
         size = tuple(size) if isinstance(size, (tuple, list, Size)) else (size,)
         check_size(math.prod(size), f"new_full({list(size)})")
         return Tensor.new([scalar_to(fill_value, dtype)] * math.prod(size), size, dtype)
 
     def new_zeros(self, *size, dtype=None, **kwargs):
         size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
-        return self.new_full(size, 0, dtype)
+        return self.new_full(size, 0, dtype, **kwargs)
 
     def new_ones(self, *size, dtype=None, **kwargs):
         size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
-        return self.new_full(size, 1, dtype)
+        return self.new_full(size, 1, dtype, **kwargs)
 
     def new_empty(self, *size, dtype=None, **kwargs):
+        check_device(kwargs.get("device"))
         size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
         size = tuple(size)
         check_size(math.prod(size), f"new_empty({list(size)})")
-        return Tensor.new([UNSET] * math.prod(size), size, dtype or self.dtype)
+        return Tensor.new([UNSET] * math.prod(size), size, dtype_arg(dtype) or self.dtype)
 
     def is_floating_point(self) -> bool:
         return self.dtype.kind == "float"
@@ -1564,6 +1612,11 @@ class Tensor:
         return OPS["multinomial"](self, num_samples, replacement)
 
 
+def _rebuilt(storage, shape, strides, offset, dtype) -> Tensor:
+    """A tensor unpickled (:meth:`Tensor.__reduce__`)."""
+    return Tensor(storage, shape, strides, offset, dtype)
+
+
 def read(data: list, position):
     """``data[position]``, on every branch when the position is branched."""
     if type(position) is int:
@@ -1611,13 +1664,6 @@ def _product(ranges):
     for r in ranges:
         out = [c + (i,) for c in out for i in r]
     return out
-
-
-def _check_device(a):
-    name = getattr(a, "type", a)
-    if isinstance(name, str) and name.split(":")[0] in ("cpu",):
-        return
-    raise refuse(f"device {a!r}: exactspec runs a PyTorch rule on its own CPU tensor layer")
 
 
 _SIGNS: dict = {}        # comparisons of exact sympy numbers already decided
