@@ -8,6 +8,8 @@ package with a small numpydoc section parser of its own and names each misplaced
 
 A section heading is a line followed by a line of dashes.  A ``>>>`` line is in place before
 the first section (the summary and the extended description) and in an ``Examples`` section.
+Prose after the last entry of a Parameters section, without a ``Notes`` heading, is garbled
+the same way (a parameter named by its first words), and is caught too.
 """
 
 from __future__ import annotations
@@ -67,6 +69,40 @@ def misplaced_examples(docstring: str | None) -> list[tuple[str, int, str]]:
             continue
         for offset, line in enumerate(body):
             if PROMPT.match(line):
+                bad.append((heading, start + 2 + offset, line.strip()))
+    return bad
+
+
+#: Sections napoleon reads as a list of entries, each a header line with its description
+#: indented below: ``name``, ``name : type`` or ``a, b : type`` (Parameters and the like), an
+#: exception's name (Raises, Warns).
+ENTRY_SECTIONS = {"parameters", "other parameters", "attributes", "keyword arguments",
+                  "arguments", "args"}
+NAME_SECTIONS = {"raises", "warns"}
+ENTRY = re.compile(r"^\*{0,2}[A-Za-z_][\w.]*(\s*,\s*\*{0,2}[A-Za-z_][\w.]*)*\s*(:.*)?$")
+NAMES = re.compile(r"^[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*$")
+
+
+def prose_in_entries(docstring: str | None) -> list[tuple[str, int, str]]:
+    r"""``(section, line number, line)`` of each line at the left margin of a Parameters-like
+    section that is not an entry's header: prose after the last entry, which napoleon would
+    render as one more parameter (it belongs under ``Notes``).
+
+    >>> prose_in_entries("S.\n\nParameters\n----------\nx : int\n    A value.\n")
+    []
+    >>> prose_in_entries("S.\n\nParameters\n----------\nx : int\n\nMore text here.\n")
+    [('Parameters', 7, 'More text here.')]
+    """
+    if not docstring:
+        return []
+    bad = []
+    for heading, start, body in sections(docstring):
+        name = (heading or "").lower()
+        pattern = ENTRY if name in ENTRY_SECTIONS else NAMES if name in NAME_SECTIONS else None
+        if pattern is None:
+            continue
+        for offset, line in enumerate(body):
+            if line.strip() and not line[0].isspace() and not pattern.match(line.strip()):
                 bad.append((heading, start + 2 + offset, line.strip()))
     return bad
 
@@ -159,6 +195,17 @@ def test_examples_sit_under_an_examples_heading():
             bad.append(f"{name}: line {number} of the docstring, in {heading!r}: {line}")
     assert not bad, ("examples outside an 'Examples' section (add the heading):\n"
                      + "\n".join(bad))
+
+
+def test_no_prose_after_the_last_parameter():
+    """No public docstring has prose at the margin of a Parameters/Raises/... section (the
+    reference would show it as a parameter named by its first words)."""
+    bad = []
+    for name, obj in documented_objects():
+        for heading, number, line in prose_in_entries(getattr(obj, "__doc__", None)):
+            bad.append(f"{name}: line {number} of the docstring, in {heading!r}: {line}")
+    assert not bad, ("text in an entries section (give it a 'Notes' heading, or indent it "
+                     "under its entry):\n" + "\n".join(bad))
 
 
 if __name__ == "__main__":                            # pragma: no cover

@@ -85,6 +85,8 @@ def run_claims(names: list[str] | None = None, *, jobs: int | None = None, full:
         ``on_event("unit", name, progress)`` (a :class:`Progress`) when one of its units
         finishes, and ``on_event("done", name, result)`` when the claim is finished.
 
+    Notes
+    -----
     A split claim's ``seconds`` is the sum of its units' seconds: the work, wherever it ran.
     """
     from . import all_claims, get_claim

@@ -89,6 +89,8 @@ class ContextPair:
     table : dict, optional
         The JSON-ready table the pair was read from, kept for :meth:`to_table`.
 
+    Notes
+    -----
     Distributions are validated (exact, summing to 1, the right labels) and cached per
     context.
     """
