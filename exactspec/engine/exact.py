@@ -26,6 +26,7 @@ from typing import Any, Callable
 from ..core.errors import InvalidInput, TooLarge
 from ..core.exact_values import ExactFraction, floats_converted, plain_fraction, stored_probs
 from ..core.signals import EngineSignal, user_code
+from .driver import depth_first
 from .races import Noise, exact_race_options, race_weights
 from .uniform import Uniform, grid_count
 from .watch import Fingerprint, watched
@@ -995,39 +996,29 @@ def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fin
     s = factory()
     labels = p.labels
     law = {lab: 0 for lab in labels}
-    acceptance = 0
-    explicit = 0
-    total = 0
-    count = 0
-    used_drafts = used_accept = False
+    sums = {"acceptance": 0, "explicit": 0, "total": 0}
+    used = {"drafts": False, "accept": False}
     path_list = [] if keep_paths else None
     digest = Fingerprint() if fingerprint else None
     s.record_choices = bool(keep_paths or on_path is not None or fingerprint)
-    last_report = start
+    last_report = [start]
     converted = floats_converted()
-    while True:
-        s._reset()
-        y = _call(method, s, p, q, k)
-        if s._depth != len(s._prefix):
-            raise InvalidInput(
-                "the method made different random choices on a replay (it stopped after "
-                f"{s._depth} choices, not {len(s._prefix)}): every random choice must go "
-                "through the sampler s: the method reads hidden randomness or state "
-                    "(random, numpy.random, a counter)")
+
+    def leaf(s, y):
         if y not in law:
             raise InvalidInput(f"the method returned {y!r}, which is not a token of p "
                                f"(labels {list(labels)})")
         w = s.weight
         law[y] = law[y] + w
-        total = total + w
+        sums["total"] = sums["total"] + w
         if s.drafted:
-            used_drafts = True
+            used["drafts"] = True
             if y in s.drafted:
-                acceptance = acceptance + w
+                sums["acceptance"] = sums["acceptance"] + w
         if s.did_accept:
-            used_accept = True
+            used["accept"] = True
             if s.accepted_token == y:
-                explicit = explicit + w
+                sums["explicit"] = sums["explicit"] + w
         if digest is not None:
             digest.add(s.choices, y, s.drafted, s.did_accept, s.accepted_token, w)
         if keep_paths or on_path is not None:
@@ -1037,19 +1028,22 @@ def _walk(method, p, q, k, factory, keep_paths, progress, estimate, on_path, fin
                 path_list.append(path)
             if on_path is not None:
                 on_path(path)
-        count += 1
+
+    def every(count):
         if max_paths is not None and count % 1024 == 0:
             refusal = _over_budget(count, estimate, max_paths, _clock() - start, max_seconds)
             if refusal is not None:
                 raise refusal
         if progress and count % 20000 == 0:
             now = _clock()
-            if now - last_report > 0.5:
-                last_report = now
+            if now - last_report[0] > 0.5:
+                last_report[0] = now
                 shown = f"{count:,}" + (f" / ~{estimate:,}" if estimate else "")
                 print(f"\r  enumerating paths: {shown}", end="", file=sys.stderr, flush=True)
-        if not s._advance():
-            break
+
+    count = depth_first(s, lambda s: method(s, p, q, k), leaf, every=every)
+    acceptance, explicit, total = sums["acceptance"], sums["explicit"], sums["total"]
+    used_drafts, used_accept = used["drafts"], used["accept"]
     if progress:
         print(f"\r  enumerated {count:,} paths" + " " * 20, file=sys.stderr)
     if not used_drafts:

@@ -110,7 +110,8 @@ from typing import Any, Callable
 import sympy
 
 from ..core.errors import InvalidInput, NotExact
-from ..core.signals import EngineSignal, user_code
+from ..core.signals import EngineSignal
+from .driver import depth_first
 from .exact import ExactSampler, enumerate_paths
 from .symbolic import (_CURRENT, Case, NeedCase, SymbolicValue, _Infeasible, _canonical,
                        _factor_list,
@@ -1315,35 +1316,36 @@ def _run(method, case: GenericCase, k: int, reverse: bool = False) -> _Run:
     p, q = _vectors(case, reverse)
     s = GenericSampler(case)
     law = {t: sympy.Integer(0) for t in case.names}
-    rest = explicit = total = in_drafts = sympy.Integer(0)
-    count = 0
-    while True:
-        s._reset()
-        with user_code():
-            y = method(s, p, q, k)
-        if s._depth != len(s._prefix):
-            raise InvalidInput("the method made different random choices on a replay")
+    sums = {"rest": sympy.Integer(0), "explicit": sympy.Integer(0),
+            "total": sympy.Integer(0), "in_drafts": sympy.Integer(0)}
+
+    def leaf(s, y):
         w = _aggregate_weight(s.weight, s.case.draw_class, case)
-        total += w
+        sums["total"] += w
         if isinstance(y, DrawnToken):
-            rest += w
+            sums["rest"] += w
         elif isinstance(y, str) and y in case.names:
             law[str(y)] += w
         else:
             raise NotGeneric(f"the method returned {y!r}, which is neither a distinguished "
                              "token nor a token drawn from the rest")
         if s.did_accept and s.accepted_token is y:
-            explicit += w
-        if in_drafts is not None:
+            sums["explicit"] += w
+        if sums["in_drafts"] is not None:
             hit = _in_drafts(y, s.drafted)
             if hit is None:
-                in_drafts = None
+                sums["in_drafts"] = None
             elif hit:
-                in_drafts += w
-        count += 1
-        if not s._advance():
-            break
+                sums["in_drafts"] += w
+
+    count = depth_first(s, lambda s: method(s, p, q, k), leaf, differs=_replay_differs)
+    rest, explicit, total, in_drafts = (sums[key] for key in
+                                        ("rest", "explicit", "total", "in_drafts"))
     return _Run(law, rest, explicit, total, in_drafts, count)
+
+
+def _replay_differs(s) -> InvalidInput:
+    return InvalidInput("the method made different random choices on a replay")
 
 
 def _in_drafts(y, drafted):

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from ..core.errors import InvalidInput, TooLarge
 from ..core.exact_values import floats_converted
-from ..core.signals import user_code
+from .driver import depth_first
 from .exact import (DEFAULT_MAX_PATHS, Enumeration, ExactSampler, Path, check_seconds,
                     estimate_paths)
 
@@ -124,14 +124,11 @@ def enumerate_runs(run: Callable, *, keep_paths: bool = False,
     start = time.perf_counter()
     s = factory()
     law: dict = {}
-    total = Fraction(0)
-    count = 0
+    total = [Fraction(0)]
     path_list = [] if keep_paths else None
     converted = floats_converted()
-    while True:
-        s._reset()
-        with user_code():
-            y = run(s)
+
+    def leaf(s, y):
         try:
             hash(y)
         except TypeError:
@@ -139,12 +136,12 @@ def enumerate_runs(run: Callable, *, keep_paths: bool = False,
                                "token or a tuple of tokens") from None
         w = s.weight
         law[y] = law.get(y, 0) + w
-        total = total + w
+        total[0] = total[0] + w
         if keep_paths:
             path_list.append(Path(tuple(s.branches), w, y, tuple(s.drafted), False))
-        count += 1
-        if not s._advance():
-            break
+
+    count = depth_first(s, run, leaf)
+    total = total[0]
     return RunEnumeration(law=law, paths=count, total=total, path_list=path_list,
                           seconds=time.perf_counter() - start,
                           floats=s.floats + floats_converted() - converted)

@@ -384,10 +384,15 @@ def prove_sequence(verifier, pair: ContextPair, m: int | None = None, ctx=(), *,
 
     with watched(user):          # a user's verifier: hidden randomness and state refused
         before = state_fingerprint(user)
-        first = call_law(verifier, pair, ctx, max_paths=max_paths).law
-        proof = _prove_sequence(verifier, pair, m, ctx, full_paths, keep_paths, max_paths)
+        try:
+            first = call_law(verifier, pair, ctx, max_paths=max_paths).law
+            proof = _prove_sequence(verifier, pair, m, ctx, full_paths, keep_paths, max_paths)
+            again = call_law(verifier, pair, ctx, max_paths=max_paths).law
+        except InvalidInput:     # a replay that went another way: name the state if it can
+            check_unchanged(user, before, verifier.name)
+            raise
         check_unchanged(user, before, verifier.name)
-        if call_law(verifier, pair, ctx, max_paths=max_paths).law != first:
+        if again != first:
             raise HiddenState(
                 f"{verifier.name} keeps hidden state: its first call, enumerated again after "
                 "the proof, has another law, so its calls depend on what ran before; make "

@@ -53,7 +53,7 @@ import time
 from fractions import Fraction
 
 from ..core.errors import ExactspecError, TooLarge
-from ..core.signals import user_code
+from ..engine.driver import depth_first
 from ..core.integer_rows import exact_sum
 from ..core.rank_one import mass
 from ..engine.float_sampler import _Expr
@@ -696,38 +696,38 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
         p_held = [FloatValue(fmt.round(v), fmt) for v in p]
         q_held = [FloatValue(fmt.round(v), fmt) for v in q]
     terms: list = []
-    paths = 0
-    axes = 0
+
+    def body(s):
+        run = Run(s, fmt)
+        with installed(run):
+            p_rows = Tensor.new(p_held * (gamma + 1), (gamma + 1, n), dtype)
+            q_rows = Tensor.new(q_held * gamma, (gamma, n), dtype)
+            run.draft = (q_rows, q_rows._st.version, draft)
+            try:
+                result = rule.function(p_rows, q_rows)
+            except (Fallback, ExactspecError):
+                raise
+            except Exception as err:
+                raise Fallback(f"{type(err).__name__}: {err}") from None
+            return _emitted(result, n, gamma)
+
+    def leaf(s, tokens):
+        axes[0] = max(axes[0], len(s.axes))
+        term = _term(s, tokens, n)
+        if term is not None:
+            terms.append(term)
+
+    def every(paths):
+        if max_paths is not None and paths > max_paths:
+            raise TooLarge(f"the factored run of {rule.spec} passed {max_paths:,} engine "
+                           "paths (its draft axes vectorised): over the budget; "
+                           "--max-paths N to insist", estimate=paths, budget=max_paths)
+
+    axes = [0]
     try:
-        while True:
-            s._reset()
-            run = Run(s, fmt)
-            with installed(run):
-                p_rows = Tensor.new(p_held * (gamma + 1), (gamma + 1, n), dtype)
-                q_rows = Tensor.new(q_held * gamma, (gamma, n), dtype)
-                run.draft = (q_rows, q_rows._st.version, draft)
-                try:
-                    with user_code():
-                        result = rule.function(p_rows, q_rows)
-                except (Fallback, ExactspecError):
-                    raise
-                except Exception as err:
-                    raise Fallback(f"{type(err).__name__}: {err}") from None
-                tokens = _emitted(result, n, gamma)
-            s.finish()
-            if s._depth != len(s._prefix):
-                raise Fallback("a replay that differs")
-            paths += 1
-            if max_paths is not None and paths > max_paths:
-                raise TooLarge(f"the factored run of {rule.spec} passed {max_paths:,} engine "
-                               "paths (its draft axes vectorised): over the budget; "
-                               "--max-paths N to insist", estimate=paths, budget=max_paths)
-            axes = max(axes, len(s.axes))
-            term = _term(s, tokens, n)
-            if term is not None:
-                terms.append(term)
-            if not s._advance():
-                break
+        paths = depth_first(s, body, leaf, finish=lambda s: s.finish(),
+                            differs=lambda s: Fallback("a replay that differs"), every=every)
+        axes = axes[0]
     except TooLarge:
         raise
     except (Fallback, ExactspecError):     # the path route decides (and words any refusal)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..core.errors import ExactspecError, InvalidInput
 from ..core.signals import user_code
+from ..engine.driver import depth_first
 from ..core.integer_rows import exact_sum, fraction_of, fractions_over, integer_row
 from ..engine.exact import gc_paused
 from ..engine.float_sampler import FloatSampler
@@ -60,6 +61,12 @@ def _enumeration(p, law: list, acceptance, paths: int, start: float, floats: int
                        seconds=time.process_time() - start if seconds is None else seconds,
                        draft_axis=len(labels),
                        floats=floats)
+
+
+def _replay_falls_back(s):
+    from .branched import Fallback
+
+    return Fallback("a replay that differs")
 
 
 def _positional(function) -> list | None:
@@ -407,24 +414,26 @@ class PyTorchRule:
             else:
                 raise Fallback("a result that is not a token")
 
-        while True:
-            s._reset()
+        def body(s):
             run = Run(s, fmt)
             with installed(run):
                 p_row = Tensor.new(list(p_held), (n,), dtype)
                 q_row = Tensor.new(list(q_held), (n,), dtype)
                 run.draft = (q_row, q_row._st.version, q)
                 try:
-                    with user_code():
-                        result = self.function(p_row, q_row)
+                    result = self.function(p_row, q_row)
                 except (Fallback, ExactspecError):
                     raise
                 except Exception as err:
                     raise Fallback(f"{type(err).__name__}: {err}") from None
-            token = self._vector_token(result, n)     # (a returned split is read here)
+            return self._vector_token(result, n)      # (a returned split is read here)
+
+        def finish(s):
             s.finish()
-            if s._depth != len(s._prefix) or s.axis is None:
-                raise Fallback("no draft, or a replay that differs")
+            if s.axis is None:
+                raise Fallback("no draft")
+
+        def leaf(s, token):
             w = s.weight
             for run, law in enumerate(runs):
                 if pair_grid is not None and not s.alive[run]:
@@ -437,8 +446,8 @@ class PyTorchRule:
                 wx = q_draft.times(_Row(values), False) if values is not None else \
                     q_draft if w == 1 else _Row([a * w for a in q_exact])
                 add(token, wx, law, run)
-            if not s._advance():
-                break
+
+        depth_first(s, body, leaf, finish=finish, differs=_replay_falls_back)
         if pair_grid is not None:
             return [law.result() for law in runs], s.floats
         return (*runs[0].result(), s.floats)
