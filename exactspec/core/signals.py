@@ -47,8 +47,8 @@ import threading
 from . import errors
 from .errors import InvalidInput
 
-__all__ = ["EngineSignal", "SignalCaught", "user_code", "is_user_file", "record",
-           "library_paths"]
+__all__ = ["EngineSignal", "SignalCaught", "user_code", "is_user_file", "count_as_user",
+           "record", "library_paths"]
 
 
 class SignalCaught(InvalidInput):
@@ -91,6 +91,17 @@ def library_paths() -> tuple:
     return _PATHS[0]
 
 
+#: Files of installed packages whose code runs as the user's (an engine's function taken
+#: from its package's source by ``exactspec.torch_layer.load``): watched, its state and its
+#: catches of the engine's signals checked, as a file of the user's own.
+_USER_FILES: set = set()
+
+
+def count_as_user(name: str) -> None:
+    """Count the code of the file ``name`` as the user's from now on (see :func:`is_user_file`)."""
+    _USER_FILES.add(name)
+
+
 def is_user_file(name: str) -> bool:
     """Whether code from the file ``name`` is the user's: not the standard library, not an
     installed package, not exactspec, not the import machinery (code run from a string,
@@ -101,6 +112,8 @@ def is_user_file(name: str) -> bool:
     """
     if name.startswith("<frozen"):
         return False
+    if name in _USER_FILES:
+        return True
     stdlib, libraries = library_paths()
     if name.startswith(stdlib):
         return False

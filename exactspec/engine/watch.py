@@ -88,7 +88,7 @@ def _library_call() -> bool:
         if name.startswith("<frozen importlib"):
             return True
         if not name.startswith(stdlib) or name.startswith(libraries):
-            return name.startswith(libraries)
+            return name.startswith(libraries) and not is_user_file(name)
         frame = frame.f_back
     return False
 

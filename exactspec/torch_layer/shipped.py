@@ -60,6 +60,7 @@ import types
 from contextlib import contextmanager, nullcontext
 
 from ..core.errors import ExactspecError, InvalidInput
+from ..core.signals import count_as_user
 from .context import current
 from .module import _LayerModule, installed
 
@@ -246,6 +247,8 @@ class _Module:
     def __init__(self, loader, name: str, spec, locations):
         self.loader, self.name, self.locations = loader, name, locations
         self.file = spec.origin if spec.has_location else None
+        if self.file is not None:        # the shipped code runs as the user's (watched)
+            count_as_user(self.file)
         self.is_package = locations is not None
         source = None
         if self.file is None and not self.is_package:
