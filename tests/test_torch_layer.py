@@ -631,6 +631,162 @@ def test_rows_of_one_noise_tensor_race_independently(tmp_path, capsys):
     assert "(rule.py:13)" in err and len(err.strip().splitlines()) == 1
 
 
+# -- exponential and Gumbel noise written from uniforms: -log(u), -log(1 - u), -log(-log(u)) --
+NOISE_RULES = """
+    def exp_race(p, q):
+        u = torch.rand_like(p)
+        return (p / -torch.log(u)).argmax()
+    def exp_race_of_complement(p, q):
+        return (p / -torch.log(1 - torch.rand(3, dtype=p.dtype))).argmax()
+    def exp_argmin(p, q):
+        e = torch.rand_like(p).log().neg()
+        return torch.argmin(e / p)
+    def gumbel(p, q):
+        gumbels = -torch.log(-torch.log(torch.rand_like(p)))
+        return torch.argmax(torch.log(p) + gumbels)
+    def gumbel_tempered(p, q):
+        u = torch.rand_like(p)
+        return (torch.log(p) / 0.5 - torch.log(-torch.log(u))).argmax()
+    def residual(p, q):
+        draft = torch.multinomial(q, num_samples=1)
+        if torch.rand(1, dtype=p.dtype) < p[draft] / q[draft]:
+            return draft
+        r = torch.clamp(p - q, min=0)
+        return (r / -torch.log(torch.rand_like(r))).argmax()
+    def shared(p, q):
+        e = -torch.log(torch.rand_like(p))
+        first = (q / e).argmax()
+        return (p / e).argmax() if first == 0 else first
+    def rows(p, q):
+        e = -torch.rand(2, 3, dtype=p.dtype).log()
+        picks = (torch.stack([p, q]) / e).argmax(dim=1)
+        return picks[0] if picks[1] == 1 else picks[1]
+"""
+
+#: the same rules with the noise drawn by ``exponential_()`` (what exactspec already models)
+EXPONENTIAL_TWINS = """
+    def exp_race(p, q):
+        return (p / torch.empty_like(p).exponential_()).argmax()
+    def exp_race_of_complement(p, q):
+        return (p / torch.empty_like(p).exponential_()).argmax()
+    def exp_argmin(p, q):
+        return torch.argmin(torch.empty_like(p).exponential_() / p)
+    def gumbel(p, q):
+        return torch.argmax(torch.log(p) - torch.empty_like(p).exponential_().log())
+    def gumbel_tempered(p, q):
+        e = torch.empty_like(p).exponential_()
+        return (torch.log(p) / 0.5 - torch.log(e)).argmax()
+    def residual(p, q):
+        draft = torch.multinomial(q, num_samples=1)
+        if torch.rand(1, dtype=p.dtype) < p[draft] / q[draft]:
+            return draft
+        r = torch.clamp(p - q, min=0)
+        return (r / torch.empty_like(r).exponential_()).argmax()
+    def shared(p, q):
+        e = torch.empty_like(p).exponential_()
+        first = (q / e).argmax()
+        return (p / e).argmax() if first == 0 else first
+    def rows(p, q):
+        e = torch.empty(2, 3, dtype=p.dtype).exponential_()
+        picks = (torch.stack([p, q]) / e).argmax(dim=1)
+        return picks[0] if picks[1] == 1 else picks[1]
+"""
+
+
+def test_noise_from_uniforms_has_the_law_of_exponential_noise(tmp_path):
+    """``-log(u)`` and ``-log(1 - u)`` of uniforms are ``Exp(1)`` noise and ``-log(-log(u))``
+    Gumbel noise: a race ``argmax(w / E)`` (or ``argmin(E / w)``) has the weights' law,
+    Gumbel-max over logits the softmax law, noise shared by two races and the rows of a 2-D
+    noise tensor are those of ``exponential_()``.  Each law by hand and equal to the path
+    enumeration of the same rule written with ``exponential_()``."""
+    q2 = Dist.parse("1/6,1/2,1/3")
+    ours, twins = rule_file(tmp_path, NOISE_RULES), rule_file(tmp_path, EXPONENTIAL_TWINS,
+                                                              "twins.py")
+    weights = {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
+    squared = {0: F(9, 14), 1: F(2, 7), 2: F(1, 14)}           # softmax(log(p) / 0.5) = p^2
+    by_hand = {"exp_race": weights, "exp_race_of_complement": weights, "exp_argmin": weights,
+               "gumbel": weights, "gumbel_tempered": squared, "residual": weights,
+               # rows: t0 ~ p, t1 ~ q apart; P(t) = q_1 p_t + [t != 1] q_t
+               "rows": {0: F(1, 2) * F(1, 2) + F(1, 6), 1: F(1, 2) * F(1, 3),
+                        2: F(1, 2) * F(1, 6) + F(1, 3)}}
+    for name in ("exp_race", "exp_race_of_complement", "exp_argmin", "gumbel",
+                 "gumbel_tempered", "residual", "shared", "rows"):
+        got = verify(f"{ours}:{name}", P, q2)
+        twin = verify(f"{twins}:{name}", P, q2)
+        assert got.law == twin.law, name
+        assert got.acceptance == twin.acceptance, name
+        if name in by_hand:
+            assert got.law == by_hand[name], name
+
+    def shared_on_the_interface(s, p, q):          # shared noise on the sampling interface
+        e = s.exponentials(3)
+        first = (list(q.probs) / e).argmax()
+        return (list(p.probs) / e).argmax() if first == 0 else first
+
+    assert verify(f"{ours}:shared", P, q2).law == law(shared_on_the_interface, P, q2)
+
+
+@pytest.mark.parametrize("body, message, code", [
+    ("u = torch.rand_like(p)\n    e = -torch.log(u)\n    if u[0] < 0.5:\n        return 0\n"
+     "    return (p / e).argmax()", "u1 read again after its log became exponential noise", 3),
+    ("u = torch.rand_like(p)\n    if u[0] < 0.5:\n        return 0\n"
+     "    return (p / -torch.log(u)).argmax()", "the log of u1 after it was compared", 3),
+    ("return (p / -torch.log(2 * torch.rand_like(p))).argmax()",
+     "the log of a random value other than a uniform u or 1 - u", 3),
+    ("return (p / torch.log(torch.rand_like(p))).argmax()",
+     "a weight divided by a value of negative exponential noise", 3),
+    ("u = torch.rand_like(p)\n    a = torch.log(u[:2])\n    return (p / -torch.log(u)).argmax()",
+     "the log of uniforms some of which were logged before with others", 3),
+    ("u = torch.rand_like(p)\n    a = torch.log(u)\n    return (p / -torch.log(1 - u)).argmax()",
+     "or as u and as 1 - u", 3),
+])
+def test_noise_from_uniforms_misused_is_refused_in_one_line(capsys, tmp_path, body, message,
+                                                             code):
+    path = rule_file(tmp_path, f"def f(p, q):\n    {body}\n")
+    got, _, err = cli(capsys, "verify", f"{path}:f", "--p", "1/2,1/3,1/6", "--q", "1/3,1/3,1/3")
+    assert got == code and message in err and "(rule.py:" in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--arith", "float32"], "the log of 3 uniforms of the float32 run's generator grid "
+     "(2**24 points each) under --arith: -log(u) on the grid is not Exp(1) noise, and its "
+     "exact law there ((2**24)**3 grid points"),
+    (["--arith", "bfloat16"], "(2**8 points each)"),
+    (["--grid", "7"], "the log of 3 uniforms on the grid of 7 points (--grid, or the exact "
+     "run on the format's grid): -log(u) on the grid is not Exp(1) noise, and its exact law "
+     "there (7**3 grid points) is not computed"),
+])
+def test_noise_from_uniforms_on_a_grid_is_refused_with_its_size(capsys, tmp_path, options,
+                                                                 message):
+    """On a grid ``-log(u)`` takes ``N`` values, not an ``Exp(1)`` law: refused in one line
+    with the size of its law (``exponential_()`` noise stays continuous there)."""
+    path = rule_file(tmp_path, NOISE_RULES)
+    code, _, err = cli(capsys, "verify", f"{path}:residual", "--p", "1/2,1/3,1/6", "--q",
+                       "1/6,1/2,1/3", *options)
+    assert code == 2 and message in err and "(rule.py:" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_noise_from_uniforms_in_real_torch_follows_the_law_exactspec_proves():
+    """Under torch, ``argmax(w / -log(u))``, ``argmax(w / -log(1 - u))`` and Gumbel-max
+    ``argmax(log(w) - log(-log(u)))`` over 40,000 rows of ``torch.rand`` pass a chi-square test
+    (level 1e-6) against ``w / sum(w)``, the law the layer proves for them."""
+    real = pytest.importorskip("torch")
+    import mpmath
+
+    n, w = 40_000, real.tensor([1 / 2, 1 / 3, 1 / 6], dtype=real.float64)
+    gen = real.Generator().manual_seed(7)
+    expect = [F(1, 2), F(1, 3), F(1, 6)]
+    for make in (lambda u: w / -real.log(u), lambda u: w / -real.log(1 - u),
+                 lambda u: real.log(w) - real.log(-real.log(u))):
+        u = real.rand(n, 3, dtype=real.float64, generator=gen)
+        picks = make(u).argmax(dim=1).tolist()
+        stat = sum((picks.count(i) - n * float(e)) ** 2 / (n * float(e))
+                   for i, e in enumerate(expect))
+        assert float(mpmath.gammainc(1, stat / 2, regularized=True)) > 1e-6
+
+
 def test_softmax_with_temperature_and_top_p_written_with_sort_cumsum_scatter(tmp_path):
     import sympy
 

@@ -15,6 +15,13 @@
   noise value read on its own.  ``log(E)`` is kept too: ``argmax(logits - log(E))`` (Gumbel
   noise added to logits, any positive scale) is the race ``argmax(exp(logits) / E)``, exact
   run only (:class:`LogNoise`).
+- ``torch.log`` of explicit uniforms: ``log(u) = -E`` and ``log(1 - u) = -E'`` with
+  ``E ~ Exp(1)``, so ``-torch.log(u)`` (or ``-torch.log(1 - u)``) is exponential noise, the
+  uniforms of one ``log`` call one noise vector, racing as ``exponential_()`` noise does, and
+  ``-torch.log(-torch.log(u))`` is Gumbel noise (``logits + G``).  Exact run with ideal
+  uniforms only: on a grid (``--grid``, the exact run on the format's grid, ``--arith``)
+  ``-log(u)`` takes finitely many values, and its law there is refused in one line with its
+  size; a uniform compared before its log, or read after it, is refused (:func:`uniform_log`).
 - ``torch.multinomial(w, n)``: each sample is token ``i`` with probability ``w_i / sum w`` (with
   replacement), and without replacement the next token from the weights left (successive
   sampling).  This is the law of PyTorch's CPU kernel: for one sample or without replacement it
@@ -42,6 +49,7 @@ from ..core.dist import Dist
 from ..core.integer_rows import float_fraction
 from ..engine.exact import ExactSampler
 from ..engine.floats import FloatValue
+from ..engine.uniform import Uniform, UniformView
 from . import dtypes as D
 from .branched import Branched, LawIndex
 from .context import current, refuse, undecided, user_line
@@ -49,7 +57,7 @@ from .tensor import OPS, Tensor, check_size
 from .values import KEPT_BY_FLOAT_CAST, arith, cast, exact_number, is_nan, is_random
 
 __all__ = ["Generator", "rand", "uniform_fill", "exponential_fill", "multinomial", "race_index",
-           "NoiseValue", "RaceScore", "LogNoise"]
+           "NoiseValue", "RaceScore", "LogNoise", "uniform_log", "check_not_noise"]
 
 
 class Generator:
@@ -129,7 +137,8 @@ def uniform_fill(t: Tensor, a=0, b=1) -> Tensor:
 
 
 class NoiseValue:
-    """Element ``index`` of an exponential noise vector, times ``scale``."""
+    """Element ``index`` of an exponential noise vector, times ``scale`` (a non-zero rational:
+    ``log(u)`` of an explicit uniform is ``-E``, scale ``-1``; a race needs it positive)."""
 
     __slots__ = ("noise", "noise_index", "scale")
 
@@ -138,24 +147,35 @@ class NoiseValue:
         self.noise_index = index
         self.scale = scale
 
+    def _negative(self, what: str):
+        raise undecided(f"{what} of negative exponential noise (log(u) of a uniform is -E): "
+                        "negate it first, -torch.log(u) is the Exp(1) noise of a race")
+
     def __rtruediv__(self, w):                        # w / E: the race's score of weight w
         w = _weight(w)
-        return RaceScore(self.noise, self.noise_index, w if self.scale == 1 else w / self.scale,
-                         True)
+        if self.scale < 0:
+            if w > 0:
+                self._negative("a weight divided by a value")
+            w = -w
+        return RaceScore(self.noise, self.noise_index,
+                         w if self.scale == 1 else w / abs(self.scale), True)
 
     def __truediv__(self, w):                         # E / w
         w = _weight(w)
-        if w <= 0:
+        if w == 0 or (w > 0) != (self.scale > 0):
             raise undecided("exponential noise divided by a weight that is not positive")
         return RaceScore(self.noise, self.noise_index, w / self.scale, False)
 
     def __mul__(self, c):
         c = _weight(c)
-        if c <= 0:
-            raise undecided("exponential noise times a number that is not positive")
+        if c == 0:
+            raise undecided("exponential noise times 0 is beyond the exact method")
         return NoiseValue(self.noise, self.noise_index, self.scale * c)
 
     __rmul__ = __mul__
+
+    def __neg__(self):                                # -log(u): the noise E itself
+        return NoiseValue(self.noise, self.noise_index, -self.scale)
 
     def _refuse(self, *args):
         raise undecided(f"noise{self.noise.ident}[{self.noise_index}]: a single exponential "
@@ -168,11 +188,14 @@ class NoiseValue:
         self._refuse()
 
     def log_noise(self):                              # log(scale E) = log E + log(scale)
+        if self.scale < 0:
+            self._negative("the log")
         return LogNoise(self.noise, self.noise_index, Fraction(1),
                         OPS["log_value"](self.scale) if self.scale != 1 else Fraction(0))
 
     def __repr__(self):
-        return f"E{self.noise.ident}[{self.noise_index}]"
+        return f"E{self.noise.ident}[{self.noise_index}]" if self.scale == 1 else \
+            f"{self.scale}*E{self.noise.ident}[{self.noise_index}]"
 
 
 class LogNoise:
@@ -336,6 +359,8 @@ def race_scores(weights, noise, fmt_name=None):
         else:
             return None
         s = e.scale
+        if s < 0:
+            return None                  # negative noise: element by element (refused there)
         append(RaceScore(e.noise, e.noise_index, w if s == 1 else w / s, True))
     return out
 
@@ -401,6 +426,13 @@ def race_index(values, largest: bool):
     noisy = [v for v in values if isinstance(v, (NoiseValue, RaceScore))]
     if not noisy:
         return None
+    if all(type(v) is NoiseValue and v.scale < 0 for v in values):
+        # argmax of -s E (log(u) of uniforms) is the argmin of s E, and argmin the argmax
+        values = [-v for v in values]
+        largest = not largest
+    elif any(type(v) is NoiseValue and v.scale < 0 for v in values):
+        raise undecided("argmax over exponential noise of both signs is beyond the exact "
+                        "method")
     if len(noisy) != len(values):
         raise undecided("argmax over noise mixed with other values is beyond the exact method")
     noise = values[0].noise
@@ -427,6 +459,122 @@ def race_index(values, largest: bool):
             return token
         return LawIndex([token.probs[i] for i in index], token.what)
     return index.index(token)
+
+
+# -- exponential noise as -log(u) --------------------------------------------------------------
+def _grid_text(n: int) -> str:
+    return f"2**{n.bit_length() - 1}" if n & (n - 1) == 0 else f"{n:,}"
+
+
+def _grid_power(n: int, m: int) -> str:
+    """``n**m`` as text: ``(2**24)**3``, ``7**3``."""
+    text = _grid_text(n)
+    return f"({text})**{m}" if "**" in text else f"{text}**{m}"
+
+
+def _uniform_of(v):
+    """``(uniform, kind)`` for ``u`` itself (kind ``"u"``) or ``1 - u`` (kind ``"1-u"``) of an
+    explicit uniform of the exact run; ``None`` for anything else."""
+    if type(v) is Uniform:
+        return v, "u"
+    if isinstance(v, UniformView) and isinstance(v.base, Uniform) and v.scale == 1 and \
+            v.shift == 0:
+        return v.base, "u"
+    terms = getattr(v, "terms", None)
+    if type(v).__name__ == "Linear" and isinstance(terms, dict) and len(terms) == 1:
+        ((u, a),) = terms.items()
+        if isinstance(u, Uniform) and a == -1 and v.const == 1:
+            return u, "1-u"
+    return None
+
+
+def _is_uniform_like(v) -> bool:
+    t = type(v)
+    return t is not Fraction and t is not FloatValue and is_random(v) and \
+        not isinstance(v, (NoiseValue, RaceScore, LogNoise))
+
+
+def uniform_log(t: Tensor):
+    """``torch.log(t)`` of a tensor holding explicit uniforms: ``log(u) = -E`` and
+    ``log(1 - u) = -E'``, with ``E = -log(u)`` an ``Exp(1)`` value, are exponential noise
+    (:class:`NoiseValue` of scale ``-1``), so that ``w / -log(u)`` races as
+    ``w / exponential_()`` does and ``-log(-log(u))`` is Gumbel noise.  The uniforms of one
+    call become one noise vector (the same uniform logged again is the same noise element);
+    each must be fresh (never compared) and is not compared afterwards.  Exact run with ideal
+    uniforms only: on a grid (``--grid``, the exact run on the format's grid, or under
+    ``--arith``) ``-log(u)`` is not ``Exp(1)`` and its law on the grid is refused with its
+    size.  ``None`` when ``t`` holds no uniform (the caller takes the log as usual)."""
+    values = t._values()
+    if not any(_is_uniform_like(v) for v in values):
+        return None
+    run = current()
+    n = len(values)
+    if not run.exact:
+        fmts = {getattr(getattr(v, "base", None), "fmt", run.fmt) for v in values
+                if _is_uniform_like(v)}
+        grid = max(f.grid for f in fmts)
+        raise refuse(f"the log of {n} uniform{'s' * (n != 1)} of the {run.fmt.name} run's "
+                     f"generator grid ({_grid_text(grid)} points each) under --arith: "
+                     f"-log(u) on the grid is not Exp(1) noise, and its exact law there "
+                     f"({_grid_power(grid, n)} grid points, each a rounded logarithm) is not "
+                     "computed; run exactly, or draw the noise with exponential_()")
+    found = []
+    for v in values:
+        hit = _uniform_of(v)
+        if hit is None:
+            raise undecided("the log of a random value other than a uniform u or 1 - u "
+                            "(a scaled or shifted uniform, a combination) is beyond the "
+                            "exact method")
+        found.append(hit)
+    grid = run.sampler.grid                  # (the pair run hands this to two runs)
+    distinct = list({id(u): (u, kind) for u, kind in found}.values())
+    if grid is not None:
+        m = len(distinct)
+        raise refuse(f"the log of {m} uniform{'s' * (m != 1)} on the grid of "
+                     f"{_grid_text(grid)} points (--grid, or the exact run on the format's "
+                     f"grid): -log(u) on the grid is not Exp(1) noise, and its exact law there "
+                     f"({_grid_power(grid, m)} grid points) is not computed; run with ideal "
+                     "uniforms, or draw the noise with exponential_()")
+    table = run.__dict__.setdefault("uniform_noise", {})
+    known = [table.get(id(u)) for u, _ in distinct]
+    if all(k is None for k in known):
+        for u, _ in distinct:
+            if u.lo != 0 or u.hi != 1 or u.linked or u.spent:
+                raise undecided(f"the log of u{u.ident} after it was compared: -log(u) is "
+                                "Exp(1) noise only for a fresh uniform")
+        noise = run.sampler.exponentials(len(distinct))
+        for i, (u, kind) in enumerate(distinct):
+            table[id(u)] = (u, kind, noise, i)
+    elif any(k is None for k in known) or len({id(k[2]) for k in known}) != 1 or \
+            any(k[1] != kind for k, (_, kind) in zip(known, distinct)):
+        raise undecided("the log of uniforms some of which were logged before with others "
+                        "(or as u and as 1 - u) is beyond the exact method: take the log of "
+                        "the whole tensor of uniforms once")
+    out = []
+    for u, kind in found:
+        _, _, noise, i = table[id(u)]
+        out.append(NoiseValue(noise, i, Fraction(-1)))
+    return Tensor.new(out, t._shape, t.dtype)
+
+
+def check_not_noise(*values) -> None:
+    """Refuse a comparison (or a read into Python) of an explicit uniform that a log turned
+    into exponential noise: its law there is that of the noise, which the engine's uniform
+    does not know."""
+    table = current().__dict__.get("uniform_noise")
+    if not table:
+        return
+    for v in values:
+        bases = [getattr(v, "base", None)]
+        terms = getattr(v, "terms", None)
+        if isinstance(terms, dict):
+            bases.extend(terms)
+        for b in bases:
+            if b is not None and id(b) in table and table[id(b)][0] is b:
+                raise undecided(f"u{b.ident} read again after its log became exponential "
+                                "noise: -log(u) and u are one random value, which the race "
+                                "does not model")
+
 
 
 def _draft_position(t: Tensor, run):
@@ -502,5 +650,6 @@ def multinomial(t: Tensor, num_samples, replacement=False) -> Tensor:
 
 
 OPS.update(uniform_fill=uniform_fill, exponential_fill=exponential_fill,
-           multinomial=multinomial, race_index=race_index, race_scores=race_scores)
+           multinomial=multinomial, race_index=race_index, race_scores=race_scores,
+           uniform_log=uniform_log, check_not_noise=check_not_noise)
 KEPT_BY_FLOAT_CAST.update((NoiseValue, RaceScore))

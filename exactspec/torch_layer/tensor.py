@@ -511,6 +511,8 @@ class Tensor:
         if type(v) is Split:             # a split read into Python: a bool (the engine branches)
             return bool(v)
         if self.dtype.kind != "float" or is_random(v):
+            if is_random(v):
+                OPS["check_not_noise"](v)
             return v
         if isinstance(v, FloatValue):
             return v if v.fmt is FORMATS["float64"] else FloatValue(v.value, FORMATS["float64"])
@@ -1255,9 +1257,16 @@ class Tensor:
         return self._unary(exp_value, dtype)
 
     def log(self):
+        if self.dtype.kind == "float":
+            noise = OPS["uniform_log"](self)      # log(u) of explicit uniforms: -E (a race's)
+            if noise is not None:
+                return noise
         log_value = OPS["log_value"]
         dtype = self.dtype if self.dtype.kind == "float" else D.default_dtype()
         return self._unary(log_value, dtype)
+
+    def log_(self):
+        return self._inplace(self.log())
 
     def isnan(self):
         return Tensor.new([is_nan(v) for v in self._values()], self._shape, D.bool_)
@@ -1690,6 +1699,8 @@ def decide(op, a, b) -> bool:
         return _law_token_decide(op, a, b)
     if type(a) is Branched or type(b) is Branched:
         if is_random(a) or is_random(b):      # a uniform against a threshold per branch
+            if "uniform_noise" in current().__dict__:
+                OPS["check_not_noise"](a, b)
             u = a if is_random(a) else b
             if not isinstance(getattr(u, "base", None), Uniform) or \
                     not (isinstance(u, UniformView) or hasattr(u, "increasing")) or \
@@ -1704,7 +1715,10 @@ def decide(op, a, b) -> bool:
         if out and all(v is out[0] for v in out):
             return out[0]            # the same on every branch (a token != -1): a plain bool
         return Branched(out, axis_of(a, b))
-    lazy = getattr(current().sampler, "lazy_compare", None)      # a factored run's hook
+    run = current()
+    if "uniform_noise" in run.__dict__:          # a uniform whose log is noise: not again
+        OPS["check_not_noise"](a, b)
+    lazy = getattr(run.sampler, "lazy_compare", None)            # a factored run's hook
     if lazy is not None:
         r = lazy(op, a, b)
         if r is not None:
