@@ -787,6 +787,132 @@ def test_noise_from_uniforms_in_real_torch_follows_the_law_exactspec_proves():
         assert float(mpmath.gammainc(1, stat / 2, regularized=True)) > 1e-6
 
 
+# -- uniforms of another dtype under --arith: each tensor in its own dtype ---------------------
+MIXED_RULES = """
+    def v1(p, q):
+        draft = torch.multinomial(q, num_samples=1)
+        uniform = torch.rand(1, dtype=torch.float64)
+        target_prob, draft_prob = p[draft], q[draft]
+        if ((draft_prob > 0) & (target_prob / draft_prob >= uniform)).item():
+            return draft
+        residual = torch.clamp(p - q, min=0)
+        return (residual / torch.empty_like(residual).exponential_()).argmax()
+    def kernel(p, q):
+        draft = torch.multinomial(q, num_samples=1)
+        uniform = torch.empty(1, dtype=torch.float64).uniform_()
+        if (uniform * q[draft] < p[draft]).item():
+            return draft
+        return torch.multinomial(torch.clamp(p - q, min=0), 1)
+    def half(p, q):
+        draft = torch.multinomial(q, num_samples=1)
+        if torch.rand(1, dtype=torch.float16) < p[draft] / q[draft]:
+            return draft
+        return torch.multinomial(torch.clamp(p - q, min=0), 1)
+"""
+
+
+def _f32(x) -> F:
+    return F(float(np.float32(float(x))))
+
+
+def test_float64_uniforms_beside_float32_rows_under_arith(tmp_path, capsys):
+    """vLLM's second engine compares ``float64`` uniforms with ``float32`` probability ratios:
+    under ``--arith float32`` the ratio is rounded in ``float32`` and compared in ``float64``
+    (torch's promotion) with a uniform of the ``float64`` generator's grid ``j / 2**53``.  The
+    float run's law by hand: accepting ``x`` with ``#{j : j / 2**53 <= c_x} / 2**53``,
+    ``c_x = fl32(p_x / q_x)``, else the residual's race over its ``float32`` values."""
+    path = rule_file(tmp_path, MIXED_RULES)
+    code, out, err = cli(capsys, "verify", f"{path}:v1", "--p", "1/2,1/3,1/6", "--q",
+                         "1/3,1/3,1/3", "--arith", "float32", "--json")
+    data = json.loads(out)
+    n = 2 ** 53
+    p32 = [_f32(x) for x in P.probs]
+    q32 = [_f32(x) for x in Q.probs]
+    accept = []
+    for a, b in zip(p32, q32):
+        c = _f32(np.float32(float(a)) / np.float32(float(b)))
+        accept.append(F(min(n, math.floor(c * n) + 1), n))
+    residual = [max(_f32(np.float32(float(a)) - np.float32(float(b))), F(0))
+                for a, b in zip(p32, q32)]
+    reject = 1 - sum(F(1, 3) * a for a in accept)
+    expect = {str(i): F(1, 3) * accept[i] + reject * residual[i] / sum(residual)
+              for i in range(3)}
+    assert code == 1 and {k: F(v) for k, v in data["output"].items()} == expect
+    assert accept[2] == F(2 ** 52 + 1, n)                     # c_2 = 1/2 exactly
+    assert F(data["bias"]) == F(1, 3 * 2 ** 53)               # one float64 grid point
+    assert data["exact_arith"]["output"] == {"0": "1/2", "1": "1/3", "2": "1/6"}
+    # the same rule in exact arithmetic: a float64 uniform is an ideal one there
+    assert verify(f"{path}:v1", P, Q).lossless
+
+
+def test_a_rounded_expression_of_a_float64_uniform_cut_by_bisection(tmp_path, capsys):
+    """``uniform * q[x] < p[x]`` with a ``float64`` uniform and ``float32`` rows: the product
+    in ``float64`` (promotion), rounded once; the cut is the first grid point where the
+    rounded product reaches ``p[x]`` (counted here with Python's own floats, which are
+    ``float64``), and a ``float16`` uniform on its grid of ``2**11`` beside the rows."""
+    path = rule_file(tmp_path, MIXED_RULES)
+    p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+    n = 2 ** 53
+    p32 = [float(np.float32(float(x))) for x in p.probs]
+    q32 = [float(np.float32(float(x))) for x in q.probs]
+
+    def count_below(a, b):                 # #{j < 2**53 : fl64(j / 2**53 * b) < a}
+        lo, hi = 0, n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if (mid / n) * b < a:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    accept = [F(count_below(a, b), n) for a, b in zip(p32, q32)]
+    residual = [max(F(float(np.float32(a) - np.float32(b))), F(0)) for a, b in zip(p32, q32)]
+    reject = 1 - sum(F(b) * acc for b, acc in zip(q.probs, accept))
+    expect = {str(i): q.probs[i] * accept[i] + reject * residual[i] / sum(residual)
+              for i in range(3)}
+    code, out, _ = cli(capsys, "verify", f"{path}:kernel", "--p", "1/2,3/10,1/5", "--q",
+                       "1/5,1/5,3/5", "--arith", "float32", "--json")
+    assert {k: F(v) for k, v in json.loads(out)["output"].items()} == expect
+    # a float16 uniform: u < c on the grid j / 2**11, c the float32 ratio compared in float32
+    m = 2 ** 11
+    ratios = [F(float(np.float32(a) / np.float32(b))) for a, b in zip(p32, q32)]
+    accept16 = [F(min(m, math.ceil(c * m)), m) for c in ratios]
+    reject16 = 1 - sum(F(b) * acc for b, acc in zip(q.probs, accept16))
+    expect16 = {str(i): q.probs[i] * accept16[i] + reject16 * residual[i] / sum(residual)
+                for i in range(3)}
+    code, out, _ = cli(capsys, "verify", f"{path}:half", "--p", "1/2,3/10,1/5", "--q",
+                       "1/5,1/5,3/5", "--arith", "float32", "--json")
+    assert {k: F(v) for k, v in json.loads(out)["output"].items()} == expect16
+
+
+def test_the_generator_grids_and_promotion_the_layer_assumes_are_torchs():
+    """``torch.rand`` of ``float64`` and ``float32`` draws multiples of ``1 / N`` (``N = 2**53``,
+    ``2**24``), the grids of :data:`~exactspec.engine.floats.FORMATS`, and a ``float32`` tensor
+    compared with a ``float64`` one is compared in ``float64``.  (Torch 2.14's CPU ``rand`` of
+    ``float16`` and ``bfloat16`` is not the grid ``2**11`` / ``2**8`` the engine models for those
+    formats: it is the ``float32`` draw rounded to nearest into the half type, ``1.0`` replaced
+    by 0; pinned here.)"""
+    real = pytest.importorskip("torch")
+    gen = real.Generator().manual_seed(3)
+    for dtype, name in ((real.float64, "float64"), (real.float32, "float32")):
+        n = FORMATS[name].grid
+        u = real.rand(20_000, dtype=dtype, generator=gen).double()
+        scaled = u * n
+        assert bool((scaled == scaled.floor()).all()) and float(u.max()) < 1, name
+        assert len(set(scaled.tolist())) > 19_000, name        # the fine grid is used
+    for dtype in (real.float16, real.bfloat16):
+        a = real.rand(200_000, generator=real.Generator().manual_seed(11))
+        b = real.rand(200_000, dtype=dtype, generator=real.Generator().manual_seed(11))
+        rounded = a.to(dtype)
+        assert real.equal(b, real.where(rounded == 1, real.zeros_like(rounded), rounded))
+        assert bool((rounded == 1).any())                     # ... and 1.0 does occur there
+    a32 = real.tensor([0.5], dtype=real.float32)
+    u64 = real.tensor([0.5 + 2 ** -40], dtype=real.float64)
+    assert real.result_type(a32, u64) == real.float64
+    assert bool(a32 < u64)          # in float32 the uniform would round to 0.5: not less
+
+
 def test_softmax_with_temperature_and_top_p_written_with_sort_cumsum_scatter(tmp_path):
     import sympy
 

@@ -145,6 +145,9 @@ def cast(v, dtype):
         return _in_int_range(int(x), dtype)   # truncation toward zero, as .to(int64) does
     fmt = None if current().exact else FORMATS[dtype.name]
     if is_random(v):
+        widen = getattr(v, "widen", None)
+        if widen is not None and fmt is not None:     # a uniform of another dtype's grid
+            return widen(fmt)
         base = getattr(v, "base", None)
         vfmt = getattr(base, "fmt", None)
         if fmt is not None and vfmt is not None and vfmt is not fmt:
