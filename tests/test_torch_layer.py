@@ -913,6 +913,82 @@ def test_the_generator_grids_and_promotion_the_layer_assumes_are_torchs():
     assert bool(a32 < u64)          # in float32 the uniform would round to 0.5: not less
 
 
+# -- setitem of a value with leading unit dimensions; floats counted once ----------------------
+def _setitem_cases(torch):
+    out = []
+    for shape, key, value in (((2, 3), (0, slice(None)), (1, 3)), ((2, 3), 1, (1, 1, 3)),
+                              ((2, 3), (slice(None), 1), (2, 1)), ((2, 3), 0, (2, 3)),
+                              ((3,), slice(0, 2), (1, 2))):
+        x = torch.zeros(*shape)
+        try:
+            x[key] = torch.ones(*value)
+            out.append(x.tolist())
+        except Exception:                        # noqa: BLE001 - torch refuses these too
+            out.append("refused")
+    try:
+        torch.zeros(2, 3)[0].copy_(torch.ones(1, 3))
+        out.append("copy_ accepted")
+    except Exception:                            # noqa: BLE001
+        out.append("copy_ refused")
+    return out
+
+
+def test_setitem_drops_the_values_leading_unit_dimensions_as_torch_does(tmp_path):
+    with installed() as torch:
+        got = _setitem_cases(torch)
+    assert got == [[[1, 1, 1], [0, 0, 0]], [[0, 0, 0], [1, 1, 1]], "refused", "refused",
+                   [1, 1, 0], "copy_ refused"]
+    path = rule_file(tmp_path, """
+        def rows(p, q):
+            u = torch.empty(2, 3, dtype=p.dtype)
+            u[0, :] = torch.rand(1, 3, dtype=p.dtype)
+            u[1] = torch.rand(1, 1, 3, dtype=p.dtype)
+            return (u[0] < p).int().argmax() if (u[1] < 0.5).all() else 1
+        """)
+    # the first i with u_i < p_i (argmax of an all-false row: 0), when all of u[1] < 1/2
+    p2, left, first = [F(1, 4), F(1, 2), F(1, 4)], F(1), {}
+    for i, x in enumerate(p2):
+        first[i], left = left * x, left * (1 - x)
+    first[0] += left
+    expect = {t: F(1, 8) * first[t] + (F(7, 8) if t == 1 else 0) for t in range(3)}
+    assert law(f"{path}:rows", Dist(p2), Q) == expect
+    try:
+        import torch as real
+    except ImportError:
+        return
+    assert _setitem_cases(real) == [[[1, 1, 1], [0, 0, 0]], [[0, 0, 0], [1, 1, 1]],
+                                    "refused", "refused", [1, 1, 0], "copy_ refused"]
+
+
+def test_a_float_literal_counts_once_per_rule_not_once_per_path(tmp_path):
+    """``floats_converted`` of a PyTorch rule counts each float of its code once (a value at
+    a place of the code), however many paths, elements or loop passes read it: on the path
+    route (Python branching on the draft) and on the vectorised route alike."""
+    path = rule_file(tmp_path, """
+        def f(p, q):
+            x = torch.multinomial(q, 1)
+            r = torch.clamp(p - q, min=1e-9)              # one literal, a row of elements
+            for _ in range(3):
+                r = r * 0.5                               # one literal, three passes
+            if x.item() == 0:                             # Python branching: the paths
+                return x
+            if torch.rand(1, dtype=p.dtype) < p[x] / q[x]:
+                return x
+            return torch.multinomial(r, 1)
+        def g(p, q):
+            x = torch.multinomial(q, 1)
+            r = torch.clamp(p - q, min=1e-9)
+            r = torch.tensor([0.25, 0.25, 0.5], dtype=p.dtype) * r
+            return torch.where(torch.rand(1, dtype=p.dtype) < p[x] / q[x], x,
+                               torch.multinomial(r, 1))
+        """)
+    paths = verify(f"{path}:f", P, Q)
+    assert paths.paths > 3 and paths.floats_converted == 2
+    vectorised = verify(f"{path}:g", P, Q)
+    # 1e-9, and 0.25 and 0.5 of one list (its two 0.25 one value at one place)
+    assert vectorised.enumeration.draft_axis == 3 and vectorised.floats_converted == 3
+
+
 def test_softmax_with_temperature_and_top_p_written_with_sort_cumsum_scatter(tmp_path):
     import sympy
 

@@ -947,6 +947,12 @@ class Tensor:
         shape, positions, view = self._index(key)
         if positions is None:
             positions = view._positions()
+        if isinstance(value, Tensor) and value.ndim > len(shape):
+            # torch drops the value's leading dimensions of size 1 first (``x[i, :] =
+            # torch.rand(1, k)``); an in-place ``copy_`` does not
+            lead = value.ndim - len(shape)
+            if all(n == 1 for n in value._shape[:lead]):
+                value = value._view(value._shape[lead:], value._strides[lead:], value._off)
         self._write(positions, self._fill_values(value, shape))
 
     def _fill_values(self, value, shape) -> list:
@@ -1773,11 +1779,8 @@ def _extreme(a, b, maximum: bool):
     bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * len(av)
     if dtype.kind == "float" and current().exact and len(av) >= float_rows.MIN_ROW and \
             not isinstance(b, Tensor) and type(b) in (int, float, Fraction) and _rationals(av):
-        y = cast(b, dtype)               # one cast of the scalar for the whole row
-        if type(y) is Fraction:
-            sampler = current().sampler  # each element's cast counts a Python float it takes
-            if type(b) is float and sampler is not None and hasattr(sampler, "floats"):
-                sampler.floats += len(av) - 1
+        y = cast(b, dtype)               # one cast of the scalar for the whole row (a Python
+        if type(y) is Fraction:          # float counted once, as every literal is)
             return Tensor.new(rational_extreme(av, [y] * len(av), maximum), shape, dtype)
     if dtype.kind == "float" and not current().exact and len(av) >= float_rows.MIN_ROW:
         xs = cast_row(av, dtype)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import math
 import operator
+import os
+import sys
 from fractions import Fraction
 
 from ..engine.floats import FORMATS, FloatValue, exact_value
@@ -31,7 +33,11 @@ from .branched import Branched, Fallback, LawIndex, Mixture, Split, SplitFallbac
 from .context import CURRENT, current, refuse, undecided
 
 __all__ = ["UNSET", "cast", "cast_row", "divide", "is_random", "is_nan", "exact_number", "arith",
-           "HALF_FORMATS", "opmath_scalar", "opmath_arith", "scalar_to", "check_python_int"]
+           "HALF_FORMATS", "opmath_scalar", "opmath_arith", "scalar_to", "check_python_int",
+           "count_literal"]
+
+#: exactspec's own code (frames in it are not the user's place of a float literal)
+_PACKAGE = os.path.realpath(os.path.join(os.path.dirname(__file__), os.pardir)) + os.sep
 
 #: The formats torch's CPU kernels compute in ``float32`` ("opmath") and round into.
 HALF_FORMATS = ("float16", "bfloat16")
@@ -87,8 +93,40 @@ def _from_python_float(v: float):
         return v
     sampler = current().sampler
     if sampler is not None and hasattr(sampler, "floats"):
-        sampler.floats += 1
+        count_literal(sampler, v)
     return Fraction(v)
+
+
+_OURS: dict = {}          # code file name -> whether it is exactspec's own
+
+
+def _ours(name: str) -> bool:
+    hit = _OURS.get(name)
+    if hit is None:
+        hit = _OURS[name] = os.path.realpath(name).startswith(_PACKAGE)
+    return hit
+
+
+def count_literal(sampler, v: float) -> None:
+    """Count the Python float ``v`` taken at its exact value on ``sampler.floats`` once per
+    place of the user's code that hands it over (a file, a line and the value) for the whole
+    enumeration: a literal (``clamp(min=1e-9)``, ``torch.finfo(...).tiny``) is one float
+    however many paths, elements or calls read it."""
+    frame = sys._getframe(1)
+    while frame is not None and _ours(frame.f_code.co_filename):
+        frame = frame.f_back
+    site = (frame.f_code.co_filename, frame.f_lineno, v) if frame is not None else ("?", 0, v)
+    seen = getattr(sampler, "_float_literals", None)
+    if seen is None:
+        seen = set()
+        try:
+            sampler._float_literals = seen
+        except AttributeError:           # a sampler without room for it: every float counted
+            sampler.floats += 1
+            return
+    if site not in seen:
+        seen.add(site)
+        sampler.floats += 1
 
 
 def cast(v, dtype):
