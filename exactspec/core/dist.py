@@ -470,17 +470,12 @@ def _rebuild(labels, probs) -> Dist:
 
 
 def _read_bytes_capped(path, name: str) -> bytes:
-    """At most :data:`~exactspec.core.budget.MAX_FILE_BYTES` of ``path`` (one byte more tells
-    a file over the budget, ``/dev/zero`` included), refused in one line."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as err:
-        raise InvalidInput(f"{name}: cannot read {path}: {err.strerror}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise TooLarge(f"{name}: {path} is larger than {MAX_FILE_BYTES // 2**20} MiB, the budget "
-                       "for a distribution file", budget=MAX_FILE_BYTES)
-    return data
+    """At most :data:`~exactspec.core.budget.MAX_FILE_BYTES` of the regular file ``path``,
+    refused in one line (:func:`exactspec.core.files.read_bytes_capped`: a FIFO, a device
+    such as ``/dev/zero`` or a file over the budget)."""
+    from .files import read_bytes_capped
+
+    return read_bytes_capped(path, name, MAX_FILE_BYTES, "a distribution file")
 
 
 def read_text_capped(path, name: str = "file") -> str:

@@ -29,10 +29,33 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
-from ..core.dist import Dist, exact_str, overlap, parse_labels
-from ..core.errors import ExactspecError, InvalidInput, NotExact
+from ..core.dist import Dist, exact_str, overlap, parse_labels as _parse_labels
+from ..core.errors import ExactspecError, InvalidInput, NotExact, TooLarge
 
 __all__ = ["ContextPair", "context_key", "parse_context", "random_model_pair"]
+
+
+def parse_labels(labels, n: int | None = None, name: str = "labels") -> tuple:
+    """:func:`exactspec.core.dist.parse_labels` of a spec's ``labels``, its type checked
+    first: a string (``"abc"``, ``"a,b,c"``) or a list of strings and integers.
+
+    >>> parse_labels("ab"), parse_labels(["x", 1])
+    (('a', 'b'), ('x', 1))
+    >>> parse_labels(5)
+    Traceback (most recent call last):
+    ...
+    exactspec.core.errors.InvalidInput: labels=5: give a string (abc or a,b,c) or a list of labels
+    """
+    if isinstance(labels, (list, tuple)):
+        for item in labels:
+            if isinstance(item, bool) or not isinstance(item, (str, int)):
+                raise InvalidInput(f"{name}: the label {str(item)[:40]!r} is a "
+                                   f"{type(item).__name__}: each label is a string or an "
+                                   "integer")
+    elif not isinstance(labels, str):
+        raise InvalidInput(f"{name}={str(labels)[:40]}: give a string (abc or a,b,c) or a list "
+                           "of labels")
+    return tuple(_parse_labels(labels, n, name=name))
 
 
 def context_key(ctx) -> str:
@@ -161,7 +184,7 @@ class ContextPair:
             n = len(Dist(root, name="target[\"\"]")) if not isinstance(root, Mapping) else None
             labels = tuple(range(n)) if n is not None else tuple(root.keys())
         else:
-            labels = parse_labels(labels, name="labels")
+            labels = parse_labels(labels, name="model table: labels")
         parsed: dict = {}
         for side in ("target", "draft"):
             entries = {}
@@ -305,17 +328,47 @@ def random_model_pair(rng, n: int, depth: int, *, zeros: bool = True, denominato
 # -- helpers -------------------------------------------------------------------------------
 
 def read_json(path, what: str):
-    """Read a JSON file with exact numbers (decimals become decimal rationals)."""
+    """Read a JSON file with exact numbers (decimals become decimal rationals): a regular
+    file of at most :data:`~exactspec.core.budget.MAX_FILE_BYTES` in UTF-8
+    (:func:`~exactspec.core.files.read_bytes_capped`), each number at most
+    :data:`~exactspec.core.budget.MAX_NUMBER_CHARS` characters and its decimal exponent
+    within :data:`~exactspec.core.budget.MAX_EXPONENT`, checked before it is built; every
+    refusal one line naming the file."""
+    from ..core.budget import MAX_FILE_BYTES
+    from ..core.files import read_bytes_capped
+
+    data = read_bytes_capped(path, what, MAX_FILE_BYTES, "a spec or model file")
     try:
-        text = Path(path).read_text()
-    except OSError as err:
-        raise InvalidInput(f"{what}: cannot read {path}: {err.strerror}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InvalidInput(f"{what}: {path} is not UTF-8 text (byte {err.start})") from None
+
+    def number(token):
+        return _json_number(token, f"{what}: {path}: number")
+
     try:
-        return json.loads(text, parse_float=Fraction, parse_int=int,
+        return json.loads(text, parse_float=number, parse_int=number,
                           parse_constant=_reject_constant)
     except json.JSONDecodeError as err:
         raise InvalidInput(f"{what}: {path} is not valid JSON ({err.msg}, line {err.lineno})"
                            ) from None
+    except RecursionError:
+        raise InvalidInput(f"{what}: {path} nests JSON too deeply") from None
+
+
+def _json_number(token: str, name: str):
+    """A JSON number of a spec, exact: an ``int`` for an integer, else a ``Fraction``; its
+    length and exponent bounded first."""
+    from ..core.budget import MAX_NUMBER_CHARS
+    from ..core.dist import parse_number
+
+    if len(token) > MAX_NUMBER_CHARS:
+        raise TooLarge(f"{name} {token[:20]}... has {len(token):,} characters, over the budget "
+                       f"of {MAX_NUMBER_CHARS:,} for one number", estimate=len(token),
+                       budget=MAX_NUMBER_CHARS)
+    if token.lstrip("-").isdigit():
+        return int(token)
+    return parse_number(token, name)
 
 
 def _reject_constant(name: str):

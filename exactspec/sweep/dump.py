@@ -111,6 +111,18 @@ class Dump:
         return dict(self.infos)[name]
 
     def _rows(self, name: str, lo: int, hi: int) -> np.ndarray:
+        from ..core.errors import ExactspecError
+
+        try:
+            return self._stored_rows(name, lo, hi)
+        except (ExactspecError, MemoryError):
+            raise
+        except Exception as err:  # noqa: BLE001 - a codec, zip or store error: one line
+            raise InvalidInput(f"dump {self.path}: array {name!r}: rows {lo}..{hi - 1} cannot "
+                               f"be read ({type(err).__name__}: {_first_line(err)}): the file "
+                               "or a chunk of it is corrupt") from None
+
+    def _stored_rows(self, name: str, lo: int, hi: int) -> np.ndarray:
         info = self._info(name)
         if self.kind == "npy-dir":
             arr = np.load(os.path.join(self.path, name + ".npy"), mmap_mode="r")
@@ -177,9 +189,13 @@ def open_dump(path, *, target: str = "target", draft: str = "draft") -> Dump:
     missing file or array, arrays that are not 2-D, shapes that differ, a type that is not
     float16/bfloat16/float32/float64, a ``position`` array of the wrong length.
     """
+    from ..core.files import check_regular
+
     p = Path(path)
     if not p.exists():
         raise InvalidInput(f"dump {path}: no such file or directory")
+    if not p.is_dir():
+        check_regular(p, "dump")                         # a FIFO would block, a device run on
     if p.is_dir():
         if (p / "zarr.json").exists() or (p / ".zgroup").exists() or (p / ".zattrs").exists():
             kind, infos = "zarr", _zarr_infos(p)
@@ -309,8 +325,11 @@ def _npz_infos(p: Path) -> dict:
 
 
 def _npy_dir_infos(p: Path) -> dict:
+    from ..core.files import check_regular
+
     infos = {}
     for file in sorted(p.glob("*.npy")):
+        check_regular(file, f"dump {p}")
         with open(file, "rb") as f:
             try:
                 shape, dtype, fortran = _npy_header(f)
@@ -399,6 +418,7 @@ def _zarr_infos(p: Path) -> dict:
         arrays = list(group.arrays())
     except Exception as err:  # noqa: BLE001 - zarr raises many kinds; one line for each
         raise InvalidInput(f"dump {p}: not a readable Zarr group ({_first_line(err)})") from None
+    files = _store_files(p)
     for name, arr in arrays:
         dtype = _dtype_name(arr.dtype)
         chunks = getattr(arr, "chunks", None) or (0,)
@@ -406,15 +426,49 @@ def _zarr_infos(p: Path) -> dict:
         _check_declared(p, name, shape, dtype, None)
         # chunks never written read as the fill value (Zarr 3 leaves out a chunk that is all
         # fill value): a few are data; more missing chunks than MISSING_CHUNK_BYTES of rows is a
-        # header that lies about the data, not rows to sweep
+        # header that lies about the data, not rows to sweep.  The chunks are counted from the
+        # files of the store (zarr's own count visits every key of the grid: 10**9 of them for
+        # 10**12 rows declared)
+        grid = getattr(arr, "shards", None) or chunks
         try:
-            stored, needed = int(arr.nchunks_initialized), int(arr.nchunks)
-        except Exception:  # noqa: BLE001 - a store that cannot count its chunks: read as is
-            stored = needed = 0
-        chunk_bytes = 8 * math.prod(int(c) for c in chunks) if chunks != (0,) else 0
+            needed = math.prod(-(-d // int(c)) for d, c in zip(shape, grid)) if grid != (0,) \
+                else 0
+        except (TypeError, ValueError, ZeroDivisionError):
+            needed = 0
+        stored = files.get(str(getattr(arr, "path", name)).strip("/"), 0)
+        chunk_bytes = 8 * math.prod(int(c) for c in grid) if grid != (0,) else 0
         if stored < needed and (needed - stored) * chunk_bytes > MISSING_CHUNK_BYTES:
             raise InvalidInput(f"dump {p}: array {name!r}: shape {shape} needs {needed:,} "
                                f"chunks but the store holds {stored:,}: the metadata does not "
                                "match the data")
         infos[name] = _ArrayInfo(shape, dtype, chunk_rows=int(chunks[0]))
     return infos
+
+
+_ZARR_METADATA = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
+
+
+def _store_files(p: Path) -> dict:
+    """The number of data files (chunks or shards) under each folder of the Zarr store ``p``
+    (keyed by the folder's path in the store: an array's path), every entry checked to be a
+    regular file or a folder first (a FIFO among the chunks would block the read)."""
+    from ..core.files import check_regular
+
+    counts: dict = {}
+    root = str(p)
+    for folder, dirs, names in os.walk(root):
+        relative = os.path.relpath(folder, root)
+        parts = [] if relative == "." else relative.split(os.sep)
+        for entry in names:
+            full = os.path.join(folder, entry)
+            check_regular(full, f"dump {p}")
+            if entry in _ZARR_METADATA:
+                continue
+            for depth in range(len(parts) + 1):          # counted for every folder above it
+                key = "/".join(parts[:depth])
+                counts[key] = counts.get(key, 0) + 1
+        for entry in dirs:
+            full = os.path.join(folder, entry)
+            if os.path.islink(full) and not os.path.isdir(full):
+                check_regular(full, f"dump {p}")
+    return counts

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import InvalidInput
+from ..core.files import output_file, output_path
 from .figures import column
 
 __all__ = ["write_table", "read_table", "json_ready", "summary_text", "plot", "tidy_columns",
@@ -37,7 +38,8 @@ def json_ready(obj):
 
 
 def write_table(table: dict, path) -> str:
-    """Write the table to ``path``: ``.parquet`` (pyarrow) or ``.csv``."""
+    """Write the table to ``path``: ``.parquet`` (pyarrow) or ``.csv``, whole or not at all
+    (:func:`~exactspec.core.files.output_file`: a temporary file renamed into place)."""
     path = Path(path)
     if path.suffix == ".parquet":
         try:
@@ -47,11 +49,12 @@ def write_table(table: dict, path) -> str:
             raise InvalidInput("writing Parquet needs pyarrow: pip install 'exactspec[sweep]' "
                                "(or write .csv)") from None
         names = list(table)
-        pq.write_table(pa.Table.from_arrays([_arrow_column(pa, table[n]) for n in names],
-                                            names=names), str(path))
+        with output_path(path, "--out") as temporary:
+            pq.write_table(pa.Table.from_arrays([_arrow_column(pa, table[n]) for n in names],
+                                                names=names), temporary)
     elif path.suffix == ".csv":
         names = list(table)
-        with open(path, "w", newline="") as f:
+        with output_file(path, "--out", "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(names)
             columns = [np.asarray(table[n]).tolist() for n in names]
@@ -213,7 +216,8 @@ def plot(table: dict, summary: dict, methods, path, title: str | None = None) ->
     if hasattr(path, "write"):
         fig.savefig(path, format="png", dpi=110)
     else:
-        fig.savefig(str(path), format="png", dpi=110)
+        with output_file(path, "--plot", "wb") as handle:
+            fig.savefig(handle, format="png", dpi=110)
     return path if hasattr(path, "write") else str(path)
 
 

@@ -20,7 +20,7 @@ import html
 import io
 import json
 
-from ..core.errors import InvalidInput
+from ..core.files import output_file
 from .output import plot, tidy_summary
 
 __all__ = ["html_report", "cell"]
@@ -187,10 +187,7 @@ def html_report(result, path=None, methods=None, title: str | None = None) -> st
                             f"{len(skipped)} rows skipped"))
     parts.append("</body></html>")
     document = "\n".join(p for p in parts if p) + "\n"
-    if path is not None:
-        try:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(document)
-        except OSError as err:
-            raise InvalidInput(f"--html {path}: cannot write ({err.strerror})") from None
+    if path is not None:                     # whole or not at all: renamed into place
+        with output_file(path, "--html", "w", encoding="utf-8") as f:
+            f.write(document)
     return document
