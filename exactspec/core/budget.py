@@ -20,12 +20,22 @@ from fractions import Fraction
 
 from .errors import TooLarge
 
-__all__ = ["MAX_EXACT_DIGITS", "MAX_FILE_BYTES", "MAX_EXPONENT", "power_bits", "check_power",
-           "digits_of_bits", "sequence_count", "check_sequences"]
+__all__ = ["MAX_EXACT_DIGITS", "MAX_FILE_BYTES", "MAX_EXPONENT", "MAX_NUMBER_CHARS",
+           "MAX_TOKENS", "power_bits", "check_power", "digits_of_bits", "sequence_count",
+           "check_sequences", "exact_run_seconds", "check_exact_runs", "check_whole"]
 
 MAX_EXACT_DIGITS = 10**6       # one exact number may have this many decimal digits
 MAX_FILE_BYTES = 64 * 2**20    # a distribution file is read up to 64 MiB
 MAX_EXPONENT = 10_000          # decimal exponents in input text: |e| <= 10,000
+MAX_NUMBER_CHARS = 10_000      # one number of a JSON spec: at most 10,000 characters
+#: A multi-position proof generates at most this many tokens (``m``, ``gamma``): each one is
+#: at least one step of the generation, however few sequences the vocabulary makes.
+MAX_TOKENS = 10**6
+#: The exact interpreter's cost of one run of a method over a distribution of ``n`` entries is
+#: at least about ``SECONDS_PER_RUN + n * SECONDS_PER_ENTRY`` (a draw, a residual: each entry
+#: an exact fraction; measured 3 to 13 microseconds per entry for sps, naive, top1 and rrs).
+SECONDS_PER_RUN = 5e-6
+SECONDS_PER_ENTRY = 3e-6
 
 
 def digits_of_bits(bits: int) -> int:
@@ -82,11 +92,20 @@ def check_sequences(vocab: int, m: int, gamma: int = 0, max_paths: int | None = 
     Traceback (most recent call last):
     ...
     exactspec.core.errors.TooLarge: --tokens 1000000: about 2^1,000,000 token sequences (2 tokens, m = 1000000, gamma = 0), over the budget of 10,000,000 paths: use a smaller m, gamma or vocabulary, or --max-paths N to insist
+    >>> check_sequences(1, 10**29, max_paths=10**7)
+    Traceback (most recent call last):
+    ...
+    exactspec.core.errors.TooLarge: --tokens 100000000000000000000000000000: 100,000,000,000,000,000,000,000,000,000 tokens (m = 100000000000000000000000000000, gamma = 0) to generate, over the budget of 1,000,000: use a smaller m or gamma
     """
     if max_paths is None:
         return
     count = sequence_count(vocab, m, gamma)
     if count <= max_paths:
+        length = max(int(m), int(gamma or 0))
+        if length > MAX_TOKENS:                  # one sequence, but every token a step
+            raise TooLarge(f"{what} {m}: {length:,} tokens (m = {m}, gamma = {gamma or 0}) "
+                           f"to generate, over the budget of {MAX_TOKENS:,}: use a smaller m "
+                           "or gamma", estimate=length, budget=MAX_TOKENS)
         return
     length = max(int(m), int(gamma or 0))
     if count > 2**64:
@@ -97,3 +116,58 @@ def check_sequences(vocab: int, m: int, gamma: int = 0, max_paths: int | None = 
                    f"{gamma or 0}), over the budget of {max_paths:,} paths: use a smaller m, "
                    "gamma or vocabulary, or --max-paths N to insist", estimate=count,
                    budget=max_paths)
+
+
+def exact_run_seconds(entries: int, runs: int) -> float:
+    """A lower estimate of the seconds of ``runs`` exact runs of a method over
+    distributions of ``entries`` entries (:data:`SECONDS_PER_RUN`,
+    :data:`SECONDS_PER_ENTRY`).
+
+    >>> round(exact_run_seconds(200_000, 40), 1)
+    24.0
+    """
+    return runs * (SECONDS_PER_RUN + entries * SECONDS_PER_ENTRY)
+
+
+def check_exact_runs(entries: int, runs: int, seconds: float, what: str,
+                     instead: str = "--backend numpy (float64 estimates)") -> None:
+    """Refuse, before any run, ``runs`` exact runs over ``entries`` entries whose lower
+    estimate (:func:`exact_run_seconds`) passes ``seconds``; ``what`` says why that many
+    runs (``"the path estimate's 40 probes"``).
+
+    >>> check_exact_runs(200_000, 40, 6.0, "the path estimate's 40 probes")
+    Traceback (most recent call last):
+    ...
+    exactspec.core.errors.TooLarge: p and q of 200,000 entries: the path estimate's 40 probes alone take at least 24 s of exact arithmetic, over the budget of 6 s: use --backend numpy (float64 estimates)
+    """
+    estimate = exact_run_seconds(entries, runs)
+    if estimate > seconds:
+        shown = f"{estimate:,.0f}" if estimate < 1e12 else f"{estimate:.2g}"
+        raise TooLarge(f"p and q of {entries:,} entries: {what} alone take at least {shown} s "
+                       f"of exact arithmetic, over the budget of {seconds:,.0f} s: use "
+                       f"{instead}", estimate=math.ceil(estimate), budget=math.floor(seconds))
+
+
+def check_whole(value, name: str, low: int = 1, high: int | None = None) -> int:
+    """``value`` as an int within ``[low, high]``, or one line naming ``name`` (a count
+    given on the command line or in a spec: ``--tokens 10**29`` is refused here, not run).
+
+    >>> check_whole(3, "--m")
+    3
+    >>> check_whole(10**29, "--m", high=MAX_TOKENS)
+    Traceback (most recent call last):
+    ...
+    exactspec.core.errors.TooLarge: --m=100000000000000000000000000000: over the budget of 1,000,000
+    """
+    from .errors import InvalidInput
+
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{name}={str(value)[:40]}: need a whole number")
+    if value < low:
+        raise InvalidInput(f"{name}={value}: need a whole number >= {low}")
+    if high is not None and value > high:
+        shown = str(value) if value < 10**40 else \
+            f"{str(value)[:20]}... ({len(str(value)):,} digits)"
+        raise TooLarge(f"{name}={shown}: over the budget of {high:,}", estimate=value,
+                       budget=high)
+    return value

@@ -52,7 +52,10 @@ def _instance(p, q, normalize: bool):
         raise InvalidInput(f"q has {Q.shape[1]} entries but p has {P.shape[1]}")
     if not normalize:                                    # the rows as given (as_rows may
         for name, row in (("p", p), ("q", q)):           # have rescaled them)
-            total = math.fsum(np.asarray(_values(row), dtype=np.float64).ravel().tolist())
+            try:
+                total = math.fsum(np.asarray(_values(row), dtype=np.float64).ravel().tolist())
+            except OverflowError:                        # entries near the largest float
+                total = math.inf
             if abs(total - 1) > 1e-9:
                 raise InvalidInput(f"{name} sums to {total!r}, not 1 (use --normalize to "
                                    "rescale)")

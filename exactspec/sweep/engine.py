@@ -15,6 +15,7 @@ import contextlib
 import datetime
 import math
 import os
+import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -166,13 +167,13 @@ def block_ranges(dump: Dump, block_mb: float = DEFAULT_BLOCK_MB) -> list[tuple[i
     >>> block_ranges(d, 0.02)
     [(0, 2), (2, 4), (4, 6), (6, 8), (8, 10)]
     """
-    if not block_mb > 0:
-        raise InvalidInput(f"block size {block_mb} MB: need a positive size")
-    rows = max(1, int(block_mb * 1e6 // (8 * dump.vocab)))
+    if not (block_mb > 0 and math.isfinite(block_mb)):
+        raise InvalidInput(f"--block-mb {block_mb}: need a finite positive size in MB")
+    rows = max(1, min(dump.positions, int(block_mb * 1e6 // (8 * dump.vocab))))
     if dump.chunk_rows:
-        c = dump.chunk_rows
-        rows = c * max(1, rows // c) if rows >= c else max(d for d in range(1, c + 1)
-                                                           if c % d == 0 and d <= rows)
+        c = min(dump.chunk_rows, dump.positions)       # a chunk past the rows: the rows
+        rows = c * max(1, rows // c) if rows >= c else next(d for d in range(rows, 0, -1)
+                                                            if c % d == 0)
     return [(lo, min(lo + rows, dump.positions)) for lo in range(0, dump.positions, rows)]
 
 
@@ -269,6 +270,8 @@ def _probe(address: str, timeout: float) -> None:
         with socket.create_connection((host, port_number), timeout=timeout) as conn:
             conn.settimeout(timeout)
             first = conn.recv(1)
+            if first:
+                _check_handshake(address, conn, first, timeout)
     except socket.timeout:
         raise InvalidInput(f"scheduler {address}: accepted the connection but sent nothing "
                            f"within {timeout:g} s (not a Dask scheduler?)") from None
@@ -278,6 +281,57 @@ def _probe(address: str, timeout: float) -> None:
     if not first:
         raise InvalidInput(f"scheduler {address}: closed the connection without a word "
                            "(not a Dask scheduler?)")
+
+
+#: A Dask scheduler's first message (its handshake: compression and pickle protocol, a few
+#: dozen bytes) is read whole by the probe, each length on the wire checked against this
+#: before anything is read or allocated for it; the client's own reader allocates whatever
+#: length the first 8 bytes say (3 EiB from a port that answers garbage).
+MAX_HANDSHAKE_BYTES = 2**20
+MAX_HANDSHAKE_FRAMES = 64
+
+
+def _check_handshake(address: str, conn, first: bytes, timeout: float) -> None:
+    """Read the scheduler's first message through ``conn`` (``first``: its first byte) and
+    check its framing as ``distributed``'s TCP comm writes it: 8 bytes giving the length of
+    a block (at most :data:`MAX_HANDSHAKE_BYTES`), which begins with the number of frames
+    (at most :data:`MAX_HANDSHAKE_FRAMES`) and their 8-byte lengths (together within the
+    block's bound).  A port that answers anything else is refused in one line, all within
+    ``timeout`` seconds in all."""
+    deadline = time.monotonic() + timeout
+
+    def read(n: int, data: bytes = b"") -> bytes:
+        chunks, have = [data], len(data)
+        while have < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise InvalidInput(f"scheduler {address}: its first message did not arrive "
+                                   f"whole within {timeout:g} s (not a Dask scheduler?)")
+            conn.settimeout(left)
+            chunk = conn.recv(min(n - have, 1 << 16))
+            if not chunk:
+                raise InvalidInput(f"scheduler {address}: closed the connection in the middle "
+                                   "of its first message (not a Dask scheduler?)")
+            chunks.append(chunk)
+            have += len(chunk)
+        return b"".join(chunks)
+
+    def garbage(why: str) -> InvalidInput:
+        return InvalidInput(f"scheduler {address}: answered with bytes that are not a Dask "
+                            f"message ({why}): not a Dask scheduler?")
+
+    (size,) = struct.unpack("<Q", read(8, first))
+    if not 16 <= size <= MAX_HANDSHAKE_BYTES:
+        raise garbage(f"a first block of {size:,} bytes declared, the bound is "
+                      f"{MAX_HANDSHAKE_BYTES:,}")
+    block = read(size)
+    (frames,) = struct.unpack_from("<Q", block)
+    if not 1 <= frames <= MAX_HANDSHAKE_FRAMES or 8 * (1 + frames) > size:
+        raise garbage(f"{frames:,} frames declared in a block of {size:,} bytes")
+    lengths = struct.unpack_from(f"<{frames}Q", block, 8)
+    if sum(lengths) > MAX_HANDSHAKE_BYTES:
+        raise garbage(f"frames of {sum(lengths):,} bytes declared, the bound is "
+                      f"{MAX_HANDSHAKE_BYTES:,}")
 
 
 def connect(address: str, timeout: float = 10.0):

@@ -60,9 +60,10 @@ def probabilities(rows, *, logits: bool, temperature: float = 1.0, top_p: float 
             rows_bad = list(bad)
             x[rows_bad] = 0.0
             top[rows_bad] = 0.0
-        x -= top[:, None]
-        if temperature != 1:
-            x /= temperature
+        with np.errstate(over="ignore"):                 # a spread past the largest float
+            x -= top[:, None]                            # is -inf: probability 0, as exp
+            if temperature != 1:                         # of it is in float64 anyway
+                x /= temperature
         np.exp(x, out=x)
         total = x.sum(axis=-1)
         if bad:
@@ -71,11 +72,14 @@ def probabilities(rows, *, logits: bool, temperature: float = 1.0, top_p: float 
         x /= total[:, None]
         P = x
     else:
-        total = x.sum(axis=-1)                            # NaN and infinities show here
+        with np.errstate(over="ignore"):                 # a sum past the largest float:
+            total = x.sum(axis=-1)                       # inf, told apart below
         low = x.min(axis=-1)
         for i in np.flatnonzero(~np.isfinite(total) | np.isnan(low)):
             bad[int(i)] = (f"{name} row holds NaN" if np.isnan(x[i]).any()
-                           else f"{name} row holds an infinite value")
+                           else f"{name} row holds an infinite value" if np.isinf(x[i]).any()
+                           else f"{name} row sums past the largest float64, not to 1 (give "
+                                "--logits for logits)")
         for i in np.flatnonzero(low < 0):
             bad.setdefault(int(i), f"{name} row holds a negative probability")
         with np.errstate(invalid="ignore"):

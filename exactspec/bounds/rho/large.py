@@ -25,10 +25,22 @@ from .closed_form import _check_k, rho_closed_form
 __all__ = ["DERIVE_MAX_K", "rho_large_report", "rho_large_text"]
 
 DERIVE_MAX_K = 64
+#: ``K`` is read up to this many digits: sympy's 30-digit evaluation of the closed form takes
+#: about a second at 1,000 digits and grows with them (16 s at 5,000), while ``rho_K`` is
+#: within ``1/K`` of its limit ``3/4`` already at 100.
+MAX_K_DIGITS = 1000
 
 
 def _values(k: int):
+    from ...core.budget import digits_of_bits
+    from ...core.errors import TooLarge
+
     k = _check_k(k)
+    if k >= 10**MAX_K_DIGITS:
+        digits = digits_of_bits(k.bit_length())
+        raise TooLarge(f"rho: k has about {digits:,} digits, over the budget of {MAX_K_DIGITS:,} "
+                       "(the closed form's exact value grows with them; rho_k is within 1/k "
+                       "of its limit 3/4)", estimate=digits, budget=MAX_K_DIGITS)
     closed = rho_closed_form()
     value = closed.rho.subs(closed.k, k)
     argmax = closed.argmax.subs(closed.k, k)
