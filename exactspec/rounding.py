@@ -44,6 +44,7 @@ from .core.errors import InvalidInput, Undecided
 from .engine.exact import DEFAULT_MAX_PATHS, ExactSampler, enumerate_paths, gc_paused
 from .methods import get_method
 from .verify import (VERDICTS, Verification, _checked, _is_user_method, _user_errors,
+                     shipped_lines, shipped_of,
                      _vectorised, verdict_of)
 
 __all__ = ["BiasSplit", "split_bias", "softmax_exact", "VERDICTS", "exact_sign",
@@ -321,6 +322,8 @@ class BiasSplit:
                 "differs": [str(t) for t in self.differences_exact_arith],
                 "paths": self.exact.paths}
         out["floats_converted"] = self.exact.floats_converted   # taken exactly by that run
+        if shipped_of(self.run.method):
+            out["shipped"] = shipped_of(self.run.method)
         if self.logits:
             out["inputs"] = "logits"
         if self.tolerance is not None:
@@ -370,7 +373,8 @@ class BiasSplit:
                           for r in [header] + rows)
         if left_out:
             table += "\n" + left_out_line(left_out)
-        lines = [head, table, f"acceptance P(Y in X) = {exact_str(run.acceptance)}"]
+        lines = [head, *shipped_lines(self.run.method), table,
+                 f"acceptance P(Y in X) = {exact_str(run.acceptance)}"]
         verdict = self.verdict
         where = named_few(f"{t} ({'+' if exact_sign(d) > 0 else ''}{exact_str(d)})"
                           for t, d in self.differences.items())

@@ -159,6 +159,8 @@ class Verification:
             out["explicit_acceptance"] = exact_str(self.explicit_acceptance)
         out["paths"] = self.paths
         out["floats_converted"] = self.floats_converted
+        if shipped_of(self.method):
+            out["shipped"] = shipped_of(self.method)
         if not self.lossless:
             out["differs"] = [str(lab) for lab in self.differs]
         out["bias"] = "0" if self.lossless else exact_str(self.bias)
@@ -276,6 +278,19 @@ def verify_to_certificate(method, p: Dist, q: Dist, k: int, path, *, grid: int |
     if enumeration.total != 1:
         raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
     return Verification(m, p, q, k, enumeration, grid)
+
+
+def shipped_of(method) -> list:
+    """The functions of installed packages a PyTorch rule runs as shipped (taken by
+    ``exactspec.torch_layer.load``): ``[{package, version, module, name, file}, ...]``."""
+    return list(getattr(getattr(method, "run", None), "shipped", None) or [])
+
+
+def shipped_lines(method) -> list:
+    """One line per function a rule runs as shipped: ``runs transformers.generation.utils:
+    _speculative_sampling of transformers 4.46.3 as shipped (.../utils.py)``."""
+    return [f"runs {one['module']}:{one['name']} of {one['package']} {one['version']} as "
+            f"shipped ({one['file']})" for one in shipped_of(method)]
 
 
 def _stream_certificate(handle, header, m, p, q, k, grid, max_paths, progress):

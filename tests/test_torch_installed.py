@@ -320,6 +320,15 @@ def test_the_shipped_function_is_lossless_without_importing_the_package(site, tm
     assert F(data["acceptance"]) == sum(min(F(a), F(b)) for a, b in zip(P.split(","),
                                                                        Q.split(",")))
     assert not any(m.split(".")[0] in ("fakeengine", "nonexistent_heavy_dep") for m in sys.modules)
+    (shipped,) = data["shipped"]
+    assert (shipped["package"], shipped["module"], shipped["name"]) == \
+        ("fakeengine", "fakeengine.sampling.utils", "speculative_step")
+    code, out, err = cli(capsys, "verify", f"{path}:rule", "--p", P, "--q", Q)
+    assert code == 0 and f"runs fakeengine.sampling.utils:speculative_step of fakeengine " \
+        f"{shipped['version']} as shipped ({shipped['file']})" in out.splitlines(), out
+    code, out, err = cli(capsys, "verify", f"{path}:rule", "--p", P, "--q", Q, "--arith",
+                         "float32", "--json")
+    assert json.loads(out)["shipped"] == [shipped], err
 
 
 def test_a_zero_of_the_target_under_a_positive_draft(site, tmp_path, capsys):

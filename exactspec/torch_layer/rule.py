@@ -151,7 +151,23 @@ def load_pytorch_rule(spec: str):
         raise InvalidInput(f"method {spec!r}: {name} has a keyword-only parameter "
                            f"{required!r} without a default: exactspec calls a PyTorch rule "
                            "as fn(p, q)")
-    return PyTorchRule(function, spec, path)
+    rule = PyTorchRule(function, spec, path)
+    rule.shipped = shipped_sources(module)
+    return rule
+
+
+def shipped_sources(module) -> list:
+    """Where the functions and classes a rule file took from installed packages come from
+    (``exactspec.torch_layer.load``): ``[{package, version, module, name, file}, ...]``."""
+    out = []
+    for value in list(vars(module).values()):
+        try:
+            source = getattr(value, "__exactspec_source__", None) if callable(value) else None
+        except Exception:  # noqa: BLE001 - a value whose attributes refuse to be read
+            source = None
+        if isinstance(source, dict) and source not in out:
+            out.append(dict(source))
+    return out
 
 
 def _integer(v):
@@ -268,6 +284,7 @@ class PyTorchRule:
         self.__name__ = getattr(function, "__name__", "rule")
         self.__doc__ = function.__doc__
         self.gamma = 1            # draft positions of a multi-position call (call_rows)
+        self.shipped: list = []   # functions taken from installed packages (shipped_sources)
 
     @property
     def summary(self) -> str:
