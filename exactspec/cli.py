@@ -269,8 +269,6 @@ def _read_pair(args):
 
 def _read_float_pair(args):
     """``--p``/``--q`` for the NumPy backend: lists of floats, or ``{label: float}``."""
-    from fractions import Fraction
-
     import numpy as np
 
     from .core.dist import parse_labels
@@ -300,13 +298,18 @@ def _read_float_pair(args):
             values = list(data.values()) if isinstance(data, dict) else data
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
                 raise InvalidInput(f"{name}: {path} must hold numbers only")
+            for i, v in enumerate(values):               # 1e400 reads as inf, 10**400 as int
+                _as_float(v, f"{name}: {path}: entry {i} ({str(v)[:40]})")
             return data
+        from .core.dist import parse_number
+
         values = []
         for i, part in enumerate(text.split(",")):
             try:
-                values.append(float(Fraction(part.strip())))
-            except (ValueError, ZeroDivisionError):
+                value = parse_number(part.strip(), f"{name}[{i}]")   # its exponent bounded
+            except InvalidInput:
                 raise InvalidInput(f"{name}[{i}]={part.strip()!r}: not a number") from None
+            values.append(_as_float(value, f"{name}[{i}]={part.strip()!r}"))
         return values
 
     p, q = read(args.p, "p"), read(args.q, "q")
@@ -317,7 +320,26 @@ def _read_float_pair(args):
     return p, q
 
 
+def _as_float(value, where: str) -> float:
+    """``value`` as a finite float64, or one line: the NumPy backend's numbers are floats."""
+    import math
+
+    from .core.errors import InvalidInput
+
+    try:
+        result = float(value)
+    except OverflowError:
+        result = math.inf
+    if not math.isfinite(result):
+        raise InvalidInput(f"{where}: outside the float64 range of --backend numpy (the exact "
+                           "engine reads any rational)")
+    return result
+
+
 _STDOUT = [None]  # the real stdout while user code's prints go to stderr (--json)
+#: [the command runs under --json, its JSON object is written]: an error or an undecided
+#: result under --json still writes one object, ``{"error": ..., "exit": N}``
+_JSON = [False, False]
 
 
 def _emit(obj, as_json: bool, text) -> None:
@@ -326,6 +348,7 @@ def _emit(obj, as_json: bool, text) -> None:
     out = _STDOUT[0] or sys.stdout
     if as_json:
         out.write(json.dumps(obj() if callable(obj) else obj) + "\n")
+        _JSON[1] = True
     else:
         out.write((text() if callable(text) else text).rstrip("\n") + "\n")
 
@@ -433,13 +456,16 @@ def cmd_verify(args) -> int:
             args.elementwise != "correct":
         return _verify_arith(args)
     p, q = _read_pair(args)
+    _check_exact_probes(args, p)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     if args.certificate:   # streamed to the file as the paths are enumerated
+        from .core.files import output_path
         from .verify import verify_to_certificate
 
-        result = verify_to_certificate(args.method, p, q, args.k, args.certificate,
-                                       grid=args.grid, max_paths=max_paths,
-                                       progress=None if args.max_paths is None else True)
+        with output_path(args.certificate, "--certificate") as temporary:
+            result = verify_to_certificate(args.method, p, q, args.k, temporary,
+                                           grid=args.grid, max_paths=max_paths,
+                                           progress=None if args.max_paths is None else True)
     elif args.grid:
         result = verify(args.method, p, q, args.k, grid=args.grid, max_paths=max_paths,
                         progress=None if args.max_paths is None else True)
@@ -488,6 +514,7 @@ def _verify_arith(args) -> int:
                            elementwise=args.elementwise, sum_order=args.sum_order)
     else:
         p, q = _read_pair(args)
+        _check_exact_probes(args, p)
         split = split_bias(args.method, p, q, args.k, arith=args.arith, grid=args.grid,
                            tolerance=tolerance, max_paths=max_paths,
                            keep_paths=bool(args.certificate), elementwise=args.elementwise,
@@ -700,14 +727,13 @@ def _tolerance(args):
                                                                   nonnegative=True)
 
 
-def _write_json(path, obj) -> None:
-    from .core.errors import InvalidInput
+def _write_json(path, obj, flag: str = "--certificate") -> None:
+    """``obj`` as JSON in the file ``path``, whole or not at all
+    (:func:`~exactspec.core.files.output_file`); a failed write is one line naming it."""
+    from .core.files import output_file
 
-    try:
-        with open(path, "w") as handle:
-            json.dump(obj, handle, indent=1)
-    except OSError as err:
-        raise InvalidInput(f"cannot write {path}: {err.strerror}") from None
+    with output_file(path, flag) as handle:
+        json.dump(obj, handle, indent=1)
 
 
 def _search(args) -> int:
@@ -751,6 +777,11 @@ def cmd_simulate(args) -> int:
     if args.backend == "numpy":
         return _float_command("simulate", args)
     p, q = _read_pair(args)
+    if not _is_pytorch_rule(args.method):
+        from .core.budget import check_exact_runs
+
+        check_exact_runs(len(p), args.n, DEFAULT_RUN_SECONDS, f"--n {args.n:,} samples",
+                         instead="fewer samples (--n), or --backend numpy")
     sim = simulate(args.method, p, q, args.k, n=args.n, seed=args.seed, grid=args.grid)
     lo, hi = sim.acceptance_interval()
     tv = sim.total_variation_to(p)
@@ -977,12 +1008,20 @@ def _search_sequences(args, function, *, gamma, m, context_free, name=None) -> i
 
 def _spec_names_function(spec_path) -> bool:
     """Whether the spec's ``verifier`` names a user's function (``file.py:function``)."""
-    try:
-        with open(spec_path) as handle:
-            spec = json.load(handle)
-    except (OSError, ValueError):
-        return False
+    spec = _spec_or_none(spec_path)
     return isinstance(spec, dict) and ":" in str(spec.get("verifier", ""))
+
+
+def _spec_or_none(spec_path):
+    """The spec file's JSON by the spec reader (a regular file, capped, numbers bounded), or
+    ``None`` when it cannot be read: the command's own reading then says why."""
+    from .core.errors import ExactspecError
+    from .sequences.context import read_json
+
+    try:
+        return read_json(spec_path, "spec")
+    except ExactspecError:
+        return None
 
 
 def cmd_prove(args) -> int:
@@ -1035,7 +1074,7 @@ def cmd_prove(args) -> int:
         if args.certificate_dir:
             folder = Path(args.certificate_dir)
             folder.mkdir(parents=True, exist_ok=True)
-            _write_json(folder / f"{claim.name}.json", result.certificate)
+            _write_json(folder / f"{claim.name}.json", result.certificate, "--certificate-dir")
         if not args.json:
             progress.clear()
             print(f"{claim.name}: {statement}")
@@ -1074,6 +1113,8 @@ def cmd_sweep(args) -> int:
         folder = os.path.dirname(os.path.abspath(path)) if path else None
         if folder and (not os.path.isdir(folder) or os.path.isdir(path)):
             raise _UsageError(f"{flag} {path}: cannot write a file there")
+    if args.out and os.path.splitext(args.out)[1] not in (".parquet", ".csv"):
+        raise _UsageError(f"--out {args.out}: write .parquet or .csv")   # before the sweep
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     result = sweep(args.dump, args.k, methods=args.methods, logits=args.logits,
                    temperature=args.temperature, top_p=args.top_p, gamma=args.gamma,
@@ -1094,7 +1135,7 @@ def cmd_sweep(args) -> int:
         html_report(result, args.html, methods)
         result.summary["html"] = args.html
     if args.summary_json:
-        _write_json(args.summary_json, tidy_summary(result))
+        _write_json(args.summary_json, tidy_summary(result), "--summary-json")
         result.summary["summary_json"] = args.summary_json
     _emit(json_ready(result.summary), args.json, summary_text(result.summary, methods))
     return EXIT_OK
@@ -1111,6 +1152,7 @@ def cmd_probability(args) -> int:
     if not args.seconds > 0 or args.seconds == float("inf"):
         raise _UsageError(f"--seconds={args.seconds}: must be a positive number of seconds")
     p, q = _read_pair(args)
+    _check_exact_probes(args, p)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     report = probability_report(args.check, p, q, k=args.k, grid=args.grid, arith=args.arith,
                                 max_paths=max_paths, max_failing=args.failing,
@@ -1169,6 +1211,39 @@ def _check_entry_count(text, name) -> None:
                        estimate=entries, budget=MAX_EXACT_ENTRIES)
 
 
+#: The exact path estimate runs a method this many times before it enumerates (Knuth's
+#: probes, :func:`~exactspec.engine.exact.estimate_paths`), within a tenth of the
+#: enumeration's seconds budget (60 s).
+ESTIMATE_PROBES = 40
+ESTIMATE_SECONDS = 6.0
+
+
+def _check_exact_probes(args, p) -> None:
+    """Refuse, before any run, an exact enumeration over a distribution so long that the
+    path estimate's probes alone (:data:`ESTIMATE_PROBES` runs, each over every entry)
+    would pass :data:`ESTIMATE_SECONDS` (:func:`~exactspec.core.budget.check_exact_runs`);
+    ``--max-paths N`` insists, and a PyTorch rule (whose draft is a tensor axis, not a path
+    per token) is not sized here."""
+    from .core.budget import check_exact_runs
+
+    if args.max_paths is not None or _is_pytorch_rule(getattr(args, "method", None)
+                                                      or getattr(args, "check", None)):
+        return
+    check_exact_runs(len(p), ESTIMATE_PROBES, ESTIMATE_SECONDS,
+                     f"the path estimate's {ESTIMATE_PROBES} runs of the method",
+                     instead="--backend numpy (float64 estimates), or --max-paths N to insist")
+
+
+def _is_pytorch_rule(method) -> bool:
+    """Whether ``method`` names a function of a file that imports torch (read, not run)."""
+    files = _rule_file(method)
+    if not files or not os.path.isfile(files[0]):
+        return False
+    from .torch_layer.detect import imports_torch
+
+    return imports_torch(files[0])
+
+
 def _check_folder(path, flag) -> None:
     """A folder to write into: refused up front when it names something that is not a
     folder (``/dev/null``, a file)."""
@@ -1198,6 +1273,64 @@ def _check_counts(args) -> None:
         raise _UsageError("--certificate '': give a file name to write the certificate to")
     if getattr(args, "certificate_dir", None) is not None and not args.certificate_dir.strip():
         raise _UsageError("--certificate-dir '': give a folder to write the certificates to")
+    _check_outputs(args)
+
+
+#: The options that name a file a command writes.
+_OUTPUT_OPTIONS = ("certificate", "out", "plot", "html", "summary_json")
+
+
+def _check_outputs(args) -> None:
+    """Refuse, before any work, an output file that is one of the command's inputs (or the
+    same file through a link) or lies inside an input folder
+    (:func:`~exactspec.core.files.check_outputs`)."""
+    from .core.files import check_outputs
+
+    outputs = [(f"--{name.replace('_', '-')}", getattr(args, name, None))
+               for name in _OUTPUT_OPTIONS]
+    outputs = [(flag, path) for flag, path in outputs if isinstance(path, str) and path]
+    if outputs:
+        check_outputs(outputs, _inputs(args))
+
+
+def _rule_file(named, base=None) -> list:
+    """The file of a rule named ``file.py:function`` (and its place relative to ``base``, a
+    spec's folder), or nothing for a registered name or ``module:function``."""
+    if not isinstance(named, str) or ":" not in named:
+        return []
+    where = named.rpartition(":")[0]
+    if not (where.endswith(".py") or "/" in where):
+        return []
+    found = [where]
+    if base is not None and not os.path.isabs(where):
+        found.append(os.path.join(base, where))
+    return found
+
+
+def _inputs(args) -> list:
+    """``(what, path)`` of every file and folder a command reads: ``@file`` rows, a rule's
+    file, a spec and the model and verifier files it names, a dump."""
+    found = []
+    for name in ("p", "q", "logits_p", "logits_q"):
+        text = getattr(args, name, None)
+        if isinstance(text, str) and text.strip().startswith("@"):
+            found.append((f"the --{name.replace('_', '-')} file", text.strip()[1:]))
+    for name in ("method", "check", "verifier"):
+        found += [("the rule file", where) for where in _rule_file(getattr(args, name, None))]
+    spec = getattr(args, "spec", None) or getattr(args, "tree", None)
+    if isinstance(spec, str):
+        found.append(("the spec", spec))
+        data = _spec_or_none(spec)
+        base = os.path.dirname(spec)
+        if isinstance(data, dict):
+            model = data.get("model")
+            if isinstance(model, str):
+                found.append(("the spec's model file", os.path.join(base, model)))
+            found += [("the spec's verifier file", where)
+                      for where in _rule_file(data.get("verifier"), base)]
+    if isinstance(getattr(args, "dump", None), str):
+        found.append(("the dump", args.dump))
+    return found
 
 
 def main(argv=None) -> int:
@@ -1206,18 +1339,16 @@ def main(argv=None) -> int:
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)   # exact values may have any number of digits
     parser = build_parser()
+    _JSON[:] = ["--json" in argv, False]
     try:
         args = parser.parse_args(argv)
+        _JSON[0] = bool(getattr(args, "json", False))
         if args.command is None:
-            parser.print_usage(sys.stderr)
-            print("error: exactspec: name a command (exactspec --help lists them)",
-                  file=sys.stderr)
-            return EXIT_USAGE
+            return _no_command()
         _check_counts(args)
         return _supervised_command(args)
     except _UsageError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(f"error: {err}")
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -1261,8 +1392,7 @@ def _command_exit(args) -> int:
     try:
         return _run_command(args)
     except _UsageError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(f"error: {err}")
     except Exception as err:  # noqa: BLE001 - every failure becomes one line, never a traceback
         return _report(err)
 
@@ -1293,30 +1423,51 @@ def _run_command(args) -> int:
     except SystemExit as exiting:  # user code called sys.exit: its exit, not ours
         where = _user_frame(exiting, only_user=True)
         call = "os._exit" if isinstance(exiting, _UserExit) else "sys.exit"
-        print(f"error: user code called {call}({exiting.code!r}){where}: a verifier must "
-              "return a token", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(f"error: user code called {call}({exiting.code!r}){where}: a verifier "
+                     "must return a token")
     finally:
         os._exit = real_exit
         if _STDOUT[0] is not None:
             sys.stdout, _STDOUT[0] = _STDOUT[0], None
 
 
+def _no_command() -> int:
+    """Bare ``exactspec``: the short usage and a one-line hint, exit 2."""
+    print("usage: exactspec [-h] [--version] COMMAND [options]", file=sys.stderr)
+    return _fail(f"error: exactspec: name a command ({', '.join(COMMANDS)}; exactspec --help "
+                 "describes them)")
+
+
+def _fail(line: str, code: int = EXIT_USAGE) -> int:
+    """Print ``line`` (``error: ...`` or ``undecided: ...``) on stderr and return ``code``;
+    under ``--json`` also write the command's one object on stdout, ``{"error": ...,
+    "exit": 2}`` (``{"undecided": ..., "exit": 3}``), unless it wrote its own already."""
+    print(line, file=sys.stderr)
+    if _JSON[0] and not _JSON[1]:
+        key, _, text = line.partition(": ")
+        key = "undecided" if code == EXIT_UNDECIDED else "error"
+        out = _STDOUT[0] or sys.stdout
+        out.write(json.dumps({key: text or line, "exit": code}) + "\n")
+        out.flush()
+        _JSON[1] = True
+    return code
+
+
 def _report(err: Exception) -> int:
     from .core.errors import ExactspecError, TooLarge, Undecided, names_its_line
 
     if isinstance(err, Undecided):
-        print(f"undecided: {err}", file=sys.stderr)
-        return EXIT_UNDECIDED
+        return _fail(f"undecided: {_one_line(err)}", EXIT_UNDECIDED)
     if isinstance(err, (ExactspecError, TooLarge)):
         where = "" if names_its_line(err) else _user_frame(err, only_user=True)
-        print(f"error: {_one_line(err)}{where}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(f"error: {_one_line(err)}{where}")
+    if isinstance(err, MemoryError):
+        return _fail("error: out of memory: the work needed more memory than this process may "
+                     "take (give a smaller instance)")
     where = _user_frame(err)
     if where.startswith(" (in "):
         where = " (raised by user code " + where[len(" ("):]
-    print(f"error: {type(err).__name__}: {_one_line(err)}{where}", file=sys.stderr)
-    return EXIT_USAGE
+    return _fail(f"error: {type(err).__name__}: {_one_line(err)}{where}")
 
 
 def _one_line(err) -> str:

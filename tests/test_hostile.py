@@ -29,15 +29,24 @@ def run(capsys, *argv):
 
 
 def refused(capsys, argv, *words, code=2):
-    """Exit ``code``, nothing on stdout, one line on stderr holding every word."""
+    """Exit ``code``, one line on stderr holding every word, and on stdout nothing, or under
+    ``--json`` the one object that says so (docs/json.md#exit-status)."""
     got, out, err = run(capsys, *argv)
     lines = err.strip().splitlines()
     assert got == code, (got, out, err)
-    assert out == "", out
+    as_json = "--json" in map(str, argv)
+    assert out == (json_failure(lines[0], code) if as_json else ""), out
     assert len(lines) == 1 and "Traceback" not in err, err
     for word in words:
         assert word in lines[0], (word, lines[0])
     return lines[0]
+
+
+def json_failure(line: str, code: int = 2) -> str:
+    """The stdout of a command refused under ``--json``: one object naming the error line
+    (``{"undecided": ..., "exit": 3}`` for an undecided result)."""
+    key, _, text = line.partition(": ")
+    return json.dumps({"undecided" if code == 3 else "error": text, "exit": code}) + "\n"
 
 
 def user_file(tmp_path, name, body):
@@ -953,7 +962,7 @@ def test_user_code_that_ends_the_process_is_refused(tmp_path, call):
     done = subprocess.run([sys.executable, "-m", "exactspec", "verify", rule, *PQ, "--json"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     lines = done.stderr.strip().splitlines()
-    assert done.returncode == 2 and done.stdout == "", done
+    assert done.returncode == 2 and done.stdout == json_failure(lines[0]), done
     assert len(lines) == 1 and call.split("(")[0] in lines[0] and "exiter.py" in lines[0]
 
 
@@ -1000,3 +1009,358 @@ def test_last_arrival_law_by_subset_sums_equals_the_enumeration():
         law = last_arrival_law(weights)
         assert law == by_subsets(weights) and sum(law) == 1
     assert last_arrival_law([Fraction(1), Fraction(3)]) == [Fraction(3, 4), Fraction(1, 4)]
+
+
+# -- files read and written: inputs never overwritten, outputs whole, nothing that blocks -----
+def small_dump(tmp_path, name="d.npz"):
+    """A dump as tests/test_sweep.py makes one: float32 logits, 6 positions of 8 tokens."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    target = (2.0 * rng.normal(size=(6, 8))).astype(np.float32)
+    draft = (target + rng.normal(size=(6, 8))).astype(np.float32)
+    path = tmp_path / name
+    np.savez(path, target=target, draft=draft)
+    return path
+
+
+def chain_spec(tmp_path):
+    """A chain spec whose model and verifier are files of their own."""
+    (tmp_path / "model.json").write_text(json.dumps(
+        {"labels": "ab", "target": {"": "1/2,1/2"}, "draft": {"": "1/3,2/3"}}))
+    (tmp_path / "rows.py").write_text(
+        "def rows(s, drafts, p, q):\n    return (s.draw(p[0]),)\n")
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"model": "model.json", "verifier": "rows.py:rows",
+                                "gamma": 1, "m": 1}))
+    return spec
+
+
+def test_an_output_that_names_an_input_is_refused_before_any_work(capsys, tmp_path):
+    """``sweep d.npz --html d.npz`` once exited 0 and wrote the report over the dump; every
+    output option naming an input (by name, through a symbolic or a hard link, or inside an
+    input folder) is refused in one line, the input's bytes untouched."""
+    import os
+
+    dump = small_dump(tmp_path)
+    os.symlink(dump, tmp_path / "link.html")
+    os.link(dump, tmp_path / "hard.csv")
+    (tmp_path / "p.json").write_text("[0.5, 0.5]")
+    spec = chain_spec(tmp_path)
+    npy = tmp_path / "npy"
+    npy.mkdir()
+    import numpy as np
+
+    np.save(npy / "target.npy", np.full((2, 3), 1 / 3))
+    np.save(npy / "draft.npy", np.full((2, 3), 1 / 3))
+    before = {f: f.read_bytes() for f in tmp_path.rglob("*") if f.is_file()}
+    cases = [
+        (["sweep", dump, "--logits", "--html", dump], ["--html", "is the dump"]),
+        (["sweep", dump, "--logits", "--html", tmp_path / "link.html"], ["is the dump"]),
+        (["sweep", dump, "--logits", "--out", tmp_path / "hard.csv"], ["is the dump"]),
+        (["sweep", dump, "--logits", "--summary-json", dump], ["--summary-json"]),
+        (["sweep", dump, "--logits", "--plot", dump], ["--plot"]),
+        (["sweep", npy, "--out", npy / "results.csv"], ["inside the dump"]),
+        (["sweep", dump, "--logits", "--out", tmp_path / "x.csv", "--summary-json",
+          tmp_path / "x.csv"], ["the same file"]),
+        (["verify", "sps", "--p", f"@{tmp_path / 'p.json'}", "--q", "1/2,1/2",
+          "--certificate", tmp_path / "p.json"], ["is the --p file"]),
+        (["tree", spec, "--certificate", spec], ["is the spec"]),
+        (["tree", spec, "--certificate", tmp_path / "model.json"], ["the spec's model file"]),
+        (["tree", spec, "--certificate", tmp_path / "rows.py"], ["the spec's verifier file"]),
+        (["verify", f"{tmp_path / 'rows.py'}:rows", "--tokens", "1", "--p", "1/2,1/2",
+          "--q", "1/2,1/2", "--certificate", tmp_path / "rows.py"], ["is the rule file"]),
+    ]
+    for argv, words in cases:
+        line = refused(capsys, argv, *words)
+        assert "an output never" in line or "give each output its own" in line
+    assert {f: f.read_bytes() for f in tmp_path.rglob("*") if f.is_file()} == before
+
+
+def test_outputs_are_written_whole_or_not_at_all(capsys, tmp_path):
+    """An output goes to a temporary file in its folder, renamed into place once whole: a
+    write that fails half-way leaves the old file as it was and no temporary behind; a new
+    file gets the usual permissions; a device such as ``/dev/null`` is written in place."""
+    import os
+
+    from exactspec.core.errors import InvalidInput
+    from exactspec.core.files import output_file
+
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with output_file(target, "--out") as handle:
+            handle.write("half")
+            raise RuntimeError("the writer failed")
+    assert target.read_text() == "old" and os.listdir(tmp_path) == ["out.json"]
+    # a user's rule that fails on its second path: the certificate streamed so far is dropped
+    rule = user_file(tmp_path, "fails", "def rule(s, p, q):\n    x = s.draft(q)\n"
+                     "    if x == 1:\n        raise ValueError('no')\n    return x\n")
+    cert = tmp_path / "c.json"
+    cert.write_text("the old certificate")
+    code, _, err = run(capsys, "verify", rule, *PQ, "--certificate", cert)
+    assert code == 2 and "ValueError" in err
+    assert cert.read_text() == "the old certificate"
+    assert sorted(os.listdir(tmp_path)) == ["c.json", "fails.py", "out.json"]
+    new = tmp_path / "new.json"
+    assert run(capsys, "verify", "sps", *PQ, "--certificate", new)[0] == 0
+    mask = os.umask(0)
+    os.umask(mask)
+    assert os.stat(new).st_mode & 0o777 == 0o666 & ~mask
+    assert json.loads(new.read_text())["acceptance"] == "3/5"
+    assert run(capsys, "verify", "sps", *PQ, "--certificate", "/dev/null")[0] == 0
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    with pytest.raises(InvalidInput, match="cannot write"):
+        with output_file(tmp_path / "no" / "such" / "folder.json", "--out") as handle:
+            handle.write("x")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_is_one_line_naming_the_file(capsys, tmp_path):
+    """``--certificate /dev/full`` was 'OSError ... inside exactspec: please report this as a
+    bug'; every writer now names the file and the reason."""
+    dump = small_dump(tmp_path)
+    for argv, flag in (
+            (["verify", "sps", *PQ, "--certificate", "/dev/full"], "--certificate"),
+            (["verify", "sps", *PQ, "--arith", "float32", "--certificate", "/dev/full"],
+             "--certificate"),
+            (["sweep", dump, "--logits", "--summary-json", "/dev/full"], "--summary-json"),
+            (["sweep", dump, "--logits", "--html", "/dev/full"], "--html")):
+        refused(capsys, argv, f"{flag} /dev/full: cannot write", "No space left on device")
+
+
+# -- work without bounds, refused up front or done in seconds -----------------------------------
+def test_a_long_exact_row_is_refused_before_the_path_estimate(capsys, tmp_path):
+    """``verify sps --normalize`` on 200,000 entries: reading takes 2 s, but the path
+    estimate then runs the method over every entry at least 40 times (about a second a run:
+    minutes, then refused as millions of paths); now refused up front with that estimate.
+    ``simulate --n 10**29`` likewise (it ran forever)."""
+    import random
+
+    rng = random.Random(0)
+    for name in ("p", "q"):
+        (tmp_path / f"{name}.json").write_text(
+            json.dumps([rng.randint(1, 1000) for _ in range(200_000)]))
+    rows = ["--p", f"@{tmp_path / 'p.json'}", "--q", f"@{tmp_path / 'q.json'}", "--normalize"]
+    refused(capsys, ["verify", "sps", *rows], "200,000 entries", "40 runs", "24 s",
+            "--backend numpy")
+    refused(capsys, ["verify", "sps", *rows, "--json"], "200,000 entries")
+    refused(capsys, ["simulate", "sps", "--p", "1/2,1/2", "--q", "1/2,1/2", "--n", 10**29],
+            "samples", "1.1e+24 s", "600 s")
+
+
+def test_numbers_and_counts_without_bound_are_refused(capsys, tmp_path):
+    """A tree spec holding ``1e999999999`` (building it never ended), ``rho`` of a 5,000-digit
+    k (16 s of sympy and 95 KB of digits), ``--tokens 10**29`` on a one-token pair (one
+    sequence, but 10**29 tokens to generate), ``--block-mb inf``: each one line."""
+    spec = tmp_path / "big.json"
+    spec.write_text('{"labels": "ab", "target": {"": [1e999999999, 0]}, '
+                    '"draft": {"": [0.5, 0.5]}, "gamma": 1}')
+    refused(capsys, ["tree", spec], "big.json", "999,999,999", "10,000")
+    long = tmp_path / "long.json"
+    long.write_text('{"labels": "ab", "target": {"": [0.5, 0.5]}, "draft": {"": [0.5, 0.5]}, '
+                    '"gamma": 1' + "0" * 20_000 + "}")
+    refused(capsys, ["tree", long], "20,001 characters", "10,000")
+    refused(capsys, ["rho", "1" + "0" * 5000], "5,001 digits", "1,000")
+    rule = user_file(tmp_path, "whole", "def rule(s, pair, ctx):\n"
+                     "    return (s.draw(pair.target(ctx)),)\n")
+    for extra in ([], ["--max-paths", 10**40]):
+        refused(capsys, ["verify", rule, "--tokens", 10**29, "--p", "1", "--q", "1", *extra],
+                "tokens", "to generate", "1,000,000")
+    dump = small_dump(tmp_path)
+    for size in ("inf", "nan", "-1"):
+        refused(capsys, ["sweep", dump, "--logits", "--block-mb", size], "--block-mb",
+                "finite positive")
+
+
+def test_a_zarr_store_that_declares_rows_it_does_not_hold(capsys, tmp_path):
+    """10**12 rows declared and no chunk written: zarr's own count of the chunks stored
+    visits every key of the grid (10**9 of them: it never ended); the store's files are
+    counted instead.  A corrupt chunk is one line naming the dump, not 'please report'."""
+    zarr = pytest.importorskip("zarr")
+    import numpy as np
+
+    group = zarr.open_group(str(tmp_path / "big.zarr"), mode="w")
+    for name in ("target", "draft"):
+        group.create_array(name, shape=(10**12, 8), chunks=(1000, 8), dtype="float32")
+    refused(capsys, ["sweep", tmp_path / "big.zarr", "--logits"], "1,000,000,000 chunks",
+            "holds 0")
+    group = zarr.open_group(str(tmp_path / "bad.zarr"), mode="w")
+    rng = np.random.default_rng(0)
+    for name in ("target", "draft"):
+        group.create_array(name, shape=(20, 8), chunks=(10, 8), dtype="float32")[:] = \
+            rng.normal(size=(20, 8)).astype(np.float32)
+    chunk = next(f for f in (tmp_path / "bad.zarr" / "target").rglob("*")
+                 if f.is_file() and f.name != "zarr.json")
+    chunk.write_bytes(b"garbage")
+    refused(capsys, ["sweep", tmp_path / "bad.zarr", "--logits"], "bad.zarr", "'target'",
+            "corrupt")
+
+
+def test_fifos_and_devices_are_refused_without_blocking(capsys, tmp_path):
+    """A FIFO with no writer blocked every reader for ever (a dump, ``--p @fifo``, a tree spec,
+    its model file, a member of a folder dump); ``"model": "/dev/zero"`` read 64 MiB of
+    zeros before failing.  Each is refused in one line by its type, before it is opened for
+    reading (the alarm only stops a regression)."""
+    import os
+    import signal
+
+    zarr = pytest.importorskip("zarr")
+    import numpy as np
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    os.mkfifo(tmp_path / "f.npz")
+    folder = tmp_path / "npy"
+    folder.mkdir()
+    np.save(folder / "target.npy", np.full((2, 3), 1 / 3))
+    os.mkfifo(folder / "draft.npy")
+    group = zarr.open_group(str(tmp_path / "z.zarr"), mode="w")
+    for name in ("target", "draft"):
+        group.create_array(name, shape=(2, 3), chunks=(1, 3), dtype="float32")[:] = 1 / 3
+    chunk = next(f for f in (tmp_path / "z.zarr" / "draft").rglob("*")
+                 if f.is_file() and f.name != "zarr.json")
+    chunk.unlink()
+    os.mkfifo(chunk)
+    (tmp_path / "model.json").write_text(json.dumps({"model": str(fifo), "gamma": 1}))
+    (tmp_path / "zero.json").write_text(json.dumps({"model": "/dev/zero", "gamma": 1}))
+
+    def stop(*_):
+        raise TimeoutError("a reader blocked")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(60)
+    try:
+        for argv, words in (
+                (["sweep", tmp_path / "f.npz"], ["f.npz", "FIFO"]),
+                (["sweep", folder], ["draft.npy", "FIFO"]),
+                (["sweep", tmp_path / "z.zarr"], ["z.zarr", "FIFO"]),
+                (["verify", "sps", "--p", f"@{fifo}", "--q", "1/2,1/2"], ["p:", "FIFO"]),
+                (["verify", "sps", "--p", f"@{fifo}.npy", "--q", "1/2,1/2"], ["cannot read"]),
+                (["verify", "sps", "--logits-p", f"@{fifo}", "--logits-q", "0,0"], ["FIFO"]),
+                (["tree", fifo], ["tree spec", "FIFO"]),
+                (["compare", "--tree", fifo], ["FIFO"]),
+                (["tree", tmp_path / "model.json"], ["model table", "FIFO"]),
+                (["tree", tmp_path / "zero.json"], ["/dev/zero", "a device",
+                                                    "not a regular file"])):
+            refused(capsys, argv, *words)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_scheduler_port_that_answers_garbage_is_refused(capsys, tmp_path):
+    """A local port that writes random bytes: the Dask client read its first 8 bytes as a
+    length and tried to allocate exabytes ('MemoryError ... please report'); the probe now
+    reads the first message itself, every length checked before it is read."""
+    import os
+    import socket
+    import threading
+
+    dump = small_dump(tmp_path)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    port = server.getsockname()[1]
+    done = threading.Event()
+
+    def serve():
+        while not done.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.sendall(b"\xff" * 8 + os.urandom(4096))
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        for argv in (["sweep", dump, "--logits"], ["prove", "top1-lossy"]):
+            refused(capsys, [*argv, "--scheduler", f"tcp://127.0.0.1:{port}",
+                             "--scheduler-timeout", "5"], f"127.0.0.1:{port}",
+                    "not a Dask message", "1,048,576", "not a Dask scheduler")
+    finally:
+        done.set()
+        server.close()
+        thread.join(10)
+
+
+# -- messages: the user's mistake in the user's words -------------------------------------------
+def test_bad_input_is_never_blamed_on_exactspec(capsys, tmp_path):
+    """Each of these was a traceback's last line 'inside exactspec: please report this as a
+    bug': now one line about the input."""
+    (tmp_path / "labels.json").write_text(json.dumps(
+        {"labels": 5, "target": {"": [0.5, 0.5]}, "draft": {"": [0.5, 0.5]}, "gamma": 1}))
+    latin1 = (b'{"labels": "ab", "target": {"": [0.5, 0.5]}, "draft": {"": [0.5, 0.5]}, '
+              b'"gamma": 1, "note": "\xe9"}')
+    (tmp_path / "latin1.json").write_bytes(latin1)
+    (tmp_path / "inf.json").write_text("[1e400, 1]")
+    for argv, words in (
+            (["verify", "sps", "--p", "1e400,1", "--q", "1/2,1/2", "--backend", "numpy"],
+             ["p[0]='1e400'", "float64 range"]),
+            (["verify", "sps", "--p", f"@{tmp_path / 'inf.json'}", "--q", "1/2,1/2",
+              "--backend", "numpy"], ["entry 0", "float64 range"]),
+            (["optimal", "--p", "1e308,1e308", "--q", "1/2,1/2", "--backend", "numpy"],
+             ["p sums to inf"]),
+            (["tree", tmp_path / "labels.json"], ["labels=5", "a list of labels"]),
+            (["tree", tmp_path / "latin1.json"], ["latin1.json", "not UTF-8",
+                                                f"byte {latin1.index(0xe9)}"])):
+        line = refused(capsys, argv, *words)
+        assert "report this as a bug" not in line
+
+
+def test_numpy_overflow_in_a_sweep_is_handled_silently(capsys, tmp_path):
+    """float64 logits 2e308 apart overflowed in the softmax's subtraction (a RuntimeWarning
+    on stderr; the token's probability is 0 either way), and probabilities summing past the
+    largest float were 'a row that holds an infinite value': no warning now, and the row's
+    own reason."""
+    import warnings
+
+    import numpy as np
+
+    rows = np.array([[1e308, -1e308, 0.0], [0.0, 1.0, 2.0]])
+    np.savez(tmp_path / "logits.npz", target=rows, draft=rows[::-1].copy())
+    big = np.array([[1e308, 1e308, 0.0], [0.5, 0.5, 0.0]])
+    np.savez(tmp_path / "probs.npz", target=big, draft=big[::-1].copy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        code, out, err = run(capsys, "sweep", tmp_path / "logits.npz", "--logits", "--k", "1",
+                             "--temperature", "1e-300", "--json")
+        assert code == 0 and err == "" and json.loads(out)["positions_swept"] == 2
+        refused(capsys, ["sweep", tmp_path / "probs.npz", "--k", "1"],
+                "sums past the largest float64")
+
+
+def test_under_json_a_refusal_or_an_undecided_result_still_writes_one_object(capsys,
+                                                                               tmp_path):
+    """``--json`` promises one object on stdout: a refusal (exit 2, from argparse too) writes
+    ``{"error": ..., "exit": 2}``, an undecided result ``{"undecided": ..., "exit": 3}``."""
+    line = refused(capsys, ["verify", "sps", "--p", "1/2", "--q", "1", "--json"],
+                   "p sums to 1/2")
+    assert line.startswith("error: ")
+    refused(capsys, ["verify", "sps", "--k", "x", "--json"], "invalid int value")
+    rule = tmp_path / "rule.py"
+    rule.write_text("import torch\n"
+                    "def overlap(p, q):\n"
+                    "    w = torch.cat((p, q)).reshape(2, -1)\n"
+                    "    noise = torch.empty_like(w).exponential_()\n"
+                    "    picks = (w / noise).argmax(dim=1)\n"
+                    "    return (w / noise)[:, :2].reshape(-1).argmax() % 3 "
+                    "if picks[0] == 0 else picks[0]\n")
+    line = refused(capsys, ["verify", f"{rule}:overlap", "--p", "1/2,1/3,1/6", "--q",
+                            "1/3,1/3,1/3", "--json"], "overlapping parts", code=3)
+    assert line.startswith("undecided: ")
+
+
+def test_bare_exactspec_prints_the_short_usage_and_a_hint(capsys):
+    """Bare ``exactspec`` printed argparse's usage wrapped over three lines; now the short
+    usage and one line naming the commands, exit 2."""
+    code, out, err = run(capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "" and len(lines) == 2, err
+    assert lines[0] == "usage: exactspec [-h] [--version] COMMAND [options]"
+    assert lines[1].startswith("error: exactspec: name a command (example, verify, ")

@@ -22,7 +22,7 @@ from .errors import TooLarge
 
 __all__ = ["MAX_EXACT_DIGITS", "MAX_FILE_BYTES", "MAX_EXPONENT", "MAX_NUMBER_CHARS",
            "MAX_TOKENS", "power_bits", "check_power", "digits_of_bits", "sequence_count",
-           "check_sequences", "exact_run_seconds", "check_exact_runs", "check_whole"]
+           "check_sequences", "exact_run_seconds", "check_exact_runs"]
 
 MAX_EXACT_DIGITS = 10**6       # one exact number may have this many decimal digits
 MAX_FILE_BYTES = 64 * 2**20    # a distribution file is read up to 64 MiB
@@ -146,28 +146,3 @@ def check_exact_runs(entries: int, runs: int, seconds: float, what: str,
         raise TooLarge(f"p and q of {entries:,} entries: {what} alone take at least {shown} s "
                        f"of exact arithmetic, over the budget of {seconds:,.0f} s: use "
                        f"{instead}", estimate=math.ceil(estimate), budget=math.floor(seconds))
-
-
-def check_whole(value, name: str, low: int = 1, high: int | None = None) -> int:
-    """``value`` as an int within ``[low, high]``, or one line naming ``name`` (a count
-    given on the command line or in a spec: ``--tokens 10**29`` is refused here, not run).
-
-    >>> check_whole(3, "--m")
-    3
-    >>> check_whole(10**29, "--m", high=MAX_TOKENS)
-    Traceback (most recent call last):
-    ...
-    exactspec.core.errors.TooLarge: --m=100000000000000000000000000000: over the budget of 1,000,000
-    """
-    from .errors import InvalidInput
-
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{name}={str(value)[:40]}: need a whole number")
-    if value < low:
-        raise InvalidInput(f"{name}={value}: need a whole number >= {low}")
-    if high is not None and value > high:
-        shown = str(value) if value < 10**40 else \
-            f"{str(value)[:20]}... ({len(str(value)):,} digits)"
-        raise TooLarge(f"{name}={shown}: over the budget of {high:,}", estimate=value,
-                       budget=high)
-    return value
