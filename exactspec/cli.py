@@ -400,6 +400,7 @@ def cmd_example(args) -> int:
 def _verify_text(result) -> str:
     from .core.dist import exact_str
     from .core.text import left_out_line, named_few, rows_shown
+    from .verify import shipped_lines
 
     p = result.p
     differs = result.differs
@@ -409,6 +410,7 @@ def _verify_text(result) -> str:
     axis = getattr(result.enumeration, "draft_axis", 0)
     lines = [f"method {result.method.name}, k = {result.k}: {result.paths} paths enumerated"
              + (f", each over all {axis:,} draft tokens as a tensor axis" if axis else ""),
+             *shipped_lines(result.method),
              *([f"note: {result.enumeration.floats} float values met in the method were taken at "
                 "their exact binary value (the verdict is about the float program)"]
                if getattr(result.enumeration, "floats", 0) else []),
