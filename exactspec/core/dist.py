@@ -37,6 +37,7 @@ __all__ = [
     "exact_str",
     "parse_labels",
     "total_variation",
+    "law_distance",
     "overlap",
     "positive_part",
     "residual",
@@ -692,6 +693,17 @@ def total_variation(p: Dist, q: Dist):
         return fraction_of(sum(x for x in excess if x > 0), d_p * d_q)
     terms = [max(a - b, 0) for a, b in zip(p.probs, q.probs)]
     return sum(terms[1:], terms[0])
+
+
+def law_distance(law, target) -> Fraction:
+    """``TV(law, target) = sum max(law - target, 0)`` of two laws given as mappings (token, or
+    sequence of tokens, to probability); a key missing from one has probability 0 there.
+
+    >>> law_distance({"a": Fraction(1, 2), "b": Fraction(1, 2)}, {"a": Fraction(1)})
+    Fraction(1, 2)
+    """
+    keys = list(target) + [k for k in law if k not in target]
+    return sum((max(law.get(k, 0) - target.get(k, 0), 0) for k in keys), Fraction(0))
 
 
 def positive_part(p: Dist, q: Dist) -> list:

@@ -38,7 +38,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from .context import ContextPair, context_key
-from ..core.dist import exact_str
+from ..core.dist import exact_str, law_distance
 from ..engine.exact import DEFAULT_MAX_PATHS
 from ..engine.runs import RunEnumeration, enumerate_runs
 from ..core.errors import InvalidInput
@@ -226,11 +226,6 @@ def generation_law(verifier, pair: ContextPair, m: int, ctx=(), *, keep_paths: b
                           max_paths=max_paths)
 
 
-def _tv(law: dict, target: dict):
-    keys = set(law) | set(target)
-    return sum((max(law.get(k, 0) - target.get(k, 0), 0) for k in keys), Fraction(0))
-
-
 @dataclass
 class SequenceProof:
     """The exact verdict on the first ``m`` tokens a verifier generates from ``ctx``.
@@ -266,7 +261,7 @@ class SequenceProof:
 
     @property
     def tv(self) -> Fraction:
-        return _tv(self.law, self.target)
+        return law_distance(self.law, self.target)
 
     def nonzero_law(self) -> dict:
         """The output law without its zero entries."""

@@ -45,7 +45,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
 
-from ..core.dist import Dist, exact_str, residual  # noqa: F401 (residual: for doctests)
+from ..core.dist import Dist, exact_str, law_distance, residual  # noqa: F401 (residual: doctests)
 from ..core.errors import InvalidInput, names_its_line
 from ..engine.exact import MAX_SECONDS, ExactSampler
 from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
@@ -325,10 +325,6 @@ def _generate(s, verifier, pair, m, ctx):
     return out[:m]
 
 
-def _tv(law: dict, target: dict) -> Fraction:
-    return sum((max(law.get(t, 0) - target[t], 0) for t in target), Fraction(0))
-
-
 def position_pair(table: dict) -> ContextPair:
     """A pair given by per-position rows: ``{"labels": .., "target": [row0, row1, ..],
     "draft": [row0, ..]}``; position ``i`` (the ``i``-th generated token) uses row ``i`` (the
@@ -564,8 +560,8 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
                                    max_seconds=max_seconds)
             except TypeError:  # irrational thresholds (s.exp in exact arithmetic) on a grid
                 grid_only = None
-    tv, tv_ideal = _tv(asked.law, target), _tv(ideal.law, target)
-    tv_grid = None if grid_only is None else _tv(grid_only.law, target)
+    tv, tv_ideal = law_distance(asked.law, target), law_distance(ideal.law, target)
+    tv_grid = None if grid_only is None else law_distance(grid_only.law, target)
     differs = [t for t in target if asked.law[t] != target[t]]
     same = None if grid_only is None or fmt is None else grid_only.law == asked.law
     verdict = verdict_of(not differs, tv_ideal == 0, rounded=fmt is not None,
