@@ -547,6 +547,23 @@ def test_seconds_hold_through_the_api(tmp_path):
         assert_lossless(loop, P, Q, seconds=0.5)
 
 
+def test_seconds_hold_beside_another_thread(tmp_path):
+    import threading
+
+    from exactspec import TooLarge
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        spec = write(tmp_path, "disarming", DISARMS["ignores_the_alarm"]) + ":check"
+        with pytest.raises(TooLarge, match="more than 0.5 s"):
+            probability(spec, P, Q, seconds=0.5)
+    finally:
+        stop.set()
+        other.join()
+
+
 def test_a_rule_that_never_returns_is_stopped_by_verify_seconds(capsys, tmp_path):
     spec = write(tmp_path, "forever", """
         import signal

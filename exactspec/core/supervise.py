@@ -9,9 +9,10 @@ reads nothing but the child's output, which it relays, and the result, and kills
 prints reaches the caller's ``sys.stdout`` and ``sys.stderr`` as it is written, so progress
 lines and a test's captured output are as without the fork.
 
-Where a fork is not possible or not safe (not POSIX, or the caller has other threads: a fork
-copies only the calling thread, with whatever locks the others held) the work runs in this
-process, under the budgets the engine keeps itself.
+Where a fork is not possible (not POSIX) the work runs in this process, under the budgets the
+engine keeps itself.  A caller with other threads is forked all the same: the child holds only
+the calling thread (Python takes its import lock across the fork), and a child that still
+blocks on a lock another thread held is stopped at the budget like any other.
 
 >>> supervised(lambda: 6 * 7, seconds=10, what="the product")
 42
@@ -31,8 +32,8 @@ import select
 import signal
 import struct
 import sys
-import threading
 import time
+import warnings
 from typing import Any, Callable
 
 from .errors import InvalidInput, TooLarge
@@ -46,8 +47,8 @@ _clock = time.monotonic          # taken before any watch of user code replaces 
 
 
 def can_supervise() -> bool:
-    """Whether this process can fork a supervised child now (POSIX, no other thread)."""
-    return hasattr(os, "fork") and threading.active_count() == 1
+    """Whether this process can fork a supervised child (POSIX)."""
+    return hasattr(os, "fork")
 
 
 def supervised(work: Callable[[], Any], *, seconds: float | None, what: str,
@@ -75,7 +76,9 @@ def supervised(work: Callable[[], Any], *, seconds: float | None, what: str,
     channels = [os.pipe() for _ in range(3)]          # result, stdout, stderr
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    with warnings.catch_warnings():          # (a fork beside other threads, said above)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:                                     # the child: never returns
         _child(work, channels, None if seconds is None else seconds + grace, memory_bytes)
     for _read, write in channels:
