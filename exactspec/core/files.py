@@ -127,12 +127,12 @@ def check_outputs(outputs, inputs) -> None:
 
     Parameters
     ----------
-    outputs : iterable of (flag, path)
-        The paths a command writes (``("--html", "report.html")``); ``None`` paths are left
-        out.
-    inputs : iterable of (what, path)
-        The files and folders it reads (``("the dump", "d.npz")``); ``None`` paths are left
-        out.
+    outputs : iterable of pairs
+        ``(flag, path)``: the paths a command writes (``("--html", "report.html")``);
+        ``None`` paths are left out.
+    inputs : iterable of pairs
+        ``(what, path)``: the files and folders it reads (``("the dump", "d.npz")``);
+        ``None`` paths are left out.
     """
     outputs = [(flag, path) for flag, path in outputs if path is not None and str(path) != ""]
     inputs = [(what, path) for what, path in inputs if path is not None and str(path) != ""]

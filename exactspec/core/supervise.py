@@ -71,6 +71,7 @@ def supervised(work: Callable[[], Any], *, seconds: float | None, what: str,
     advice : str
         The way out named by a refusal for time.
     """
+    __tracebackhide__ = True        # a failing check shows the caller's line, not this one
     if not can_supervise():
         return work()
     channels = [os.pipe() for _ in range(3)]          # result, stdout, stderr
@@ -174,6 +175,7 @@ class _Relay:
 
 
 def _watch(pid: int, fds: list, seconds, grace, what: str, advice: str):
+    __tracebackhide__ = True
     result_fd, out_fd, err_fd = fds
     streams = {out_fd: sys.stdout, err_fd: sys.stderr}
     decoders = {}
