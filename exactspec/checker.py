@@ -153,11 +153,17 @@ def load_certificate(path, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH):
     import os
     import stat
 
-    try:
-        with open(path, "rb") as handle:
+    try:                                 # opened without blocking: a FIFO is refused, not read
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
+            if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+                kind = "a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else "a socket"
+                raise CertificateError(f"it is {kind}, not a file: save the certificate to a "
+                                       "file first")
             too_large = stat.S_ISREG(info.st_mode) and info.st_size > max_bytes
             data = b"" if too_large else handle.read(max_bytes + 1)   # its size says so
+            data = data if data is not None else b""
     except OSError as err:
         raise CertificateError(f"cannot read it: {err.strerror or err}") from None
     if too_large or len(data) > max_bytes:

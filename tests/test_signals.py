@@ -640,3 +640,15 @@ def test_a_trusted_replay_that_catches_a_mismatch_is_rejected(capsys, tmp_path):
     assert checker_main([str(cert), "--trust", f"{rule}:rule"]) == 1
     out, _ = capsys.readouterr()
     assert "caught the replay's signal" in out and "CERTIFICATE REJECTED" in out
+
+
+def test_the_checker_refuses_a_fifo_without_blocking(capsys, tmp_path):
+    import os
+
+    from exactspec.replay import main as checker_main
+
+    fifo = tmp_path / "cert.json"
+    os.mkfifo(fifo)
+    assert checker_main([str(fifo)]) == 2
+    _, err = capsys.readouterr()
+    assert "FIFO" in err and len(err.strip().splitlines()) == 1
