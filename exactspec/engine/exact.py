@@ -40,6 +40,9 @@ DEFAULT_MAX_PATHS = 10**7
 MAX_DEPTH = 1_000
 MAX_CALLS = 10**6          # sampler calls on one path, branching or not
 MAX_SECONDS = 60.0         # estimated time of an enumeration run without --max-paths
+#: Random probes that predict more than this many times the seconds budget are not refined
+#: level by level (each level costs up to ``probes`` runs of a method that is slow per path).
+FAR_OVER = 100
 
 
 @dataclass(frozen=True)
@@ -750,6 +753,8 @@ def estimate_paths(method: Callable, p, q, k, *, sampler_factory=ExactSampler, p
                             and estimate * KNUTH_SHORTFALL >= max_paths) or (
                     max_seconds is not None
                     and estimate * per_path * KNUTH_SHORTFALL >= max_seconds)
+                if max_seconds is not None and estimate * per_path > FAR_OVER * max_seconds:
+                    thorough = False               # refused by its seconds whatever the rounds
         if thorough:                               # (the same draws as when asked directly)
             times.clear()
             estimate = _rounds_estimate(method, p, q, k, sampler_factory, probes,
