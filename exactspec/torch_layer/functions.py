@@ -20,6 +20,7 @@ from ..engine.floats import FloatValue
 from . import dtypes as D
 from .branched import Branched, Fallback, Split, select
 from .context import current, refuse, undecided
+from .log_rationals import LogRational, _root, softmax_row as log_softmax_row
 from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, check_size, decide, read, \
     result_type, _dim, _multi_indices
 from .values import (HALF_FORMATS, UNSET, arith, cast, check_python_int, exact_number, is_nan,
@@ -291,7 +292,8 @@ def searchsorted(sorted_sequence, values, *, right=False, side=None, out_int32=F
 
 def exp_value(v):
     """``exp`` of one element: exact (a sympy number, a Fraction where it is rational: 1 at
-    0, ``1/2`` at ``log(1/2)``) or correctly rounded."""
+    0, ``1/2`` at ``log(1/2)``, ``r**(1/n)`` at ``log(r) / n`` where that root is rational) or
+    correctly rounded."""
     if is_random(v):
         raise undecided("exp of a random value is beyond the exact method")
     if isinstance(v, FloatValue):
@@ -300,14 +302,19 @@ def exp_value(v):
         return Fraction(0) if v == -math.inf else v
     if v == 0:
         return Fraction(1)
+    if type(v) is LogRational and v.c == 0:          # exp(log(r) / n): rational or not
+        root = _root(v.r, v.n)
+        if root is not None:
+            return root
     import sympy
 
     return _rational(sympy.exp(_sympy(v)))
 
 
 def log_value(v):
-    """``log`` of one element: exact (a sympy number; 0 at 1) or correctly rounded; the log
-    of exponential noise is kept for a race (:class:`~.random.LogNoise`)."""
+    """``log`` of one element: exact (0 at 1, a :class:`~.log_rationals.LogRational` at a
+    positive rational, else a sympy number) or correctly rounded; the log of exponential
+    noise is kept for a race (:class:`~.random.LogNoise`)."""
     if hasattr(v, "log_noise"):
         return v.log_noise()
     if is_random(v):
@@ -322,6 +329,8 @@ def log_value(v):
         return math.nan
     if v == 1:
         return Fraction(0)
+    if type(v) is Fraction:                 # log(r): kept exact without sympy
+        return LogRational.log(v)
     import sympy
 
     return _rational(sympy.log(_sympy(v)))
@@ -344,7 +353,10 @@ def softmax(t: Tensor, dim=-1, dtype=None) -> Tensor:
     """``softmax`` along ``dim``: ``exp(x - max) / sum``; exact, or rounded as the format does.
 
     In the exact run the result is rational when every finite logit of a row is equal (a
-    masked row), otherwise exact sympy numbers; ``-inf`` logits get weight exactly 0."""
+    masked row), and when the logits are logs of rationals sharing a shift (``log(p)``, a
+    ``log_softmax``, plus a constant, times a rational or over an integer:
+    :mod:`.log_rationals`; ``r_i / sum r`` computed on integers, without sympy); otherwise
+    exact sympy numbers; ``-inf`` logits get weight exactly 0."""
     if dim is None:
         raise refuse("softmax needs dim=")
     t = t.to(dtype) if dtype is not None else t
@@ -418,6 +430,9 @@ def _exact_softmax_row(lane):
     if all(v == finite[0] for v in finite):
         share = Fraction(1, len(finite))
         return [Fraction(0) if isinstance(v, float) else share for v in lane]
+    rational = log_softmax_row(lane)       # logs of rationals sharing a shift: r_i / sum r
+    if rational is not None:
+        return rational
     import sympy
 
     top = max(finite, key=lambda v: sympy.N(_sympy(v), 30))

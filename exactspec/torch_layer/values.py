@@ -31,6 +31,7 @@ from ..engine.floats import FORMATS, FloatValue, exact_value
 from . import float_rows
 from .branched import Branched, Fallback, LawIndex, Mixture, Split, SplitFallback, axis_of
 from .context import CURRENT, current, refuse, undecided
+from .log_rationals import LogRational
 
 __all__ = ["UNSET", "cast", "cast_row", "divide", "is_random", "is_nan", "exact_number", "arith",
            "HALF_FORMATS", "opmath_scalar", "opmath_arith", "scalar_to", "check_python_int",
@@ -343,7 +344,7 @@ def cast_row(values, dtype) -> list:
     """
     if dtype.kind == "float":
         if CURRENT[-1].fmt is None:
-            keep = KEPT_BY_FLOAT_CAST | {Fraction}
+            keep = KEPT_BY_FLOAT_CAST | {Fraction, LogRational}
             name = None
         else:                       # under --arith: values of the dtype's format too
             keep = KEPT_BY_FLOAT_CAST
