@@ -331,3 +331,21 @@ print(same)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", png[16:24])
     assert (width, height) == (1210, 462)                # 11 x 4.2 inches at 110 dpi
+
+
+def test_result_methods_are_the_functions():
+    """``SweepResult.to_dataframe()`` and ``.to_dataset()`` give what the functions give, cell
+    for cell (the methods are thin calls)."""
+    pandas = pytest.importorskip("pandas")
+    result = _swept(n=3, ks=(1, 2), methods="rrs,key")
+    frame = result.to_dataframe()
+    assert isinstance(frame, pandas.DataFrame)
+    assert frame.equals(to_dataframe(result))
+    assert result.to_dataframe(["key"]).equals(to_dataframe(result, ["key"]))
+    assert set(result.to_dataframe(["key"])["method"]) == {"key"}
+    pytest.importorskip("xarray")
+    from exactspec.sweep import to_dataset
+
+    assert result.to_dataset().identical(to_dataset(result))
+    assert result.to_dataset(["rrs"])["method"].values.tolist() == ["rrs"]
+

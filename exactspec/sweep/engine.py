@@ -91,6 +91,44 @@ class SweepResult:
     exact_checks: dict = field(default_factory=dict)
     run: dict = field(default_factory=dict)
 
+    def to_dataframe(self, methods=None):
+        """The per-position figures as a pandas DataFrame in long form, one row per
+        position x method x ``k`` (:func:`exactspec.sweep.output.to_dataframe`).
+
+        Parameters
+        ----------
+        methods : list of str, optional
+            The methods to keep (default: every method swept).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``position``, ``row``, ``k``, ``method``, ``acceptance``,
+            ``tokens_per_call``, ``alpha_star``, ``alpha_one``.
+        """
+        from .output import to_dataframe
+
+        return to_dataframe(self, methods)
+
+    def to_dataset(self, methods=None):
+        """The figures as an xarray Dataset over ``position``, ``method`` and ``k``
+        (:func:`exactspec.sweep.output.to_dataset`).
+
+        Parameters
+        ----------
+        methods : list of str, optional
+            The methods to keep (default: every method swept).
+
+        Returns
+        -------
+        xarray.Dataset
+            ``acceptance`` and ``tokens_per_call`` over the three dimensions, ``alpha_star``
+            over position x ``k``, ``alpha_one`` over position, the run in its attributes.
+        """
+        from .output import to_dataset
+
+        return to_dataset(self, methods)
+
 
 class ArrayDump:
     """Target and draft rows held in memory, read like a :class:`~exactspec.sweep.dump.Dump`.
