@@ -295,23 +295,23 @@ def _handler_line(filename: str, line: int) -> int | None:
 
 
 # -- threads the user starts ------------------------------------------------------------------
-_HOOK: list = []
+_HOOK: list = []                  # the thread hook before ours, once ours is installed
+
+
+def _thread_hook(args) -> None:
+    """While user code runs, a thread of the user's that dies of one of the engine's signals
+    prints nothing (the run is refused for it in one line) instead of its traceback."""
+    if _OPEN[0] and _is_signal(args.exc_value):
+        args.exc_value._thread = True
+        if not any(args.exc_value is e for e in _ORPHANS):
+            _ORPHANS.append(args.exc_value)
+        return
+    _HOOK[0](args)
 
 
 def _quiet_threads(on: bool) -> None:
-    """While user code runs, a thread of the user's that dies of one of the engine's signals
-    prints nothing (the run is refused for it in one line) instead of its traceback."""
-    if on:
+    """Install :func:`_thread_hook` once, the first time user code runs (it hands every
+    other exception to the hook that was there)."""
+    if on and not _HOOK:
         _HOOK.append(threading.excepthook)
-
-        def hook(args, _previous=_HOOK[-1]):
-            if _is_signal(args.exc_value):
-                args.exc_value._thread = True
-                if not any(args.exc_value is e for e in _ORPHANS):
-                    _ORPHANS.append(args.exc_value)
-                return
-            _previous(args)
-
-        threading.excepthook = hook
-    elif _HOOK:
-        threading.excepthook = _HOOK.pop()
+        threading.excepthook = _thread_hook

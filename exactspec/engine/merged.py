@@ -39,6 +39,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from ..core.errors import InvalidInput, TooLarge
+from .driver import depth_first
 from .exact import Enumeration, ExactSampler
 
 __all__ = ["Stepped", "Done", "MergedEnumeration", "enumerate_merged", "DEFAULT_MAX_STATES"]
@@ -155,10 +156,10 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
             states += len(frontier)
             following: dict = {}
             for (state, accepted), mass in frontier.items():
-                s = ExactSampler(grid=grid)
-                while True:
-                    s._reset()
-                    result = stepped.step(s, p, q, k, state)
+
+                def leaf(s, result, state=state, accepted=accepted, mass=mass):
+                    nonlocal transitions, used_drafts, used_accept, acceptance, explicit, \
+                        total, paths, quiet_until, shown
                     transitions += 1
                     w = s.weight
                     weight = mass.weight * w
@@ -201,8 +202,9 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                             line = (f"  merged states: step {generation}, {len(frontier):,} "
                                     f"states, {len(following):,} next, {paths:,} paths finished")
                             print("\r" + line.ljust(78), end="", file=sys.stderr, flush=True)
-                    if not s._advance():
-                        break
+
+                depth_first(ExactSampler(grid=grid),
+                            lambda s, state=state: stepped.step(s, p, q, k, state), leaf)
             if max_states is not None and len(following) > max_states:
                 raise TooLarge(
                     f"{stepped.name or 'the method'}: {len(following):,} distinct states after "
