@@ -339,10 +339,13 @@ class BiasSplit:
 
         return self.grid if self.grid is not None else get_format(self.arith).grid
 
-    def text(self) -> str:
-        """A table of the run asked for beside the exact-arithmetic run, the verdict and the
-        three TVs side by side."""
-        from .core.text import left_out_line, named_few, rows_shown
+    def text(self, exact: bool = False) -> str:
+        """A table of the run asked for beside the exact-arithmetic run, the acceptance in
+        words, the verdict (its TV's decimal figure first) and the three TVs side by side;
+        ``exact``: every exact value in full (``verify --exact``), else a long one is shown
+        by its decimal figure and a short exact form
+        (:func:`~exactspec.core.text.figure`)."""
+        from .core.text import CELL_NOTE, cell, figure, left_out_line, named_few, rows_shown
 
         labels, left_out = rows_shown(self.p.labels, self.differences.keys() |
                                       self.differences_exact_arith.keys())
@@ -360,68 +363,96 @@ class BiasSplit:
             head += (f": {what} ({run.paths} paths), paired with exact arithmetic and ideal "
                      f"uniforms ({self.exact.paths} paths)")
             header = ["token", "target p", name, "exact arith", f"{name} - p"]
-            rows = [[t, exact_str(self.p[t]), exact_str(run.law[t]),
-                     exact_str(self.exact.law[t]),
-                     exact_str(self.differences.get(t, 0))] for t in labels]
+            rows = [[t, cell(self.p[t], exact), cell(run.law[t], exact),
+                     cell(self.exact.law[t], exact),
+                     cell(self.differences.get(t, 0), exact)] for t in labels]
         else:
             head += f": exact arithmetic ({self.exact.paths} paths)"
             header = ["token", "target p", "output", "output - p"]
-            rows = [[t, exact_str(self.p[t]), exact_str(self.exact.law[t]),
-                     exact_str(self.differences.get(t, 0))] for t in labels]
+            rows = [[t, cell(self.p[t], exact), cell(self.exact.law[t], exact),
+                     cell(self.differences.get(t, 0), exact)] for t in labels]
         widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
         table = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
                           for r in [header] + rows)
         if left_out:
             table += "\n" + left_out_line(left_out)
+        if any(str(c).startswith("~") for r in rows for c in r[1:]):
+            table += "\n" + CELL_NOTE
         lines = [head, *shipped_lines(self.run.method), table,
-                 f"acceptance P(Y in X) = {exact_str(run.acceptance)}"]
+                 f"acceptance P(Y in X) = {figure(run.acceptance, exact)}: the probability "
+                 "that the emitted token is one of the drafts"]
         verdict = self.verdict
-        where = named_few(f"{t} ({'+' if exact_sign(d) > 0 else ''}{exact_str(d)})"
-                          for t, d in self.differences.items())
+
+        def signed(d):
+            shown = cell(d, exact)
+            return shown if exact_sign(d) <= 0 else (
+                "~+" + shown[1:] if shown.startswith("~") else "+" + shown)
+
+        where = named_few(f"{t} ({signed(d)})" for t, d in self.differences.items())
         if verdict == "lossless":
             lines.append("LOSSLESS: the output law equals p exactly on this instance")
         elif verdict == "lossy-rounding":
-            lines.append(f"LOSSY BY ROUNDING ONLY: the same rule in exact arithmetic is "
-                         f"lossless; TV({self.arith} output, p) = {exact_str(self.bias)} "
-                         f"(~{_float(self.bias):.3g}), at {where}")
+            lines.append(f"LOSSY BY ROUNDING ONLY: TV({self.arith} output, p) "
+                         f"{figure(self.bias, exact)}; the same rule in exact arithmetic is "
+                         f"lossless; at {where}")
             if self.bias_grid_only is not None:
-                lines.append(f"  of which the uniform grid alone (exact arithmetic on the grid)"
-                             f" gives TV {exact_str(self.bias_grid_only)}")
+                lines.append("  the uniform grid alone (exact arithmetic on the grid) gives TV "
+                             f"{figure(self.bias_grid_only, exact)}")
         elif verdict == "lossy-grid":
-            lines.append(f"LOSSY BY THE GRID ONLY: the same rule with ideal uniforms is "
-                         f"lossless; TV(output on the grid of {grid_text(self.rounded_grid)}, "
-                         f"p) = {exact_str(self.bias)} (~{_float(self.bias):.3g}), at {where}")
+            lines.append(f"LOSSY BY THE GRID ONLY: TV(output on the grid of "
+                         f"{grid_text(self.rounded_grid)}, p) {figure(self.bias, exact)}; the "
+                         f"same rule with ideal uniforms is lossless; at {where}")
         else:
-            lines.append(f"LOSSY BY LOGIC: the rule is lossy in exact arithmetic too; "
-                         f"TV(exact-arithmetic output, p) = {exact_str(self.bias_exact_arith)} "
-                         f"(~{_float(self.bias_exact_arith):.3g}), at "
-                         + named_few(self.differences_exact_arith))
+            lines.append(f"LOSSY BY LOGIC: TV(exact-arithmetic output, p) "
+                         f"{figure(self.bias_exact_arith, exact)}; the rule is lossy in exact "
+                         "arithmetic too; at " + named_few(self.differences_exact_arith))
         if run is not self.exact:
             lines.append(split_line(self.arith, self.rounded_grid, self.bias,
-                                    self.bias_exact_arith, self.bias_grid_only))
+                                    self.bias_exact_arith, self.bias_grid_only, exact))
         if self.tolerance is not None and verdict in ("lossy-grid", "lossy-rounding"):
             lines.append(f"tolerance {exact_str(self.tolerance)}: the bias is "
                          + ("within it" if self.within_tolerance else "ABOVE it"))
         return "\n".join(lines)
 
 
-def split_line(arith, grid, bias, bias_exact_arith, bias_grid_only) -> str:
+#: The note under the three TVs when exact arithmetic on the grid is further from the target
+#: than the run asked for.
+GRID_ABOVE_TOTAL = ("note: the grid alone gives a larger TV than the {run}: its rounding "
+                    "cancels part of the grid's bias (the three TVs are distances, they do "
+                    "not add up)")
+
+
+def split_line(arith, grid, bias, bias_exact_arith, bias_grid_only, exact=False) -> str:
     """The three TVs side by side: the run asked for, exact arithmetic with ideal uniforms,
-    exact arithmetic on the grid.
+    exact arithmetic on the grid (each its decimal figure first,
+    :func:`~exactspec.core.text.figure`); a second line, :data:`GRID_ABOVE_TOTAL`, when
+    the grid's TV is larger than the run's (rounding cancelled part of the grid's bias).
 
     >>> split_line("float32", 2**24, Fraction(3, 2**26), Fraction(0), Fraction(1, 2**26))
-    'TV to the target: float32 run 3/67108864 (~4.47e-08); exact arithmetic, ideal uniforms 0; exact arithmetic on the grid of 2**24 1/67108864 (~1.49e-08)'
+    'TV to the target: float32 run ~4.47e-08 (exactly 3/67108864); exact arithmetic, ideal uniforms 0; exact arithmetic on the grid of 2**24 ~1.49e-08 (exactly 1/67108864)'
+    >>> print(split_line("float32", 2**24, Fraction(1, 2**26), 0, Fraction(3, 2**26)))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    TV to the target: float32 run ~1.49e-08 (exactly 1/67108864); exact arithmetic, ideal
+    uniforms 0; exact arithmetic on the grid of 2**24 ~4.47e-08 (exactly 3/67108864)
+    note: the grid alone gives a larger TV than the float32 run: its rounding cancels part of
+    the grid's bias (the three TVs are distances, they do not add up)
     """
-    def shown(x):
+    from .core.text import figure
+
+    def shown(x):                       # a long exact value: its decimal here, in full above
         if x is None:
             return "not computed"
-        return exact_str(x) if exact_sign(x) == 0 else f"{exact_str(x)} (~{_float(x):.3g})"
+        text = figure(x, exact)
+        return text.partition(" (")[0] if "digits;" in text else text
 
     name = f"{arith} run" if arith else f"grid {grid_text(grid)} run" if grid else "run"
     out = f"TV to the target: {name} {shown(bias)}; exact arithmetic, ideal uniforms " \
           f"{shown(bias_exact_arith)}"
     if grid is not None:
         out += f"; exact arithmetic on the grid of {grid_text(grid)} {shown(bias_grid_only)}"
+        if arith and bias_grid_only is not None and bias is not None and \
+                exact_sign(exact_difference(bias_grid_only, bias)) > 0:
+            out += "\n" + GRID_ABOVE_TOTAL.format(run=name)
     return out
 
 

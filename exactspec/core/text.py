@@ -7,7 +7,8 @@ one.
 
 from __future__ import annotations
 
-__all__ = ["TEXT_ROWS", "TEXT_NAMES", "rows_shown", "left_out_line", "named_few"]
+__all__ = ["TEXT_ROWS", "TEXT_NAMES", "EXACT_CHARS", "CELL_CHARS", "CELL_NOTE", "rows_shown",
+           "left_out_line", "named_few", "figure", "cell"]
 
 #: The most rows a text table shows.
 TEXT_ROWS = 24
@@ -57,3 +58,94 @@ def named_few(names, max_names: int = TEXT_NAMES) -> str:
     if len(names) <= max_names:
         return ", ".join(names)
     return f"{', '.join(names[:max_names])} and {len(names) - max_names:,} more"
+
+
+#: An exact value is written in full on a text line when it takes at most this many
+#: characters; a longer one is shown by its decimal figure and a short exact form (every
+#: digit is in ``--json``, and on the line under ``verify --exact``).
+EXACT_CHARS = 40
+#: A table cell writes an exact value in full up to this many characters, else its decimal.
+CELL_CHARS = 20
+
+
+def _decimal(value) -> float:
+    """``value`` (a ``Fraction``, an int or a sympy number) as a float."""
+    try:
+        return float(value)
+    except TypeError:
+        return float(getattr(value, "expr", value).evalf(30))
+
+
+def _decimal_text(value) -> tuple[str, bool]:
+    """The figure of ``value`` to three significant digits and whether it is the value."""
+    from fractions import Fraction
+
+    text = f"{_decimal(value):.3g}"
+    try:
+        same = Fraction(text) == Fraction(value)
+    except (TypeError, ValueError):
+        same = False
+    return text, same
+
+
+def figure(value, exact: bool = False) -> str:
+    """An exact value for a line of text: its decimal figure first, then an exact form.
+
+    The exact form is the value in full when it is short (at most :data:`EXACT_CHARS`
+    characters), ``N * 2**-E`` for a binary fraction (a float run's TV) whose numerator is
+    short, and otherwise the digits of its numerator and denominator (``31/41 digits``) and
+    where to find them; ``exact=True`` writes every digit (``verify --exact``; ``--json``
+    always holds them).
+
+    >>> from fractions import Fraction
+    >>> figure(Fraction(1, 4))
+    '0.25 (exactly 1/4)'
+    >>> figure(Fraction(37748737, 2**101))
+    '~1.49e-23 (exactly 37748737/2535301200456458802993406410752)'
+    >>> figure(Fraction(3, 2**140))
+    '~2.15e-42 (exactly 3 * 2**-140)'
+    >>> figure(Fraction(10**30 + 1, 3 * 10**40))
+    '~3.33e-11 (exact value: 31/41 digits; --exact shows it)'
+    >>> figure(0), figure(1)
+    ('0', '1')
+    """
+    from fractions import Fraction
+
+    from .dist import exact_str
+
+    text = exact_str(value)
+    decimal, same = _decimal_text(value)
+    if same and decimal == text:                       # 0, 1, 2: nothing to add
+        return text
+    head = decimal if same else f"~{decimal}"
+    if exact or len(text) <= EXACT_CHARS:
+        return f"{head} (exactly {text})"
+    if isinstance(value, (int, Fraction)):
+        value = Fraction(value)
+        n, d = value.numerator, value.denominator
+        if d & (d - 1) == 0 and len(str(abs(n))) <= 20:
+            return f"{head} (exactly {n} * 2**-{d.bit_length() - 1})"
+        return f"{head} (exact value: {len(str(abs(n)))}/{len(str(d))} digits; --exact shows it)"
+    return f"{head} (exact value: {len(text):,} characters; --exact shows it)"
+
+
+def cell(value, exact: bool = False) -> str:
+    """An exact value for a table cell: in full when it is short (at most
+    :data:`CELL_CHARS` characters) or ``exact``, else ``~`` and its decimal figure to six
+    digits (the line :data:`CELL_NOTE` under the table says so).
+
+    >>> from fractions import Fraction
+    >>> cell(Fraction(3, 10)), cell(Fraction(1, 3**40))
+    ('3/10', '~8.22526e-20')
+    """
+    from .dist import exact_str
+
+    text = exact_str(value)
+    if exact or len(text) <= CELL_CHARS:
+        return text
+    return f"~{_decimal(value):.6g}"
+
+
+#: The line under a table that shows a long exact value by its decimal figure.
+CELL_NOTE = ("~: the decimal figure of an exact value too long for the table (--exact writes "
+             "every digit, --json too)")
