@@ -76,23 +76,95 @@ def _add_run_seconds(parser) -> None:
                         f"{DEFAULT_RUN_SECONDS:g}; none under --max-paths N)")
 
 
+#: Every registered method, as ``verify``'s help lists them (tests/test_help.py checks this
+#: against :data:`exactspec.methods.METHODS`, which is not imported to build the parser).
+METHOD_NAMES = ("sps", "naive", "top1", "rrs", "rrs-wor", "kseq", "spechub", "optimal", "key",
+                "key-lazy", "typical", "greedy", "top-k", "top-p")
+
+_EXITS = {
+    "proof": ("0 lossless (or a bias within --tolerance), 1 lossy, 2 bad input or usage (one "
+              "line on stderr), 3 undecided"),
+    "plain": "0 done, 2 bad input or usage (one line on stderr)",
+    "optimal": ("0 every check agrees, 1 a check disagrees, 2 bad input or usage (one line on "
+                "stderr)"),
+    "prove": "0 every claim proved, 1 a claim refuted, 2 bad input or usage, 3 undecided",
+    "probability": ("0 the probability computed, 2 bad input or usage (one line on stderr), "
+                    "3 undecided"),
+    "check": ("0 CERTIFICATE OK, 1 CERTIFICATE REJECTED, 2 bad input (one line on stderr), "
+              "4 CERTIFICATE NOT CHECKED (nothing wrong found, but a part was not replayed)"),
+    "example": "0 the example proved, 1 refuted, 2 bad input or usage (one line on stderr)",
+}
+
+#: Each command's ``--help`` epilog: a short example and its exit codes.
+EPILOGS = {
+    "example": ("exactspec example\nexactspec example --json", "example"),
+    "verify": ("exactspec verify sps --p 1/2,3/10,1/5 --q 1/5,1/5,3/5\n"
+               "exactspec verify examples/my_rule.py:my_rule --p 1/2,3/10,1/5 --q 1/5,1/5,3/5\n"
+               "exactspec verify examples/my_rule.py:my_rule --p @p.json --q @q.json "
+               "--arith float32", "proof"),
+    "simulate": ("exactspec simulate sps --p 1/2,3/10,1/5 --q 1/5,1/5,3/5 --n 10000", "plain"),
+    "optimal": ("exactspec optimal --p 1/2,3/10,1/5 --q 1/5,1/5,3/5 --k 2", "optimal"),
+    "compare": ("exactspec compare --p 1/2,3/10,1/5 --q 1/5,1/5,3/5 --k 2\n"
+                "exactspec compare --tree examples/chain.json", "plain"),
+    "rho": ("exactspec rho 2", "plain"),
+    "tree": ("exactspec tree examples/chain.json", "proof"),
+    "prove": ("exactspec prove --list\nexactspec prove --jobs 2", "prove"),
+    "sweep": ("exactspec sweep logits.npz --logits --k 1,2,4 --out results.csv", "plain"),
+    "probability": ("exactspec probability my_test.py:check --p 1/2,1/2 --q 1/2,1/2",
+                    "probability"),
+    "check": ("exactspec verify sps --p 1/2,1/2 --q 1/4,3/4 --certificate c.json\n"
+              "exactspec check c.json\n"
+              "exactspec check c.json --trust examples/my_rule.py:my_rule   # a user's rule",
+              "check"),
+}
+
+
+def _epilog(command: str) -> str:
+    """The ``--help`` epilog of ``command``: its example and exit codes."""
+    example, exits = EPILOGS[command]
+    lines = "\n".join(f"  {line}" for line in example.splitlines())
+    import textwrap
+
+    exits = textwrap.fill(f"exit codes: {_EXITS[exits]}", width=79, subsequent_indent="  ")
+    return f"example:\n{lines}\n\n{exits}"
+
+
+def _add_command(sub, name: str, help_text: str, **kwargs):
+    """A subcommand whose ``--help`` ends with its example and exit codes."""
+    return sub.add_parser(name, help=help_text, description=help_text[:1].upper() +
+                          help_text[1:] + ".", epilog=_epilog(name),
+                          formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="exactspec", description="Exact proofs for speculative-decoding "
-                     "verifiers: output law, verdict and acceptance, in exact arithmetic.")
+                     "verifiers: output law, verdict and acceptance, in exact arithmetic.",
+                     epilog="example:\n  exactspec example\n  exactspec verify sps --p "
+                     "1/2,3/10,1/5 --q 1/5,1/5,3/5\n\nexit codes (every command): 0 success, "
+                     "1 a refuted claim, 2 bad input or usage (one line on stderr), 3 "
+                     "undecided; exactspec check: 4 not checked.\nexactspec COMMAND --help "
+                     "shows the command's example and exit codes.",
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"exactspec {_version()}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
-    ex = sub.add_parser("example", help="the seed's worked example, proved")
+    ex = _add_command(sub, "example", "the one-draft rule on p = 1/2,3/10,1/5 and q = 1/5,1/5,3/5, "
+                      "its table and its proof")
     ex.add_argument("--json", action="store_true")
 
-    ve = sub.add_parser("verify", help="exact output law, verdict and acceptance of a method")
-    ve.add_argument("method", help="sps, naive, top1, ... or file.py:function")
+    ve = _add_command(sub, "verify", "exact output law, verdict and acceptance of a method")
+    ve.add_argument("method", help="a method: " + ", ".join(METHOD_NAMES) + "; or a rule "
+                    "of yours, file.py:function or module:function")
     ve.add_argument("--p", help="target: 1/2,3/10,1/5, @file.json or @row.npy")
     ve.add_argument("--q", help="draft: 1/5,1/5,3/5, @file.json or @row.npy")
     ve.add_argument("--k", type=int, help="drafts per position (default 1)")
     ve.add_argument("--labels", help="token labels: abc or a,b,c")
     ve.add_argument("--normalize", action="store_true", help="rescale p and q to sum 1")
     ve.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    ve.add_argument("--exact", action="store_true",
+                    help="write every exact value in full in the text (by default a long one "
+                    "is shown by its decimal figure and a short exact form; --json always "
+                    "holds every digit)")
     ve.add_argument("--grid", type=int, metavar="N",
                     help="explicit uniforms on {0, 1/N, ..., (N-1)/N} (e.g. 16777216)")
     ve.add_argument("--max-paths", type=int, metavar="N",
@@ -129,8 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --tokens: draft tokens per call, for a rule f(s, drafts, p, q)")
     _add_run_seconds(ve)
 
-    si = sub.add_parser("simulate", help="sample a method: empirical law and acceptance")
-    si.add_argument("method")
+    si = _add_command(sub, "simulate", "sample a method: empirical law and acceptance")
+    si.add_argument("method", help="as verify's: " + ", ".join(METHOD_NAMES)
+                    + ", or file.py:function")
     _add_instance(si)
     si.add_argument("--n", type=int, default=10000, help="number of samples")
     si.add_argument("--seed", type=int, default=0)
@@ -139,23 +212,24 @@ def build_parser() -> argparse.ArgumentParser:
                     help="numpy: vectorised float sampling")
     _add_run_seconds(si)
 
-    op = sub.add_parser("optimal", help="alpha*, a*, the sorted order and tight prefixes")
+    op = _add_command(sub, "optimal", "alpha*, a*, the sorted order and tight prefixes")
     _add_instance(op)
     op.add_argument("--backend", choices=["exact", "numpy"], default="exact")
 
-    co = sub.add_parser("compare", help="every method side by side against its optimum")
+    co = _add_command(sub, "compare", "every method side by side against its optimum")
     _add_instance(co, required=False)
     co.add_argument("--tree", metavar="SPEC",
                     help="instead of --p/--q: every sequence-level method on a chain or tree "
                          "spec (docs/tree_format.md), exact tokens per call side by side")
-    co.add_argument("--methods", help="comma-separated method names (default: all)")
+    co.add_argument("--methods", help="comma-separated method names among "
+                    + ", ".join(METHOD_NAMES) + " (default: all)")
     co.add_argument("--backend", choices=["exact", "numpy"], default="exact")
 
-    rh = sub.add_parser("rho", help="rho_k, the tight ratio of RRS to the optimum")
+    rh = _add_command(sub, "rho", "rho_k, the tight ratio of RRS to the optimum")
     rh.add_argument("k", type=int, help="number of drafts")
     rh.add_argument("--json", action="store_true")
 
-    tr = sub.add_parser("tree", help="chains, token trees and block verification, proved")
+    tr = _add_command(sub, "tree", "chains, token trees and block verification, proved")
     tr.add_argument("spec", help="a JSON spec file (format: docs/tree_format.md)")
     tr.add_argument("--json", action="store_true")
     tr.add_argument("--max-paths", type=int, metavar="N",
@@ -183,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--search-tokens", type=int, metavar="N",
                     help="with --search: vocabulary sizes 1 to N, smallest first (default 3)")
 
-    pr = sub.add_parser("prove", help="run the claims and print each verdict")
+    pr = _add_command(sub, "prove", "run the claims and print each verdict")
     pr.add_argument("name", nargs="?", help="one claim (default: all)")
     pr.add_argument("--list", action="store_true", help="list the claims")
     pr.add_argument("--certificate-dir", metavar="DIR", help="write certificates here")
@@ -197,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run the claims as tasks on a Dask scheduler, tcp://host:port")
     pr.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS")
 
-    sw = sub.add_parser("sweep", help="every method's acceptance over a logits dump (Dask)")
+    sw = _add_command(sub, "sweep", "every method's acceptance over a logits dump (Dask)")
     sw.add_argument("dump", help=".npz, .safetensors, a Zarr store or a directory of .npy "
                     "(layout: docs/sweep_format.md)")
     sw.add_argument("--k", default="1,2,4,8", help="drafts per position, e.g. 1,2,4,8")
@@ -230,8 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="progress bar on stderr (default: when stderr is a terminal)")
     sw.add_argument("--json", action="store_true")
 
-    pb = sub.add_parser("probability", help="the exact probability that a randomized check "
-                        "holds, and the paths where it fails")
+    pb = _add_command(sub, "probability", "the exact probability that a randomized check "
+                      "holds, and the paths where it fails")
     pb.add_argument("check", help="file.py:function or module:function: check(s, p, q[, k]) "
                     "draws through s and returns True/False (or raises AssertionError)")
     _add_instance(pb)
@@ -245,6 +319,21 @@ def build_parser() -> argparse.ArgumentParser:
                     help="show at most N failing paths (default 10; all are counted)")
     pb.add_argument("--seconds", type=float, default=60.0, metavar="S",
                     help="stop a check that runs longer than S seconds (default 60)")
+
+    ck = _add_command(sub, "check", "check a certificate: its arithmetic by a small "
+                      "independent checker, its paths replayed through the method")
+    ck.add_argument("certificate", metavar="CERT", help="a certificate file (JSON) written by "
+                    "--certificate or prove --certificate-dir")
+    ck.add_argument("--trust", action="append", default=[], metavar="FILE.py:FUNCTION",
+                    help="replay through this rule of yours (FILE.py:FUNCTION or "
+                    "MODULE:FUNCTION; runs its code); a certificate that names a rule outside "
+                    "exactspec is otherwise NOT CHECKED, never run")
+    ck.add_argument("--no-replay", action="store_true",
+                    help="the method-free check only: the paths' arithmetic, not who made them")
+    ck.add_argument("--max-paths", type=int, metavar="N", help="at most N paths (default 10**6)")
+    ck.add_argument("--max-seconds", type=float, metavar="S",
+                    help="stop the check after S seconds (default 600): NOT CHECKED")
+    ck.add_argument("--json", action="store_true", help="one JSON object on stdout")
     return parser
 
 
@@ -386,8 +475,8 @@ def cmd_example(args) -> int:
         "lossless": result.lossless, "paths": result.paths,
     }
     text = (
-        "The lossless rule on the seed's example: accept x ~ q with probability "
-        "min(1, p(x)/q(x)),\notherwise resample from norm(max(0, p - q)).\n\n"
+        "The one-draft rule on p = (1/2, 3/10, 1/5), q = (1/5, 1/5, 3/5): accept x ~ q with "
+        "probability\nmin(1, p(x)/q(x)), otherwise resample from norm(max(0, p - q)).\n\n"
         + _table(rows, header)
         + f"\n\nacceptance = sum min(p, q) = {exact_str(overlap(p, q))} "
         f"(enumerated: {exact_str(result.acceptance)})\n"
@@ -397,35 +486,59 @@ def cmd_example(args) -> int:
     return EXIT_OK if result.lossless else EXIT_REFUTED
 
 
-def _verify_text(result) -> str:
+#: What the two acceptance figures of a report are, in words.
+ACCEPTANCE_WORDS = "the probability that the emitted token is one of the drafts"
+EXPLICIT_WORDS = ("the probability that the rule takes a draft by s.accept (a resample that "
+                  "happens to land on a draft counts in P(Y in X), not here)")
+
+
+def _verify_text(result, exact: bool = False) -> str:
+    """The text of an exact ``verify``: the table (long exact values as decimals unless
+    ``exact``), the acceptance in words, and the verdict line, its TV's decimal first."""
     from .core.dist import exact_str
-    from .core.text import left_out_line, named_few, rows_shown
+    from .core.text import CELL_NOTE, cell, figure, left_out_line, named_few, rows_shown
     from .verify import shipped_lines
 
     p = result.p
     differs = result.differs
     shown, left_out = rows_shown(p.labels, differs)
-    rows = [[t, exact_str(p[t]), exact_str(result.q[t]), exact_str(result.law[t]),
-             "" if result.law[t] == p[t] else "differs"] for t in shown]
+    rows = [[t, cell(p[t], exact), cell(result.q[t], exact), cell(result.law[t], exact),
+             "" if result.law[t] == p[t] else
+             f"differs by {_signed_cell(result.law[t] - p[t], exact)}"]
+            for t in shown]
     axis = getattr(result.enumeration, "draft_axis", 0)
+    table = _table(rows, ["token", "target p", "draft q", "output", ""])
+    notes = [left_out_line(left_out)] if left_out else []
+    if any(c.startswith("~") for row in rows for c in row[1:4]):
+        notes.append(CELL_NOTE)
     lines = [f"method {result.method.name}, k = {result.k}: {result.paths} paths enumerated"
              + (f", each over all {axis:,} draft tokens as a tensor axis" if axis else ""),
              *shipped_lines(result.method),
              *([f"note: {result.enumeration.floats} float values met in the method were taken at "
                 "their exact binary value (the verdict is about the float program)"]
                if getattr(result.enumeration, "floats", 0) else []),
-             _table(rows, ["token", "target p", "draft q", "output", ""])
-             + (f"\n{left_out_line(left_out)}" if left_out else ""),
-             f"acceptance P(Y in X) = {exact_str(result.acceptance)} "
-             f"({float(result.acceptance):.6g})"]
+             "\n".join([table, *notes]),
+             f"acceptance P(Y in X) = {figure(result.acceptance, exact)}: {ACCEPTANCE_WORDS}"]
     if result.enumeration.used_accept and result.explicit_acceptance != result.acceptance:
-        lines.append(f"explicit acceptance = {exact_str(result.explicit_acceptance)}")
+        lines.append(f"explicit acceptance = {figure(result.explicit_acceptance, exact)}: "
+                     f"{EXPLICIT_WORDS}")
     if result.lossless:
         lines.append("LOSSLESS: the output law equals p exactly on this instance")
     else:
-        lines.append(f"LOSSY: the output law differs from p at {named_few(differs)}"
-                     f"; TV(output, p) = {exact_str(result.bias)}")
+        lines.append(f"LOSSY: TV(output, p) {figure(result.bias, exact)}; the output law "
+                     f"differs from p at {named_few(differs)}")
     return "\n".join(lines)
+
+
+def _signed_cell(d, exact: bool = False) -> str:
+    """A difference for the ``differs by`` column, with its sign: in full when short (or
+    ``exact``), else its decimal figure (``~+2.4e-38``)."""
+    from .core.text import cell
+
+    text = cell(d, exact)
+    if text.lstrip("~").startswith("-"):
+        return text
+    return "~+" + text[1:] if text.startswith("~") else "+" + text
 
 
 def cmd_verify(args) -> int:
@@ -484,9 +597,9 @@ def cmd_verify(args) -> int:
         ideal = exact_verification(args.method, p, q, args.k, max_paths=max_paths)
         split = BiasSplit(result.method, result.p, result.q, result.k, None, args.grid,
                           ideal, None, result)
-        _emit(split.to_json, args.json, split.text)
+        _emit(split.to_json, args.json, lambda: split.text(args.exact))
         return EXIT_OK if split.ok else EXIT_REFUTED
-    _emit(result.to_json, args.json, lambda: _verify_text(result))
+    _emit(result.to_json, args.json, lambda: _verify_text(result, args.exact))
     return EXIT_OK if result.lossless else EXIT_REFUTED
 
 
@@ -523,7 +636,7 @@ def _verify_arith(args) -> int:
                            sum_order=args.sum_order)
     if args.certificate:
         _write_json(args.certificate, split.run.certificate())
-    _emit(split.to_json, args.json, split.text)
+    _emit(split.to_json, args.json, lambda: split.text(args.exact))
     return EXIT_OK if split.ok else EXIT_REFUTED
 
 
@@ -765,7 +878,7 @@ def _search(args) -> int:
     obj = split.to_json() if split is not None else result.to_json()
     obj["counterexample"] = {"p": result.p.to_json(), "q": result.q.to_json()}
     obj["instances"] = found.instances
-    text = split.text() if split is not None else _verify_text(result)
+    text = split.text(args.exact) if split is not None else _verify_text(result, args.exact)
     _emit(obj, args.json, f"counterexample found after {found.instances} instances "
           f"(p = {','.join(obj['counterexample']['p'].values())}, q = "
           f"{','.join(obj['counterexample']['q'].values())}):\n" + text)
@@ -1163,9 +1276,28 @@ def cmd_probability(args) -> int:
     return EXIT_OK
 
 
+def cmd_check(args) -> int:
+    """``exactspec check CERT [--trust FILE.py:FUNCTION]``: the checkers' command
+    (:func:`~exactspec.replay.check_command`; ``python -m exactspec.checker`` is the same)."""
+    import math
+
+    from .replay import check_command
+
+    if args.max_seconds is not None and not (math.isfinite(args.max_seconds)
+                                             and args.max_seconds > 0):
+        raise _UsageError(f"--max-seconds={args.max_seconds}: give a finite number of seconds "
+                          "above 0")
+    out = check_command(args.certificate, trust=args.trust, replay=not args.no_replay,
+                        max_paths=args.max_paths, max_seconds=args.max_seconds)
+    lines = out.pop("lines")
+    _emit(out, args.json, "\n".join(lines))
+    return out["exit"]
+
+
 COMMANDS = {"example": cmd_example, "verify": cmd_verify, "simulate": cmd_simulate,
             "optimal": cmd_optimal, "compare": cmd_compare, "rho": cmd_rho, "tree": cmd_tree,
-            "prove": cmd_prove, "sweep": cmd_sweep, "probability": cmd_probability}
+            "prove": cmd_prove, "sweep": cmd_sweep, "probability": cmd_probability,
+            "check": cmd_check}
 
 
 _VALUE_OPTIONS = {"--p", "--q", "--labels"}
@@ -1363,6 +1495,8 @@ def _runs_user_code(args) -> bool:
     module (``rule.py:fn``), or a tree spec (which may name one)."""
     if args.command == "tree" or args.command == "probability":
         return True
+    if args.command == "check":                  # a --trust rule of the user's is run
+        return bool(args.trust)
     named = getattr(args, "method", None)
     return args.command in ("verify", "simulate") and isinstance(named, str) and ":" in named
 
@@ -1382,11 +1516,108 @@ def _supervised_command(args) -> int:
     grace = 0.0
     if args.command == "probability":           # the check's budget comes first, in its words
         grace = 2.0 + seconds / 5
+    elif args.command == "check":                # the checker's budget, then its grace
+        seconds = (args.max_seconds or 600.0) + 10.0
     elif seconds is None and not getattr(args, "max_paths", None):
         seconds = DEFAULT_RUN_SECONDS
-    return supervised(lambda: _command_exit(args), seconds=seconds, grace=grace,
-                      what=f"exactspec {args.command}",
-                      advice="give a larger --seconds S, or a smaller instance")
+    ticker = _Ticker.start(f"exactspec {args.command}", seconds) \
+        if args.command == "verify" and sys.stderr.isatty() else None
+    try:
+        return supervised(lambda: _command_exit(args), seconds=seconds, grace=grace,
+                          what=f"exactspec {args.command}",
+                          advice="give a larger --seconds S, or a smaller instance")
+    finally:
+        if ticker is not None:
+            ticker.stop()
+
+
+class _Ticker:
+    """A progress line on stderr while a supervised command runs longer than
+    :data:`PROGRESS_AFTER` seconds: ``exactspec verify: working, 12 s (budget 600 s; Ctrl-C
+    stops it)``, rewritten in place each second by a thread of the watching process (the
+    child that runs the work has none, so its forked runs still fork) and cleared before
+    anything the command writes is shown.  Started only when stderr is a terminal."""
+
+    def __init__(self, what: str, seconds, stream, after: float, every: float):
+        import threading
+
+        self.what, self.seconds, self.stream = what, seconds, stream
+        self.after, self.every = after, every
+        self.pid = os.getpid()
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.shown = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.saved = None
+
+    @classmethod
+    def start(cls, what: str, seconds, stream=None, after: float | None = None,
+              every: float = 1.0) -> "_Ticker":
+        """Start the line's thread and put the command's streams behind :meth:`clear`."""
+        ticker = cls(what, seconds, stream or sys.stderr,
+                     PROGRESS_AFTER if after is None else after, every)
+        ticker.saved = (sys.stdout, sys.stderr)
+        sys.stdout = _ClearingStream(sys.stdout, ticker, final=True)
+        sys.stderr = _ClearingStream(sys.stderr, ticker, final=False)
+        ticker.thread.start()
+        return ticker
+
+    def line(self, elapsed: float) -> str:
+        budget = f"budget {self.seconds:g} s; " if self.seconds else ""
+        return f"{self.what}: working, {elapsed:.0f} s ({budget}Ctrl-C stops it)"
+
+    def _run(self) -> None:
+        import time
+
+        began = time.monotonic()
+        if self.done.wait(self.after):
+            return
+        while not self.done.is_set():
+            with self.lock:
+                if self.done.is_set():
+                    return
+                self.stream.write("\r" + self.line(time.monotonic() - began) + "\x1b[K")
+                self.stream.flush()
+                self.shown = True
+            self.done.wait(self.every)
+
+    def clear(self, final: bool = False) -> None:
+        """Take the line off the screen (before the command's own text); ``final``: and stop
+        it (the report has begun)."""
+        if os.getpid() != self.pid:                      # the forked child: not its line
+            return
+        with self.lock:
+            if final:
+                self.done.set()
+            if self.shown:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+                self.shown = False
+
+    def stop(self) -> None:
+        self.clear(final=True)
+        if self.saved is not None and os.getpid() == self.pid:
+            sys.stdout, sys.stderr = self.saved
+            self.saved = None
+
+
+class _ClearingStream:
+    """A stream that clears the progress line (:class:`_Ticker`) before each write."""
+
+    def __init__(self, stream, ticker: _Ticker, final: bool):
+        self._stream, self._ticker, self._final = stream, ticker, final
+
+    def write(self, text):
+        if text:
+            self._ticker.clear(final=self._final)
+        return self._stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+#: The progress line of a supervised ``verify`` appears after this many seconds.
+PROGRESS_AFTER = 3.0
 
 
 def _command_exit(args) -> int:

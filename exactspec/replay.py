@@ -43,7 +43,8 @@ from .generic_checker import examine_generic
 from .methods import METHODS, load_user_method
 from .methods.base import Method
 
-__all__ = ["resolver", "check_certificate", "check", "check_generic_certificate", "main"]
+__all__ = ["resolver", "check_certificate", "check", "check_generic_certificate",
+           "check_command", "restated_verdict", "main"]
 
 #: Packages whose module-level rules ``f(s, p, q[, k])`` the checkers replay by name (the
 #: rules exactspec's claims certify: methods, KEY's selection law, bounds' tight rules,
@@ -520,16 +521,157 @@ def check_generic_certificate(cert, path_sums=True, trust=()) -> list:
     return problems
 
 
+def restated_verdict(cert) -> str:
+    """The verdict a certificate records, in a few words for its ``CERTIFICATE OK`` line:
+    ``LOSSLESS``, or ``LOSSY (TV 1/4)`` from its ``law`` and ``target``; a certificate that
+    records its ``verdict`` or ``lossless`` says that; ``""`` when it records neither.
+
+    >>> restated_verdict({"law": {"0": "1/2", "1": "1/2"}, "target": {"0": "3/4", "1": "1/4"}})
+    'LOSSY (TV 1/4)'
+    >>> restated_verdict({"law": {"a": "1"}, "target": {"a": "1"}})
+    'LOSSLESS'
+    """
+    from fractions import Fraction
+
+    from .core.dist import exact_str
+    from .core.text import figure
+
+    if not isinstance(cert, dict):
+        return ""
+    law, target = cert.get("law"), cert.get("target")
+    if isinstance(law, dict) and isinstance(target, dict) and law and \
+            all(isinstance(v, str) for v in (*law.values(), *target.values())):
+        try:
+            tv = sum((abs(exact_number(law.get(t, "0")) - exact_number(target.get(t, "0")))
+                      for t in law.keys() | target.keys()), Fraction(0)) / 2
+        except CertificateError:
+            return ""
+        if tv == 0:
+            return "LOSSLESS"
+        text = exact_str(tv)
+        return f"LOSSY (TV {text if len(text) <= 40 else figure(tv).partition(' (')[0]})"
+    verdict = cert.get("verdict")
+    if isinstance(verdict, str) and len(verdict) <= 40:
+        return verdict.upper()
+    if isinstance(cert.get("lossless"), bool):
+        return "LOSSLESS" if cert["lossless"] else "LOSSY"
+    return ""
+
+
+def _trust_names(report, cert) -> list:
+    """The ``--trust`` names that would let the not-checked parts be replayed: those the
+    reasons name (``... only with --trust NAME``)."""
+    import re
+
+    found = []
+    for reason in report.unchecked:
+        for name in re.findall(r"--trust ([^\s)]+)", reason):
+            if name not in found:
+                found.append(name.rstrip(".,;"))
+    return found
+
+
+def check_command(path: str, *, trust=(), replay: bool = True, max_bytes=None,
+                  max_paths=None, max_seconds=None, command: str = "exactspec check") -> dict:
+    """Check the certificate in the file ``path`` (``exactspec check``): the object of its
+    ``--json``, ``verdict`` (``OK``, ``REJECTED``, ``NOT CHECKED``), ``exit`` (0, 1, 4),
+    ``problems``, ``not_checked``, ``notes``, ``certificate_verdict`` (what the certificate
+    records, :func:`restated_verdict`) and ``lines`` (its text).  A ``NOT CHECKED`` result
+    whose parts a ``--trust`` would replay names the command that would check it
+    (``trust_command``).  Bad input raises
+    :class:`~exactspec.core.errors.InvalidInput` (one line).
+
+    Parameters
+    ----------
+    path : str
+        The certificate file.
+    trust : sequence of str
+        ``FILE.py:FUNCTION`` or ``MODULE:FUNCTION``: a user's rule to replay the paths
+        through.
+    replay : bool
+        ``False``: the method-free check only (``--no-replay``).
+    max_bytes, max_paths, max_seconds : optional
+        The checker's budgets (its defaults when ``None``).
+    command : str
+        The command the ``trust_command`` line is written for.
+
+    Returns
+    -------
+    dict
+        The result described above.
+    """
+    import shlex
+
+    from .checker import (MAX_BYTES, MAX_PATHS, MAX_SECONDS, OutOfTime, _hard_limit,
+                          load_certificate)
+
+    seconds = MAX_SECONDS if max_seconds is None else max_seconds
+    deadline = Deadline(seconds)
+    restore = _hard_limit(seconds + 5)
+    cert = None
+    try:
+        cert = load_certificate(path, MAX_BYTES if max_bytes is None else max_bytes)
+        report = check(cert, replay=replay, trust=list(trust),
+                       max_paths=MAX_PATHS if max_paths is None else max_paths,
+                       deadline=deadline)
+    except CertificateError as err:
+        where = "" if str(err).startswith("--trust") else f"certificate {path}: "
+        raise InvalidInput(f"{where}{err}") from None
+    except OutOfTime as err:
+        report = Report()
+        report.unchecked.append(str(err))
+    except RecursionError:
+        raise InvalidInput(f"certificate {path}: an expression nested too deep") from None
+    finally:
+        restore()
+    lines = [f"note: {note}" for note in report.notes] + list(report.problems)
+    lines += [f"not checked: {reason}" for reason in report.unchecked]
+    restated = restated_verdict(cert) if report.verdict == "OK" else ""
+    out = {"certificate": str(path), "verdict": report.verdict, "exit": report.exit_code,
+           "problems": list(report.problems), "not_checked": list(report.unchecked),
+           "notes": list(report.notes), "certificate_verdict": restated or None,
+           "replayed": replay}
+    if report.verdict == "OK":
+        what = f": {restated}" if restated else ""
+        how = (" (method-free check: the paths were not replayed)" if not replay else "")
+        lines.append(f"CERTIFICATE OK{what}{how}")
+    elif report.verdict == "REJECTED":
+        lines.append("CERTIFICATE REJECTED")
+    else:
+        names = [n for n in _trust_names(report, cert) if n not in trust]
+        lines.append("CERTIFICATE NOT CHECKED")
+        if names:
+            again = [command, shlex.quote(str(path)), *(f"--trust {shlex.quote(n)}"
+                                                         for n in [*trust, *names])]
+            out["trust_command"] = " ".join(again)
+            lines.append(f"to check it, trusting that code to run: {out['trust_command']}")
+    out["lines"] = lines
+    return out
+
+
 def main(argv=None) -> int:
     """The command line of both checkers (``python -m exactspec.checker`` and
-    ``python -m exactspec.generic_checker``)."""
+    ``python -m exactspec.generic_checker``): the lines of :func:`check_command`; bad input
+    in one line on stderr (exit 2)."""
+    from .checker import UsageError, parse_arguments
+
     argv = sys.argv[1:] if argv is None else argv
-
-    def run(cert, options, deadline):
-        return check(cert, replay=options["replay"], trust=options["trust"],
-                     max_paths=options["max_paths"], deadline=deadline)
-
-    return run_command(argv, run)
+    try:
+        path, options = parse_arguments(argv)
+    except UsageError as err:
+        print(f"error: {err}" if not str(err).startswith("usage") else str(err),
+              file=sys.stderr)
+        return 2
+    try:
+        out = check_command(path, trust=options["trust"], replay=options["replay"],
+                            max_bytes=options["max_bytes"], max_paths=options["max_paths"],
+                            max_seconds=options["max_seconds"],
+                            command="python -m exactspec.checker")
+    except InvalidInput as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print("\n".join(out["lines"]))
+    return out["exit"]
 
 
 if __name__ == "__main__":

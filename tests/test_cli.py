@@ -384,3 +384,93 @@ def test_a_long_row_prints_a_short_table(capsys, extra):
     code, out, _ = run(capsys, "verify", rule, "--p", p, "--q", q, *extra, "--json")
     data = json.loads(out)
     assert len(data["differs"]) > 8 and len(data["target"]) == n
+
+
+# -- the verdict line: its decimal figure first, a short exact form, the grid's note ---------
+HF = str(ROOT / "examples" / "engines" / "hf_speculative_sampling.py")
+
+
+def test_verdict_line_leads_with_the_decimal_then_the_exact_value(capsys):
+    code, out, _ = run(capsys, "verify", f"{USER}:shortcut", "--p", "1/2,1/4,1/4", "--q",
+                       "1,0,0")
+    verdict = out.strip().splitlines()[-1]
+    assert code == 1
+    assert verdict == ("LOSSY: TV(output, p) 0.25 (exactly 1/4); the output law differs from "
+                       "p at 1, 2")
+    assert "1      1/4       0        0       differs by -1/4" in out
+    code, out, _ = run(capsys, "verify", f"{HF}:sample", "--p", "1/2,1/3,1/6", "--q",
+                       "1/3,1/3,1/3", "--arith", "float32")
+    verdict = [line for line in out.splitlines() if line.startswith("LOSSY")]
+    assert code == 1 and verdict == [
+        "LOSSY BY THE GRID ONLY: TV(output on the grid of 2**24, p) ~1.99e-08 (exactly "
+        "1/50331648); the same rule with ideal uniforms is lossless; at 0 (-1/50331648), "
+        "2 (+1/50331648)"]
+
+
+def test_a_long_exact_value_is_its_decimal_and_digits_unless_exact(capsys):
+    from fractions import Fraction
+
+    from exactspec.core.text import figure
+
+    assert figure(Fraction(3, 2**140)) == "~2.15e-42 (exactly 3 * 2**-140)"
+    long = Fraction(10**30 + 1, 3 * 10**40)
+    assert figure(long) == "~3.33e-11 (exact value: 31/41 digits; --exact shows it)"
+    assert figure(long, exact=True) == f"~3.33e-11 (exactly {long.numerator}/{long.denominator})"
+    argv = ["verify", "kseq", "--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5", "--k", "2"]
+    code, out, _ = run(capsys, *argv, "--json")
+    explicit = json.loads(out)["explicit_acceptance"]
+    assert len(explicit) > 20                  # too long for a table cell, short for a line
+    code, out, _ = run(capsys, *argv, "--exact")
+    assert f"explicit acceptance = ~0.785 (exactly {explicit})" in out
+
+
+def test_grid_note_appears_exactly_when_the_grid_alone_is_further_than_the_run():
+    from fractions import Fraction
+
+    from exactspec.rounding import GRID_ABOVE_TOTAL, split_line
+
+    note = GRID_ABOVE_TOTAL.format(run="float32 run")
+    for grid_tv, total, shown in ((Fraction(3, 2**26), Fraction(1, 2**26), True),
+                                  (Fraction(1, 2**26), Fraction(1, 2**26), False),
+                                  (Fraction(1, 2**26), Fraction(3, 2**26), False),
+                                  (Fraction(0), Fraction(3, 70), False)):
+        text = split_line("float32", 2**24, total, Fraction(0), grid_tv)
+        assert (note in text) is shown, text
+        assert text.splitlines()[0].startswith("TV to the target: float32 run ")
+    assert "cancels part of the grid's bias" in note
+
+
+def test_grid_note_absent_from_a_run_whose_grid_is_its_whole_bias(capsys):
+    code, out, _ = run(capsys, "verify", f"{HF}:sample", "--p", "1/2,1/3,1/6", "--q",
+                       "1/3,1/3,1/3", "--arith", "float32")
+    assert code == 1 and "the grid alone gives a larger TV" not in out
+
+
+def test_progress_line_rewritten_in_place_and_cleared_before_the_report():
+    """verify's progress line (written only when stderr is a terminal: here into a buffer):
+    each update rewrites the line, the command's first write to stdout clears it and stops
+    it, and the streams come back as they were."""
+    import io
+    import sys
+    import time
+
+    from exactspec.cli import _Ticker
+
+    before = sys.stdout, sys.stderr
+    line = io.StringIO()
+    ticker = _Ticker.start("exactspec verify", 600.0, stream=line, after=0, every=0.01)
+    try:
+        for _ in range(1000):                     # until the thread has drawn its line
+            if "working" in line.getvalue():
+                break
+            time.sleep(0.01)
+        assert line.getvalue().startswith("\rexactspec verify: working, ")
+        assert "(budget 600 s; Ctrl-C stops it)\x1b[K" in line.getvalue()
+        print("the report")
+        assert line.getvalue().endswith("\r\x1b[K") and ticker.done.is_set()
+        drawn = line.getvalue()
+        ticker.thread.join(5)
+        assert line.getvalue() == drawn           # stopped: nothing drawn after the report
+    finally:
+        ticker.stop()
+    assert (sys.stdout, sys.stderr) == before
