@@ -8,6 +8,10 @@ the clock (``time.time``, ``time.perf_counter``, ``datetime.datetime.now``, ...)
 NumPy is loaded, the functions of ``numpy.random`` (``default_rng``, ``rand``, ``choice``,
 ...).  Every call is refused, whatever its result and however rarely it is made: a rule that
 draws ``random() < 1e-12`` is lossy on this instance with probability ``1e-12``, not proved.
+A layer that runs the user's code on its own terms may model some of these calls instead
+(:data:`MODELS`): the tensor layer answers Python's and NumPy's uniforms in a PyTorch rule by
+draws of the engine (:mod:`exactspec.torch_layer.pyrandom`); without a model, every call is
+refused.
 
 Names bound before the run are covered too: ``from random import random``, ``from time
 import time``, ``from os import urandom``, ``from numpy.random import random`` keep a
@@ -49,14 +53,15 @@ from ..core.errors import InvalidInput
 from ..core.exact_values import exact_values
 from ..core.signals import is_user_file, library_paths
 
-__all__ = ["HiddenRandomness", "watched", "Fingerprint"]
+__all__ = ["HiddenRandomness", "watched", "Fingerprint", "MODELS", "NOT_MODELLED"]
 
 _RANDOM_FUNCTIONS = ("random", "uniform", "randint", "randrange", "choice", "choices",
                      "shuffle", "sample", "getrandbits", "gauss", "normalvariate",
                      "triangular", "betavariate", "expovariate", "randbytes", "seed",
                      "binomialvariate", "lognormvariate", "vonmisesvariate", "gammavariate",
                      "paretovariate", "weibullvariate")
-_CLASS_METHODS = ("random", "getrandbits", "randbytes", "seed", "__init__")
+_CLASS_METHODS = ("random", "getrandbits", "randbytes", "seed", "__init__", "uniform",
+                  "choice", "choices")
 _TIME_FUNCTIONS = ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic",
                    "monotonic_ns", "process_time", "process_time_ns", "thread_time",
                    "thread_time_ns")
@@ -111,11 +116,28 @@ def _refusal(name: str, where: str) -> HiddenRandomness:
         "s.draft, s.uniform)")
 
 
+#: The model of hidden draws that a layer running the user's code puts in place (at most
+#: one at a time, the innermost last): ``model(name, args, kwargs)`` answers the call of the
+#: refused source ``name`` (``"random.random"``, ``"random.Random.uniform"``,
+#: ``"numpy.random.default_rng"``, ...) by a draw that branches through the engine, or
+#: returns :data:`NOT_MODELLED` to have it refused.  The tensor layer fills it while a PyTorch
+#: rule's run is installed (Python's and NumPy's uniforms there are modelled, not refused);
+#: while it is empty, every call is refused.
+MODELS: list = []
+
+#: What a model returns for a call it does not model (the call is then refused).
+NOT_MODELLED = object()
+
+
 def _refuse(name: str, original=None, time_at: int | None = None):
     def refused(*args, **kwargs):
         if original is not None and ((time_at is not None and len(args) > time_at
                                       and args[time_at] is not None) or _library_call()):
             return original(*args, **kwargs)
+        if MODELS:
+            out = MODELS[-1](name, args, kwargs)
+            if out is not NOT_MODELLED:
+                return out
         raise _refusal(name, _user_line())
     refused.__name__ = f"refused_{name.replace('.', '_')}"
     refused.__qualname__ = refused.__name__

@@ -51,9 +51,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.errors import InvalidInput
+from ..engine.watch import MODELS
 from . import dtypes as D
 from . import functions as _fn
 from . import nn as _nn
+from . import pyrandom as _pyrandom
 from . import random as _rnd
 from .context import CURRENT, Run, current, refuse
 from .tensor import (MAX_ELEMENTS, Size, Tensor, as_tensor, check_device, check_size, dtype_arg,
@@ -404,7 +406,8 @@ def make_module() -> types.ModuleType:
 @contextmanager
 def installed(run: Run | None = None):
     """``torch`` (and its submodules) resolve to the layer inside the block; ``run`` is the
-    run the random constructors branch in."""
+    run the random constructors branch in, and the draws of Python's ``random`` and NumPy's
+    generators that the watch would refuse branch through it too (:mod:`.pyrandom`)."""
     if not _MODULE:
         _MODULE.append(make_module())
     torch = _MODULE[0]
@@ -421,9 +424,11 @@ def installed(run: Run | None = None):
         everything = True
     sys.modules.update(ours)
     CURRENT.append(run if run is not None else Run())
+    MODELS.append(_pyrandom.model)      # Python's and NumPy's uniforms: modelled, not refused
     try:
         yield torch
     finally:
+        MODELS.pop()
         CURRENT.pop()
         names = [k for k in sys.modules if k == "torch" or k.startswith("torch.")] \
             if everything else list(ours)

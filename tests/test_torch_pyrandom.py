@@ -1,0 +1,253 @@
+"""Python's and NumPy's random draws in a PyTorch rule: each one a uniform of the engine (ideal
+in exact runs, on the float64 grid ``j / 2**53`` under ``--arith``), the laws by hand and equal
+to the same rules written with ``torch.rand``; what stays refused."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from fractions import Fraction as F
+
+import pytest
+
+from exactspec import Dist, verify
+from exactspec.cli import main
+from exactspec.core.errors import InvalidInput
+from exactspec.engine.exact import enumerate_paths
+from exactspec.engine.watch import HiddenRandomness, watched
+from exactspec.rounding import split_bias
+from exactspec.torch_layer import load_pytorch_rule
+
+P, Q = Dist.parse("1/2,1/3,1/6"), Dist.parse("1/3,1/3,1/3")
+P2, Q2 = Dist.parse("1/2,1/3,1/6"), Dist.parse("1/6,1/6,2/3")
+EXACT = {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
+N53 = 2 ** 53
+
+RULES = '''
+import random
+
+import numpy as np
+import torch
+
+
+def _residual(p, q):
+    p_prime = torch.clamp(p - q, min=0)
+    p_prime.div_(p_prime.sum())
+    return torch.multinomial(p_prime, num_samples=1)
+
+
+def hf_le(p, q):
+    """transformers' acceptance test with Python's uniform, compared in float64."""
+    draft = torch.multinomial(q, num_samples=1)
+    if random.random() <= (p[draft] / q[draft]).item():
+        return draft
+    return _residual(p, q)
+
+
+def hf_lt(p, q):
+    draft = torch.multinomial(q, num_samples=1)
+    if random.random() < (p[draft] / q[draft]).item():
+        return draft
+    return _residual(p, q)
+
+
+def hf_torch_rand(p, q):
+    """The same rule with torch's float64 uniform."""
+    draft = torch.multinomial(q, num_samples=1)
+    if (torch.rand(1, dtype=torch.float64) <= (p[draft] / q[draft]).item()).item():
+        return draft
+    return _residual(p, q)
+
+
+def hf_tensor(p, q):
+    """The uniform compared with the ratio tensor (the draft stays a tensor axis)."""
+    draft = torch.multinomial(q, num_samples=1)
+    if random.random() <= p[draft] / q[draft]:
+        return draft
+    return _residual(p, q)
+
+
+def hf_tensor_torch_rand(p, q):
+    draft = torch.multinomial(q, num_samples=1)
+    if (torch.rand((), dtype=torch.float64) <= p[draft] / q[draft]).item():
+        return draft
+    return _residual(p, q)
+
+
+def reuse(p, q):
+    """The rejecting uniform reused for the residual's inverse CDF: a real bug."""
+    draft = torch.multinomial(q, num_samples=1)
+    u = random.random()
+    if u <= (p[draft] / q[draft]).item():
+        return draft
+    r = torch.clamp(p - q, min=0)
+    for i, c in enumerate(torch.cumsum(r / r.sum(), 0).tolist()):
+        if u < c:
+            return i
+    return len(p) - 1
+
+
+def choices(p, q):
+    draft = torch.multinomial(q, num_samples=1)
+    if random.uniform(0, 1) <= (p[draft] / q[draft]).item():
+        return draft
+    w = torch.clamp(p - q, min=0).tolist()
+    return random.choices(range(len(w)), weights=w)[0]
+
+
+def seeded(p, q):
+    rng = random.Random(1234)
+    draft = torch.multinomial(q, num_samples=1)
+    if rng.random() <= (p[draft] / q[draft]).item():
+        return draft
+    w = torch.clamp(p - q, min=0).tolist()
+    return rng.choices(range(len(w)), weights=w)[0]
+
+
+def numpy_generator(p, q):
+    rng = np.random.default_rng(0)
+    draft = torch.multinomial(q, num_samples=1)
+    if rng.random() <= (p[draft] / q[draft]).item():
+        return draft
+    r = torch.clamp(p - q, min=0)
+    return int(rng.choice(len(p), p=(r / r.sum()).tolist()))
+
+
+def numpy_module(p, q):
+    draft = torch.multinomial(q, num_samples=1)
+    if np.random.uniform(0.0, 1.0) <= (p[draft] / q[draft]).item():
+        return draft
+    r = torch.clamp(p - q, min=0)
+    return int(np.random.choice(len(p), p=(r / r.sum()).tolist()))
+
+
+def uniform_choice(p, q):
+    return random.choice([0, 1, 2])
+
+
+def numpy_uniform_choice(p, q):
+    return int(np.random.default_rng(7).choice(3))
+
+
+def unweighted_choices(p, q):
+    return random.choices([0, 1, 2], k=1)[0]
+
+
+def gauss(p, q):
+    return int(random.gauss(0, 1) > 0)
+
+
+def system_random(p, q):
+    return int(random.SystemRandom().random() < 0.5)
+
+
+def clock(p, q):
+    import time
+    return int(time.time() % 2 < 1)
+
+
+def sized(p, q):
+    return int(np.random.default_rng(0).random(3)[0] < 0.5)
+'''
+
+
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pyrandom") / "pyrandom_rules.py"
+    path.write_text(RULES)
+    return str(path)
+
+
+def test_hf_rule_with_python_random_is_lossless_and_equals_torch_rand(rules):
+    for name in ("hf_le", "hf_lt", "hf_torch_rand", "hf_tensor", "choices", "seeded",
+                 "numpy_generator", "numpy_module"):
+        for p, q in ((P, Q), (P2, Q2)):
+            r = verify(f"{rules}:{name}", p, q)
+            assert r.lossless and r.law == EXACT, name
+            assert r.acceptance == (F(5, 6) if q is Q else F(1, 2)), name
+
+
+def test_the_tensor_comparison_keeps_the_draft_as_a_tensor_axis(rules):
+    r = verify(f"{rules}:hf_tensor", P, Q)
+    assert r.enumeration.paths == 2                      # the draft enumerated as an axis
+    twin = verify(f"{rules}:hf_tensor_torch_rand", P, Q)
+    assert twin.enumeration.paths == 2 and twin.law == r.law == EXACT
+    rule = load_pytorch_rule(f"{rules}:hf_tensor")
+    with watched(rule.function):
+        fast = rule.vectorised(P2, Q2)
+        paths = enumerate_paths(rule, P2, Q2, 1, max_paths=None)
+    assert fast is not None and fast.law == paths.law == EXACT
+    assert fast.acceptance == paths.acceptance == F(1, 2)
+
+
+def test_a_reused_uniform_has_its_exact_law(rules):
+    # rejected only at draft 2 (ratio 1/4), u then uniform on (1/4, 1); the residual's CDF
+    # (2/3, 1, 1): token 0 on (1/4, 2/3), token 1 on [2/3, 1)
+    r = verify(f"{rules}:reuse", P2, Q2)
+    assert r.law == {0: F(1, 6) + F(2, 3) * F(5, 12), 1: F(1, 6) + F(2, 3) * F(1, 3),
+                     2: F(1, 6)} == {0: F(4, 9), 1: F(7, 18), 2: F(1, 6)}
+    assert not r.lossless
+
+
+def test_uniform_choices_are_exact(rules):
+    for name in ("uniform_choice", "numpy_uniform_choice", "unweighted_choices"):
+        assert verify(f"{rules}:{name}", P, Q).law == {0: F(1, 3), 1: F(1, 3), 2: F(1, 3)}
+
+
+def test_under_float32_the_uniform_is_on_the_float64_grid(rules):
+    """On p = 1/2,1/3,1/6 and a uniform draft the float32 ratios are 3/2 (rounded), 1 and
+    1/2 exactly; the residual is all on token 0.  ``u <= 1/2`` holds at 2**52 + 1 points of
+    the 2**53 grid, ``u < 1/2`` at 2**52."""
+    le = split_bias(f"{rules}:hf_le", P, Q, arith="float32")
+    extra = F(1, 3) * F(1, N53)                          # one float64 grid point of draft 2
+    assert le.run.law == {0: F(1, 2) - extra, 1: F(1, 3), 2: F(1, 6) + extra}
+    assert le.run.law[2] == F(1, 3) * F(2 ** 52 + 1, N53)
+    assert le.bias == F(1, 3 * N53) == F(1, 27021597764222976)
+    twin = split_bias(f"{rules}:hf_torch_rand", P, Q, arith="float32")
+    assert twin.run.law == le.run.law and twin.bias == le.bias
+    lt = split_bias(f"{rules}:hf_lt", P, Q, arith="float32")
+    assert lt.run.law == EXACT and lt.bias == 0
+    for name in ("numpy_generator", "seeded", "choices"):
+        other = split_bias(f"{rules}:{name}", P, Q, arith="float32")
+        assert other.run.law == le.run.law, name
+    f64 = split_bias(f"{rules}:hf_le", P, Q, arith="float64")       # the format's own grid
+    assert f64.run.law == le.run.law
+
+
+def test_a_float64_uniform_rounded_into_float32_by_promotion_is_refused(rules, capsys):
+    # random.random() <= ratio (a float32 tensor): torch compares in float32, rounding the
+    # uniform, which is not modelled
+    code = main(["verify", f"{rules}:hf_tensor", "--p", "1/2,1/3,1/6", "--q", "1/3,1/3,1/3",
+                 "--arith", "float32"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "float64 uniform used as float32" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("name,word", [("gauss", "random.gauss"),
+                                       ("system_random", "random.SystemRandom"),
+                                       ("clock", "time.time"),
+                                       ("sized", "size=3")])
+def test_what_is_not_modelled_stays_refused(rules, capsys, name, word):
+    code = main(["verify", f"{rules}:{name}", "--p", "1/2,1/3,1/6", "--q", "1/3,1/3,1/3"])
+    out, err = capsys.readouterr()
+    assert code == 2 and word in err and len(err.splitlines()) == 1, err
+
+
+def test_outside_a_pytorch_rule_python_random_stays_refused():
+    import random
+
+    made = random.Random(3)
+    with watched():
+        with pytest.raises(HiddenRandomness, match="random.random"):
+            random.random()
+        with pytest.raises(HiddenRandomness, match="random.Random.uniform"):
+            made.uniform(0, 1)
+        with pytest.raises(HiddenRandomness, match="random.Random.__init__"):
+            random.Random(3)
+
+
+def test_the_report_names_the_model(rules, capsys):
+    code = main(["verify", f"{rules}:hf_le", "--p", "1/2,1/3,1/6", "--q", "1/3,1/3,1/3",
+                 "--json"])
+    out, _ = capsys.readouterr()
+    assert code == 0 and json.loads(out)["lossless"] is True
