@@ -44,7 +44,7 @@ from .core.errors import InvalidInput, Undecided
 from .engine.exact import DEFAULT_MAX_PATHS, ExactSampler, enumerate_paths, gc_paused
 from .methods import get_method
 from .verify import (VERDICTS, Verification, _checked, _is_user_method, _user_errors,
-                     shipped_lines, shipped_of,
+                     draft_law_lines, draft_law_of, shipped_lines, shipped_of,
                      _vectorised, verdict_of)
 
 __all__ = ["BiasSplit", "split_bias", "softmax_exact", "VERDICTS", "exact_sign",
@@ -324,6 +324,8 @@ class BiasSplit:
         out["floats_converted"] = self.exact.floats_converted   # taken exactly by that run
         if shipped_of(self.run.method):
             out["shipped"] = shipped_of(self.run.method)
+        if draft_law_of(self.run.method, self.arith if self.rounded is not None else None):
+            out["draft_law"] = "exact"
         if self.logits:
             out["inputs"] = "logits"
         if self.tolerance is not None:
@@ -378,7 +380,9 @@ class BiasSplit:
             table += "\n" + left_out_line(left_out)
         if any(str(c).startswith("~") for r in rows for c in r[1:]):
             table += "\n" + CELL_NOTE
-        lines = [head, *shipped_lines(self.run.method), table,
+        lines = [head, *shipped_lines(self.run.method),
+                 *draft_law_lines(self.run.method,
+                                  self.arith if self.rounded is not None else None), table,
                  f"acceptance P(Y in X) = {figure(run.acceptance, exact)}: the probability "
                  "that the emitted token is one of the drafts"]
         verdict = self.verdict

@@ -293,6 +293,27 @@ def shipped_lines(method) -> list:
             f"shipped ({one['file']})" for one in shipped_of(method)]
 
 
+def draft_law_of(method, arith) -> str | None:
+    """``"exact"`` for a PyTorch rule in a float run (``arith``): its draft, the token that
+    ``torch.multinomial`` draws from the draft row as the rule received it, has the exact law
+    ``q``, while the rows the rule computes with are ``p`` and ``q`` rounded into the format;
+    ``None`` otherwise (an exact run, or a rule that draws its draft with ``s.draft``)."""
+    if arith is None:
+        return None
+    from .torch_layer.rule import PyTorchRule
+
+    return "exact" if isinstance(getattr(method, "run", None), PyTorchRule) else None
+
+
+def draft_law_lines(method, arith) -> list:
+    """``["draft law: the exact q (the rows rounded to float32 are what the rule computes
+    with)"]`` where :func:`draft_law_of` says so, else ``[]``."""
+    if draft_law_of(method, arith) is None:
+        return []
+    return [f"draft law: the exact q (the rows rounded to {arith} are what the rule computes "
+            "with)"]
+
+
 def _stream_certificate(handle, header, m, p, q, k, grid, max_paths, progress):
     import json
 

@@ -251,3 +251,16 @@ def test_the_report_names_the_model(rules, capsys):
                  "--json"])
     out, _ = capsys.readouterr()
     assert code == 0 and json.loads(out)["lossless"] is True
+
+
+def test_a_float_run_says_the_draft_has_the_exact_law_q(rules, capsys):
+    argv = ["verify", f"{rules}:hf_le", "--p", "1/2,1/3,1/6", "--q", "1/3,1/3,1/3"]
+    assert main([*argv, "--arith", "float32"]) == 1
+    out = capsys.readouterr().out
+    assert ("draft law: the exact q (the rows rounded to float32 are what the rule computes "
+            "with)") in out.splitlines()
+    assert main([*argv, "--arith", "float32", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["draft_law"] == "exact"
+    assert main(argv) == 0 and "draft law" not in capsys.readouterr().out
+    main(["verify", "sps", *argv[2:], "--arith", "float32", "--json"])
+    assert "draft_law" not in json.loads(capsys.readouterr().out)
