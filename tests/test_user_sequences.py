@@ -585,3 +585,31 @@ def test_the_text_says_how_many_sequences_it_leaves_out():
     text = user_text(report)
     assert "... 1 more sequence (the differing ones first; --json lists every one)" in text
     assert "more sequence" not in user_text(report, max_rows=25)
+
+
+# -- a PyTorch rule as a tree spec's verifier ----------------------------------------------------
+def test_a_pytorch_rule_through_a_tree_spec_as_verify_tokens_gives(capsys, tmp_path):
+    """``tree --verifier FILE:fn`` (and a spec's "verifier") takes a PyTorch rule ``fn(p, q)``
+    as ``verify FILE:fn --tokens M`` does: the whole call of ``gamma + 1`` target rows (``m``
+    without ``gamma``); transformers' chain proved with its tokens per call 19/9."""
+    hf = ROOT / "examples" / "engines" / "hf_speculative_sampling.py"
+    rule = f"{hf}:speculative_sampling"
+    pq = ["--p", "1/2,1/3,1/6", "--q", "1/4,1/4,1/2"]
+    assert main(["verify", rule, *pq, "--tokens", "3", "--json"]) == 0
+    tokens = json.loads(capsys.readouterr().out)
+    pair = {"target": {"": "1/2,1/3,1/6"}, "draft": {"": "1/4,1/4,1/2"}, "m": 3}
+    for extra, argv in (({"gamma": 2}, ["--verifier", rule]), ({}, ["--verifier", rule]),
+                        ({"verifier": rule}, [])):
+        spec = tmp_path / "spec.json"
+        spec.write_text(json.dumps({**pair, **extra}))
+        assert main(["tree", str(spec), *argv, "--json"]) == 0
+        tree = json.loads(capsys.readouterr().out)
+        assert tree["lossless"] is True and tokens["lossless"] is True
+        assert Fraction(tree["tokens_per_call"]) == Fraction(tokens["tokens_per_call"]) \
+            == Fraction(19, 9)
+        assert tree["law"] == tokens["law"]
+    spec = tmp_path / "no_positions.json"
+    spec.write_text(json.dumps({k: v for k, v in pair.items() if k != "m"}))
+    assert main(["tree", str(spec), "--verifier", rule]) == 2
+    err = capsys.readouterr().err
+    assert "needs the number of draft positions" in err and len(err.splitlines()) == 1

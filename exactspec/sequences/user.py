@@ -54,7 +54,7 @@ from ..engine.watch import watched
 from .context import ContextPair, context_key, parse_context, read_spec
 from .multitoken import Verifier, sequence_certificate
 
-__all__ = ["UserVerifier", "as_user_verifier", "load_user_function", "user_report",
+__all__ = ["UserVerifier", "as_user_verifier", "load_user_function", "load_verifier", "user_report",
            "user_text", "HiddenState", "position_pair", "builtin_report", "recorded_pair",
            "trusted_function", "replay_certificate", "DEFAULT_MAX_SECONDS"]
 
@@ -205,10 +205,41 @@ def as_user_verifier(obj, gamma: int | None = None) -> UserVerifier:
     if isinstance(obj, UserVerifier):
         return obj
     if isinstance(obj, str):
-        return UserVerifier(load_user_function(obj), gamma, name=obj)
+        return UserVerifier(load_verifier(obj, gamma=gamma), gamma, name=obj)
     if callable(obj):
         return UserVerifier(obj, gamma)
     raise InvalidInput(f"{obj!r}: give a function or file.py:function")
+
+
+def load_verifier(spec: str, base: Path | None = None, *, gamma: int | None = None,
+                  m: int | None = None) -> Callable:
+    """The user's multi-position verifier named ``spec`` (relative to ``base``), as ``tree
+    --verifier`` and a spec's ``"verifier"`` take it: a PyTorch rule ``fn(p, q)`` (a file
+    that imports torch) loaded on the tensor layer and made the whole call of ``gamma + 1``
+    target rows and ``gamma`` draft rows (``m`` rows and ``m - 1`` draft rows without
+    ``gamma``, as ``verify FILE:fn --tokens m`` hands it), any other function as
+    :func:`load_user_function` loads it."""
+    from ..torch_layer import load_pytorch_rule
+
+    rule = load_pytorch_rule(_resolved(spec, base))
+    if rule is None:
+        return load_user_function(spec, base)
+    positions = gamma + 1 if isinstance(gamma, int) and not isinstance(gamma, bool) else m
+    if positions is None:
+        raise InvalidInput(f"{spec}: a PyTorch rule needs the number of draft positions each "
+                           "call is handed: give 'gamma' (or 'm') in the spec, or --gamma")
+    from .torch_rules import pytorch_whole_call
+
+    return pytorch_whole_call(rule, positions)
+
+
+def _resolved(spec: str, base: Path | None) -> str:
+    """``spec`` with its file taken relative to ``base`` where it is found there only."""
+    where, _, name = spec.rpartition(":")
+    if base is not None and where.endswith(".py") and not Path(where).is_absolute() \
+            and not Path(where).is_file() and (base / where).is_file():
+        return f"{base / where}:{name}"
+    return spec
 
 
 def load_user_function(spec: str, base: Path | None = None) -> Callable:
@@ -216,10 +247,7 @@ def load_user_function(spec: str, base: Path | None = None) -> Callable:
     ``module:function``."""
     from ..methods import load_user_object
 
-    where, _, name = spec.rpartition(":")
-    if base is not None and where.endswith(".py") and not Path(where).is_absolute() \
-            and not Path(where).is_file() and (base / where).is_file():
-        spec = f"{base / where}:{name}"
+    spec = _resolved(spec, base)
     function = load_user_object(spec)
     if not callable(function):
         raise InvalidInput(f"{spec}: not a function")
@@ -428,16 +456,20 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         if not isinstance(function, str) or ":" not in function:
             raise InvalidInput("spec: 'verifier' must name the user's function as "
                                "file.py:function (or give --verifier)")
+    gamma = gamma if gamma is not None else spec.get("gamma")
+    if isinstance(gamma, Fraction) and gamma.denominator == 1:
+        gamma = int(gamma)
     if isinstance(function, UserVerifier):
         name, function = function.name, function.function
     elif isinstance(function, str):
         name = function
-        function = load_user_function(function, base)
+        given_m = m if m is not None else spec.get("m")
+        function = load_verifier(function, base, gamma=gamma,
+                                 m=int(given_m) if isinstance(given_m, (int, Fraction)) and
+                                 not isinstance(given_m, bool) and given_m == int(given_m)
+                                 else None)
     else:
         name = getattr(function, "__name__", "user")
-    gamma = gamma if gamma is not None else spec.get("gamma")
-    if isinstance(gamma, Fraction) and gamma.denominator == 1:
-        gamma = int(gamma)
     verifier = UserVerifier(function, gamma, name=name)
     pair = pair if pair is not None else _load_pair(spec, base)
     m = m if m is not None else spec.get("m", verifier.max_tokens)
