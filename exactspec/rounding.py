@@ -406,6 +406,13 @@ class BiasSplit:
             lines.append(f"LOSSY BY THE GRID ONLY: TV(output on the grid of "
                          f"{grid_text(self.rounded_grid)}, p) {figure(self.bias, exact)}; the "
                          f"same rule with ideal uniforms is lossless; at {where}")
+        elif run is not self.exact:      # the run asked for first, then exact arithmetic's
+            name = f"{self.arith} output" if self.rounded is not None else \
+                f"output on the grid of {grid_text(self.rounded_grid)}"
+            lines.append(f"LOSSY BY LOGIC: TV({name}, p) {figure(self.bias, exact)}; the rule "
+                         "is lossy in exact arithmetic too, TV(exact-arithmetic output, p) "
+                         f"{figure(self.bias_exact_arith, exact)}, at "
+                         + named_few(self.differences_exact_arith))
         else:
             lines.append(f"LOSSY BY LOGIC: TV(exact-arithmetic output, p) "
                          f"{figure(self.bias_exact_arith, exact)}; the rule is lossy in exact "
@@ -447,7 +454,9 @@ def split_line(arith, grid, bias, bias_exact_arith, bias_grid_only, exact=False)
         if x is None:
             return "not computed"
         text = figure(x, exact)
-        return text.partition(" (")[0] if "digits;" in text else text
+        if "digits;" not in text:
+            return text
+        return f"~{_float(x):#.3g}"                    # three digits, as in 2.00e-08
 
     name = f"{arith} run" if arith else f"grid {grid_text(grid)} run" if grid else "run"
     out = f"TV to the target: {name} {shown(bias)}; exact arithmetic, ideal uniforms " \

@@ -474,3 +474,12 @@ def test_progress_line_rewritten_in_place_and_cleared_before_the_report():
     finally:
         ticker.stop()
     assert (sys.stdout, sys.stderr) == before
+
+
+def test_lossy_logic_under_arith_leads_with_the_float_runs_tv(capsys):
+    code, out, _ = run(capsys, "verify", "naive", "--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5",
+                       "--arith", "float32")
+    verdict = [line for line in out.splitlines() if line.startswith("LOSSY")]
+    assert code == 1 and verdict == [
+        "LOSSY BY LOGIC: TV(float32 output, p) 0.4 (exactly 2/5); the rule is lossy in exact "
+        "arithmetic too, TV(exact-arithmetic output, p) 0.4 (exactly 2/5), at 0, 1, 2"]
