@@ -133,3 +133,27 @@ def test_two_acceptance_figures_are_said_in_words(capsys):
     assert first[0].endswith(": the probability that the emitted token is one of the drafts")
     assert "the probability that the rule takes a draft by s.accept" in second[0]
     assert "(exactly 34217436/43570775)" in first[0]
+
+
+def test_help_examples_run(capsys, monkeypatch):
+    """Every example line of the help whose files are in the repository runs and exits with
+    one of its command's codes (0 or 1 here); the others name files of the user's."""
+    import os
+
+    from exactspec.cli import EPILOGS
+
+    monkeypatch.chdir(ROOT)
+    ran = 0
+    for command, (example, _) in EPILOGS.items():
+        for line in example.splitlines():
+            argv = shlex.split(line.partition("#")[0])[1:]
+            if argv[1:2] == ["--jobs"] or any(
+                    ("." in a and "/" not in a and not a[0].isdigit() and not a.startswith("-"))
+                    or (a.startswith("examples/") and not os.path.exists(a.partition(":")[0]))
+                    for a in argv[1:]):
+                continue                  # a user's file (p.json, c.json), or every claim
+            code = main(argv)
+            capsys.readouterr()
+            assert code in (0, 1), line
+            ran += 1
+    assert ran >= 8
