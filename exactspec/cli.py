@@ -1040,18 +1040,20 @@ def cmd_tree(args) -> int:
     if user:
         if args.search:
             from .sequences.context import read_spec
-            from .sequences.user import _SPEC_KEYS, load_user_function
+            from .sequences.user import _SPEC_KEYS, load_verifier
 
             spec, base = read_spec(args.spec, "spec", _SPEC_KEYS)
             name = args.verifier or spec.get("verifier")
             gamma = args.gamma if args.gamma is not None else spec.get("gamma")
             m = args.m if args.m is not None else spec.get("m")
-            function = load_user_function(name, base)
+            function = load_verifier(name, base, gamma=_whole(gamma, "gamma"),
+                                     m=_whole(m, "m"))   # a PyTorch rule: the whole call
             for key in ("arith", "grid", "tolerance"):   # the spec's, unless given here
                 if getattr(args, key) is None and spec.get(key) is not None:
                     setattr(args, key, spec[key] if key != "tolerance" else str(spec[key]))
             return _search_sequences(args, function, gamma=_whole(gamma, "gamma"),
-                                     m=_whole(m, "m"), context_free=False, name=name)
+                                     m=_whole(m, "m"), name=name, context_free=getattr(
+                                         function, "pytorch_rule", None) is not None)
         return _sequence_report(args, args.spec, args.verifier, gamma=args.gamma, m=args.m)
     given = [f"--{n}" for n in ("gamma", "m", "certificate") if getattr(args, n) is not None]
     if args.search:

@@ -613,3 +613,29 @@ def test_a_pytorch_rule_through_a_tree_spec_as_verify_tokens_gives(capsys, tmp_p
     assert main(["tree", str(spec), "--verifier", rule]) == 2
     err = capsys.readouterr().err
     assert "needs the number of draft positions" in err and len(err.splitlines()) == 1
+
+
+def test_a_pytorch_rule_in_a_tree_spec_gets_the_report_of_verify_tokens(capsys, tmp_path):
+    """The same text as ``verify --tokens 3`` (the factored route on the context-free pair);
+    a pair that depends on the context is refused in one line, and ``tree --search`` tries
+    context-free pairs only (the rule is handed one row at every position)."""
+    hf = ROOT / "examples" / "engines" / "hf_speculative_sampling.py"
+    rule = f"{hf}:speculative_sampling"
+    assert main(["verify", rule, "--p", "1/2,1/3,1/6", "--q", "1/4,1/4,1/2", "--tokens",
+                 "3"]) == 0
+    tokens = capsys.readouterr().out.splitlines()
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"target": {"": "1/2,1/3,1/6"}, "draft": {"": "1/4,1/4,1/2"},
+                                "m": 3}))
+    assert main(["tree", str(spec), "--verifier", rule]) == 0
+    tree = capsys.readouterr().out.splitlines()
+    strip = [line for line in tokens if "factored route" not in line]
+    assert [line for line in tree if "factored route" not in line] == strip
+    assert "tokens per call = 19/9 (2.11111)" in tree
+    assert main(["tree", str(spec), "--verifier", rule, "--search"]) == 0
+    assert "no counterexample" in capsys.readouterr().out
+    spec.write_text(json.dumps({"target": {"": "1/2,1/3,1/6", "0": "1/3,1/3,1/3"},
+                                "draft": {"": "1/4,1/4,1/2"}, "m": 3}))
+    assert main(["tree", str(spec), "--verifier", rule]) == 2
+    err = capsys.readouterr().err
+    assert "must be context-free" in err and len(err.splitlines()) == 1

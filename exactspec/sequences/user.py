@@ -233,6 +233,26 @@ def load_verifier(spec: str, base: Path | None = None, *, gamma: int | None = No
     return pytorch_whole_call(rule, positions)
 
 
+def _rows_of_every_position(pair, name: str):
+    """``pair`` as a PyTorch rule's whole call reads it: the same target and draft rows at
+    every position, a context-free pair (a table with only the root context ``""`` becomes
+    one, so that it takes the route of ``verify --tokens``); a pair that depends on the
+    context is refused (the rule is handed the rows at the call's context at every
+    position)."""
+    from .context import ContextPair
+
+    if pair.context_free_rows is not None:
+        return pair
+    table = pair._table
+    if table is not None and all(list(table.get(side, {})) == [""]
+                                 for side in ("target", "draft")):
+        root = ()
+        return ContextPair.context_free(pair.target(root), pair.draft(root), name=pair.name)
+    raise InvalidInput(f"{name}: a PyTorch rule is handed the same target and draft rows at "
+                       "every draft position, so its pair must be context-free: give only "
+                       "the root context \"\" in 'target' and 'draft'")
+
+
 def _resolved(spec: str, base: Path | None) -> str:
     """``spec`` with its file taken relative to ``base`` where it is found there only."""
     where, _, name = spec.rpartition(":")
@@ -472,6 +492,8 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         name = getattr(function, "__name__", "user")
     verifier = UserVerifier(function, gamma, name=name)
     pair = pair if pair is not None else _load_pair(spec, base)
+    if getattr(function, "pytorch_rule", None) is not None:
+        pair = _rows_of_every_position(pair, name)
     m = m if m is not None else spec.get("m", verifier.max_tokens)
     if isinstance(m, Fraction) and m.denominator == 1:
         m = int(m)
