@@ -553,6 +553,7 @@ def cmd_verify(args) -> int:
             raise _UsageError("--sum-order applies to the proof of a PyTorch rule "
                               "(not with --search or --backend numpy)")
         check_sum_order(args.sum_order)
+    _check_verify_options(args)
     if args.tokens is not None:
         return _verify_sequence(args)
     if args.gamma is not None:
@@ -601,6 +602,26 @@ def cmd_verify(args) -> int:
         return EXIT_OK if split.ok else EXIT_REFUTED
     _emit(result.to_json, args.json, lambda: _verify_text(result, args.exact))
     return EXIT_OK if result.lossless else EXIT_REFUTED
+
+
+def _check_verify_options(args) -> None:
+    """Refuse, from the arguments alone and before any row is read, options ``verify`` would
+    otherwise ignore: a proof's options beside ``--backend numpy`` (float64 estimates: no
+    paths, no certificate, no float format) and ``--elementwise`` without ``--arith``."""
+    if args.backend == "numpy" and args.tokens is None:
+        given = [flag for flag, value in (
+            ("--grid", args.grid), ("--certificate", args.certificate),
+            ("--arith", args.arith), ("--tolerance", args.tolerance),
+            ("--logits-p", args.logits_p), ("--logits-q", args.logits_q),
+            ("--max-paths", args.max_paths), ("--exact", args.exact),
+            ("--elementwise", args.elementwise != "correct")) if value]
+        if given:
+            raise _UsageError(f"{given[0]} does not apply to --backend numpy (float64 "
+                              "estimates: no paths, certificate or float format); drop one "
+                              "of them")
+    if args.elementwise != "correct" and not args.arith and not args.search:
+        raise _UsageError(f"--elementwise {args.elementwise} applies to a float run: give "
+                          "--arith FORMAT (float32, ...)")
 
 
 def _verify_arith(args) -> int:

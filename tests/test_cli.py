@@ -483,3 +483,23 @@ def test_lossy_logic_under_arith_leads_with_the_float_runs_tv(capsys):
     assert code == 1 and verdict == [
         "LOSSY BY LOGIC: TV(float32 output, p) 0.4 (exactly 2/5); the rule is lossy in exact "
         "arithmetic too, TV(exact-arithmetic output, p) 0.4 (exactly 2/5), at 0, 1, 2"]
+
+
+@pytest.mark.parametrize("extra", [["--grid", "5"], ["--certificate", "c.json"],
+                                   ["--arith", "float32"], ["--tolerance", "1e-6"],
+                                   ["--max-paths", "10"], ["--exact"]])
+def test_numpy_backend_refuses_a_proofs_options_up_front(capsys, tmp_path, extra):
+    """Options --backend numpy used to ignore (a certificate never written) are refused in one
+    line before the rows are read (a missing @file is never opened)."""
+    code, out, err = run(capsys, "verify", "sps", "--backend", "numpy", "--p",
+                         f"@{tmp_path / 'missing.json'}", "--q", "0.5,0.5", *extra, "--json")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"{extra[0]} does not apply to --backend numpy" in err
+    assert json.loads(out)["exit"] == 2 and not (tmp_path / "c.json").exists()
+
+
+def test_elementwise_without_arith_refused_before_the_rows_are_read(capsys, tmp_path):
+    code, _, err = run(capsys, "verify", "sps", "--elementwise", "numpy", "--p",
+                       f"@{tmp_path / 'missing.json'}", "--q", "1/2,1/2")
+    assert code == 2 and err.strip() == ("error: --elementwise numpy applies to a float run: "
+                                         "give --arith FORMAT (float32, ...)")
