@@ -264,3 +264,24 @@ def test_a_float_run_says_the_draft_has_the_exact_law_q(rules, capsys):
     assert main(argv) == 0 and "draft law" not in capsys.readouterr().out
     main(["verify", "sps", *argv[2:], "--arith", "float32", "--json"])
     assert "draft_law" not in json.loads(capsys.readouterr().out)
+
+
+def test_a_refused_draw_caught_in_a_pytorch_rule_is_refused(tmp_path, capsys):
+    path = tmp_path / "caught_gauss.py"
+    path.write_text(textwrap.dedent('''\
+        import random
+        import torch
+
+
+        def sample(p, q):
+            draft = torch.multinomial(q, num_samples=1)
+            try:
+                random.gauss(0, 1)
+            except Exception:
+                pass
+            return draft
+        '''))
+    code = main(["verify", f"{path}:sample", "--p", "1/2,1/3,1/6", "--q", "1/3,1/3,1/3"])
+    err = capsys.readouterr().err
+    assert code == 2 and "caught" in err and "random.gauss" in err, err
+    assert "caught_gauss.py:8" in err and len(err.splitlines()) == 1

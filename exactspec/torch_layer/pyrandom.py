@@ -219,8 +219,21 @@ def _self_args(args):
 def model(name: str, args: tuple, kwargs: dict):
     """The answer to the refused call ``name(*args, **kwargs)`` in a PyTorch rule's run, or
     :data:`~exactspec.engine.watch.NOT_MODELLED` (see the module's text)."""
-    if name not in MODELLED or _run() is None:
+    if _run() is None:
         return NOT_MODELLED
+    if name not in MODELLED:
+        if not name.startswith(("random.", "numpy.random.")):
+            return NOT_MODELLED            # the clock, os.urandom, secrets, uuid: refused
+        from ..engine.watch import HiddenRandomness
+        from .context import user_line
+
+        err = HiddenRandomness(
+            f"the method called {name} ({user_line()}): in a PyTorch rule exactspec models "
+            "Python's and NumPy's uniforms (random.random, uniform, choice, choices, a "
+            "random.Random's and a NumPy Generator's random, uniform, choice), not this "
+            "call; draw with torch (torch.rand, torch.multinomial, exponential_)")
+        err.located = True
+        raise err
     if name.startswith("random.Random."):
         method = name.rpartition(".")[2]
         if method in ("__init__", "seed"):
