@@ -285,3 +285,52 @@ def test_a_refused_draw_caught_in_a_pytorch_rule_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "caught" in err and "random.gauss" in err, err
     assert "caught_gauss.py:8" in err and len(err.splitlines()) == 1
+
+
+CHAIN = """import random
+import torch
+
+
+def chain(p, q, use_torch=False):
+    '''k drafts, each accepted with a fresh uniform; the residual at the first rejection.'''
+    k = q.shape[0]
+    drafts = torch.multinomial(q, num_samples=1).reshape(-1)
+    out = []
+    for i in range(k):
+        x = drafts[i]
+        ratio = (p[i, x] / q[i, x]).item()
+        u = torch.rand((), dtype=torch.float64) if use_torch else random.random()
+        if u <= ratio:
+            out.append(int(x))
+            continue
+        r = torch.clamp(p[i] - q[i], min=0)
+        out.append(int(torch.multinomial(r / r.sum(), 1)))
+        return out
+    out.append(int(torch.multinomial(p[k], 1)))
+    return out
+
+
+def chain_torch(p, q):
+    return chain(p, q, use_torch=True)
+"""
+
+
+@pytest.mark.parametrize("arith", [None, "float32"])
+def test_a_chain_with_python_uniforms_equals_the_chain_with_torch_rand(tmp_path, capsys, arith):
+    """``verify --tokens 3`` of a chain whose acceptance uniforms are Python's: the joint law,
+    tokens per call (19/9 exactly) and TVs of the same chain drawn with
+    ``torch.rand(dtype=float64)``, exactly and under ``--arith float32``."""
+    path = tmp_path / "py_chain.py"
+    path.write_text(CHAIN)
+    reports = []
+    for name in ("chain", "chain_torch"):
+        argv = ["verify", f"{path}:{name}", "--p", "1/2,1/3,1/6", "--q", "1/4,1/4,1/2",
+                "--tokens", "3", "--json"] + (["--arith", arith] if arith else [])
+        code = main(argv)
+        reports.append((code, json.loads(capsys.readouterr().out)))
+    (code, mine), (code_torch, torch_rand) = reports
+    assert code == code_torch == (0 if arith is None else 1)
+    assert F(mine["tokens_per_call"]) == F(torch_rand["tokens_per_call"])
+    assert (F(mine["tokens_per_call"]) == F(19, 9)) == (arith is None)
+    for key in ("law", "bias", "bias_exact_arith", "bias_grid_only"):
+        assert mine.get(key) == torch_rand.get(key), key
