@@ -554,12 +554,12 @@ def cmd_verify(args) -> int:
                               "(not with --search or --backend numpy)")
         check_sum_order(args.sum_order)
     _check_verify_options(args)
+    if args.search_tokens is not None and not args.search:
+        raise _UsageError("--search-tokens applies to --search")
     if args.tokens is not None:
         return _verify_sequence(args)
     if args.gamma is not None:
         raise _UsageError("--gamma applies to a multi-position rule (--tokens M)")
-    if args.search_tokens is not None and not args.search:
-        raise _UsageError("--search-tokens applies to --search")
     args.k = 1 if args.k is None else args.k
     if args.search:
         if args.elementwise != "correct":
@@ -1060,6 +1060,7 @@ def cmd_tree(args) -> int:
                           "a built-in tree method)")
     if user:
         if args.search:
+            _check_search_options(args)          # before the spec's verifier is imported
             from .sequences.context import read_spec
             from .sequences.user import _SPEC_KEYS, load_verifier
 
@@ -1113,12 +1114,7 @@ def _search_sequences(args, function, *, gamma, m, context_free, name=None) -> i
     from .gallery.search_sequences import search_sequence_counterexample
     from .sequences.user import user_text
 
-    if args.certificate:
-        raise _UsageError("--certificate with --search: search first, then prove the "
-                          "counterexample with --certificate")
-    if args.elementwise != "correct":
-        raise _UsageError("--elementwise does not apply to --search (its float runs use "
-                          "correctly rounded exp and log)")
+    _check_search_options(args)
     tokens = 3 if args.search_tokens is None else args.search_tokens
     name = name or str(function)
     found = search_sequence_counterexample(
@@ -1142,6 +1138,16 @@ def _search_sequences(args, function, *, gamma, m, context_free, name=None) -> i
     _emit(obj, args.json, f"counterexample found after {found.instances} instances: {where}\n"
           + user_text(found.report))
     return EXIT_REFUTED
+
+
+def _check_search_options(args) -> None:
+    """The options ``--search`` of a multi-position rule refuses, from the arguments alone."""
+    if args.certificate:
+        raise _UsageError("--certificate with --search: search first, then prove the "
+                          "counterexample with --certificate")
+    if args.elementwise != "correct":
+        raise _UsageError("--elementwise does not apply to --search (its float runs use "
+                          "correctly rounded exp and log)")
 
 
 def _spec_names_function(spec_path) -> bool:

@@ -503,3 +503,24 @@ def test_elementwise_without_arith_refused_before_the_rows_are_read(capsys, tmp_
                        f"@{tmp_path / 'missing.json'}", "--q", "1/2,1/2")
     assert code == 2 and err.strip() == ("error: --elementwise numpy applies to a float run: "
                                          "give --arith FORMAT (float32, ...)")
+
+
+def test_tree_search_refuses_its_options_before_the_verifier_is_imported(capsys, tmp_path):
+    """``tree --verifier F --search --certificate`` is refused from the arguments: F's module
+    is never imported (a marker file it would write stays absent)."""
+    marker = tmp_path / "imported"
+    rule = tmp_path / "rule.py"
+    rule.write_text(f"open({str(marker)!r}, 'w').close()\n\n"
+                    "def f(s, drafts, p, q):\n    return drafts\n")
+    for extra, words in ((["--certificate", tmp_path / "c.json"], "--certificate with --search"),
+                         (["--arith", "float32", "--elementwise", "numpy"],
+                          "--elementwise does not apply to --search")):
+        code, _, err = run(capsys, "tree", str(ROOT / "examples" / "chain.json"), "--verifier",
+                           f"{rule}:f", "--search", *map(str, extra))
+        assert code == 2 and words in err and not marker.exists(), err
+
+
+def test_search_tokens_without_search_refused_before_the_rows_are_read(capsys, tmp_path):
+    code, _, err = run(capsys, "verify", f"{USER}:my_rule", "--tokens", "2", "--search-tokens",
+                       "2", "--p", f"@{tmp_path / 'missing.json'}", "--q", "1/2,1/2")
+    assert code == 2 and err.strip() == "error: --search-tokens applies to --search"
