@@ -334,3 +334,41 @@ def test_a_chain_with_python_uniforms_equals_the_chain_with_torch_rand(tmp_path,
     assert (F(mine["tokens_per_call"]) == F(19, 9)) == (arith is None)
     for key in ("law", "bias", "bias_exact_arith", "bias_grid_only"):
         assert mine.get(key) == torch_rand.get(key), key
+
+
+MADE_AT_IMPORT = """import random
+import numpy as np
+import torch
+
+G = np.random.default_rng(0)
+R = random.Random(5)
+
+
+def gen_at_import(p, q):
+    draft = torch.multinomial(q, num_samples=1)
+    if G.random() <= (p[draft] / q[draft]).item():
+        return draft
+    return torch.multinomial(p, 1)
+
+
+def random_at_import(p, q):
+    draft = torch.multinomial(q, num_samples=1)
+    if R.random() <= (p[draft] / q[draft]).item():
+        return draft
+    r = torch.clamp(p - q, min=0)
+    return torch.multinomial(r / r.sum(), 1)
+"""
+
+
+def test_generators_made_at_import(tmp_path, capsys):
+    """A ``random.Random`` made at import is modelled (its draws go through the watch's
+    class methods); a NumPy ``Generator`` made at import draws for real (its methods cannot
+    be replaced) and is refused as hidden state."""
+    path = tmp_path / "made_at_import.py"
+    path.write_text(MADE_AT_IMPORT)
+    pq = ["--p", "1/2,1/3,1/6", "--q", "1/3,1/3,1/3"]
+    assert main(["verify", f"{path}:random_at_import", *pq]) == 0
+    assert "LOSSLESS" in capsys.readouterr().out
+    assert main(["verify", f"{path}:gen_at_import", *pq]) == 2
+    err = capsys.readouterr().err
+    assert "its own random generator" in err and "'G'" in err and len(err.splitlines()) == 1
