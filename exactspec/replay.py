@@ -645,6 +645,12 @@ def check_command(path: str, *, trust=(), replay: bool = True, max_bytes=None,
                                                          for n in [*trust, *names])]
             out["trust_command"] = " ".join(again)
             lines.append(f"to check it, trusting that code to run: {out['trust_command']}")
+            missing = [n.rpartition(":")[0] for n in names
+                       if n.rpartition(":")[0].endswith(".py")
+                       and not os.path.isfile(n.rpartition(":")[0])]
+            if missing:                          # named as recorded, from another folder
+                lines.append(f"  ({', '.join(missing)} as a path from here: the certificate "
+                             "names the file as it was given; the same file name matches)")
     out["lines"] = lines
     return out
 

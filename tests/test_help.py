@@ -157,3 +157,20 @@ def test_help_examples_run(capsys, monkeypatch):
             assert code in (0, 1), line
             ran += 1
     assert ran >= 8
+
+
+def test_check_a_sequence_certificate_names_the_trust_it_needs(capsys, tmp_path, monkeypatch):
+    """A tree certificate of a user's verifier records its file as the spec gave it: NOT
+    CHECKED prints the --trust command and says to give the file as a path from here; the
+    verifier trusted by that path checks it, and OK restates the lossy verdict and TV."""
+    monkeypatch.chdir(ROOT)
+    cert = tmp_path / "tree.json"
+    assert run(capsys, "tree", "examples/chain_user.json", "--certificate", cert)[0] == 1
+    code, out, _ = run(capsys, "check", cert)
+    lines = out.strip().splitlines()
+    assert code == 4 and lines[-3] == "CERTIFICATE NOT CHECKED"
+    assert lines[-2].endswith("--trust chain_user.py:stale_residual_chain")
+    assert lines[-1].startswith("  (chain_user.py as a path from here")
+    code, out, _ = run(capsys, "check", cert, "--trust",
+                       "examples/chain_user.py:stale_residual_chain")
+    assert code == 0 and out.strip().splitlines()[-1] == "CERTIFICATE OK: LOSSY (TV 3/25)"
