@@ -372,3 +372,33 @@ def test_generators_made_at_import(tmp_path, capsys):
     assert main(["verify", f"{path}:gen_at_import", *pq]) == 2
     err = capsys.readouterr().err
     assert "its own random generator" in err and "'G'" in err and len(err.splitlines()) == 1
+
+
+def test_the_grids_python_and_numpy_draw_from():
+    """Python's ``random()`` and NumPy's ``random()`` (Generator and legacy) are multiples of
+    ``2**-53`` in ``[0, 1)``, NumPy's ``float32`` draw of ``2**-24``: the float64 grid the
+    layer puts them on under ``--arith`` (and ``j / 2**24``)."""
+    import random
+
+    import numpy as np
+
+    rng, gen, legacy = random.Random(3), np.random.default_rng(3), np.random.RandomState(3)
+    for _ in range(2000):
+        for u in (rng.random(), float(gen.random()), float(legacy.random_sample())):
+            assert 0 <= u < 1 and (F(u) * 2 ** 53).denominator == 1
+        v = gen.random(dtype=np.float32)
+        assert (F(float(v)) * 2 ** 24).denominator == 1
+
+
+def test_real_torch_compares_a_python_float_with_a_float32_tensor_in_float32():
+    """Why ``random.random() <= ratio`` (a ``float32`` tensor) is refused under ``--arith``
+    and handed to the rule as a 0-dim ``float64`` tensor: torch rounds the Python float (and a
+    0-dim ``float64`` tensor alike) into ``float32`` before comparing."""
+    real = pytest.importorskip("torch")
+    if not hasattr(real, "from_numpy"):
+        pytest.skip("the torch importable here is not PyTorch")
+    ratio = real.tensor([0.5], dtype=real.float32)
+    u = 0.5 + 2.0 ** -30                       # above 1/2 in float64, 1/2 in float32
+    assert bool(u <= ratio) is True and (u <= ratio.item()) is False
+    assert bool(real.tensor(u, dtype=real.float64) <= ratio) is True
+    assert (real.tensor(u, dtype=real.float64) * ratio).dtype == real.float32
