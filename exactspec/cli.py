@@ -812,6 +812,9 @@ def _verify_sequence(args) -> int:
         if given:
             raise _UsageError(f"{flag} does not apply to a multi-position rule (--tokens): give "
                               "--p and --q, the pair at every context")
+    if args.exact:
+        raise _UsageError("--exact applies to a one-position verify (a multi-position rule's "
+                          "report writes its exact values in full; --json holds every one)")
     if args.tokens < 1:
         raise _UsageError(f"--tokens={args.tokens}: need a number of tokens >= 1")
     function = _pytorch_whole_call(args.method, args.tokens)

@@ -524,3 +524,9 @@ def test_search_tokens_without_search_refused_before_the_rows_are_read(capsys, t
     code, _, err = run(capsys, "verify", f"{USER}:my_rule", "--tokens", "2", "--search-tokens",
                        "2", "--p", f"@{tmp_path / 'missing.json'}", "--q", "1/2,1/2")
     assert code == 2 and err.strip() == "error: --search-tokens applies to --search"
+
+
+def test_exact_refused_on_a_multi_position_rule(capsys):
+    code, _, err = run(capsys, "verify", f"{USER}:my_rule", "--tokens", "2", "--p", "1/2,1/2",
+                       "--q", "1/2,1/2", "--exact")
+    assert code == 2 and err.startswith("error: --exact applies to a one-position verify")
