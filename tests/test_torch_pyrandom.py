@@ -133,6 +133,13 @@ def unweighted_choices(p, q):
     return random.choices([0, 1, 2], k=1)[0]
 
 
+def randints(p, q):
+    """Four exact uniform integers on 0..2 (Python's, a Random's, NumPy's two kinds)."""
+    picks = [random.randint(0, 2), random.Random(4).randrange(3),
+             int(np.random.default_rng(1).integers(3)), int(np.random.randint(0, 3))]
+    return picks[random.randrange(0, 4)]
+
+
 def gauss(p, q):
     return int(random.gauss(0, 1) > 0)
 
@@ -190,7 +197,7 @@ def test_a_reused_uniform_has_its_exact_law(rules):
 
 
 def test_uniform_choices_are_exact(rules):
-    for name in ("uniform_choice", "numpy_uniform_choice", "unweighted_choices"):
+    for name in ("uniform_choice", "numpy_uniform_choice", "unweighted_choices", "randints"):
         assert verify(f"{rules}:{name}", P, Q).law == {0: F(1, 3), 1: F(1, 3), 2: F(1, 3)}
 
 

@@ -61,7 +61,7 @@ _RANDOM_FUNCTIONS = ("random", "uniform", "randint", "randrange", "choice", "cho
                      "binomialvariate", "lognormvariate", "vonmisesvariate", "gammavariate",
                      "paretovariate", "weibullvariate")
 _CLASS_METHODS = ("random", "getrandbits", "randbytes", "seed", "__init__", "uniform",
-                  "choice", "choices")
+                  "choice", "choices", "randint", "randrange")
 _TIME_FUNCTIONS = ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic",
                    "monotonic_ns", "process_time", "process_time_ns", "thread_time",
                    "thread_time_ns")

@@ -17,7 +17,8 @@ a draw that branches through the engine, as ``torch.rand`` does:
   operation as Python computes it (rounded in ``float64`` under ``--arith``; ``b - a``
   computed first, as both libraries do).
 - ``random.choice(seq)`` and NumPy's ``choice(a)`` without ``p``: an index uniform on
-  ``range(len(seq))``, exactly (both libraries draw it without bias).
+  ``range(len(seq))``, exactly (both libraries draw it without bias); so are
+  ``random.randrange``, ``random.randint``, NumPy's ``integers`` and ``np.random.randint``.
 - ``random.choices(population, weights=None, k=1)`` (also ``cum_weights=``): Python's
   algorithm on the modelled uniform: without weights ``floor(u * n)``, with weights the
   bisection of ``u * total`` into the running sums, every comparison an exact branch (under
@@ -49,10 +50,13 @@ __all__ = ["model", "ModelledGenerator", "MODELLED"]
 
 #: The calls answered by a draw of the engine (everything else is refused).
 MODELLED = ("random.random", "random.uniform", "random.choice", "random.choices",
+            "random.randint", "random.randrange",
             "random.Random.__init__", "random.Random.seed", "random.Random.random",
             "random.Random.uniform", "random.Random.choice", "random.Random.choices",
+            "random.Random.randint", "random.Random.randrange",
             "numpy.random.default_rng", "numpy.random.random", "numpy.random.random_sample",
-            "numpy.random.rand", "numpy.random.uniform", "numpy.random.choice")
+            "numpy.random.rand", "numpy.random.uniform", "numpy.random.choice",
+            "numpy.random.randint")
 
 
 def _run():
@@ -138,6 +142,31 @@ def _choices(population, weights=None, *, cum_weights=None, k=1):
             for _ in range(k)]
 
 
+def _integer_in(name: str, values: range) -> int:
+    """An integer uniform on ``values``, exactly (``randrange``, ``randint``, NumPy's
+    ``integers``: each draws it without bias)."""
+    if len(values) == 0:
+        raise ValueError(f"empty range in {name}")
+    return values[_index(len(values), name)]
+
+
+def _randrange(start, stop=None, step=1):
+    if stop is None:
+        start, stop = 0, start
+    for v in (start, stop, step):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"randrange takes integers, not {type(v).__name__}")
+    return _integer_in("randrange", range(start, stop, step))
+
+
+def _numpy_integers(name: str, low, high=None, size=None, dtype=None, endpoint=False):
+    _no_size(name, size)
+    if high is None:
+        low, high = 0, low
+    low, high = int(low), int(high)
+    return _integer_in(name, range(low, high + 1 if endpoint else high))
+
+
 def _uniform_between(a, b, dtype=D.float64):
     """``a + (b - a) * u``, as Python's ``random.uniform`` and NumPy's ``uniform`` compute it."""
     from .tensor import Tensor
@@ -202,11 +231,14 @@ class ModelledGenerator:
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
         return _numpy_choice("Generator.choice", a, size, replace, p, axis=axis)
 
+    def integers(self, low, high=None, size=None, dtype=None, endpoint=False):
+        return _numpy_integers("Generator.integers", low, high, size, dtype, endpoint)
+
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
         raise refuse(f"Generator.{name} is outside the draws modelled in a PyTorch rule "
-                     "(random, uniform, choice)")
+                     "(random, uniform, choice, integers)")
 
     def __repr__(self):
         return f"Generator(modelled, seed={self.seed!r})"
@@ -229,8 +261,9 @@ def model(name: str, args: tuple, kwargs: dict):
 
         err = HiddenRandomness(
             f"the method called {name} ({user_line()}): in a PyTorch rule exactspec models "
-            "Python's and NumPy's uniforms (random.random, uniform, choice, choices, a "
-            "random.Random's and a NumPy Generator's random, uniform, choice), not this "
+            "Python's and NumPy's uniforms (random.random, uniform, choice, choices, "
+            "randint, randrange, a random.Random's and a NumPy Generator's random, uniform, "
+            "choice, integers), not this "
             "call; draw with torch (torch.rand, torch.multinomial, exponential_)")
         err.located = True
         raise err
@@ -250,6 +283,13 @@ def model(name: str, args: tuple, kwargs: dict):
         return seq[_index(len(seq), "random.choice")]
     if name == "random.choices":
         return _choices(*args, **kwargs)
+    if name == "random.randrange":
+        return _randrange(*args, **kwargs)
+    if name == "random.randint":
+        a, b = args
+        return _randrange(a, b + 1)
+    if name == "numpy.random.randint":
+        return _numpy_integers(name, *args, **kwargs)
     if name == "numpy.random.default_rng":
         return ModelledGenerator(*args, **kwargs)
     if name == "numpy.random.rand":
