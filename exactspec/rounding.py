@@ -411,7 +411,7 @@ class BiasSplit:
                 f"output on the grid of {grid_text(self.rounded_grid)}"
             lines.append(f"LOSSY BY LOGIC: TV({name}, p) {figure(self.bias, exact)}; the rule "
                          "is lossy in exact arithmetic too, TV(exact-arithmetic output, p) "
-                         f"{figure(self.bias_exact_arith, exact)}, at "
+                         f"{short_figure(self.bias_exact_arith, exact)}, at "
                          + named_few(self.differences_exact_arith))
         else:
             lines.append(f"LOSSY BY LOGIC: TV(exact-arithmetic output, p) "
@@ -426,6 +426,20 @@ class BiasSplit:
         return "\n".join(lines)
 
 
+def short_figure(x, exact: bool = False) -> str:
+    """:func:`~exactspec.core.text.figure` of ``x``, or only its decimal to three digits
+    when its exact value is too long for the line (``~2.00e-08``): the second figure of a
+    line whose first gives the way to the digits.
+
+    >>> short_figure(Fraction(1, 4)), short_figure(Fraction(10**30 + 1, 3 * 10**40))
+    ('0.25 (exactly 1/4)', '~3.33e-11')
+    """
+    from .core.text import figure
+
+    text = figure(x, exact)
+    return text if ", --exact)" not in text else f"~{_float(x):#.3g}"
+
+
 #: The note under the three TVs when exact arithmetic on the grid is further from the target
 #: than the run asked for.
 GRID_ABOVE_TOTAL = ("note: the grid alone gives a larger TV than the {run}: its rounding "
@@ -435,8 +449,8 @@ GRID_ABOVE_TOTAL = ("note: the grid alone gives a larger TV than the {run}: its 
 
 def split_line(arith, grid, bias, bias_exact_arith, bias_grid_only, exact=False) -> str:
     """The three TVs side by side: the run asked for, exact arithmetic with ideal uniforms,
-    exact arithmetic on the grid (each its decimal figure first,
-    :func:`~exactspec.core.text.figure`); a second line, :data:`GRID_ABOVE_TOTAL`, when
+    exact arithmetic on the grid (each its decimal figure first, :func:`short_figure`); a
+    second line, :data:`GRID_ABOVE_TOTAL`, when
     the grid's TV is larger than the run's (rounding cancelled part of the grid's bias).
 
     >>> split_line("float32", 2**24, Fraction(3, 2**26), Fraction(0), Fraction(1, 2**26))
@@ -448,15 +462,8 @@ def split_line(arith, grid, bias, bias_exact_arith, bias_grid_only, exact=False)
     note: the grid alone gives a larger TV than the float32 run: its rounding cancels part of
     the grid's bias (the three TVs are distances, they do not add up)
     """
-    from .core.text import figure
-
-    def shown(x):                       # a long exact value: its decimal here, in full above
-        if x is None:
-            return "not computed"
-        text = figure(x, exact)
-        if "digits;" not in text:
-            return text
-        return f"~{_float(x):#.3g}"                    # three digits, as in 2.00e-08
+    def shown(x):
+        return "not computed" if x is None else short_figure(x, exact)
 
     name = f"{arith} run" if arith else f"grid {grid_text(grid)} run" if grid else "run"
     out = f"TV to the target: {name} {shown(bias)}; exact arithmetic, ideal uniforms " \

@@ -414,7 +414,7 @@ def test_a_long_exact_value_is_its_decimal_and_digits_unless_exact(capsys):
 
     assert figure(Fraction(3, 2**140)) == "~2.15e-42 (exactly 3 * 2**-140)"
     long = Fraction(10**30 + 1, 3 * 10**40)
-    assert figure(long) == "~3.33e-11 (exact value: 31/41 digits; --exact shows it)"
+    assert figure(long) == "~3.33e-11 (exact: 31 and 41 digits, --exact)"
     assert figure(long, exact=True) == f"~3.33e-11 (exactly {long.numerator}/{long.denominator})"
     argv = ["verify", "kseq", "--p", "1/2,3/10,1/5", "--q", "1/5,1/5,3/5", "--k", "2"]
     code, out, _ = run(capsys, *argv, "--json")

@@ -93,7 +93,7 @@ def figure(value, exact: bool = False) -> str:
 
     The exact form is the value in full when it is short (at most :data:`EXACT_CHARS`
     characters), ``N * 2**-E`` for a binary fraction (a float run's TV) whose numerator is
-    short, and otherwise the digits of its numerator and denominator (``31/41 digits``) and
+    short, and otherwise the digits of its numerator and denominator (``31 and 41 digits``) and
     where to find them; ``exact=True`` writes every digit (``verify --exact``; ``--json``
     always holds them).
 
@@ -105,7 +105,7 @@ def figure(value, exact: bool = False) -> str:
     >>> figure(Fraction(3, 2**140))
     '~2.15e-42 (exactly 3 * 2**-140)'
     >>> figure(Fraction(10**30 + 1, 3 * 10**40))
-    '~3.33e-11 (exact value: 31/41 digits; --exact shows it)'
+    '~3.33e-11 (exact: 31 and 41 digits, --exact)'
     >>> figure(0), figure(1)
     ('0', '1')
     """
@@ -125,8 +125,8 @@ def figure(value, exact: bool = False) -> str:
         n, d = value.numerator, value.denominator
         if d & (d - 1) == 0 and len(str(abs(n))) <= 20:
             return f"{head} (exactly {n} * 2**-{d.bit_length() - 1})"
-        return f"{head} (exact value: {len(str(abs(n)))}/{len(str(d))} digits; --exact shows it)"
-    return f"{head} (exact value: {len(text):,} characters; --exact shows it)"
+        return f"{head} (exact: {len(str(abs(n)))} and {len(str(d))} digits, --exact)"
+    return f"{head} (exact: {len(text):,} characters, --exact)"
 
 
 def cell(value, exact: bool = False) -> str:
