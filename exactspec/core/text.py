@@ -77,7 +77,8 @@ def _decimal(value) -> float:
 
 
 def _decimal_text(value) -> tuple[str, bool]:
-    """The figure of ``value`` to three significant digits and whether it is the value."""
+    """The figure of ``value`` to three significant digits (trailing zeros kept when it is
+    not the value, ``1.80e-08``) and whether it is the value."""
     from fractions import Fraction
 
     text = f"{_decimal(value):.3g}"
@@ -85,7 +86,7 @@ def _decimal_text(value) -> tuple[str, bool]:
         same = Fraction(text) == Fraction(value)
     except (TypeError, ValueError):
         same = False
-    return text, same
+    return (text, True) if same else (f"{_decimal(value):#.3g}", False)   # ~1.80e-08
 
 
 def figure(value, exact: bool = False) -> str:
