@@ -617,7 +617,7 @@ def examine(cert, resolve=None, replay=True, max_paths=MAX_PATHS, deadline=None,
             for number, part in enumerate(parts):
                 walk(part, f"part {number}", f"part {number}: ", False)
         elif kind == KIND_SYMBOLIC:
-            _keys(obj, what, _SYMBOLIC)
+            _keys(obj, what, _SYMBOLIC, ("target_law",))
             method = _text(obj["method"], f"{what}: method")
             k = _integer(obj["k"], f"{what}: k", 1, MAX_K)
             for number, case in enumerate(_list(obj["cases"], f"{what}: cases")):

@@ -206,9 +206,10 @@ def _derive_cases(cert, method, deadline) -> Report:
     recorded = cert["cases"]
     count = max((len(_witness_list(case)) for case in recorded), default=0) or 2
     deadline.check()
+    expected = _target_law(cert, n)      # the claim's law, when it is not p
     try:
         proof = prove_symbolic(method.run, n, k, positive=cert["positive_entries_assumed"],
-                               witnesses=count, name=cert["method"])
+                               witnesses=count, name=cert["method"], expected_law=expected)
     except TooLarge as err:
         raise Unreplayable(f"the symbolic cases: {str(err)[:200]}") from None
     except ExactspecError as err:
@@ -244,8 +245,9 @@ def _derive_cases(cert, method, deadline) -> Report:
             problems.append(f"{where}: acceptance {_short(theirs['acceptance'])} recorded, "
                             f"{mine.acceptance} derived")
         verdict = theirs["verdict"]
-        if verdict != mine.verdict and not (verdict == "undecided" and mine.verdict == "proved"):
-            problems.append(f"{where}: verdict {_short(verdict)} recorded, {mine.verdict} "
+        derived = mine.verdict
+        if verdict != derived and not (verdict == "undecided" and derived == "proved"):
+            problems.append(f"{where}: verdict {_short(verdict)} recorded, {derived} "
                             "derived")
         points = [w["point"] for w in mine.witnesses]
         if [w.get("point") for w in _witness_list(theirs)] != points:
@@ -255,6 +257,24 @@ def _derive_cases(cert, method, deadline) -> Report:
             problems.append("... (stopped after 20 problems)")
             break
     return _report(problems)
+
+
+def _target_law(cert, n):
+    """``expected_law(p, q, k)`` for a certificate that records the law its cases are
+    compared with (``target_law``, read by the checker's grammar over the symbols of ``p`` and
+    ``q``), else ``None`` (the law is ``p``)."""
+    target = cert.get("target_law")
+    if target is None:
+        return None
+    from .engine.symbolic import symbolic_dists
+    from .generic_checker import parse_expression
+
+    p, q, variables, _, _ = symbolic_dists(n, positive=cert["positive_entries_assumed"])
+    if not isinstance(target, dict) or set(target) != {str(lab) for lab in p.labels}:
+        raise CertificateError("symbolic certificate: target_law must name every token once")
+    symbols = {str(v): v for v in variables}
+    law = {lab: parse_expression(target[str(lab)], symbols) for lab in p.labels}
+    return lambda p, q, k: law
 
 
 def _witness_list(case) -> list:

@@ -808,3 +808,17 @@ def test_every_recorded_field_of_a_symbolic_certificate_is_bound(tmp_path, capsy
     code, out, _ = _check(tmp_path, dict(json.loads(json.dumps(cert)), method="evil:rule"),
                           capsys=capsys)
     assert code in (EXIT_REJECTED, EXIT_NOT_CHECKED) and "CERTIFICATE OK" not in out
+
+
+def test_a_symbolic_certificate_of_a_law_other_than_p_records_it_and_checks_it(tmp_path):
+    """naive's claim is that its law is q: the certificate records that target law, the
+    replay derives the cases' verdicts against it (OK), and a target edited to p is refused."""
+    from exactspec.cli import main as cli_main
+
+    assert cli_main(["prove", "naive-bias", "--certificate-dir", str(tmp_path)]) == 0
+    cert = json.loads((tmp_path / "naive-bias.json").read_text())
+    part = cert["parts"][0]
+    assert part["target_law"] == {"0": "q0", "1": "q1"}
+    assert check_certificate(part) == []
+    part["target_law"] = {"0": "p0", "1": "p1"}
+    assert any("verdict 'proved' recorded" in problem for problem in check_certificate(part))

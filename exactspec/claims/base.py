@@ -185,10 +185,13 @@ def symbolic_certificate(proof, statement: str) -> dict:
                       "law": {str(k): str(v) for k, v in case.law.items()},
                       "acceptance": str(case.acceptance), "witnesses": witnesses,
                       "note": case.note})
-    return {"kind": "exactspec-symbolic-certificate", "version": 1, "statement": statement,
-            "method": proof.method, "n": proof.n, "k": proof.k,
-            "positive_entries_assumed": proof.positive,
-            "infeasible_cases": proof.infeasible, "cases": cases}
+    out = {"kind": "exactspec-symbolic-certificate", "version": 1, "statement": statement,
+           "method": proof.method, "n": proof.n, "k": proof.k,
+           "positive_entries_assumed": proof.positive,
+           "infeasible_cases": proof.infeasible, "cases": cases}
+    if getattr(proof, "target", None) is not None:     # a law other than p: the claim's
+        out["target_law"] = {str(k): str(v) for k, v in proof.target.items()}
+    return out
 
 
 def run_claim_main(name: str, argv=None) -> int:

@@ -397,6 +397,8 @@ class SymbolicProof:
     positive: bool
     cases: list
     infeasible: int
+    #: The law each case is compared with, by token (``None``: ``p``).
+    target: dict | None = None
 
     @property
     def verdict(self) -> str:
@@ -492,7 +494,15 @@ def prove_symbolic(method: Callable, n: int, k: int = 1, *, positive: bool = Tru
                                    f"error of the method: {failed}"))
             continue
         done.append(_judge(case, result, p, q, k, method, witnesses, target, want))
-    return SymbolicProof(getattr(method, "__name__", name), n, k, positive, done, infeasible)
+    shown = None
+    if expected_law is not None:                 # the law the cases are compared with
+        try:
+            target = expected_law(p, q, k)
+            shown = {lab: sympy.sympify(_sym(target[lab])) for lab in p.labels}
+        except (Undecided, NeedCase, _Infeasible, InvalidInput, TypeError):
+            shown = None                         # one law per case only: not recorded
+    return SymbolicProof(getattr(method, "__name__", name), n, k, positive, done, infeasible,
+                         shown)
 
 
 def _point_dists(point, p, q):
