@@ -1,6 +1,7 @@
 """A sampler that takes logits, exactly: transformers' ``_speculative_sampling`` as shipped.
 
     python benchmarks/torch_logits.py [--old-up-to N] [V ...]    (default: 30 100 1000 4000 152064)
+    python benchmarks/torch_logits.py --arith float32 [V ...]
 
 For each size, the pair of rows of ``benchmarks/torch_layer.py`` (float32 softmax rows read at
 their exact values and renormalised exactly), handed to an adapter that builds the function's
@@ -18,6 +19,13 @@ twice up to ``--old-up-to`` (default 100):
   residual draw, over sympy weights, is one path per token.
 
 Prints the verdict, the exact acceptance, the paths and the CPU seconds of each.
+
+With ``--arith float32`` each size is run as ``verify --arith float32 --sum-order
+torch-avx2`` runs it (:func:`exactspec.rounding.split_bias`: the float run, its softmax as
+torch's AVX2 CPU kernel computes it, :mod:`exactspec.torch_layer.torch_softmax`, beside the
+exact runs); prints the verdict, the three TVs, the CPU seconds of the whole (its processes
+together) and its wall seconds.  Before the kernel's model the layer refused a float
+softmax, so there is no old figure to set beside it.
 """
 
 from __future__ import annotations
@@ -65,7 +73,8 @@ def _sampling(draft, draft_logits, target_logits):
 
 def rule(p, q):
     draft = torch.multinomial(q, num_samples=1).view(1, 1)
-    return _sampling(draft, q.log().view(1, 1, -1), torch.stack([p.log(), p.log()]).unsqueeze(0))[0, 0]
+    target = torch.stack([p.log(), p.log()]).unsqueeze(0)
+    return _sampling(draft, q.log().view(1, 1, -1), target)[0, 0]
 '''
 
 
@@ -80,7 +89,19 @@ def child(spec: str, vocab: int, route: str, side: str) -> None:
     if side:
         sys.path.append(side)
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from torch_layer import rows
+    from torch_layer import _cpu, rows
+
+    if route.startswith("arith="):
+        from exactspec.rounding import split_bias
+
+        p, q = rows(vocab)
+        start, wall = _cpu(), time.perf_counter()
+        split = split_bias(spec, p, q, arith=route[6:], sum_order="torch-avx2", max_paths=None)
+        print(json.dumps({"verdict": split.verdict, "tv": float(split.bias),
+                          "tv_exact": str(split.bias_exact_arith),
+                          "tv_grid": float(split.bias_grid_only), "paths": split.rounded.paths,
+                          "seconds": _cpu() - start, "wall": time.perf_counter() - wall}))
+        return
 
     from exactspec import verify
     from exactspec.torch_layer import functions
@@ -103,9 +124,11 @@ def child(spec: str, vocab: int, route: str, side: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    old_up_to = 100
+    old_up_to, arith = 100, None
     if argv[:1] == ["--old-up-to"]:
         old_up_to, argv = int(argv[1]), argv[2:]
+    if argv[:1] == ["--arith"]:
+        arith, argv = argv[1], argv[2:]
     sizes = [int(a) for a in argv] or [30, 100, 1000, 4000, 152064]
     shipped = _transformers()
     folder = Path(tempfile.mkdtemp())
@@ -115,6 +138,16 @@ def main(argv: list[str]) -> int:
     print("rule:", "transformers 4.46.3 _speculative_sampling, loaded unedited" if shipped
           else "a rule of transformers' idiom (transformers not found)", flush=True)
     for vocab in sizes:
+        if arith is not None:
+            out = subprocess.run([sys.executable, __file__, "--child", spec, str(vocab),
+                                  f"arith={arith}", side], capture_output=True, text=True,
+                                 check=True).stdout
+            r = json.loads(out.strip().splitlines()[-1])
+            print(f"V={vocab:6d}  {arith}  {r['verdict']}  TV {arith} {r['tv']:.4g}, exact "
+                  f"arithmetic {r['tv_exact']}, exact on the grid {r['tv_grid']:.4g}  "
+                  f"paths={r['paths']}  {r['seconds']:7.2f} s CPU, {r['wall']:7.2f} s wall",
+                  flush=True)
+            continue
         for route in ("old", "new") if vocab <= old_up_to else ("new",):
             out = subprocess.run([sys.executable, __file__, "--child", spec, str(vocab), route,
                                   side], capture_output=True, text=True, check=True).stdout

@@ -119,7 +119,8 @@ def test_the_layer_keeps_logits_of_probabilities_rational():
         half = (logits / 2).softmax(-1).tolist()[0]                        # irrational: exact
         assert sympy.simplify(half - sympy.sqrt(2) / (sympy.sqrt(2) + 2)) == 0
         assert logits.argmax().item() == 0 and logits.max().item() == L(F(1, 2))
-        assert logits.argmin().item() == 3 and (logits > -math.inf).tolist() == [True] * 3 + [False]
+        assert logits.argmin().item() == 3
+        assert (logits > -math.inf).tolist() == [True] * 3 + [False]
         assert (logits < math.inf).all() and not (logits == math.nan).any()
         mixed = torch.tensor([F(0), F(1)]).softmax(-1).tolist()            # plain logits
         assert sympy.simplify(mixed[1] - sympy.E / (1 + sympy.E)) == 0

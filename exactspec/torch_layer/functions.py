@@ -221,8 +221,11 @@ def log_softmax(t: Tensor, dim=-1, dtype=None) -> Tensor:
     """``log_softmax``: the log of :func:`softmax` (exact values; refused under ``--arith``,
     as a float ``softmax`` is)."""
     if not current().exact:
-        raise refuse("log_softmax under --arith: torch's CPU kernel rounds it in an order "
-                     "exactspec does not model; run it exactly")
+        raise refuse("log_softmax under --arith: torch's CPU kernel takes SLEEF's vectorised "
+                     "log (1 ulp, not correctly rounded) of the kernel's sum and subtracts "
+                     "the max and that log from each logit, which exactspec does not model; "
+                     "use softmax (modelled for float32 with --sum-order torch-avx2), give "
+                     "the rule probabilities, or run it exactly")
     return softmax(t, dim, dtype).log()
 
 
@@ -371,8 +374,7 @@ def softmax(t: Tensor, dim=-1, dtype=None) -> Tensor:
         if current().exact:
             rows.append(_exact_softmax(lane))
         else:
-            _check_float_softmax(lane)
-            rows.append(floats.softmax(lane))
+            rows.append(_float_softmax(lane, t.dtype, d, t.ndim))
     moved = Tensor.new([v for row in rows for v in row], list(outer) + [t._shape[d]] if t.ndim
                        else [], t.dtype)
     if not t.ndim:
@@ -381,22 +383,55 @@ def softmax(t: Tensor, dim=-1, dtype=None) -> Tensor:
     return moved.permute(inverse).contiguous()
 
 
-def _check_float_softmax(lane) -> None:
-    """Refuse a float softmax whose rounding depends on the kernel: torch 2.13's CPU softmax
-    (a vectorised ``exp`` within an ulp, a sum across vector lanes, a reciprocal) was measured
-    to differ from the correctly rounded ``exp``, left-to-right sum and quotient of
-    :func:`exactspec.engine.floats.softmax` by 1 or 2 ulps on 448 of 1,000 random float32 rows
-    of 2 to 8 logits, and no simple order of its steps was found to match it.  A row whose
-    finite logits are all equal (a masked row: weights 0 and 1, the result ``1/k`` rounded
-    once) is the same in every order and is computed."""
+def _float_softmax(lane, dtype, d: int, ndim: int) -> list:
+    """A float softmax row under ``--arith``: a masked row (weights 0 and 1) in any order;
+    a ``float32`` row over the last dimension with ``--sum-order torch-avx2`` as torch's AVX2
+    CPU kernel computes it (:mod:`.torch_softmax`); any other refused, saying what is not
+    modelled and the ways out."""
+    if _masked_row(lane):
+        return floats.softmax(lane)
+    order = str(current().sum_order or "")
+    fmt = lane[0].fmt.name if lane and isinstance(lane[0], FloatValue) else dtype.name
+    ways = ("run it with --arith float32 --sum-order torch-avx2, give the rule probabilities "
+            "instead of logits, or run it exactly (without --arith)")
+    if dtype.name != "float32":
+        raise refuse(f"softmax of a {dtype.name} row under --arith {fmt}: exactspec models "
+                     "torch's CPU softmax for float32 rows only (the float16/bfloat16 kernels "
+                     "widen to float32 and call libm's expf on the tail, float64 calls "
+                     "SLEEF's double exp: not modelled); " + ways)
+    if d != ndim - 1 and ndim > 1:
+        raise refuse(f"softmax over dimension {d} of a {ndim}-d tensor under --arith: "
+                     "torch's CPU kernel for a dimension other than the last sums in another "
+                     "order, not modelled; softmax over the last dimension (transpose first), "
+                     "or " + ways[: ways.index(", give")] + " on the last dimension")
+    if not order.startswith("torch-avx2"):
+        raise refuse("softmax under --arith float32: exactspec models it as torch 2.14's "
+                     "AVX2 CPU kernel (SLEEF's vectorised exp at 1 ulp, not correctly "
+                     "rounded; an 8-lane sum; a multiplication by the rounded reciprocal), "
+                     "which --sum-order torch-avx2 declares (other capabilities, AVX512 and "
+                     "the scalar build, round differently and are not modelled); " + ways)
+    values = []
+    for v in lane:
+        x = v.value if isinstance(v, FloatValue) and v.fmt.name == "float32" else None
+        if x is None or x != x or x == math.inf:
+            raise refuse("softmax under --arith float32 of a row holding +inf, nan or a value "
+                         "that is not a float32 number: not modelled; " + ways)
+        values.append(x)
+    if all(x == -math.inf for x in values):
+        return floats.softmax(lane)
+    from .torch_softmax import softmax_avx2
+
+    fmt32 = lane[0].fmt
+    return [FloatValue(float(x), fmt32) for x in softmax_avx2(values)]
+
+
+def _masked_row(lane) -> bool:
+    """Every finite logit equal (a masked row: weights 0 and 1), no nan."""
     finite = [v for v in lane if not _is_neg_inf(v)]
-    if finite and all(decide(operator.eq, exact_number(v), exact_number(finite[0]))
-                      for v in finite if not is_nan(v)) and not any(is_nan(v) for v in finite):
-        return
-    raise refuse("softmax under --arith: torch's CPU kernel rounds it through a vectorised "
-                 "exp and a sum across vector lanes, an order exactspec does not model (it "
-                 "differs by 1-2 ulps from a correctly rounded softmax on about half of the "
-                 "rows); give the rule probabilities, or run it exactly")
+    if any(is_random(v) or type(v) is not FloatValue for v in finite):
+        return False
+    return bool(finite) and not any(is_nan(v) for v in finite) and \
+        all(decide(operator.eq, exact_number(v), exact_number(finite[0])) for v in finite)
 
 
 def _is_neg_inf(v) -> bool:

@@ -11,9 +11,9 @@ product of two, ``exp`` of a non-rational value) gives the exact sympy number, a
 
 :func:`softmax_row` takes a row of such elements (``-inf`` too) that share their ``c`` and
 whose ``r`` are ``n``-th powers up to one common factor, for one common ``n``: the softmax
-is then ``r_i**(1/n) / sum_j r_j**(1/n)``, rational, computed on integers over a common denominator,
-without sympy; for ``n = 1`` (no temperature, or a temperature ``1/k``, which makes the row
-``log(r**k)``) always.  ``None`` for any other row (the caller computes it with sympy).
+is then ``r_i**(1/n) / sum_j r_j**(1/n)``, rational, computed on integers over a common
+denominator without sympy; for ``n = 1`` (no temperature, or a temperature ``1/k``, which
+makes the row ``log(r**k)``) always.  ``None`` for any other row (the caller computes it with sympy).
 
 The representation is canonical: ``r != 1`` (``log(1) / n + c`` is the rational ``c``) and
 ``r`` is not a ``d``-th power for a prime ``d`` dividing ``n`` (``log(4) / 2`` is
