@@ -31,10 +31,12 @@ Orders declared (they matter only under ``--arith``, where rounding depends on t
   the lane is a :class:`TieOrder` element (torch 2.13's CPU ``topk`` was measured returning
   ``[1, 6]`` for the two largest of ``[1, 2, 1, 2, 0, 1, 2, 1]``: neither the set nor the
   order of tied indices is index order);
-- ``softmax``: exact in the exact run (a sympy number where ``exp`` makes one irrational);
-  under ``--arith`` only a row whose finite logits are all equal (weights 0 and 1) is
-  computed, any other is refused: torch's CPU kernel was measured 1-2 ulps away from a
-  correctly rounded softmax on about half of random float32 rows (``functions.softmax``).
+- ``softmax``: exact in the exact run (rational for logs of rationals sharing a shift,
+  :mod:`.log_rationals`; a sympy number where ``exp`` makes one irrational); under
+  ``--arith`` a row whose finite logits are all equal (weights 0 and 1) in any order, and a
+  ``float32`` row over the last dimension with ``--sum-order torch-avx2`` as torch 2.14's
+  AVX2 CPU kernel computes it (:mod:`.torch_softmax`, bit for bit); any other is refused,
+  naming what is not modelled (``functions.softmax``).
 
 Half precision (``float16``, ``bfloat16``) as torch's CPU kernels compute it: a
 multiplication or division of a half tensor by a Python number (or by a one-element tensor of
