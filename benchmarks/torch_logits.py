@@ -24,8 +24,9 @@ With ``--arith float32`` each size is run as ``verify --arith float32 --sum-orde
 torch-avx2`` runs it (:func:`exactspec.rounding.split_bias`: the float run, its softmax as
 torch's AVX2 CPU kernel computes it, :mod:`exactspec.torch_layer.torch_softmax`, beside the
 exact runs); prints the verdict, the three TVs, the CPU seconds of the whole (its processes
-together) and its wall seconds.  Before the kernel's model the layer refused a float
-softmax, so there is no old figure to set beside it.
+together) and its wall seconds, twice: with each correctly rounded ``exp``/``log`` computed
+afresh (``/uncached``, as before :data:`exactspec.engine.floats._ROUNDED`) and remembered.
+Before the kernel's model the layer refused a float softmax: no older figure exists.
 """
 
 from __future__ import annotations
@@ -92,7 +93,11 @@ def child(spec: str, vocab: int, route: str, side: str) -> None:
     from torch_layer import _cpu, rows
 
     if route.startswith("arith="):
+        from exactspec.engine import floats
         from exactspec.rounding import split_bias
+
+        if route.endswith("/uncached"):         # exp and log rounded without remembering
+            floats._ROUNDED_MAX, route = 0, route[:-len("/uncached")]
 
         p, q = rows(vocab)
         start, wall = _cpu(), time.perf_counter()
@@ -138,15 +143,16 @@ def main(argv: list[str]) -> int:
     print("rule:", "transformers 4.46.3 _speculative_sampling, loaded unedited" if shipped
           else "a rule of transformers' idiom (transformers not found)", flush=True)
     for vocab in sizes:
-        if arith is not None:
+        for how in ("/uncached", "") if arith is not None else ():
             out = subprocess.run([sys.executable, __file__, "--child", spec, str(vocab),
-                                  f"arith={arith}", side], capture_output=True, text=True,
-                                 check=True).stdout
+                                  f"arith={arith}{how}", side], capture_output=True,
+                                 text=True, check=True).stdout
             r = json.loads(out.strip().splitlines()[-1])
-            print(f"V={vocab:6d}  {arith}  {r['verdict']}  TV {arith} {r['tv']:.4g}, exact "
+            print(f"V={vocab:6d}  {arith}{how or '  (logs remembered)'}  {r['verdict']}  TV {arith} {r['tv']:.4g}, exact "
                   f"arithmetic {r['tv_exact']}, exact on the grid {r['tv_grid']:.4g}  "
                   f"paths={r['paths']}  {r['seconds']:7.2f} s CPU, {r['wall']:7.2f} s wall",
                   flush=True)
+        if arith is not None:
             continue
         for route in ("old", "new") if vocab <= old_up_to else ("new",):
             out = subprocess.run([sys.executable, __file__, "--child", spec, str(vocab), route,

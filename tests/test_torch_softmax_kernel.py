@@ -188,3 +188,17 @@ def test_the_model_equals_torch_bit_for_bit_on_avx2():
         row = np.array(bits, np.uint32).view(np.float32)
         got = np.array(softmax_avx2(row), np.float32).view(np.uint32).tolist()
         assert got == want, len(row)
+
+
+def test_remembered_roundings_equal_fresh_ones(monkeypatch):
+    """``exp``/``log`` rounded once and remembered give what a fresh certified rounding gives
+    (a float run takes the log of one row twice)."""
+    rng = np.random.default_rng(9)
+    xs = [float(v) for v in rng.uniform(1e-6, 1, 50).astype(np.float32)]
+    first = [floats.log(FloatValue(x, F32)).value for x in xs]
+    again = [floats.log(FloatValue(x, F32)).value for x in xs]
+    monkeypatch.setattr(floats, "_ROUNDED", {})
+    monkeypatch.setattr(floats, "_ROUNDED_MAX", 0)
+    fresh = [floats.log(FloatValue(x, F32)).value for x in xs]
+    assert first == again == fresh
+    assert floats._ROUNDED == {}

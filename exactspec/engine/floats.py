@@ -367,9 +367,25 @@ def _raw_fraction(raw) -> Fraction:
     return -value if sign else value
 
 
+#: results of :func:`_correctly_rounded` already computed, by ``(name, x, format)``: a kernel
+#: takes the log of one row twice (``torch.stack([p.log(), p.log()])``), a row repeats values
+_ROUNDED: dict = {}
+_ROUNDED_MAX = 1 << 19
+
+
 def _correctly_rounded(name: str, fn, x: float, fmt: FloatFormat) -> float:
     """``fn(x)`` rounded into ``fmt``: a certified interval around the exact result, refined
-    until both ends round to the same value of the format."""
+    until both ends round to the same value of the format (remembered)."""
+    key = (name, x, fmt.name)
+    hit = _ROUNDED.get(key)
+    if hit is None:
+        hit = _certified(name, fn, x, fmt)
+        if len(_ROUNDED) < _ROUNDED_MAX:
+            _ROUNDED[key] = hit
+    return hit
+
+
+def _certified(name: str, fn, x: float, fmt: FloatFormat) -> float:
     from mpmath import iv
 
     saved = iv.prec
