@@ -322,8 +322,9 @@ class BiasSplit:
                 "differs": [str(t) for t in self.differences_exact_arith],
                 "paths": self.exact.paths}
         out["floats_converted"] = self.exact.floats_converted   # taken exactly by that run
-        if shipped_of(self.run.method):
-            out["shipped"] = shipped_of(self.run.method)
+        shipped = shipped_of(self.run.method)
+        if shipped:
+            out["shipped"] = shipped
         if draft_law_of(self.run.method, self.arith if self.rounded is not None else None):
             out["draft_law"] = "exact"
         if self.logits:

@@ -159,8 +159,9 @@ class Verification:
             out["explicit_acceptance"] = exact_str(self.explicit_acceptance)
         out["paths"] = self.paths
         out["floats_converted"] = self.floats_converted
-        if shipped_of(self.method):
-            out["shipped"] = shipped_of(self.method)
+        shipped = shipped_of(self.method)
+        if shipped:
+            out["shipped"] = shipped
         if not self.lossless:
             out["differs"] = [str(lab) for lab in self.differs]
         out["bias"] = "0" if self.lossless else exact_str(self.bias)

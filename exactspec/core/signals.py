@@ -191,7 +191,7 @@ class user_code:
         with _COUNT:
             _OPEN[0] += 1
             if _OPEN[0] == 1:
-                _quiet_threads(True)
+                _quiet_threads()
         return self
 
     def __exit__(self, kind, exc, tb):
@@ -202,7 +202,6 @@ class user_code:
             orphans = _ORPHANS[self.orphans:] if len(_ORPHANS) > self.orphans else ()
             if not _OPEN[0]:
                 del _ORPHANS[:]
-                _quiet_threads(False)
         if not self.records and not orphans:
             return False
         received = _received(exc)
@@ -309,9 +308,9 @@ def _thread_hook(args) -> None:
     _HOOK[0](args)
 
 
-def _quiet_threads(on: bool) -> None:
+def _quiet_threads() -> None:
     """Install :func:`_thread_hook` once, the first time user code runs (it hands every
     other exception to the hook that was there)."""
-    if on and not _HOOK:
+    if not _HOOK:
         _HOOK.append(threading.excepthook)
         threading.excepthook = _thread_hook

@@ -100,17 +100,22 @@ def small_instances(slots: int, *, max_tokens: int = 3, max_denominator: int = 4
     ...  for n, rows in small_instances(2, max_tokens=2)][:4]
     [(1, ['1', '1']), (2, ['0,1', '0,1']), (2, ['0,1', '1,0']), (2, ['1,0', '0,1'])]
     """
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise InvalidInput(f"--search-tokens {max_tokens!r}: need a vocabulary size >= 1")
-    if max_tokens > 12:
-        raise InvalidInput(f"--search-tokens {max_tokens}: at most 12 tokens (the rows of a "
-                           "larger vocabulary are too many to search from the smallest up)")
+    _check_max_tokens(max_tokens)
     for n in range(1, max_tokens + 1):
         pool = row_pool(n, max_denominator)
         for count, ranked in enumerate(by_size(len(pool), slots)):
             if per_size is not None and count >= per_size:
                 break
             yield n, [pool[i] for i in ranked]
+
+
+def _check_max_tokens(max_tokens) -> None:
+    """Refuse a vocabulary bound of the search that is not 1 to 12 tokens."""
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise InvalidInput(f"--search-tokens {max_tokens!r}: need a vocabulary size >= 1")
+    if max_tokens > 12:
+        raise InvalidInput(f"--search-tokens {max_tokens}: at most 12 tokens (the rows of a "
+                           "larger vocabulary are too many to search from the smallest up)")
 
 
 def position_instances(n_target: int, n_draft: int, *, max_tokens: int = 3,
@@ -152,11 +157,7 @@ def position_instances(n_target: int, n_draft: int, *, max_tokens: int = 3,
 
 
 def _merged_levels(slots, n_target, max_tokens, max_denominator, per_size):
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise InvalidInput(f"--search-tokens {max_tokens!r}: need a vocabulary size >= 1")
-    if max_tokens > 12:
-        raise InvalidInput(f"--search-tokens {max_tokens}: at most 12 tokens (the rows of a "
-                           "larger vocabulary are too many to search from the smallest up)")
+    _check_max_tokens(max_tokens)
     for n in range(1, max_tokens + 1):
         pool = row_pool(n, max_denominator)
         pairs = _capped(((a,) * n_target + (b,) * (slots - n_target)
