@@ -10,7 +10,7 @@
 
 from .core.dist import Dist, overlap, residual, total_variation
 from .core.errors import ExactspecError, InvalidInput, NotExact, TooLarge, Undecided
-from .core.signals import EngineSignal, SignalCaught
+from .core.signals import CannotProceed, EngineSignal, SignalCaught
 from .methods import METHODS, Method, get_method
 from .verify import Verification, simulate, verify
 from .rounding import split_bias
@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Dist",
+    "CannotProceed",
     "EngineSignal",
     "ExactspecError",
     "InvalidInput",

@@ -75,6 +75,35 @@ class EngineSignal(BaseException):
         return self
 
 
+class CannotProceed(EngineSignal):
+    """The one signal by which a route says it cannot go on with a request (a value it does
+    not track, rows it does not take, a replay that differs): raised by the route, caught
+    only by the planner (:mod:`exactspec.routes.planner`), which records ``why`` and tries the
+    next route in its declared order.  ``retry`` names the variant of the same route that can
+    still go on where there is one: ``"splits"`` (run again with every split a branch point)
+    or ``"apart"`` (a pair run made as two runs).
+
+    Caught by user code, it is raised again (with its ``retry``) when the call ends, so the
+    planner still moves on to a route whose verdict is the true one.
+
+    Examples
+    --------
+    >>> err = CannotProceed("rows that are not exact rationals")
+    >>> str(err), err.retry, err.fallback
+    ('rows that are not exact rationals', None, True)
+    """
+
+    fallback = True
+
+    def __init__(self, why: str = "", *, retry: str | None = None):
+        super().__init__(why)
+        self.retry = retry
+
+    @property
+    def why(self) -> str:
+        return str(self)
+
+
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PATHS: list = []
 
@@ -219,7 +248,9 @@ def _caught(err: BaseException) -> BaseException:
     """What a caught signal becomes: a fallback raised again, or the refusal of the run."""
     raised, caught = _lines(err)
     if isinstance(err, EngineSignal) and err.fallback:
-        return type(err)(f"user code caught the route's fallback ({err}){caught}")
+        again = type(err)(f"user code caught the route's fallback ({err}){caught}")
+        again.retry = getattr(err, "retry", None)
+        return again
     name = type(err).__name__
     text = " ".join(str(err).split(" (in ")[0].split())
     text = text.split(": ")[0] if len(text.split(": ")[0]) >= 12 else text

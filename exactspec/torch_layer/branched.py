@@ -17,7 +17,7 @@ scalar operation the path run would apply (``p[x]``, ``p[x] / q[x]``, ``min(r, 1
   Python bool: the engine's branch point is made there, with the same two outcomes and
   weights, and later uses on that path see its outcome; a body that tests it in ``if``
   (Hugging Face's) runs once per outcome.  A mixture used otherwise than passed around and
-  returned raises :class:`SplitFallback`, and the caller runs this route again with every
+  returned raises :class:`~exactspec.core.signals.CannotProceed` (``retry="splits"``), and the caller runs this route again with every
   split a branch point at once (``split_values=False``).
 - A token drawn with ``torch.multinomial(w, 1)`` from weights that are the same on every
   branch, or the winner of an exponential race ``argmax(w / E)`` on fresh noise, is a
@@ -32,7 +32,7 @@ The fast path is sound only where the body's control flow does not depend on the
 use of a branched value that would need one value for all branches (``if``, ``bool``, ``int``,
 an index of a Python list, a hash, a comparison with a random value other than the sanctioned
 one, a second draft, a race or multinomial over branched weights, a law token used in
-arithmetic) raises :class:`Fallback`, and the caller runs the path enumeration instead.
+arithmetic) raises :class:`~exactspec.core.signals.CannotProceed`, and the caller runs the path enumeration instead.
 Every branched operation is the scalar operation of the path run applied branch by branch, so
 the law is the path enumeration's law whenever the fast path completes.
 
@@ -48,7 +48,7 @@ differ only where a uniform is compared.  :class:`PairSampler` runs the body onc
 each comparison ``u < c[draft]`` of a fresh uniform carrying the pair of weights
 (``P(u < c[x])`` ideal and on the grid, a :class:`Pair`); any other read of the grid (a
 comparison with a constant, an inverse CDF, uniforms compared jointly) raises
-:class:`PairFallback`, and the caller makes the two runs apart.
+:class:`~exactspec.core.signals.CannotProceed` (``retry="apart"``), and the caller makes the two runs apart.
 
 >>> b = Branched([1, 2, 3])
 >>> b * 2 + 1
@@ -56,7 +56,7 @@ Branched([3, 5, 7])
 >>> bool(b < 5)
 Traceback (most recent call last):
 ...
-exactspec.torch_layer.branched.Fallback: a branched value decided a Python-level condition
+exactspec.core.signals.CannotProceed: a branched value decided a Python-level condition
 """
 
 from __future__ import annotations
@@ -67,25 +67,13 @@ from fractions import Fraction
 
 from ..core.integer_rows import (exact_sum, fraction_of, fractions_over, integer_row,
                                  reduced_fraction)
-from ..core.signals import EngineSignal
+from ..core.signals import CannotProceed
 from ..engine.exact import ExactSampler
 from ..engine.floats import FloatValue
 
-__all__ = ["Branched", "LawIndex", "Fallback", "SplitFallback", "PairFallback", "Split",
+__all__ = ["Branched", "LawIndex", "Split",
            "Mixture", "Pair", "VectorSampler", "PairSampler", "is_branched", "axis_of",
            "combine", "dot", "rational_row", "rational_extreme", "below_on_grid"]
-
-
-class Fallback(EngineSignal):
-    """The vectorised run met something it does not track: run the path enumeration (an
-    engine signal: caught by user code, it is raised again when the call ends)."""
-
-    fallback = True
-
-
-class SplitFallback(Fallback):
-    """A token selected by a split (:class:`Mixture`) used otherwise than passed around and
-    returned: run the vectorised route again with every split a branch point of the engine."""
 
 
 def _random(v) -> bool:
@@ -123,7 +111,7 @@ class Branched:
 
     def _binary(self, other, op, reverse=False):
         if _random(other):
-            raise Fallback("a branched value in arithmetic with a random value")
+            raise CannotProceed("a branched value in arithmetic with a random value")
         if isinstance(other, Branched):
             axis = axis_of(self, other)
             xs, ys = (other.values, self.values) if reverse else (self.values, other.values)
@@ -203,21 +191,21 @@ class Branched:
         return self._compare(o, operator.ne)
 
     def _one_value(self, *args):
-        raise Fallback("a branched value decided a Python-level condition")
+        raise CannotProceed("a branched value decided a Python-level condition")
 
     __bool__ = __index__ = __int__ = __float__ = __hash__ = _one_value
 
 
 def axis_of(*values) -> int:
     """The one draft axis of the branched ``values`` (plain values have none); an operation
-    mixing two draft axes is not tracked (:class:`Fallback`).
+    mixing two draft axes is not tracked (:class:`~exactspec.core.signals.CannotProceed`).
 
     >>> axis_of(Branched([1, 2], 1), 3, Branched([0, 0], 1))
     1
     """
     axes = {v.axis for v in values if isinstance(v, Branched)}
     if len(axes) != 1:
-        raise Fallback("an operation mixing two draft axes")
+        raise CannotProceed("an operation mixing two draft axes")
     return axes.pop()
 
 
@@ -247,7 +235,7 @@ class LawIndex:
         return f"<{self.what} token>"
 
     def _refuse(self, *args):
-        raise Fallback(f"the {self.what} token used in a computation")
+        raise CannotProceed(f"the {self.what} token used in a computation")
 
     __bool__ = __index__ = __int__ = __float__ = __hash__ = _refuse
     __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
@@ -316,7 +304,7 @@ Split.__invert__ = lambda self: ~bool(self)
 class Mixture:
     """A token selected by a :class:`Split`: ``a`` where it holds, else ``b`` (each a plain
     token, a :class:`Branched` one or a :class:`LawIndex`, or a mixture again).  It may be
-    passed around and returned; any other use raises :class:`SplitFallback`."""
+    passed around and returned; any other use raises :class:`~exactspec.core.signals.CannotProceed` (``retry="splits"``)."""
 
     __slots__ = ("split", "a", "b")
 
@@ -329,7 +317,7 @@ class Mixture:
         return f"<{self.a!r} if {self.split!r} else {self.b!r}>"
 
     def _refuse(self, *args):
-        raise SplitFallback("a token selected by a split used in a computation")
+        raise CannotProceed("a token selected by a split used in a computation", retry="splits")
 
     __bool__ = __index__ = __int__ = __float__ = __hash__ = _refuse
     __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
@@ -590,7 +578,7 @@ class VectorSampler(ExactSampler):
 
     def draft(self, q, what: str = "draft"):
         if self.axis is not None:
-            raise Fallback("a second draft (one branch axis only)")
+            raise CannotProceed("a second draft (one branch axis only)")
         self.axis = Branched(list(range(self.size)))
         self._never = [pr == 0 for pr in q.probs]    # draft branches of weight 0
         self.drafted.append(self.axis)
@@ -600,33 +588,33 @@ class VectorSampler(ExactSampler):
         """A token drawn with probabilities ``weights / sum(weights)`` kept as its law
         (``torch.multinomial(w, 1)``; the weights are exact and not negative)."""
         if any(not isinstance(w, (int, Fraction)) for w in weights):
-            raise Fallback("a multinomial over weights that are not exact rationals")
+            raise CannotProceed("a multinomial over weights that are not exact rationals")
         total = exact_sum(weights)
         if total == 0:
-            raise Fallback("a multinomial over weights that are all 0")
+            raise CannotProceed("a multinomial over weights that are all 0")
         return _law_index(weights, total, what)
 
     def race(self, weights, noise, *, first: bool = True, what: str = "race"):
         if not first or noise.rows or noise.ident in self._raced or noise.kind != "exponential":
-            raise Fallback("a race other than the first arrival on fresh exponential noise")
+            raise CannotProceed("a race other than the first arrival on fresh exponential noise")
         if any(not isinstance(w, (int, Fraction)) for w in weights) or any(w < 0 for w in weights):
-            raise Fallback("a race over weights that are not exact numbers")
+            raise CannotProceed("a race over weights that are not exact numbers")
         self._raced.add(noise.ident)
         total = exact_sum(weights)
         if total == 0:
-            raise Fallback("a race over weights that are all 0")
+            raise CannotProceed("a race over weights that are all 0")
         return _law_index(weights, total, what)
 
     def _choose(self, kind: str, options: list):
         if self._spent and kind in ("uniforms", "product"):   # a joint region of uniforms
-            raise Fallback("uniforms compared jointly after a branched comparison")
+            raise CannotProceed("uniforms compared jointly after a branched comparison")
         return super()._choose(kind, options)
 
     def finish(self):
         """At the end of a path: a uniform split per branch must not have been read since."""
         for u in self._spent_uniforms:
             if u.linked or u.spent:
-                raise Fallback("a uniform read jointly after a branched comparison")
+                raise CannotProceed("a uniform read jointly after a branched comparison")
 
     def pick(self, dist, u, what: str = "pick"):
         self._check_fresh(getattr(u, "base", None))
@@ -634,14 +622,14 @@ class VectorSampler(ExactSampler):
 
     def _check_fresh(self, u):
         if u is not None and getattr(u, "ident", None) in self._spent:
-            raise Fallback("a uniform read again after a branched comparison")
+            raise CannotProceed("a uniform read again after a branched comparison")
 
     def _split_uniform(self, u, c, strict: bool) -> bool:
         self._check_fresh(u)
         if not isinstance(c, Branched):
             return super()._split_uniform(u, c, strict)
         if u.linked or u.spent or u.lo != 0 or u.hi != 1:
-            raise Fallback("a branched comparison of a uniform already split")
+            raise CannotProceed("a branched comparison of a uniform already split")
         return self._branched_split(u, self._below_row(c.values, strict),
                                     f"u{u.ident} {'<' if strict else '<='} c[draft]")
 
@@ -655,7 +643,7 @@ class VectorSampler(ExactSampler):
                 out.append(None)
                 continue
             if _random(x) or isinstance(x, float) or not isinstance(x, (int, Fraction)):
-                raise Fallback("a branched threshold that is not an exact number")
+                raise CannotProceed("a branched threshold that is not an exact number")
             out.append(x)
         return out
 
@@ -687,12 +675,6 @@ class VectorSampler(ExactSampler):
         if any(a != 0 for a in above):
             options.append((False, _Vector(above), f"not {what}"))
         return self._choose("uniform", options)
-
-
-class PairFallback(Fallback):
-    """A uniform's law enters the pair run where the grid's weights are not carried beside the
-    ideal ones (a scalar comparison, an inverse CDF, uniforms compared jointly): the caller
-    runs exact arithmetic with ideal uniforms and on the grid as two runs."""
 
 
 class Pair(tuple):
@@ -734,7 +716,7 @@ class PairSampler(VectorSampler):
     the runs differ only in the weight of a comparison ``u < c[draft]`` of a fresh uniform,
     which is kept as a :class:`Pair` (``P(u < c[x])`` ideal and on the grid) in the split and
     in the path weight.  Any other use of a uniform's law reads the sampler's grid and raises
-    :class:`PairFallback`.  An outcome whose weight is 0 on every branch in one of the runs is
+    :class:`~exactspec.core.signals.CannotProceed` (``retry="apart"``).  An outcome whose weight is 0 on every branch in one of the runs is
     not a path of that run: :attr:`alive` says, per run, whether the present path is one.
 
     >>> s = PairSampler(2, 4)
@@ -751,7 +733,7 @@ class PairSampler(VectorSampler):
 
     @property
     def grid(self):
-        raise PairFallback("a uniform's law on the grid outside a comparison with c[draft]")
+        raise CannotProceed("a uniform's law on the grid outside a comparison with c[draft]", retry="apart")
 
     @grid.setter
     def grid(self, value):
@@ -764,14 +746,14 @@ class PairSampler(VectorSampler):
 
     def _below_row(self, values, strict: bool, never=None) -> Pair:
         """The weights of a branched comparison with ideal uniforms and on the grid (a scalar
-        comparison reads :attr:`grid`: :class:`PairFallback`)."""
+        comparison reads :attr:`grid`: :class:`~exactspec.core.signals.CannotProceed` (``retry="apart"``))."""
         xs, n = self._thresholds(values, never), self.pair_grid
         return Pair([_ZERO if x is None else _below_ideal(x) for x in xs],
                     [_ZERO if x is None else below_on_grid(x, n, strict) for x in xs])
 
     def _choose_split(self, below, what: str) -> bool:
         if type(below) is not Pair:
-            raise PairFallback("a split without its weights on the grid")
+            raise CannotProceed("a split without its weights on the grid", retry="apart")
         above = [_complement(run) for run in below]
         holds = [any(b != 0 for b in run) for run in below]
         fails = [any(a != 0 for a in run) for run in above]

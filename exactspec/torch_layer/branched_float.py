@@ -28,7 +28,8 @@ from fractions import Fraction
 
 from ..engine.float_sampler import FloatSampler, _Expr
 from ..engine.floats import FloatValue
-from .branched import Branched, Fallback, VectorSampler
+from ..core.signals import CannotProceed
+from .branched import Branched, VectorSampler
 
 __all__ = ["VectorFloatSampler"]
 
@@ -60,7 +61,7 @@ class VectorFloatSampler(VectorSampler, FloatSampler):
         base = expr.base
         self._check_fresh(base)
         if base.linked or base.spent or base.lo != 0 or base.hi != 1:
-            raise Fallback("a branched comparison of a uniform already split")
+            raise CannotProceed("a branched comparison of a uniform already split")
         n = self.grid
         cuts = []
         # the grid's points j / N are values of the format when N is a power of two of at most
@@ -102,9 +103,9 @@ class VectorFloatSampler(VectorSampler, FloatSampler):
         """A branch's threshold as the format holds it (a Python float)."""
         if isinstance(x, FloatValue):
             if x.fmt is not self.fmt:
-                raise Fallback("a threshold of another format")
+                raise CannotProceed("a threshold of another format")
             return x.value
         if isinstance(x, (int, Fraction)) and not isinstance(x, bool):
             return self.fmt.round(x)
-        raise Fallback("a branched threshold that is not a number of the format")
+        raise CannotProceed("a branched threshold that is not a number of the format")
 

@@ -28,7 +28,7 @@ branch of ``x_i``), computed branch by branch by the same scalar operation the p
 
 An operation that mixes two axes, a branched value deciding Python control flow, a uniform
 compared on two axes (one uniform shared by every position), two emitted tokens of one axis: :class:`~exactspec.
-torch_layer.branched.Fallback`, and the caller enumerates paths instead.
+core.signals.CannotProceed`, and the caller enumerates paths instead.
 
 Each of the three runs of ``--arith`` takes this route: exact arithmetic with ideal uniforms
 (above), exact arithmetic on a grid (a comparison on axis ``i`` holds with the grid count
@@ -60,7 +60,8 @@ from ..engine.float_sampler import _Expr
 from ..engine.floats import FloatValue, get_format
 from ..engine.uniform import UniformView
 from . import dtypes as D
-from .branched import Branched, Fallback, LawIndex, VectorSampler, axis_of, below_on_grid
+from ..core.signals import CannotProceed
+from .branched import Branched, LawIndex, VectorSampler, axis_of, below_on_grid
 from .branched_float import VectorFloatSampler
 from .context import Run
 from .module import installed
@@ -105,7 +106,7 @@ class _FactorWeight:
                 [a * b for a, b in zip(old, other.values)]
             return _FactorWeight(self.scalar, axes)
         if isinstance(other, _FactorWeight):
-            raise Fallback("two path weights multiplied")
+            raise CannotProceed("two path weights multiplied")
         return _FactorWeight(self.scalar * other, self.axes)
 
     __rmul__ = __mul__
@@ -126,14 +127,14 @@ class AxisUniform(UniformView):
         scale = self.axis_scale
         cs = c.values if isinstance(c, Branched) else [c] * len(scale.values)
         if isinstance(c, Branched) and c.axis != scale.axis:
-            raise Fallback("an operation mixing two draft axes")
+            raise CannotProceed("an operation mixing two draft axes")
         out = []
         for a, b in zip(scale.values, cs):
             if type(a) is not Fraction and type(a) is not int or \
                     type(b) is not Fraction and type(b) is not int:
-                raise Fallback("a branched threshold that is not an exact number")
+                raise CannotProceed("a branched threshold that is not an exact number")
             if a < 0:
-                raise Fallback("a uniform times a negative branched value")
+                raise CannotProceed("a uniform times a negative branched value")
             if a == 0:                       # u * 0 < c: no uniform left in it
                 holds = 0 < b if strict else 0 <= b
                 out.append(Fraction(1) if holds else Fraction(-1))
@@ -144,17 +145,17 @@ class AxisUniform(UniformView):
     def __lt__(self, c):
         if self.base.linked or self.base.spent or not isinstance(self.base.sampler,
                                                                  FactoredSampler):
-            raise Fallback("a branched product of a uniform outside the factored run")
+            raise CannotProceed("a branched product of a uniform outside the factored run")
         return self.base.sampler._split_uniform(self.base, self._thresholds(c, True), True)
 
     def __le__(self, c):
         if self.base.linked or self.base.spent or not isinstance(self.base.sampler,
                                                                  FactoredSampler):
-            raise Fallback("a branched product of a uniform outside the factored run")
+            raise CannotProceed("a branched product of a uniform outside the factored run")
         return self.base.sampler._split_uniform(self.base, self._thresholds(c, False), False)
 
     def _refuse(self, *args):
-        raise Fallback("arithmetic on a uniform times a branched value")
+        raise CannotProceed("arithmetic on a uniform times a branched value")
 
     __mul__ = __rmul__ = __truediv__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse
     __neg__ = _refuse
@@ -186,7 +187,7 @@ class LazyCount:
                 (other.view.scale, other.view.shift) == (self.view.scale, self.view.shift):
             return LazyCount(self.sampler, self.view, self.above + other.above,
                              self.below + other.below, self.shift + other.shift)
-        raise Fallback("a lazy comparison of a uniform added to another value")
+        raise CannotProceed("a lazy comparison of a uniform added to another value")
 
     __radd__ = __add__
 
@@ -223,7 +224,7 @@ class LazyCount:
 
     def _decide(self, op, c):
         if type(c) not in (int, Fraction):
-            raise Fallback("a lazy count compared with a value that is not a number")
+            raise CannotProceed("a lazy count compared with a value that is not a number")
         split = self.sampler._axis_split.get(self.view.base.ident)
         if split is None:
             counts = self.law()
@@ -234,7 +235,7 @@ class LazyCount:
                       if (edge > lo if outcome else edge < hi)}
         outcomes = {op(k, c) for k in counts}
         if len(outcomes) != 1:
-            raise Fallback("a lazy count compared where the answer is random")
+            raise CannotProceed("a lazy count compared where the answer is random")
         return outcomes.pop()
 
     def __lt__(self, c):
@@ -250,10 +251,10 @@ class LazyCount:
         return self._decide(operator.ge, c)
 
     def __bool__(self):
-        raise Fallback("a lazy count read into Python")
+        raise CannotProceed("a lazy count read into Python")
 
     def _refuse(self, *args):
-        raise Fallback("a lazy count used in a computation")
+        raise CannotProceed("a lazy count used in a computation")
 
     __index__ = __int__ = __float__ = __hash__ = _refuse
     __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __neg__ = _refuse
@@ -331,13 +332,13 @@ class FactoredSampler(VectorSampler):
         u, c = (a, b) if isinstance(b, Branched) else (b, a)
         if op is not operator.mul or not isinstance(u, Uniform) or u.sampler is not self or \
                 not isinstance(c, Branched):
-            raise Fallback("a branched value in arithmetic with a random value")
+            raise CannotProceed("a branched value in arithmetic with a random value")
         self._check_fresh(u)
         return AxisUniform(u, c)
 
     def _check_fresh(self, u):
         if u is not None and getattr(u, "ident", None) in self._lazy:
-            raise Fallback("a uniform read again after a lazy comparison")
+            raise CannotProceed("a uniform read again after a lazy comparison")
         super()._check_fresh(u)
 
     def lazy_compare(self, op, a, b):
@@ -362,7 +363,7 @@ class FactoredSampler(VectorSampler):
                     base.lo != 0 or base.hi != 1:
                 return None
         elif self.grid is None and (known.scale, known.shift) != (view.scale, view.shift):
-            raise Fallback("two views of one uniform compared lazily")
+            raise CannotProceed("two views of one uniform compared lazily")
         if not view.scale > 0:
             return None
         c = Fraction(c)
@@ -389,7 +390,7 @@ class FactoredSampler(VectorSampler):
             known = UniformView(base, Fraction(1), Fraction(0))
             self._lazy[base.ident] = known
         elif (known.scale, known.shift) != (1, 0):
-            raise Fallback("two views of one uniform compared lazily")
+            raise CannotProceed("two views of one uniform compared lazily")
         self._spent.add(base.ident)
         self._lazy_uses[base.ident] = self._lazy_uses.get(base.ident, 0) + 1
         return LazyIndicator(self, known, cut, above, cut, True, truth)
@@ -398,7 +399,7 @@ class FactoredSampler(VectorSampler):
         """A lazy comparison decided in Python: ``v < c`` (or ``<=``) splits the uniform."""
         base = ind.view.base
         if self._lazy_uses.get(base.ident) != 1 or base.ident in self._axis_split:
-            raise Fallback("a lazy comparison decided in Python after others of its uniform")
+            raise CannotProceed("a lazy comparison decided in Python after others of its uniform")
         del self._lazy[base.ident]
         del self._lazy_uses[base.ident]
         self._spent.discard(base.ident)
@@ -410,7 +411,7 @@ class FactoredSampler(VectorSampler):
         if not isinstance(c, Branched):
             return super(VectorSampler, self)._split_uniform(u, c, strict)
         if u.linked or u.spent or u.lo != 0 or u.hi != 1:
-            raise Fallback("a branched comparison of a uniform already split")
+            raise CannotProceed("a branched comparison of a uniform already split")
         below = self._below_row(c.values, strict, self._never_of(c.axis))
         return self._axis_choose(u, c.axis, below, f"u{u.ident} {'<' if strict else '<='} "
                                                    f"c[x{c.axis}]")
@@ -472,7 +473,7 @@ class _FloatAxisExpr:
         return not self.__lt__(c)
 
     def _refuse(self, *args):
-        raise Fallback("arithmetic on a uniform times a branched value")
+        raise CannotProceed("arithmetic on a uniform times a branched value")
 
     __mul__ = __rmul__ = __truediv__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse
     __neg__ = __bool__ = _refuse
@@ -558,7 +559,7 @@ class FactoredFloatSampler(FactoredSampler, VectorFloatSampler):
         u, c = (a, b) if isinstance(b, Branched) else (b, a)
         if op is not operator.mul or not isinstance(u, _Expr) or not isinstance(c, Branched) \
                 or u.base.sampler is not self or not u.increasing:
-            raise Fallback("a branched value in arithmetic with a random value")
+            raise CannotProceed("a branched value in arithmetic with a random value")
         self._check_fresh(u.base)
         return _FloatAxisExpr(u, c)
 
@@ -586,7 +587,7 @@ class FactoredFloatSampler(FactoredSampler, VectorFloatSampler):
         base = e.expr.base
         self._check_fresh(base)
         if base.linked or base.spent or base.lo != 0 or base.hi != 1:
-            raise Fallback("a branched comparison of a uniform already split")
+            raise CannotProceed("a branched comparison of a uniform already split")
         axis = axis_of(e.scale, c)
         never = self._never_of(axis)
         cs = c.values if isinstance(c, Branched) else [c] * len(never)
@@ -601,9 +602,9 @@ class FactoredFloatSampler(FactoredSampler, VectorFloatSampler):
                 a = e.expr._scalar(a)                # as the path run's f(u) * a takes it
                 cv = self._value(cx)
             except (InvalidInput, TypeError):
-                raise Fallback("a branched value the format cannot hold") from None
+                raise CannotProceed("a branched value the format cannot hold") from None
             if not a > 0:
-                raise Fallback("a uniform times a branched value that is not positive")
+                raise CannotProceed("a uniform times a branched value that is not positive")
             if identity and math.isfinite(cv.value) and math.isfinite(a.value):
                 guess = math.ceil(Fraction(cv.value) / Fraction(a.value) * n)
             k = self._cut(lambda v, a=a: f(v) * a, cv, strict, guess)
@@ -705,10 +706,10 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
             run.draft = (q_rows, q_rows._st.version, draft)
             try:
                 result = rule.function(p_rows, q_rows)
-            except (Fallback, ExactspecError):
+            except (CannotProceed, ExactspecError):
                 raise
             except Exception as err:
-                raise Fallback(f"{type(err).__name__}: {err}") from None
+                raise CannotProceed(f"{type(err).__name__}: {err}") from None
             return _emitted(result, n, gamma)
 
     def leaf(s, tokens):
@@ -726,11 +727,11 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
     axes = [0]
     try:
         paths = depth_first(s, body, leaf, finish=lambda s: s.finish(),
-                            differs=lambda s: Fallback("a replay that differs"), every=every)
+                            differs=lambda s: CannotProceed("a replay that differs"), every=every)
         axes = axes[0]
     except TooLarge:
         raise
-    except (Fallback, ExactspecError):     # the path route decides (and words any refusal)
+    except (CannotProceed, ExactspecError):     # the path route decides (and words any refusal)
         return None
     total = exact_sum([mass(t) for t in terms])
     if total != 1:
@@ -742,42 +743,42 @@ def _emitted(result, n: int, gamma: int) -> list:
     """The emitted tokens of one path: plain indices, axis values, law tokens."""
     if isinstance(result, Tensor):
         if result.ndim > 1 or result.dtype.kind != "int":
-            raise Fallback("a result that is not a 1-D integer tensor")
+            raise CannotProceed("a result that is not a 1-D integer tensor")
         result = result._values()
     if not isinstance(result, (list, tuple)):
-        raise Fallback("a result that is not a list of tokens")
+        raise CannotProceed("a result that is not a list of tokens")
     out = []
     counted: set = set()
     for t in result:
         if isinstance(t, Tensor):
             if t.numel() != 1 or t.dtype.kind != "int":
-                raise Fallback("a token that is not one integer")
+                raise CannotProceed("a token that is not one integer")
             t = t._values()[0]
         if type(t) is int:
             if not 0 <= t < n:
-                raise Fallback("a token out of range")
+                raise CannotProceed("a token out of range")
         elif type(t) is Branched:
             if any(type(v) is not int or not 0 <= v < n for v in t.values):
-                raise Fallback("a branched token that is not an index on every branch")
+                raise CannotProceed("a branched token that is not an index on every branch")
         elif isinstance(t, LazyCount):
             if t.view.base.ident in counted:
-                raise Fallback("one lazy count emitted twice")
+                raise CannotProceed("one lazy count emitted twice")
             counted.add(t.view.base.ident)
             if t.view.base.ident in t.sampler._axis_split:    # depends on the split's axis
                 out.append(t)
                 continue
             law = t.law()
             if any(type(k) is not int or not 0 <= k < n for k in law):
-                raise Fallback("a lazy count that is not an index")
+                raise CannotProceed("a lazy count that is not an index")
             probs = [Fraction(0)] * n
             for k, w in law.items():
                 probs[k] = w
             t = LawIndex(probs, f"inverse-CDF u{t.view.base.ident}")
         elif type(t) is not LawIndex:
-            raise Fallback("a result that is not a token")
+            raise CannotProceed("a result that is not a token")
         out.append(t)
     if not out or len(out) > gamma + 1:
-        raise Fallback("a number of tokens outside 1..gamma + 1")
+        raise CannotProceed("a number of tokens outside 1..gamma + 1")
     return out
 
 
@@ -792,7 +793,7 @@ def _term(s: FactoredSampler, tokens: list, n: int):
         masses[axis] = qs if w is None else [a * b for a, b in zip(qs, w)]
     for axis in weight.axes:
         if axis not in masses:
-            raise Fallback("a weight on an axis that was not drafted")
+            raise CannotProceed("a weight on an axis that was not drafted")
     used_axes: set = set()
     used_laws: list = []
     factors = []
@@ -803,17 +804,17 @@ def _term(s: FactoredSampler, tokens: list, n: int):
         elif isinstance(t, LazyCount):          # a count of a uniform split on an axis
             axis, below, outcome = s._axis_split[t.view.base.ident]
             if axis in used_axes:
-                raise Fallback("two emitted tokens of one draft axis")
+                raise CannotProceed("two emitted tokens of one draft axis")
             used_axes.add(axis)
             f = _split_count_factor(t.intervals(), masses[axis], below, outcome, n)
         elif type(t) is LawIndex:
             if any(t is other for other in used_laws):
-                raise Fallback("one drawn token emitted twice")
+                raise CannotProceed("one drawn token emitted twice")
             used_laws.append(t)
             f = _as_vector(t.probs)
         else:
             if t.axis in used_axes:
-                raise Fallback("two emitted tokens of one draft axis")
+                raise CannotProceed("two emitted tokens of one draft axis")
             used_axes.add(t.axis)
             m = masses[t.axis]
             if t.values == list(range(n)):
@@ -863,6 +864,6 @@ def _split_count_factor(pieces, m, below, outcome: bool, n: int) -> list:
             v = s0[i_lo] * (hi - lo) + (mid0 * hi - mid1)
         if v:
             if type(k) is not int or not 0 <= k < n:
-                raise Fallback("a lazy count that is not an index")
+                raise CannotProceed("a lazy count that is not an index")
             f[k] += v
     return f

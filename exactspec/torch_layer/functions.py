@@ -18,7 +18,8 @@ from fractions import Fraction
 from ..engine import floats
 from ..engine.floats import FloatValue
 from . import dtypes as D
-from .branched import Branched, Fallback, Split, select
+from ..core.signals import CannotProceed
+from .branched import Branched, Split, select
 from .context import current, refuse, undecided
 from .log_rationals import LogRational, _root, softmax_row as log_softmax_row
 from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, check_size, decide, read, \
@@ -85,7 +86,7 @@ def gather(t: Tensor, dim, index) -> Tensor:
         n = t._shape[d]
         if type(i) is Branched:                 # the draft's index on every branch
             if not all(-n <= j < n for j in i.values):
-                raise Fallback("gather: a branched index out of bounds on some branch")
+                raise CannotProceed("gather: a branched index out of bounds on some branch")
         elif not -n <= i < n:
             raise refuse(f"gather: index {i} is out of bounds for dimension {d} of size {n}")
         pos = t._off

@@ -64,9 +64,9 @@ def _enumeration(p, law: list, acceptance, paths: int, start: float, floats: int
 
 
 def _replay_falls_back(s):
-    from .branched import Fallback
+    from ..core.signals import CannotProceed
 
-    return Fallback("a replay that differs")
+    return CannotProceed("a replay that differs")
 
 
 def _positional(function) -> list | None:
@@ -357,14 +357,16 @@ class PyTorchRule:
         """:meth:`_vectorised` with the acceptance test kept as a value (one run of the body
         for both outcomes), again with every split a branch point where a selected token is
         used otherwise; ``None`` where the vectorised route does not apply."""
-        from .branched import Fallback, SplitFallback
+        from ..core.signals import CannotProceed
 
         try:
             try:
                 return self._vectorised(*args, split_values=True, **kwargs)
-            except SplitFallback:
+            except CannotProceed as err:
+                if err.retry != "splits":
+                    raise
                 return self._vectorised(*args, split_values=False, **kwargs)
-        except (Fallback, ExactspecError):
+        except (CannotProceed, ExactspecError):
             return None
 
     def _vectorised(self, p, q, grid, n, arith=None, sum_order=None, split_values=False,
@@ -372,11 +374,12 @@ class PyTorchRule:
         """The law, acceptance and paths of the vectorised run and the floats it converted;
         with ``pair_grid``, ``([(law, acceptance, paths)] * 2, floats)``: one run of the body
         for ideal uniforms and the grid of ``pair_grid`` points."""
-        from .branched import (Branched, Fallback, LawIndex, Mixture, Pair, PairSampler,
+        from ..core.signals import CannotProceed
+        from .branched import (Branched, LawIndex, Mixture, Pair, PairSampler,
                                VectorSampler, dot)
 
         if any(not isinstance(v, Fraction) for v in list(p.probs) + list(q.probs)):
-            raise Fallback("rows that are not exact rationals")
+            raise CannotProceed("rows that are not exact rationals")
         p_exact = [Fraction(v) if type(v) is not Fraction else v for v in p.probs]
         q_exact = [Fraction(v) if type(v) is not Fraction else v for v in q.probs]
         if pair_grid is not None:
@@ -402,7 +405,7 @@ class PyTorchRule:
             ``run`` 0 for ideal uniforms, 1 on the grid)."""
             if type(token) is int:
                 if not 0 <= token < n:
-                    raise Fallback("a selected token that is not an index")
+                    raise CannotProceed("a selected token that is not an index")
                 law.point[token] += wx.total()
                 law.acceptance += wx.at(token)
             elif type(token) is LawIndex:
@@ -424,12 +427,12 @@ class PyTorchRule:
             elif type(token) is Branched:                       # a token per draft branch
                 for x, (t, m) in enumerate(zip(token.values, wx.fractions())):
                     if type(t) is not int or not 0 <= t < n:
-                        raise Fallback("a branched token that is not an index")
+                        raise CannotProceed("a branched token that is not an index")
                     law.point[t] += m
                     if t == x:
                         law.acceptance += m
             else:
-                raise Fallback("a result that is not a token")
+                raise CannotProceed("a result that is not a token")
 
         def body(s):
             run = Run(s, fmt)
@@ -439,16 +442,16 @@ class PyTorchRule:
                 run.draft = (q_row, q_row._st.version, q)
                 try:
                     result = self.function(p_row, q_row)
-                except (Fallback, ExactspecError):
+                except (CannotProceed, ExactspecError):
                     raise
                 except Exception as err:
-                    raise Fallback(f"{type(err).__name__}: {err}") from None
+                    raise CannotProceed(f"{type(err).__name__}: {err}") from None
             return self._vector_token(result, n)      # (a returned split is read here)
 
         def finish(s):
             s.finish()
             if s.axis is None:
-                raise Fallback("no draft")
+                raise CannotProceed("no draft")
 
         def leaf(s, token):
             w = s.weight
@@ -470,11 +473,12 @@ class PyTorchRule:
         return (*runs[0].result(), s.floats)
 
     def _vector_token(self, result, n):
-        from .branched import Branched, Fallback, LawIndex, Mixture, Split
+        from ..core.signals import CannotProceed
+        from .branched import Branched, LawIndex, Mixture, Split
 
         if isinstance(result, Tensor):
             if result.numel() != 1 or result.dtype.kind != "int":
-                raise Fallback("a result that is not one integer")
+                raise CannotProceed("a result that is not one integer")
             result = result._values()[0]
         if type(result) is Split:
             result = int(result)            # a returned split: read as a bool here
@@ -482,7 +486,7 @@ class PyTorchRule:
             return result
         if type(result) in (Branched, LawIndex, Mixture):
             return result
-        raise Fallback("a result that is not a token")
+        raise CannotProceed("a result that is not a token")
 
     def call_rows(self, s, pair, ctx=()) -> tuple:
         """One call of a multi-position rule: ``function(p, q)`` on ``[gamma + 1, V]`` target

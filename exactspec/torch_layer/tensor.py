@@ -90,7 +90,8 @@ from ..engine.floats import FORMATS, FloatValue
 from ..engine.uniform import Uniform, UniformView
 from . import dtypes as D
 from . import float_rows
-from .branched import (Branched, Fallback, LawIndex, Split, axis_of, rational_extreme,
+from ..core.signals import CannotProceed
+from .branched import (Branched, LawIndex, Split, axis_of, rational_extreme,
                        rational_row, select)
 from .context import current, refuse, undecided, user_line
 from .values import (HALF_FORMATS, UNSET, arith, cast, cast_row, check_python_int, exact_number,
@@ -509,7 +510,7 @@ class Tensor:
         a ``float64`` value (a Python float), so that Python arithmetic on it rounds as
         Python's floats do."""
         if type(v) is Branched or type(v) is LawIndex:
-            raise Fallback("a value of the draft's branches read into Python")
+            raise CannotProceed("a value of the draft's branches read into Python")
         if type(v) is Split:             # a split read into Python: a bool (the engine branches)
             return bool(v)
         if self.dtype.kind != "float" or is_random(v):
@@ -1641,11 +1642,11 @@ def read(data: list, position):
     if isinstance(position, Branched):
         values = [data[i] for i in position.values]
         if any(v is UNSET for v in values):
-            raise Fallback("a branched read of unwritten memory")
+            raise CannotProceed("a branched read of unwritten memory")
         if all(type(v) is Fraction for v in values):
             return Branched(values, position.axis)
         if any(isinstance(v, (Branched, LawIndex)) or is_random(v) for v in values):
-            raise Fallback("a branched read of a random or branched value")
+            raise CannotProceed("a branched read of a random or branched value")
         return Branched(values, position.axis)
     return data[position]
 
@@ -1658,14 +1659,14 @@ def _rationals(values) -> bool:
 def _one(v):
     """``v`` as one Python value: a value of the draft's branches has none."""
     if type(v) is Branched or type(v) is LawIndex:
-        raise Fallback("a value of the draft's branches read into Python")
+        raise CannotProceed("a value of the draft's branches read into Python")
     return v
 
 
 def _checked(i, n, d):
     if type(i) is Branched:                   # an index on every draft branch
         if not all(-n <= j < n for j in i.values):
-            raise Fallback("a branched index out of bounds on some branch")
+            raise CannotProceed("a branched index out of bounds on some branch")
         return i.map(lambda j: j % n)
     if not -n <= i < n:
         raise refuse(f"index {i} is out of bounds for dimension {d} of size {n}")
@@ -1713,7 +1714,7 @@ def decide(op, a, b) -> bool:
             if not isinstance(getattr(u, "base", None), Uniform) or \
                     not (isinstance(u, UniformView) or hasattr(u, "increasing")) or \
                     u.base.linked or u.base.spent or is_random(b if u is a else a):
-                raise Fallback("a branched value compared with a random value other than a "
+                raise CannotProceed("a branched value compared with a random value other than a "
                                "fresh uniform")
             return _truth(op(a, b))
         av = a.values if type(a) is Branched else None
@@ -1743,7 +1744,7 @@ def _law_token_decide(op, a, b) -> bool:
         answers = {op(k, c) if t is a else op(c, k) for k in support}
         if len(answers) == 1:
             return answers.pop()
-    raise Fallback(f"the {t.what} token compared where the answer depends on it")
+    raise CannotProceed(f"the {t.what} token compared where the answer depends on it")
 
 
 def _same_value(a, b) -> bool:
@@ -1767,7 +1768,7 @@ def _truth(r) -> bool:
 
 def _is_inf(v) -> bool:
     if type(v) is Branched or type(v) is LawIndex:
-        raise Fallback("a value of the draft's branches tested for inf")
+        raise CannotProceed("a value of the draft's branches tested for inf")
     x = v.value if isinstance(v, FloatValue) else v
     return isinstance(x, float) and math.isinf(x)
 

@@ -29,7 +29,8 @@ from fractions import Fraction
 
 from ..engine.floats import FORMATS, FloatValue, exact_value
 from . import float_rows
-from .branched import Branched, Fallback, LawIndex, Mixture, Split, SplitFallback, axis_of
+from ..core.signals import CannotProceed
+from .branched import Branched, LawIndex, Mixture, Split, axis_of
 from .context import CURRENT, current, refuse, undecided
 from .log_rationals import LogRational
 
@@ -69,7 +70,7 @@ def is_random(v) -> bool:
 
 def is_nan(v) -> bool:
     if type(v) is Branched or type(v) is LawIndex:
-        raise Fallback("a value of the draft's branches tested for nan")
+        raise CannotProceed("a value of the draft's branches tested for nan")
     if isinstance(v, float):
         return v != v
     if isinstance(v, FloatValue):
@@ -141,7 +142,7 @@ def cast(v, dtype):
     elif t is Mixture:                             # a token selected by a split
         if dtype.kind == "int":
             return v
-        raise SplitFallback("a token selected by a split converted to a non-integer dtype")
+        raise CannotProceed("a token selected by a split converted to a non-integer dtype", retry="splits")
     if t is Branched:                              # a value on every draft branch
         if dtype.kind == "float" and CURRENT[-1].fmt is None and \
                 all(type(x) is Fraction for x in v.values):
@@ -155,7 +156,7 @@ def cast(v, dtype):
                          getattr(t, "lazy_count", False)):  # a drawn token, a lazy count
         if dtype.kind == "int" or (dtype.kind == "bool" and t is not LawIndex):
             return v
-        raise Fallback("a drawn token converted to a non-integer dtype")
+        raise CannotProceed("a drawn token converted to a non-integer dtype")
     if dtype.kind == "float":                      # the common cases first
         t = type(v)
         fmt = CURRENT[-1].fmt
@@ -414,24 +415,24 @@ _REFLECTED = {operator.add: "__radd__", operator.mul: "__rmul__", operator.sub: 
 def _law_token_arith(op, a, b):
     """A token kept as its law (:class:`LawIndex`) times a mask element 0 or 1, or plus 0: the
     token or 0 (``out.mul_(~mask).add_(tokens.mul(mask))`` writes a token where the mask
-    holds); any other arithmetic on it is not tracked (:class:`Fallback`)."""
+    holds); any other arithmetic on it is not tracked (:class:`~exactspec.core.signals.CannotProceed`)."""
     t, other = (a, b) if type(a) is LawIndex else (b, a)
     if type(other) is int:
         if op is operator.mul and other in (0, 1):
             return t if other else 0
         if other == 0 and (op is operator.add or (op is operator.sub and t is a)):
             return t
-    raise Fallback(f"the {t.what} token used in a computation")
+    raise CannotProceed(f"the {t.what} token used in a computation")
 
 
 def _branched_arith(op, a, b):
     """``arith`` on every draft branch: the path run's scalar operation, branch by branch."""
     if isinstance(a, LawIndex) or isinstance(b, LawIndex):
-        raise Fallback("a branched value in arithmetic with a random value")
+        raise CannotProceed("a branched value in arithmetic with a random value")
     if is_random(a) or is_random(b):
         hook = getattr(current().sampler, "branched_product", None)   # u * c[x] (factored)
         if hook is None:
-            raise Fallback("a branched value in arithmetic with a random value")
+            raise CannotProceed("a branched value in arithmetic with a random value")
         return hook(op, a, b)
     xs = a.values if type(a) is Branched else None
     ys = b.values if type(b) is Branched else None
