@@ -423,6 +423,11 @@ def installed(run: Run | None = None):
             del sys.modules[k]
         everything = True
     sys.modules.update(ours)
+    from ..triton_layer.module import triton_modules     # ``triton`` beside ``torch``
+    saved_triton = {k: m for k, m in sys.modules.items() if k.split(".")[0] == "triton"}
+    for k in saved_triton:
+        del sys.modules[k]
+    sys.modules.update(triton_modules())
     CURRENT.append(run if run is not None else Run())
     MODELS.append(_pyrandom.model)      # Python's and NumPy's uniforms: modelled, not refused
     try:
@@ -435,6 +440,9 @@ def installed(run: Run | None = None):
         for k in names:
             sys.modules.pop(k, None)
         sys.modules.update(saved)
+        for k in [k for k in sys.modules if k.split(".")[0] == "triton"]:
+            del sys.modules[k]
+        sys.modules.update(saved_triton)
 
 
 _MODULE: list = []      # the layer's module object, made once
