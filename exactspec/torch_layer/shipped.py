@@ -84,7 +84,7 @@ def _short(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}" if not isinstance(err, ExactspecError) else text
 
 
-def load(target: str):
+def load(target: str, *, refuse: str = "at-load"):
     """The function or class ``target`` (``"package.module:name"``, or
     ``"package.module:Class.method"``) of an installed package, defined from the package's
     source as it is, without importing the package (see the module's documentation).
@@ -93,12 +93,24 @@ def load(target: str):
     ----------
     target : str
         The module's dotted name, a colon and the definition's name.
+    refuse : {"at-load", "at-use"}
+        When a name the definition reaches cannot be loaded: ``"at-load"`` (the default)
+        refuses the load in one line; ``"at-use"`` refuses it only if the code runs it.  Under
+        ``"at-use"`` a name read only inside a function's body (never while a definition is
+        made) that cannot be loaded is bound to a stand-in that refuses, in one line naming it
+        and why it could not be loaded, any call, attribute, item, iteration or truth test of
+        it: an engine whose module reaches its platform detection, its compiler cache or its
+        warm-up from code the sampling path never runs still loads.  A name read while a
+        definition is made (a decorator, a default, a base class) is always needed, and is
+        refused at load either way.
 
     Returns
     -------
     object
         The function or class, with ``__exactspec_source__``: a dict of ``package``,
-        ``version`` (``None`` where no distribution names it), ``module``, ``name``, ``file``.
+        ``version`` (``None`` where no distribution names it), ``module``, ``name``, ``file``;
+        under ``"at-use"`` also ``unloaded``: the names bound to a refusing stand-in, each a
+        line saying where it comes from and why it could not be loaded.
 
     Raises
     ------
@@ -118,6 +130,9 @@ def load(target: str):
     """
     if not isinstance(target, str):
         raise InvalidInput(f"load: expected 'package.module:name', got {target!r:.60}")
+    if refuse not in ("at-load", "at-use"):
+        raise InvalidInput(f"load({target!r}): refuse is 'at-load' or 'at-use', got "
+                           f"{refuse!r:.40}")
     module_name, colon, name = target.strip().partition(":")
     parts = name.split(".")
     if not colon or not all(p.isidentifier() for p in module_name.split(".")) or \
@@ -129,7 +144,7 @@ def load(target: str):
         raise InvalidInput(f"load({target!r}): {top} is not an engine's package (load takes "
                            "a definition from an installed package's source)")
     with _layer():
-        loader = _shared_loader(top)
+        loader = _shared_loader(top, refuse == "at-use")
         before = set(sys.modules)
         try:
             source = loader.module(module_name)
@@ -142,6 +157,8 @@ def load(target: str):
             _forget_new_modules(before)
     info = {"package": loader.distribution(), "module": module_name, "name": name,
             "file": source.file}
+    if loader.at_use:
+        info["unloaded"] = [u.line for u in loader.stand_ins]
     info["version"] = _version(info["package"])
     try:
         value.__exactspec_source__ = info
@@ -156,14 +173,14 @@ def load(target: str):
 _SHARED: list = []
 
 
-def _shared_loader(top: str) -> "_Loader":
+def _shared_loader(top: str, at_use: bool = False) -> "_Loader":
     run = current()
     if not _SHARED or _SHARED[0][0] is not run:
         _SHARED[:] = [(run, {})]
     loaders = _SHARED[0][1]
-    if top not in loaders:
-        loaders[top] = _Loader(top)
-    return loaders[top]
+    if (top, at_use) not in loaders:
+        loaders[top, at_use] = _Loader(top, at_use)
+    return loaders[top, at_use]
 
 
 def _attribute(value, attribute: str):
@@ -450,8 +467,11 @@ class _Module:
                     value = self.attribute(name)
                     self.object.__dict__[name] = value
             except _Failure as failure:
-                raise _Failure(failure.reason, [(name, self._origin(name))] + failure.chain) \
-                    from None
+                chain = [(name, self._origin(name))] + failure.chain
+                if self.loader.at_use and name not in now:  # read only when a body runs
+                    self.object.__dict__[name] = self.loader.unloaded(failure.reason, chain)
+                    continue
+                raise _Failure(failure.reason, chain) from None
             if isinstance(value, _SourceModuleType):        # helpers.f: loaded up front
                 for attribute in sorted(attributes.get(name, ())):
                     try:
@@ -459,9 +479,12 @@ class _Module:
                     except AttributeError:
                         pass                                # a submodule's own refusal
                     except _Failure as failure:
-                        raise _Failure(failure.reason, [(f"{name}.{attribute}",
-                                                         value.__name__)] + failure.chain) \
-                            from None
+                        chain = [(f"{name}.{attribute}", value.__name__)] + failure.chain
+                        if self.loader.at_use and name not in now:
+                            value.__dict__[attribute] = self.loader.unloaded(failure.reason,
+                                                                             chain)
+                            continue
+                        raise _Failure(failure.reason, chain) from None
 
     def _origin(self, name: str) -> str:
         """The module a name of this module comes from: an import's source, else this one."""
@@ -554,6 +577,67 @@ class _SourceModuleType(types.ModuleType):
                 from None
 
 
+class _Unloaded:
+    """A name of the package's source that could not be loaded, under ``refuse="at-use"``:
+    reading it is fine, using it is refused in one line (an
+    :class:`~exactspec.core.errors.InvalidInput`, recorded as every refusal made while user code
+    runs, so shipped code that catches it is refused as well).
+
+    >>> stand_in = _Unloaded("tinyengine", "No module named 'regex'",
+    ...                      [("current_platform", "tinyengine.platforms")])
+    >>> stand_in.is_cuda()
+    Traceback (most recent call last):
+    ...
+    exactspec.core.errors.InvalidInput: tinyengine as shipped used 'current_platform' from tinyengine.platforms (its attribute 'is_cuda'), which could not be loaded: No module named 'regex'
+    """
+
+    __slots__ = ("line",)
+
+    def __init__(self, top: str, reason: str, chain):
+        (name, module), rest = chain[0], chain[1:]
+        through = ", which uses ".join(f"{n!r} from {m}" for n, m in rest)
+        object.__setattr__(self, "line", (
+            f"{name!r} from {module}", top,
+            f"{'it uses ' + through + ': ' if rest else ''}{reason}"))
+
+    def _refuse(self, how: str):
+        what, top, why = object.__getattribute__(self, "line")
+        raise InvalidInput(f"{top} as shipped used {what}{how}, which could not be loaded: "
+                           f"{why}")
+
+    def __getattribute__(self, name):
+        if name == "line":                      # the stand-in's line in `unloaded`
+            what, top, why = object.__getattribute__(self, name)
+            return f"{what}: {why}"
+        if name == "_refuse" or (name.startswith("__") and name.endswith("__")):
+            return object.__getattribute__(self, name)     # Python's own protocols
+        object.__getattribute__(self, "_refuse")(f" (its attribute {name!r})")
+
+    def __repr__(self):
+        return f"<could not be loaded: {self.line}>"
+
+    def __call__(self, *args, **kwargs):
+        self._refuse(" (a call)")
+
+    def __getitem__(self, key):
+        self._refuse(" (an item)")
+
+    def __iter__(self):
+        self._refuse(" (its items)")
+
+    def __bool__(self):
+        self._refuse(" (its truth)")
+
+    def __instancecheck__(self, value):
+        self._refuse(" (an isinstance test)")
+
+    def __subclasscheck__(self, value):
+        self._refuse(" (an issubclass test)")
+
+    def __mro_entries__(self, bases):
+        self._refuse(" (a base class)")
+
+
 def _what(stmt) -> str:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return f"def {stmt.name}"
@@ -619,9 +703,18 @@ class _Loader:
     """The modules of one package, each read once for the loads of one installation of the
     layer."""
 
-    def __init__(self, top: str):
-        self.top = top
+    def __init__(self, top: str, at_use: bool = False):
+        self.top, self.at_use = top, at_use
         self.modules: dict = {}
+        self.stand_ins: list = []       # the refusing stand-ins bound under refuse="at-use"
+
+    def unloaded(self, reason: str, chain) -> "_Unloaded":
+        """A stand-in for the name ``chain[0]`` that could not be loaded (see
+        :class:`_Unloaded`), noted once for the loaded object's ``unloaded`` list."""
+        stand_in = _Unloaded(self.top, reason, chain)
+        if all(u.line != stand_in.line for u in self.stand_ins):
+            self.stand_ins.append(stand_in)
+        return stand_in
 
     def has_module(self, name: str) -> bool:
         try:
