@@ -720,9 +720,34 @@ def residual(p: Dist, q: Dist) -> Dist:
 
     Raises :class:`InvalidInput` when ``p <= q`` everywhere (then ``p = q`` and the rule never
     rejects, so the residual is never formed).
+
+    A ``Dist`` is read-only, so the residual of the same two objects is the same law: it is
+    computed once per pair and remembered for the last :data:`RESIDUALS_KEPT` pairs (by the
+    objects themselves, held while remembered, so an identity is never taken for another's).
+    A rule that forms it on every path of an enumeration pays ``O(V)`` once, not per path.
+    Its entries are the stored exact values (plain ``Fraction``\\ s inside
+    :func:`~exactspec.core.exact_values.exact_values` too).
     """
-    masses = positive_part(p, q)
+    memo = isinstance(p, Dist) and isinstance(q, Dist)
+    if memo:
+        for pair in reversed(_RESIDUALS):
+            if pair[0] is p and pair[1] is q:
+                return pair[2]
+    _same_labels(p, q)
+    from .exact_values import stored_probs
+
+    masses = [max(a - b, 0) for a, b in zip(stored_probs(p), stored_probs(q))] if memo \
+        else positive_part(p, q)
     total = sum(masses[1:], masses[0])
     if total == 0:
         raise InvalidInput("the residual max(0, p - q) is empty: p <= q everywhere")
-    return Dist([m / total for m in masses], p.labels, check=False)
+    law = Dist([m / total for m in masses], p.labels, check=False)
+    if memo:
+        _RESIDUALS.append((p, q, law))
+        del _RESIDUALS[:-RESIDUALS_KEPT]
+    return law
+
+
+#: How many ``(p, q)`` pairs :func:`residual` remembers (most recent last).
+RESIDUALS_KEPT = 4
+_RESIDUALS: list = []

@@ -275,8 +275,14 @@ class ExactSampler:
         self.weight = self.weight * prob
         self.branches.append((kind, what, prob))
         if self.record_choices:
-            self.choices.append((i, tuple(option[1] for option in options)))
+            self.choices.append((i, self._choice_key(options)))
         return value
+
+    def _choice_key(self, options: list):
+        """What a recorded choice remembers of its options (the hidden-state fingerprint):
+        their probabilities; a route that reuses one option list on every path may name it
+        by a digest instead (:mod:`.law_leaves`)."""
+        return tuple(option[1] for option in options)
 
     def _advance(self) -> bool:
         """Move to the next untried path; False when every path has been run."""

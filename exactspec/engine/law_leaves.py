@@ -1,0 +1,663 @@
+"""Law leaves: a resample that the rule returns as drawn is one leaf, not one path per token.
+
+The exact walk (:func:`~exactspec.engine.exact.enumerate_paths`) branches on every token of
+every draw: a one-draft rule that drafts ``x ~ q`` and, on a rejection, resamples
+``y ~ residual(p, q)`` has ``V`` paths for the draft and ``V`` more under each rejection,
+``V**2`` in all, each forming the residual again.  Most rules written against the sampler
+(``s``) hand the resampled token straight back: nothing downstream looks at which token it
+is, so its value need not be enumerated.  This route runs such a rule with
+:class:`LawSampler`, which answers
+
+- ``s.draw(dist)``, and ``s.pick(dist, u)`` with a *fresh* uniform ``u`` (made by
+  ``s.uniform()`` and never compared, combined or read before), with a **law token**: an
+  opaque stand-in for "a token drawn from this law" (for ``pick``: the law of the inverse CDF
+  at a uniform ``u``, counted on the grid under ``grid=``);
+- everything else as the walk does (``s.draft`` stays a branch, one path per token).
+
+A run that returns a law token as it is ends in a *law leaf*: it adds ``weight * law`` to the
+output law.  The leaf is ``O(1)``: weights are summed per law object (and per set of drafts
+and accepted token, for the two acceptance figures), and each law is spread over its tokens
+once, at the end.  ``P(Y in X)`` of a law leaf is ``weight * law(X)`` (the law's mass on the
+drafted tokens); its explicit acceptance ``weight * law(a)`` for a token ``a`` it accepted with
+``s.accept``.
+
+Any other use of a law token (``==``, ``hash``, ``<``, ``bool``, ``str``, ``int``, arithmetic,
+indexing with it or into it, reading an attribute, ``isinstance``, passing it into ``s``) raises
+:class:`~exactspec.core.signals.CannotProceed` naming the use: the route cannot tell what the
+rule would do with the token's value, and the planner runs the plain walk instead.  A fresh
+uniform that picked a law token is used up: reading it again (a comparison, a second pick, a
+combination made before) raises the same.  The signal is recorded when it is made
+(:mod:`exactspec.core.signals`), and every refusal is also counted by the route itself, so
+a rule that catches it (``except BaseException``, ``contextlib.suppress``, a C function that
+clears the error) still ends in ``CannotProceed``, never in a law computed from a path real
+Python would not take.  What Python does not let an object intercept (``type(y)``, ``y is
+z``, ``id(y)``) is the one limit: a rule that branches on a token's identity or type is not
+a rule this route is for.
+
+With :func:`~exactspec.core.dist.residual` remembered per pair of ``Dist`` objects and the
+draft's options built once per law, ``sps`` and a kernel-style rule cost ``2 V`` leaves of
+``O(1)`` each at ``V`` tokens.  The size estimate runs the rule with the same sampler
+(:func:`~exactspec.engine.exact.estimate_paths`), so it counts leaves, and work over a budget
+is refused up front with its estimate as on the walk.
+
+The loop is the engine's one driver (:func:`~exactspec.engine.driver.depth_first`: replay,
+signal records, budgets through ``every``); grids (``grid=``) and the hidden-state watch
+(``watch=True``: hidden randomness refused, every leaf run twice and compared, ``p`` and ``q``
+checked unchanged) are as on the walk.  A float run (``FloatSampler``, ``--arith``) is not
+followed: :func:`enumerate_law_leaves` takes no sampler factory, and a caller with a float
+run declines this route (:data:`FLOAT_RUN`).
+
+>>> from exactspec.core.dist import Dist
+>>> from exactspec.methods.sps import sps
+>>> p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+>>> result = enumerate_law_leaves(sps, p, q)
+>>> result.law == {0: Fraction(1, 2), 1: Fraction(3, 10), 2: Fraction(1, 5)}, result.acceptance
+(True, Fraction(3, 5))
+>>> result.paths           # drafts 0 and 1 always accepted; 2 accepted, or a law leaf
+4
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from fractions import Fraction
+from typing import Callable
+
+from ..core.dist import Dist
+from ..core.errors import InvalidInput, TooLarge
+from ..core.exact_values import floats_converted
+from ..core.signals import CannotProceed
+from .driver import depth_first
+from .exact import (DEFAULT_MAX_PATHS, MAX_SECONDS, Enumeration, ExactSampler, _check_unchanged,
+                    _nothing, _over_budget, _snapshot, check_seconds, estimate_paths)
+from .uniform import Uniform
+from .watch import Fingerprint, watched
+
+_clock = time.perf_counter  # taken before any watch replaces the clock
+
+__all__ = ["enumerate_law_leaves", "LawSampler", "LawToken", "FLOAT_RUN"]
+
+#: The reason this route gives for a float run (``--arith``): it follows exact runs only.
+FLOAT_RUN = "float run"
+
+#: Laws and option lists remembered per enumeration (beyond, the memo starts again).
+MEMO_LIMIT = 4096
+
+
+class _Shared:
+    """What the runs of one enumeration share: laws checked, option lists built, laws of
+    fresh picks (each remembered by the object it came from, held so its identity stays its
+    own), and the refusals of law tokens made so far."""
+
+    __slots__ = ("laws", "options", "option_keys", "leaf_laws", "refusals")
+
+    def __init__(self):
+        self.laws: dict = {}          # ExactSampler._law's memo, one for every run
+        self.options: dict = {}       # (id(dist), what) -> (dist, options, floats)
+        self.option_keys: dict = {}   # id(options) -> (options, digest)
+        self.leaf_laws: dict = {}     # (kind, id(dist)) -> (dist, LeafLaw or label, floats)
+        self.refusals: list = []      # why each law-token use was refused
+
+    def trim(self) -> None:
+        for memo in (self.options, self.option_keys, self.leaf_laws):
+            if len(memo) > MEMO_LIMIT:
+                memo.clear()
+
+
+class LeafLaw:
+    """The law a law token stands for: ``probs`` over ``labels`` (exact, summing to 1)."""
+
+    __slots__ = ("labels", "probs", "index", "_digest")
+
+    def __init__(self, labels: tuple, probs: tuple, index):
+        self.labels = labels
+        self.probs = probs
+        self.index = index
+        self._digest = None
+
+    def mass(self, tokens) -> Fraction:
+        """The law's mass on the distinct ``tokens`` (tokens it does not have weigh 0)."""
+        if len(tokens) == 1:
+            try:
+                i = self.index.get(tokens[0])
+            except TypeError:
+                return Fraction(0)
+            return Fraction(0) if i is None else self.probs[i]
+        total = Fraction(0)
+        for t in tokens:
+            try:
+                i = self.index.get(t)
+            except TypeError:          # an unhashable value is no token of the law
+                continue
+            if i is not None:
+                total += self.probs[i]
+        return total
+
+    def digest(self) -> str:
+        """A digest of the law's content, for the hidden-state fingerprint (once per law)."""
+        if self._digest is None:
+            self._digest = _digest((self.labels, self.probs))
+        return self._digest
+
+
+def _digest(value) -> str:
+    return hashlib.blake2b(repr(value).encode(), digest_size=16).hexdigest()
+
+
+def _refuse(opaque, use: str):
+    """Count and raise the refusal of a use of a law token (or of a used-up uniform)."""
+    shared = object.__getattribute__(opaque, "_shared")
+    what = object.__getattribute__(opaque, "_what")
+    why = f"the rule {use} {what}: law leaves do not follow a value the rule reads"
+    shared.refusals.append(why)
+    raise CannotProceed(why)
+
+
+class _Opaque:
+    """A value user code may hold and hand back, never read: every use raises
+    :class:`~exactspec.core.signals.CannotProceed`."""
+
+    __slots__ = ("_shared", "_what")
+
+    def __init__(self, shared: _Shared, what: str):
+        object.__setattr__(self, "_shared", shared)
+        object.__setattr__(self, "_what", what)
+
+    def __getattribute__(self, name):
+        _refuse(self, f"read the attribute {name!r} of")
+
+
+_USES = {
+    "__eq__": "compared (==)", "__ne__": "compared (!=)", "__lt__": "compared (<)",
+    "__le__": "compared (<=)", "__gt__": "compared (>)", "__ge__": "compared (>=)",
+    "__hash__": "hashed (a dict key, a set, `in`)", "__bool__": "took the truth value of",
+    "__str__": "turned into text", "__repr__": "turned into text (repr)",
+    "__format__": "formatted", "__bytes__": "turned into bytes", "__int__": "took int() of",
+    "__float__": "took float() of", "__complex__": "took complex() of",
+    "__index__": "indexed with", "__round__": "rounded", "__trunc__": "truncated",
+    "__floor__": "floored", "__ceil__": "took the ceiling of", "__abs__": "took abs() of",
+    "__neg__": "negated", "__pos__": "applied unary + to", "__invert__": "inverted",
+    "__len__": "took len() of", "__iter__": "iterated over", "__reversed__": "reversed",
+    "__contains__": "searched in", "__getitem__": "indexed into", "__setitem__": "assigned into",
+    "__delitem__": "deleted from", "__call__": "called", "__enter__": "entered",
+    "__exit__": "exited", "__setattr__": "set an attribute of", "__delattr__": "deleted an attribute of",
+    "__dir__": "listed the attributes of", "__sizeof__": "took the size of",
+    "__reduce__": "pickled or copied", "__reduce_ex__": "pickled or copied",
+    "__copy__": "copied", "__deepcopy__": "copied", "__getstate__": "pickled",
+    "__fspath__": "used as a path", "__array__": "made an array of",
+    "__await__": "awaited", "__aiter__": "iterated over", "__anext__": "iterated over",
+}
+for _op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow",
+            "lshift", "rshift", "and", "or", "xor"):
+    for _form in ("__{}__", "__r{}__", "__i{}__"):
+        if _form == "__i{}__" and _op == "divmod":
+            continue
+        _USES[_form.format(_op)] = f"did arithmetic ({_op}) with"
+
+
+def _refusing(name: str, use: str):
+    def method(self, *args, **kwargs):
+        _refuse(self, use)
+    method.__name__ = name
+    return method
+
+
+for _name, _use in _USES.items():
+    setattr(_Opaque, _name, _refusing(_name, _use))
+del _name, _use, _op, _form
+
+
+class LawToken(_Opaque):
+    """A token drawn from a law, not enumerated: the rule may return it (directly or stored
+    and handed back), nothing else (see the module's note)."""
+
+    __slots__ = ("_law",)
+
+    def __init__(self, shared: _Shared, law: LeafLaw, what: str):
+        super().__init__(shared, f"a token drawn as a law leaf ({what})")
+        object.__setattr__(self, "_law", law)
+
+
+_OPAQUE = frozenset({LawToken, _Opaque})
+
+
+def _law_of(token: LawToken) -> LeafLaw:
+    return object.__getattribute__(token, "_law")
+
+
+class LawSampler(ExactSampler):
+    """The exact sampler with law leaves: ``draw`` and a fresh uniform's ``pick`` hand back
+    a :class:`LawToken`; the rest is :class:`~exactspec.engine.exact.ExactSampler`'s.
+
+    Parameters
+    ----------
+    grid : int, optional
+        Explicit uniforms on ``{0, 1/N, ..., (N-1)/N}`` (a fresh pick's law is then the
+        grid points' share of each token's interval).
+    shared : _Shared, optional
+        What the runs of one enumeration share (laws and option lists built once).
+    """
+
+    def __init__(self, grid: int | None = None, shared: _Shared | None = None):
+        super().__init__(grid=grid)
+        self.shared = shared if shared is not None else _Shared()
+        self._laws = self.shared.laws
+
+    def _reset(self):
+        super()._reset()
+        self._touched: set = set()       # idents of uniforms read (compared, looked up)
+
+    def _guard(self, what: str, *args) -> None:
+        """Refuse a law token (or a used-up uniform) handed to ``s.<what>``.  (One inside a
+        list or a mapping is refused by the first operation the sampler does on it.)"""
+        for v in args:
+            if type(v) in _OPAQUE:
+                _refuse(v, f"passed to s.{what}")
+
+    # -- branches, with their option lists built once per law ---------------------------
+    def _branch(self, dist, what: str):
+        """``dist``'s token as a branch (the walk's ``draw``), its options built once."""
+        key = (id(dist), what)
+        hit = self.shared.options.get(key)
+        if hit is None or hit[0] is not dist:
+            floats = self.floats
+            probs = self._law(dist, what)
+            options = [(lab, pr, f"{what} {lab}") for lab, pr in zip(dist.labels, probs)
+                       if pr != 0]
+            self.shared.trim()
+            hit = (dist, options, self.floats - floats)
+            self.shared.options[key] = hit
+            self.shared.option_keys[id(options)] = (options, None)
+        else:
+            self.floats += hit[2]
+        return self._choose(what, hit[1])
+
+    def _choice_key(self, options: list):
+        named = self.shared.option_keys.get(id(options))
+        if named is None or named[0] is not options:
+            return super()._choice_key(options)
+        if named[1] is None:
+            named = (options, _digest(tuple(option[1] for option in options)))
+            self.shared.option_keys[id(options)] = named
+        return named[1]
+
+    def draft(self, q, what: str = "draft"):
+        """One draft token from ``q``: a branch, as on the walk."""
+        if type(q) in _OPAQUE or type(what) in _OPAQUE:
+            self._guard("draft", q, what)
+        x = self._branch(q, what) if isinstance(q, Dist) else ExactSampler.draw(self, q, what)
+        self.drafted.append(x)
+        return x
+
+    def drafts(self, q, k: int, replace: bool = True) -> tuple:
+        """``k`` drafts from ``q`` (branches), as on the walk."""
+        self._guard("drafts", q, k, replace)
+        return super().drafts(q, k, replace)
+
+    # -- law tokens -------------------------------------------------------------------------
+    def draw(self, dist, what: str = "draw"):
+        """A token drawn from ``dist``: a :class:`LawToken` for a ``Dist`` of exact rationals
+        with two or more tokens of positive probability (its one token when it has one); a
+        branch for anything else."""
+        if type(dist) in _OPAQUE or type(what) in _OPAQUE:
+            self._guard("draw", dist, what)
+        if not isinstance(dist, Dist):
+            return ExactSampler.draw(self, dist, what)
+        probs = self._law(dist, what)               # checked, floats counted, remembered
+        key = ("draw", id(dist))
+        hit = self.shared.leaf_laws.get(key)
+        if hit is None or hit[0] is not dist:
+            leaf = None
+            if all(type(pr) is Fraction for pr in probs):
+                support = [lab for lab, pr in zip(dist.labels, probs) if pr != 0]
+                leaf = support[0] if len(support) == 1 else \
+                    LeafLaw(dist.labels, tuple(probs), dist._index)
+            self.shared.trim()
+            hit = (dist, leaf, 0)
+            self.shared.leaf_laws[key] = hit
+        return self._leaf(hit[1], dist, what)
+
+    def _leaf(self, leaf, dist, what):
+        if leaf is None:
+            return self._branch(dist, what)
+        if type(leaf) is LeafLaw:                    # no branch: the call counted, as on
+            leaf = LawToken(self.shared, leaf, what)  # the walk (a rule that never stops
+        return self._choose(what, [(leaf, 1, what)])  # drawing meets MAX_CALLS)
+
+    def pick(self, dist, u, what: str = "pick"):
+        """The inverse CDF of ``dist`` at ``u``: a :class:`LawToken` when ``u`` is a fresh
+        uniform and ``dist`` a ``Dist`` of exact rationals whose cumulative sums reach 1 (then
+        ``u`` is used up); otherwise as on the walk."""
+        if type(dist) in _OPAQUE or type(u) in _OPAQUE or type(what) in _OPAQUE:
+            self._guard("pick", dist, u, what)
+        if type(u) is Uniform and u.ident in self._touched:
+            if u.sampler is not self:                # used up by a law pick of this run
+                _refuse(u.sampler, "looked up again")
+        if (type(u) is Uniform and u.sampler is self and u.ident not in self._touched
+                and not u.linked and not u.spent and u.lo == 0 and u.hi == 1
+                and isinstance(dist, Dist)):
+            key = ("pick", id(dist))
+            hit = self.shared.leaf_laws.get(key)
+            if hit is None or hit[0] is not dist:
+                floats = self.floats
+                leaf = self._pick_law(dist, u, what)
+                self.shared.trim()
+                hit = (dist, leaf, self.floats - floats)
+                self.shared.leaf_laws[key] = hit
+            else:
+                self.floats += hit[2]
+            if hit[1] is not None:
+                self._use_up(u)
+                return self._leaf(hit[1], dist, what)
+        if type(u) is Uniform:
+            self._touched.add(u.ident)
+        base = getattr(u, "base", None)
+        if type(base) is Uniform:
+            self._touched.add(base.ident)
+        return super().pick(dist, u, what)
+
+    def _pick_law(self, dist, u: Uniform, what: str):
+        """The law of ``pick(dist, u)`` for a fresh ``u`` (token ``t`` where
+        ``cum_{t-1} <= u < cum_t``, its share of ``[0, 1)`` or of the grid), its one token,
+        or ``None`` (weights that are not exact rationals, or sum under 1: the walk's pick
+        decides, and refuses the latter)."""
+        weights = self._weights(dist, what)
+        if not all(type(w) is Fraction for w in weights):
+            return None
+        probs = []
+        support = []
+        cum = Fraction(0)
+        for lab, w in zip(dist.labels, weights):
+            a, b = cum, cum + w
+            cum = b
+            share = 0
+            if w != 0:
+                share = self._interval_weight(u, max(a, u.lo), min(b, u.hi))
+                if share != 0:
+                    support.append(lab)
+            probs.append(share)
+        if cum < 1:
+            return None
+        if len(support) == 1:
+            return support[0]
+        return LeafLaw(dist.labels, tuple(probs), dist._index)
+
+    def _use_up(self, u: Uniform) -> None:
+        """``u`` picked a law token: any later reading of it refuses."""
+        self._touched.add(u.ident)
+        spent = _Opaque(self.shared, f"a uniform (u{u.ident}) that picked a token as a law "
+                                     "leaf")
+        u.sampler = spent
+        u.lo = spent
+        u.hi = spent
+
+    def _split_uniform(self, u, c, strict):
+        self._touched.add(u.ident)
+        return super()._split_uniform(u, c, strict)
+
+    # -- the rest of the interface, guarded ---------------------------------------------------
+    def coin(self, prob, what: str = "coin") -> bool:
+        if type(prob) in _OPAQUE or type(what) in _OPAQUE:
+            self._guard("coin", prob, what)
+        return super().coin(prob, what)
+
+    def accept(self, x):
+        if type(x) in _OPAQUE:
+            self._guard("accept", x)
+        return super().accept(x)
+
+    def race(self, weights, noise, *, first: bool = True, what: str = "race"):
+        self._guard("race", weights, noise, first, what)
+        return super().race(weights, noise, first=first, what=what)
+
+    def exponentials(self, n: int):
+        self._guard("exponentials", n)
+        return super().exponentials(n)
+
+    def gumbels(self, n: int):
+        self._guard("gumbels", n)
+        return super().gumbels(n)
+
+    def exp(self, x):
+        self._guard("exp", x)
+        return super().exp(x)
+
+    def log(self, x):
+        self._guard("log", x)
+        return super().log(x)
+
+    def softmax(self, logits) -> list:
+        self._guard("softmax", logits)
+        return super().softmax(logits)
+
+
+def enumerate_law_leaves(method: Callable, p, q, k: int = 1, *, grid: int | None = None,
+                         max_paths: int | None = DEFAULT_MAX_PATHS,
+                         progress: bool | None = None, watch: bool = False,
+                         max_seconds: float | None = None) -> Enumeration:
+    """Run ``method(s, p, q, k)`` on every path, a returned law token one leaf, and return
+    the exact :class:`~exactspec.engine.exact.Enumeration` (``paths`` counts the leaves).
+
+    Parameters
+    ----------
+    method : callable
+        ``method(s, p, q, k) -> token``, written against the sampling interface.
+    p, q : Dist
+        The target and the draft law.
+    k : int
+        Handed to the method.
+    grid : int, optional
+        Explicit uniforms on a grid of ``N`` points, as on the walk.
+    max_paths : int or None
+        Refuse (:class:`~exactspec.core.errors.TooLarge`) when the estimated number of
+        leaves is larger; ``None`` insists.
+    progress : bool, optional
+        A progress line on stderr (default: when the estimate is large and stderr is a
+        terminal).
+    watch : bool
+        The method is user code: hidden randomness refused while it runs, every leaf run a
+        second time and compared, ``p`` and ``q`` checked unchanged.
+    max_seconds : float, optional
+        Refuse when the estimated seconds are more (by default :data:`MAX_SECONDS` under the
+        default ``max_paths``); the run stops at twice this.
+
+    Raises
+    ------
+    CannotProceed
+        The rule used a law token (or a uniform that picked one) for anything but handing it
+        back: the plain walk (:func:`~exactspec.engine.exact.enumerate_paths`) is the route.
+    TooLarge
+        Over a budget, up front by the estimate or on the way.
+    """
+    shared = _Shared()
+    factory = lambda: LawSampler(grid=grid, shared=shared)  # noqa: E731
+    estimate = None
+    if max_seconds is None and max_paths == DEFAULT_MAX_PATHS:
+        max_seconds = MAX_SECONDS
+    if max_paths is not None or progress:
+        timing: list = []
+        estimate = estimate_paths(method, p, q, k, sampler_factory=factory, watch=watch,
+                                  timing=timing, max_paths=max_paths, max_seconds=max_seconds)
+        _refused_quietly(shared)
+        if max_paths is not None and estimate > max_paths:
+            raise TooLarge(
+                f"about {estimate:,} paths (a law leaf each) to enumerate, over the budget of "
+                f"{max_paths:,}: use --backend numpy, or --max-paths N to insist",
+                estimate=estimate, budget=max_paths)
+        check_seconds(estimate, timing[0] * (2 if watch else 1), max_seconds, max_paths,
+                      "--backend numpy, a smaller instance")
+    if progress is None:
+        progress = bool(estimate and estimate > 200_000 and sys.stderr.isatty())
+    before = _snapshot(p), _snapshot(q)
+    with watched(method) if watch else _nothing():
+        result, digest = _leaves(method, p, q, k, factory, shared, progress, estimate, watch,
+                                 max_paths, max_seconds)
+        if watch:
+            _, again = _leaves(method, p, q, k, factory, shared, False, None, True)
+            if again != digest:
+                raise InvalidInput(
+                    "the method gave different results when the same paths were run twice: "
+                    "it reads hidden randomness or state (a generator made at import, a "
+                    "counter, the clock); make every random choice through the sampler s")
+    if watch:
+        _check_unchanged(before, p, q)
+    return result
+
+
+def _refused_quietly(shared: _Shared) -> None:
+    """A law token's refusal that did not end the run (caught somewhere): decline."""
+    if shared.refusals:
+        raise CannotProceed(f"{shared.refusals[0]} (the refusal was caught, and the run went "
+                            "on)")
+
+
+class _Sums:
+    """Exact sums by key, kept as integer numerators per (key, denominator): adding a
+    ``Fraction`` is an integer addition, not a ``Fraction`` one (the weights of one
+    enumeration share few denominators); each key's sum is formed once, at the end."""
+
+    __slots__ = ("parts", "other")
+
+    def __init__(self):
+        self.parts: dict = {}        # (key, denominator) -> numerator
+        self.other: dict = {}        # key -> a sum of weights that are not Fractions
+
+    def add(self, key, w) -> None:
+        if type(w) is Fraction:
+            part = (key, w.denominator)
+            self.parts[part] = self.parts.get(part, 0) + w.numerator
+        else:
+            self.other[key] = self.other.get(key, 0) + w
+
+    def add_product(self, key, w, m) -> None:
+        """Add ``w * m`` (the product unreduced when both are Fractions)."""
+        if type(w) is Fraction and type(m) is Fraction:
+            part = (key, w.denominator * m.denominator)
+            self.parts[part] = self.parts.get(part, 0) + w.numerator * m.numerator
+        else:
+            self.other[key] = self.other.get(key, 0) + w * m
+
+    def totals(self) -> dict:
+        """Each key's exact sum."""
+        by_key: dict = {}
+        for (key, denominator), numerator in self.parts.items():
+            by_key.setdefault(key, {})
+            by_key[key][denominator] = numerator
+        out = dict(self.other)
+        for key, parts in by_key.items():
+            total = Fraction(0)
+            for denominator, numerator in parts.items():
+                total += Fraction(numerator, denominator)
+            out[key] = out[key] + total if key in out else total
+        return out
+
+    def total(self, key=None):
+        return self.totals().get(key, 0)
+
+
+def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
+            max_paths=None, max_seconds=None):
+    """One pass over the leaves: ``(Enumeration, digest or None)``."""
+    start = _clock()
+    s = factory()
+    labels = p.labels
+    law = {lab: 0 for lab in labels}
+    tokens = _Sums()         # a returned token's weight, by token
+    sums = _Sums()           # "total", "acceptance", "explicit" of returned tokens
+    used = {"drafts": False, "accept": False}
+    laws: dict = {}          # id(LeafLaw) -> LeafLaw
+    law_weights = _Sums()    # id(LeafLaw) -> weight
+    in_drafts = _Sums()      # (id(LeafLaw), distinct drafts) -> weight
+    accepted = _Sums()       # (id(LeafLaw), accepted token) -> weight
+    digest = Fingerprint() if fingerprint else None
+    s.record_choices = bool(fingerprint)
+    last_report = [start]
+    converted = floats_converted()
+    refused = len(shared.refusals)
+
+    def leaf(s, y):
+        if len(shared.refusals) != refused:
+            _refused_quietly(shared)
+        w = s.weight
+        sums.add("total", w)
+        if type(y) is LawToken:
+            leaf_law = _law_of(y)
+            key = id(leaf_law)
+            if key not in laws:
+                laws[key] = leaf_law
+            law_weights.add(key, w)
+            if s.drafted:
+                used["drafts"] = True
+                drafted = s.drafted
+                in_drafts.add((key, (drafted[0],) if len(drafted) == 1
+                               else tuple(dict.fromkeys(drafted))), w)
+            if s.did_accept:
+                used["accept"] = True
+                try:
+                    accepted.add((key, (s.accepted_token,)), w)
+                except TypeError:           # an unhashable value is no token: it weighs 0
+                    pass
+            shown = ("law", leaf_law.digest())
+        else:
+            if y not in law:
+                raise InvalidInput(f"the method returned {y!r}, which is not a token of p "
+                                   f"(labels {list(labels)})")
+            tokens.add(y, w)
+            if s.drafted:
+                used["drafts"] = True
+                if y in s.drafted:
+                    sums.add("acceptance", w)
+            if s.did_accept:
+                used["accept"] = True
+                if s.accepted_token == y:
+                    sums.add("explicit", w)
+            shown = y
+        if digest is not None:
+            digest.add(s.choices, shown, s.drafted, s.did_accept, s.accepted_token, w)
+
+    def every(count):
+        if max_paths is not None and count % 1024 == 0:
+            refusal = _over_budget(count, estimate, max_paths, _clock() - start, max_seconds)
+            if refusal is not None:
+                raise refusal
+        if progress and count % 20000 == 0:
+            now = _clock()
+            if now - last_report[0] > 0.5:
+                last_report[0] = now
+                shown = f"{count:,}" + (f" / ~{estimate:,}" if estimate else "")
+                print(f"\r  enumerating law leaves: {shown}", end="", file=sys.stderr,
+                      flush=True)
+
+    count = depth_first(s, lambda s: method(s, p, q, k), leaf, every=every)
+    _refused_quietly(shared)
+    for key, weight in law_weights.totals().items():
+        leaf_law = laws[key]
+        for lab, pr in zip(leaf_law.labels, leaf_law.probs):
+            if pr == 0:
+                continue
+            if lab not in law:
+                raise InvalidInput(f"the method returned {lab!r}, which is not a token of p "
+                                   f"(labels {list(labels)})")
+            tokens.add_product(lab, weight, pr)
+    law.update(tokens.totals())
+    for figure, by_law in (("acceptance", in_drafts), ("explicit", accepted)):
+        for ((key, drafted), denominator), numerator in by_law.parts.items():
+            sums.add_product(figure, Fraction(numerator, denominator),
+                             laws[key].mass(drafted))
+        for (key, drafted), weight in by_law.other.items():
+            sums.add_product(figure, weight, laws[key].mass(drafted))
+    totals = sums.totals()
+    acceptance, explicit = totals.get("acceptance", 0), totals.get("explicit", 0)
+    if progress:
+        print(f"\r  enumerated {count:,} law leaves" + " " * 20, file=sys.stderr)
+    if not used["drafts"]:
+        acceptance = explicit
+    result = Enumeration(labels=labels, law=law, acceptance=acceptance,
+                         explicit_acceptance=explicit, paths=count,
+                         total=totals.get("total", 0),
+                         used_drafts=used["drafts"], used_accept=used["accept"],
+                         path_list=None, seconds=_clock() - start,
+                         floats=s.floats + floats_converted() - converted)
+    return result, (digest.digest() if digest is not None else None)
