@@ -1,0 +1,38 @@
+"""``exactspec optimal``: ``alpha*``, ``a*``, the sorted order and the tight prefixes, with
+their cross-checks.
+"""
+
+from __future__ import annotations
+
+from .float64 import _float_command
+from .output import _emit, _table
+from .process import EXIT_OK, EXIT_REFUTED
+from .readers import _read_pair
+
+
+def cmd_optimal(args) -> int:
+    if args.backend == "numpy":
+        return _float_command("optimal", args)
+    from ..bounds.compare import optimal_report
+
+    from ..core.dist import exact_str
+
+    p, q = _read_pair(args)
+    obj = optimal_report(p, q, args.k)
+    checks = obj["checks"]
+    # one dictionary look-up per token (a list of the tight labels searched per token was
+    # quadratic: minutes at 152,064 tokens)
+    p_text = {str(t): exact_str(v) for t, v in zip(p.labels, p.probs)}
+    q_text = {str(t): exact_str(v) for t, v in zip(q.labels, q.probs)}
+    tight = set(obj["tight"])
+    rows = [[name, obj["a_star"][name], p_text[name], q_text[name],
+             "tight" if name in tight else ""] for name in obj["order"]]
+    verdicts = {True: "agrees", False: "DISAGREES", None: "skipped (too large)"}
+    text = (f"optimal acceptance for k = {args.k} i.i.d. drafts: alpha* = {obj['alpha_star']}\n"
+            + _table(rows, ["token (q/p order)", "a*", "p", "q", "prefix"]) + "\nchecks: "
+            + ", ".join(f"{name} {verdicts[ok]}" for name, ok in checks.items())
+            + "".join(f"\n  {name} skipped: {why}"
+                      for name, why in obj.get("checks_skipped", {}).items()))
+    _emit(obj, args.json, text)
+    bad = any(ok is False for ok in checks.values())
+    return EXIT_REFUTED if bad else EXIT_OK

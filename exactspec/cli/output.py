@@ -1,0 +1,41 @@
+"""What a command writes: its report on stdout as text or one JSON object (``--json``), its
+tables, and the JSON files it is asked for (certificates, summaries).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+_STDOUT = [None]  # the real stdout while user code's prints go to stderr (--json)
+#: [the command runs under --json, its JSON object is written]: an error or an undecided
+#: result under --json still writes one object, ``{"error": ..., "exit": N}``
+_JSON = [False, False]
+
+
+def _emit(obj, as_json: bool, text) -> None:
+    """Write ``obj`` as JSON or ``text``; either may be a function that makes it, called only
+    when it is the one written (a report of 152,064 tokens costs seconds to format)."""
+    out = _STDOUT[0] or sys.stdout
+    if as_json:
+        out.write(json.dumps(obj() if callable(obj) else obj) + "\n")
+        _JSON[1] = True
+    else:
+        out.write((text() if callable(text) else text).rstrip("\n") + "\n")
+
+
+def _table(rows, header) -> str:
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip()]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def _write_json(path, obj, flag: str = "--certificate") -> None:
+    """``obj`` as JSON in the file ``path``, whole or not at all
+    (:func:`~exactspec.core.files.output_file`); a failed write is one line naming it."""
+    from ..core.files import output_file
+
+    with output_file(path, flag) as handle:
+        json.dump(obj, handle, indent=1)
