@@ -56,6 +56,7 @@ from ..torch_layer.context import current
 from ..torch_layer.tensor import Tensor
 from ..torch_layer.values import UNSET
 from .errors import refuse
+from .state import launch, launch_option
 
 __all__ = ["dtype", "pointer_type", "tensor", "constexpr", "block", "scalar_block",
            "DTYPES", "promote", "program_id", "num_programs", "arange", "zeros", "full",
@@ -469,8 +470,6 @@ _FUSED = (operator.add, operator.sub)
 
 def binary(a, b, op) -> tensor:
     """``a op b`` of blocks and Python numbers, with Triton's promotion."""
-    from .launch import launch_option
-
     if not isinstance(a, tensor) and not isinstance(b, tensor):
         return op(a, b)
     pa = a.dtype.is_ptr() if isinstance(a, tensor) else False
@@ -649,8 +648,6 @@ def _shape_arg(shape) -> tuple:
 
 def program_id(axis) -> tensor:
     """``tl.program_id(axis)``: this program's index along ``axis`` (an ``int32`` scalar)."""
-    from .launch import launch
-
     axis = int(axis)
     if axis not in (0, 1, 2):
         raise refuse(f"tl.program_id({axis}): the axis is 0, 1 or 2")
@@ -659,8 +656,6 @@ def program_id(axis) -> tensor:
 
 def num_programs(axis) -> tensor:
     """``tl.num_programs(axis)``: the grid's size along ``axis`` (an ``int32`` scalar)."""
-    from .launch import launch
-
     axis = int(axis)
     if axis not in (0, 1, 2):
         raise refuse(f"tl.num_programs({axis}): the axis is 0, 1 or 2")

@@ -37,6 +37,8 @@ from ..torch_layer.tensor import Tensor, read
 from ..torch_layer.values import UNSET
 from . import language as tl
 from .errors import HERE, KERNELS, ours, refuse, where
+from .state import LAUNCHES as _LAUNCHES
+from .state import Launch, launch, launch_option
 
 __all__ = ["JITFunction", "jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2",
            "load", "store", "launch", "launch_option", "MAX_PROGRAMS"]
@@ -58,34 +60,6 @@ class _Memory:
 
     def __init__(self, storage, dtype, name):
         self.storage, self.dtype, self.name = storage, dtype, name
-
-
-class Launch:
-    """A launch in progress: the kernel, the grid, this program's id, the options, and which
-    program stored and loaded each address."""
-
-    def __init__(self, name: str, grid: tuple, options: dict):
-        self.name, self.grid, self.options = name, grid, options
-        self.pid = (0, 0, 0)
-        self.writes: dict = {}          # (id(storage), offset) -> program id
-        self.reads: dict = {}           # (id(storage), offset) -> set of program ids
-        self.keep: list = []            # the storages named by id
-
-
-_LAUNCHES: list = []
-
-
-def launch() -> Launch:
-    """The launch in progress (refused outside one)."""
-    if not _LAUNCHES:
-        raise refuse("a Triton program function (tl.program_id, tl.load, ...) outside a "
-                     "kernel launch: launch the kernel as kernel[grid](...)")
-    return _LAUNCHES[-1]
-
-
-def launch_option(name: str, default):
-    """The launch option ``name`` of the launch in progress (``default`` outside one)."""
-    return _LAUNCHES[-1].options.get(name, default) if _LAUNCHES else default
 
 
 def cdiv(x, y):

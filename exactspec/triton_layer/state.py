@@ -1,0 +1,41 @@
+"""The launch in progress: the kernel, the grid, this program's id, the options, and which
+program stored and loaded each address (read by :mod:`.language` and :mod:`.launch`).
+
+>>> launch_option("enable_fp_fusion", True)
+True
+"""
+
+from __future__ import annotations
+
+from .errors import refuse
+
+__all__ = ["Launch", "LAUNCHES", "launch", "launch_option"]
+
+
+class Launch:
+    """A launch in progress: the kernel's name, the grid (three sizes), this program's id,
+    the launch options, and the addresses stored and loaded so far."""
+
+    def __init__(self, name: str, grid: tuple, options: dict):
+        self.name, self.grid, self.options = name, grid, options
+        self.pid = (0, 0, 0)
+        self.writes: dict = {}          # (id(storage), offset) -> program id
+        self.reads: dict = {}           # (id(storage), offset) -> set of program ids
+        self.keep: list = []            # the storages named by id
+
+
+#: the launches in progress, innermost last (at most one: a kernel never launches another)
+LAUNCHES: list = []
+
+
+def launch() -> Launch:
+    """The launch in progress (refused outside one)."""
+    if not LAUNCHES:
+        raise refuse("a Triton program function (tl.program_id, tl.load, ...) outside a "
+                     "kernel launch: launch the kernel as kernel[grid](...)")
+    return LAUNCHES[-1]
+
+
+def launch_option(name: str, default):
+    """The launch option ``name`` of the launch in progress (``default`` outside one)."""
+    return LAUNCHES[-1].options.get(name, default) if LAUNCHES else default
