@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "exactspec"
 #: Lowest first.  A module may import its own layer and those below it, never one above.
 LAYERS = [
     ("core", "checker", "generic_checker"),
-    ("engine", "torch_layer"),
+    ("engine", "torch_layer", "triton_layer"),
     ("optimum",),
     ("numpy_backend",),
     ("key",),
