@@ -734,9 +734,7 @@ def residual(p: Dist, q: Dist) -> Dist:
             if pair[0] is p and pair[1] is q:
                 return pair[2]
     _same_labels(p, q)
-    from .exact_values import stored_probs
-
-    masses = [max(a - b, 0) for a, b in zip(stored_probs(p), stored_probs(q))] if memo \
+    masses = [max(a - b, 0) for a, b in zip(_STORED_PROBS(p), _STORED_PROBS(q))] if memo \
         else positive_part(p, q)
     total = sum(masses[1:], masses[0])
     if total == 0:
@@ -751,3 +749,6 @@ def residual(p: Dist, q: Dist) -> Dist:
 #: How many ``(p, q)`` pairs :func:`residual` remembers (most recent last).
 RESIDUALS_KEPT = 4
 _RESIDUALS: list = []
+#: A Dist's stored values (``Dist.probs`` as defined here, before
+#: :func:`~exactspec.core.exact_values.exact_values` stands in for it).
+_STORED_PROBS = Dist.__dict__["probs"].fget
