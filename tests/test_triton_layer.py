@@ -580,6 +580,17 @@ def test_one_draft_kernel_lossless_and_equal_to_plain_pytorch(p, q):
         assert r.lossless and r.law == twin.law == dict(zip(range(len(p.probs)), p.probs))
 
 
+def test_one_draft_kernel_takes_the_draft_as_a_tensor_axis():
+    # the kernel's loads at the draft's offset hold a value per draft branch: one run of the
+    # body (the plain-PyTorch twin indexes p[x] with a 0-d tensor and runs per token)
+    assert exactspec.verify(_spec("sample"), P4, Q4).paths == 1
+    w, v = [3, 1, 4, 1, 5, 9, 2, 6] * 4, [2, 7, 1, 8, 2, 8, 1, 8] * 4
+    p = Dist.parse(",".join(f"{x}/{sum(w)}" for x in w))
+    q = Dist.parse(",".join(f"{x}/{sum(v)}" for x in v))
+    r = exactspec.verify(_spec("sample"), p, q)
+    assert r.lossless and r.paths == 1 and r.law == dict(enumerate(p.probs))
+
+
 def test_one_draft_kernel_bug_refuted_exactly():
     r = exactspec.verify(_spec("sample_target_recovery"), P, Q)
     assert r.law == {0: F(5, 12), 1: F(7, 18), 2: F(7, 36)}

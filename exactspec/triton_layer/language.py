@@ -51,7 +51,7 @@ from ..engine.floats import FORMATS, FloatValue
 from ..torch_layer import dtypes as D
 from ..torch_layer import functions as _fn
 from ..torch_layer import random as _rnd
-from ..torch_layer.branched import Branched
+from ..torch_layer.branched import Branched, LawIndex
 from ..torch_layer.context import current
 from ..torch_layer.tensor import Tensor
 from ..torch_layer.values import UNSET
@@ -360,6 +360,8 @@ class tensor:
         return reshape(self, *shape)
 
     def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)            # probes (hasattr(x, "__array__")) stay quiet
         raise refuse(f"the Triton block method .{name} is outside exactspec's Triton layer")
 
 
@@ -882,9 +884,17 @@ def _lane_index(lane: list, dt, largest: bool) -> int:
                     all(getattr(lane[i], "over", False) for i in races) and \
                     any(_positive_weight(lane[i].weight) for i in races):
                 sub = Tensor.new([lane[i] for i in races], (len(races),), dt)
-                return races[sub.argmax().item()]
+                won = sub.argmax()._values()[0]
+                if type(won) is int:
+                    return races[won]
+                if type(won) is LawIndex:          # the race's winner kept as its law
+                    probs = [Fraction(0)] * len(lane)
+                    for k, i in enumerate(races):
+                        probs[i] = won.probs[k]
+                    return LawIndex(probs, won.what)
+                raise CannotProceed("a race among a kernel's lanes not decided")
     t = Tensor.new(list(lane), (len(lane),), dt)
-    return (t.argmax() if largest else t.argmin()).item()
+    return (t.argmax() if largest else t.argmin())._values()[0]
 
 
 def _not_positive(v) -> bool:
@@ -1013,18 +1023,15 @@ def rand(seed, offset, n_rounds=10) -> tensor:
         offs, shape = offset.t._values(), tuple(offset.t.shape)
     else:
         offs, shape = [int(offset)], ()
-    run = current()
-    streams = run.__dict__.setdefault("_triton_philox", {})
-    values = []
+    streams = current().__dict__.setdefault("_triton_philox", {})
     for o in offs:
         if type(o) is not int:
             raise CannotProceed("a tl.rand offset on the draft's branches")
-        u = streams.get((key, o))
-        if u is None:
-            draw = _rnd._sampler()
-            u = streams[(key, o)] = _rnd._uniform(draw, D.float32)
-        values.append(u)
-    return block(Tensor.new(values, shape, D.float32), float32)
+    fresh = sorted({o for o in offs if (key, o) not in streams})
+    if fresh:                                      # one draw of the tensor layer for them all
+        for o, u in zip(fresh, _rnd.rand((len(fresh),), D.float32)._values()):
+            streams[(key, o)] = u
+    return block(Tensor.new([streams[(key, o)] for o in offs], shape, D.float32), float32)
 
 
 def randn(seed, offset, n_rounds=10):
