@@ -528,6 +528,23 @@ def test_undefined_lanes_and_other_refusals():
 
         k(torch.zeros(1))
 
+    def cast_overflow(torch, triton, tl):
+        @triton.jit
+        def k(x_ptr, o_ptr):
+            tl.store(o_ptr, tl.load(x_ptr).to(tl.int32))
+
+        k[(1,)](torch.tensor([2.0 ** 31], dtype=torch.float64), torch.zeros(1, dtype=torch.int32))
+
+    def shapes(torch, triton, tl):                 # the tensor layer's refusal, relocated
+        @triton.jit
+        def k(x_ptr, o_ptr):
+            tl.store(o_ptr + tl.arange(0, 2), tl.load(x_ptr + tl.arange(0, 4)))
+
+        k[(1,)](torch.zeros(4), torch.zeros(4))
+
+    refused(cast_overflow, "converted to int32", "undefined on the GPU", "kernel k")
+    message = refused(shapes, "expand", "kernel k, test_triton_layer.py:")
+    assert "language.py" not in message and "launch.py" not in message
     refused(undefined_sum, "tl.sum", "left undefined", "kernel k")
     refused(undefined_store, "tl.store of a lane", "left undefined")
     refused(overflow, "int32 overflow", "tl.int64")
@@ -574,7 +591,7 @@ def _spec(name):
 
 @pytest.mark.parametrize("p,q", [(P, Q), (P4, Q4)])
 def test_one_draft_kernel_lossless_and_equal_to_plain_pytorch(p, q):
-    for name in ("sample", "sample_philox"):
+    for name in ("sample", "sample_philox", "sample_branching", "sample_masked_noise"):
         r = exactspec.verify(_spec(name), p, q)
         twin = exactspec.verify(_spec("sample_torch"), p, q)
         assert r.lossless and r.law == twin.law == dict(zip(range(len(p.probs)), p.probs))
@@ -601,6 +618,11 @@ def test_one_draft_kernel_bug_refuted_exactly():
 def test_one_draft_kernel_under_arith_equals_plain_pytorch(arith):
     kernel = split_bias(_spec("sample"), P4, Q4, arith=arith)
     twin = split_bias(_spec("sample_torch"), P4, Q4, arith=arith)
+    for other in ("sample_branching", "sample_masked_noise"):
+        variant = split_bias(_spec(other), P4, Q4, arith=arith)
+        assert (variant.bias, variant.bias_exact_arith, variant.bias_grid_only) == \
+            (twin.bias, twin.bias_exact_arith, twin.bias_grid_only)
+        assert variant.rounded.law == twin.rounded.law
     assert kernel.verdict == twin.verdict == "lossy-rounding"
     assert (kernel.bias, kernel.bias_exact_arith, kernel.bias_grid_only) == \
         (twin.bias, twin.bias_exact_arith, twin.bias_grid_only)

@@ -617,6 +617,12 @@ def cast(x, dtype_: dtype, fp_downcast_rounding=None, bitcast=False) -> tensor:
             fv = v.value if isinstance(v, FloatValue) else v
             if isinstance(fv, float) and not math.isfinite(fv):
                 raise refuse(f"{fv} converted to {dtype_.name} in a kernel (undefined)")
+            if isinstance(fv, (int, float, Fraction)):
+                whole = int(Fraction(fv))                  # truncated toward zero
+                bound = 1 << (dtype_.bits - 1)
+                if not -bound <= whole < bound:
+                    raise refuse(f"{fv} converted to {dtype_.name} in a kernel: outside its "
+                                 "range, the conversion is undefined on the GPU")
     out = x.t.to(dtype_.torch)
     if dtype_.kind == "int":
         _check_range(out._values(), dtype_)

@@ -8,6 +8,10 @@ exponential noise row in PyTorch (as vLLM's rejection sampler draws them before 
 E)`` over the residual.  ``sample_philox`` draws the uniform inside the kernel with
 ``tl.rand(seed, pid)``; ``sample_torch`` is the same algorithm on the tensor layer without a
 kernel.  ``sample_target_recovery`` recovers from ``p`` instead of the residual (lossy).
+``sample_branching`` decides in a Python ``if`` on the kernel's acceptance (a runtime branch
+of the compiled kernel), and ``sample_masked_noise`` loads the noise's masked lanes as
+``-inf`` and the probabilities' as 0 (``0 / -inf`` is ``-0.0``, which never wins), as vLLM's
+recovered-token kernel does.
 """
 
 import torch
@@ -45,6 +49,48 @@ def one_draft_philox_kernel(p_ptr, q_ptr, draft_ptr, noise_ptr, out_ptr, vocab, 
     accepted = u < tl.load(p_ptr + x) / tl.load(q_ptr + x)
     recovered = _residual_race(p_ptr, q_ptr, noise_ptr, vocab, BLOCK, False)
     tl.store(out_ptr + pid, tl.where(accepted, x, recovered))
+
+
+@triton.jit
+def one_draft_branching_kernel(p_ptr, q_ptr, draft_ptr, u_ptr, noise_ptr, out_ptr, vocab,
+                               BLOCK: tl.constexpr):
+    x = tl.load(draft_ptr)
+    if tl.load(u_ptr) < tl.load(p_ptr + x) / tl.load(q_ptr + x):
+        tl.store(out_ptr, x)
+    else:
+        tl.store(out_ptr, _residual_race(p_ptr, q_ptr, noise_ptr, vocab, BLOCK, False))
+
+
+@triton.jit
+def recovered_masked_noise_kernel(p_ptr, q_ptr, noise_ptr, out_ptr, vocab, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < vocab
+    p = tl.load(p_ptr + offs, mask=mask, other=0)
+    q = tl.load(q_ptr + offs, mask=mask, other=0)
+    e = tl.load(noise_ptr + offs, mask=mask, other=float("-inf"))
+    tl.store(out_ptr, tl.argmax(tl.maximum(p - q, 0) / e, axis=-1))
+
+
+def sample_branching(p, q):
+    vocab = p.shape[0]
+    draft = torch.multinomial(q, 1)
+    u = torch.rand(1, dtype=p.dtype)
+    noise = torch.empty_like(p).exponential_()
+    out = torch.empty(1, dtype=torch.int64)
+    one_draft_branching_kernel[(1,)](p, q, draft, u, noise, out, vocab,
+                                     BLOCK=triton.next_power_of_2(vocab))
+    return out[0]
+
+
+def sample_masked_noise(p, q):
+    vocab = p.shape[0]
+    x = torch.multinomial(q, 1)[0]
+    u = torch.rand(1, dtype=p.dtype)[0]
+    noise = torch.empty_like(p).exponential_()
+    recovered = torch.empty(1, dtype=torch.int64)
+    recovered_masked_noise_kernel[(1,)](p, q, noise, recovered, vocab,
+                                        BLOCK=triton.next_power_of_2(vocab))
+    return torch.where(u < p[x] / q[x], x, recovered[0])
 
 
 def _launch(p, q, from_target=False):
