@@ -164,6 +164,34 @@ def test_import_forms_resolve_to_the_stand_in():
     assert sys.modules.get("triton") is not stand_in        # taken away after the block
 
 
+def test_ragged_batch_early_return_and_loop_over_a_loaded_count():
+    # the shape of an engine's per-request kernel: a 2-D grid (request, position), the
+    # request's start read from cumulative counts, an early return past its count, a Python
+    # loop whose bound is a loaded value, and jit options that change no value
+    def body(torch, triton, tl):
+        @triton.jit(do_not_specialize=["width"])
+        def kernel(out_ptr, cu_ptr, width, FILL: tl.constexpr):
+            req, pos = tl.program_id(0), tl.program_id(1)
+            start = 0 if req == 0 else tl.load(cu_ptr + req - 1)
+            count = tl.load(cu_ptr + req) - start
+            if pos >= count:
+                return
+            total = 0
+            for i in range(count):
+                total += i + 1
+            tl.store(out_ptr + (start + pos) * width + tl.arange(0, 2),
+                     tl.full((2,), FILL, tl.int64) + total * 10 + pos)
+
+        cu = torch.tensor([2, 3, 6], dtype=torch.int64)
+        out = torch.zeros(12, dtype=torch.int64)
+        kernel[(3, 3)](out, cu, 2, FILL=1000)
+        return out.tolist()
+
+    # request 0: count 2 (total 3), request 1: count 1 (total 1), request 2: count 3 (total 6)
+    assert run(body) == [1030, 1030, 1031, 1031, 1010, 1010, 1060, 1060, 1061, 1061,
+                         1062, 1062]
+
+
 def test_jit_helper_called_from_kernel():
     def body(torch, triton, tl):
         @triton.jit
