@@ -50,6 +50,11 @@ each comparison ``u < c[draft]`` of a fresh uniform carrying the pair of weights
 comparison with a constant, an inverse CDF, uniforms compared jointly) raises
 :class:`~exactspec.core.signals.CannotProceed` (``retry="apart"``), and the caller makes the two runs apart.
 
+Each value type takes part in the tensor layer's operations by rules it registers beside its
+definition (:mod:`.dispatch`, looked up by the element's type): :class:`Branched`'s here
+(arithmetic, comparisons, casts, ``maximum``, powers, reads and indices branch by branch, no
+one Python value), the others' in :mod:`.axis_values`.
+
 >>> b = Branched([1, 2, 3])
 >>> b * 2 + 1
 Branched([3, 5, 7])
@@ -65,15 +70,20 @@ import math
 import operator
 from fractions import Fraction
 
-from ..core.integer_rows import (exact_sum, fraction_of, fractions_over, integer_row,
-                                 reduced_fraction)
+from ..core.integer_rows import exact_sum, fraction_of, fractions_over, integer_row
 from ..core.signals import CannotProceed
 from ..engine.exact import ExactSampler
-from ..engine.floats import FloatValue
+from ..engine.floats import FORMATS, FloatValue
+from ..engine.uniform import Uniform, UniformView
+from . import float_rows
+from .axis_values import LawIndex, Mixture, Pair, Split, _no_one_value
+from .context import CURRENT, current
+from .dispatch import OPS, UNSET, is_random, register
+from .rational_rows import rational_extreme, rational_row
 
 __all__ = ["Branched", "LawIndex", "Split",
            "Mixture", "Pair", "VectorSampler", "PairSampler", "is_branched", "axis_of",
-           "combine", "dot", "rational_row", "rational_extreme", "below_on_grid"]
+           "select", "combine", "dot", "rational_row", "rational_extreme", "below_on_grid"]
 
 
 def _random(v) -> bool:
@@ -213,119 +223,6 @@ def is_branched(v) -> bool:
     return isinstance(v, Branched)
 
 
-class LawIndex:
-    """A token drawn once with a known law ``probs`` (exact, summing to 1), not enumerated;
-    ``row``, when given, is the law as an integer row ``(numerators, denominator)`` and
-    ``probs`` is then made from it when first read."""
-
-    __slots__ = ("_probs", "row", "what")
-
-    def __init__(self, probs, what: str, row=None):
-        self._probs = probs
-        self.row = row
-        self.what = what
-
-    @property
-    def probs(self) -> list:
-        if self._probs is None:
-            self._probs = fractions_over(*self.row)
-        return self._probs
-
-    def __repr__(self):
-        return f"<{self.what} token>"
-
-    def _refuse(self, *args):
-        raise CannotProceed(f"the {self.what} token used in a computation")
-
-    __bool__ = __index__ = __int__ = __float__ = __hash__ = _refuse
-    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
-    __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = _refuse
-
-
-class Split:
-    """The outcome of ``u < c[draft]`` on a fresh uniform, kept as a value: ``True`` with
-    probability ``below[x]`` on draft branch ``x``.
-
-    Selecting a token with it (``torch.where``, ``masked_fill``) gives a :class:`Mixture`, and
-    the engine does not branch.  Any other use reads it as a Python ``bool`` (a condition, a
-    conversion, arithmetic, a reduction): the engine's branch point is made then, with the
-    same two outcomes and weights the comparison would have made at once, and the split keeps
-    the outcome of this path (:attr:`decided`) for every later use.
-    """
-
-    __slots__ = ("sampler", "below", "what", "decided")
-
-    def __init__(self, sampler, below: list, what: str):
-        self.sampler = sampler
-        self.below = below
-        self.what = what
-        self.decided = None
-
-    def __repr__(self):
-        return f"<split {self.what}>" if self.decided is None else repr(self.decided)
-
-    def __bool__(self):
-        if self.decided is None:
-            self.decided = self.sampler._choose_split(self.below, self.what)
-        return self.decided
-
-    def __index__(self):
-        return int(bool(self))
-
-    __int__ = __index__
-
-    def __float__(self):
-        return float(bool(self))
-
-    def __hash__(self):
-        return hash(bool(self))
-
-
-def _as_bool(op, reverse=False):
-    if reverse:
-        return lambda self, o: op(o, bool(self))
-    return lambda self, o: op(bool(self), o)
-
-
-for _name, _op in (("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt),
-                   ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
-                   ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor),
-                   ("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
-                   ("truediv", operator.truediv), ("floordiv", operator.floordiv),
-                   ("mod", operator.mod)):
-    setattr(Split, f"__{_name}__", _as_bool(_op))
-    if _name not in ("eq", "ne", "lt", "le", "gt", "ge"):
-        setattr(Split, f"__r{_name}__", _as_bool(_op, True))
-Split.__neg__ = lambda self: -bool(self)
-Split.__invert__ = lambda self: ~bool(self)
-
-
-class Mixture:
-    """A token selected by a :class:`Split`: ``a`` where it holds, else ``b`` (each a plain
-    token, a :class:`Branched` one or a :class:`LawIndex`, or a mixture again).  It may be
-    passed around and returned; any other use raises :class:`~exactspec.core.signals.CannotProceed` (``retry="splits"``)."""
-
-    __slots__ = ("split", "a", "b")
-
-    def __init__(self, split: Split, a, b):
-        self.split = split
-        self.a = a
-        self.b = b
-
-    def __repr__(self):
-        return f"<{self.a!r} if {self.split!r} else {self.b!r}>"
-
-    def _refuse(self, *args):
-        raise CannotProceed("a token selected by a split used in a computation", retry="splits")
-
-    __bool__ = __index__ = __int__ = __float__ = __hash__ = _refuse
-    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
-    __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = _refuse
-    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __invert__ = _refuse
-
-
 def select(condition, a, b):
     """``a if condition else b`` for one element: a :class:`Mixture` when the condition is a
     split not yet decided and ``a``, ``b`` are tokens (the engine does not branch), the plain
@@ -336,6 +233,136 @@ def select(condition, a, b):
                                          if type(t) is Branched for v in t.values):
             return Mixture(condition, a, b)
     return a if condition else b
+
+
+# -- the rules of a value on every draft branch --------------------------------------------
+
+def _branched_cast(v: Branched, dtype, cast):
+    """A branched value held as ``dtype``: exact rationals (values of the dtype's format under
+    ``--arith``) stay as they are, other values are cast branch by branch."""
+    if dtype.kind == "float" and CURRENT[-1].fmt is None and \
+            all(type(x) is Fraction for x in v.values):
+        return v                               # exact rationals stay as they are
+    if dtype.kind == "float" and CURRENT[-1].fmt is not None:
+        fmt = FORMATS[dtype.name]
+        if all(type(x) is FloatValue and x.fmt is fmt for x in v.values):
+            return v                           # values of the dtype stay as they are
+    return v.map(lambda x: cast(x, dtype))
+
+
+def _branched_arith(op, a, b, arith):
+    """``arith`` on every draft branch: the path run's scalar operation, branch by branch."""
+    if isinstance(a, LawIndex) or isinstance(b, LawIndex):
+        raise CannotProceed("a branched value in arithmetic with a random value")
+    if is_random(a) or is_random(b):
+        hook = getattr(current().sampler, "branched_product", None)   # u * c[x] (factored)
+        if hook is None:
+            raise CannotProceed("a branched value in arithmetic with a random value")
+        return hook(op, a, b)
+    xs = a.values if type(a) is Branched else None
+    ys = b.values if type(b) is Branched else None
+    first = (xs or ys)[0] if (xs or ys) else None
+    if type(first) is FloatValue:              # a row of one format: by NumPy where it can
+        n = len(xs or ys)
+        fast = float_rows.binary(op, xs or [a] * n, ys or [b] * n, first.fmt)
+        if fast is not None:
+            return Branched(fast, axis_of(a, b))
+    if type(a) is Branched and type(b) is Branched:
+        return Branched([arith(op, x, y) for x, y in zip(a.values, b.values)], axis_of(a, b))
+    if type(a) is Branched:
+        return Branched([arith(op, x, b) for x in a.values], a.axis)
+    return Branched([arith(op, a, y) for y in b.values], b.axis)
+
+
+def _branched_decide(op, a, b, decide, truth):
+    """A comparison on every draft branch (a plain bool when it is the same on all of them);
+    against a fresh uniform, the engine's split of that uniform by the branched threshold."""
+    if is_random(a) or is_random(b):          # a uniform against a threshold per branch
+        if "uniform_noise" in current().__dict__:
+            OPS["check_not_noise"](a, b)
+        u = a if is_random(a) else b
+        if not isinstance(getattr(u, "base", None), Uniform) or \
+                not (isinstance(u, UniformView) or hasattr(u, "increasing")) or \
+                u.base.linked or u.base.spent or is_random(b if u is a else a):
+            raise CannotProceed("a branched value compared with a random value other than a "
+                                "fresh uniform")
+        return truth(op(a, b))
+    av = a.values if type(a) is Branched else None
+    bv = b.values if type(b) is Branched else None
+    out = [decide(op, av[i] if av is not None else a, bv[i] if bv is not None else b)
+           for i in range(len(av if av is not None else bv))]
+    if out and all(v is out[0] for v in out):
+        return out[0]            # the same on every branch (a token != -1): a plain bool
+    return Branched(out, axis_of(a, b))
+
+
+def _branched_extreme(x, y, maximum: bool, dtype, extreme):
+    """``torch.maximum``/``minimum`` of two elements, one of them branched: branch by branch
+    (whole rows of rationals by integers, of a float format by NumPy)."""
+    n = len((x if type(x) is Branched else y).values)
+    xs = x.values if type(x) is Branched else [x] * n
+    ys = y.values if type(y) is Branched else [y] * n
+    fast = (rational_extreme(xs, ys, maximum) if len(xs) >= float_rows.MIN_ROW
+            else None) if current().exact else \
+        float_rows.extreme(xs, ys, FORMATS[dtype.name], maximum)
+    return Branched(fast if fast is not None else
+                    [extreme(a, b, maximum) for a, b in zip(xs, ys)], axis_of(x, y))
+
+
+def _branched_opmath_scalar(v: Branched, opmath_scalar):
+    """Half precision's ``float32`` scalar on every branch (``None`` where one is random)."""
+    out = [opmath_scalar(x) for x in v.values]
+    return None if any(x is None for x in out) else Branched(out, v.axis)
+
+
+def _branched_opmath(op, x, s, fmt, opmath_arith):
+    """Half precision's ``float32`` operation on every branch (by NumPy where it can)."""
+    n = len((x if type(x) is Branched else s).values)
+    xs = x.values if type(x) is Branched else [x] * n
+    ss = s.values if type(s) is Branched else [s] * n
+    fast = float_rows.opmath(op, xs, ss, fmt)
+    if fast is None:
+        fast = [opmath_arith(op, a, b, fmt) for a, b in zip(xs, ss)]
+        if any(v is None for v in fast):
+            return None
+    return Branched(fast, axis_of(x, s))
+
+
+def _branched_read(data: list, position: Branched):
+    """``data[position]`` on every branch: plain numbers only."""
+    values = [data[i] for i in position.values]
+    if any(v is UNSET for v in values):
+        raise CannotProceed("a branched read of unwritten memory")
+    if all(type(v) is Fraction for v in values):
+        return Branched(values, position.axis)
+    if any(isinstance(v, (Branched, LawIndex)) or is_random(v) for v in values):
+        raise CannotProceed("a branched read of a random or branched value")
+    return Branched(values, position.axis)
+
+
+def _branched_index(i: Branched, n: int, where: str):
+    """A branched index checked on every branch against a dimension of size ``n``."""
+    if not all(-n <= j < n for j in i.values):
+        raise CannotProceed(f"{where}a branched index out of bounds on some branch")
+    return i.map(lambda j: j % n)
+
+
+register(Branched, rank=1, arith=_branched_arith, decide=_branched_decide,
+         cast=_branched_cast, extreme=_branched_extreme,
+         power=lambda x, power: x.map(power), opmath_scalar=_branched_opmath_scalar,
+         opmath=_branched_opmath, read_at=_branched_read, index=_branched_index,
+         python=_no_one_value, number_test=_no_one_value)
+
+
+def _split_select(condition: Split, a, b, dtype, cast):
+    """``torch.where`` of one element by a split not yet decided: both sides cast, then a
+    :class:`Mixture` of tokens (:func:`select`); ``None`` for a split already decided (the
+    usual choice)."""
+    if condition.decided is not None:
+        return None
+    return select(condition, cast(a, dtype), cast(b, dtype))
+
+register(Split, rank=0, select=_split_select)   # its other rules: .axis_values
 
 
 def _law_index(weights, total, what: str) -> LawIndex:
@@ -398,94 +425,6 @@ def dot(a, b):
     if ra is None or rb is None:
         return exact_sum([x * y for x, y in zip(a, b)])
     return Fraction(sum(x * y for x, y in zip(ra[0], rb[0])), ra[1] * rb[1])
-
-
-def _add(xn, xd, yn, yd):
-    return fraction_of(xn * yd + yn * xd, xd * yd)
-
-
-def _sub(xn, xd, yn, yd):
-    return fraction_of(xn * yd - yn * xd, xd * yd)
-
-
-def _mul(xn, xd, yn, yd):
-    """The product reduced as ``Fraction`` reduces it: by the gcds across the two operands."""
-    g1 = math.gcd(xn, yd)
-    if g1 > 1:
-        xn //= g1
-        yd //= g1
-    g2 = math.gcd(yn, xd)
-    if g2 > 1:
-        yn //= g2
-        xd //= g2
-    return reduced_fraction(xn * yn, xd * yd)
-
-
-def _div(xn, xd, yn, yd):
-    """The quotient reduced as ``Fraction`` reduces it (``yn != 0``)."""
-    g1 = math.gcd(xn, yn)
-    if g1 > 1:
-        xn //= g1
-        yn //= g1
-    g2 = math.gcd(yd, xd)
-    if g2 > 1:
-        xd //= g2
-        yd //= g2
-    n, d = xn * yd, yn * xd
-    return reduced_fraction(-n, -d) if d < 0 else reduced_fraction(n, d)
-
-
-_ROW_OPS = {operator.add: _add, operator.sub: _sub, operator.mul: _mul,
-            operator.truediv: _div,
-            operator.lt: lambda xn, xd, yn, yd: xn * yd < yn * xd,
-            operator.le: lambda xn, xd, yn, yd: xn * yd <= yn * xd,
-            operator.gt: lambda xn, xd, yn, yd: xn * yd > yn * xd,
-            operator.ge: lambda xn, xd, yn, yd: xn * yd >= yn * xd,
-            operator.eq: lambda xn, xd, yn, yd: xn == yn and xd == yd,
-            operator.ne: lambda xn, xd, yn, yd: xn != yn or xd != yd}
-
-
-def rational_row(op, xs, ys):
-    """``[op(x, y) for x, y in zip(xs, ys)]`` for two rows of ``Fraction``\\ s, by integers on
-    their numerators and denominators (the same reduced fractions, the same bools, without
-    the operators' type dispatch); ``None`` for another operation, a value that is not a
-    ``Fraction`` or a division by zero (the caller computes element by element).
-
-    >>> rational_row(operator.truediv, [Fraction(1, 2), Fraction(-3, 4)], [Fraction(3), Fraction(-1, 2)])
-    [Fraction(1, 6), Fraction(3, 2)]
-    >>> rational_row(operator.lt, [Fraction(1, 3)], [Fraction(1, 2)])
-    [True]
-    """
-    f = _ROW_OPS.get(op)
-    if f is None:
-        return None
-    for row in (xs, ys):
-        for v in row:
-            if type(v) is not Fraction:
-                return None
-    if op is operator.truediv and not all(ys):
-        return None
-    return [f(x._numerator, x._denominator, y._numerator, y._denominator)
-            for x, y in zip(xs, ys)]
-
-
-def rational_extreme(xs, ys, maximum: bool):
-    """``max`` (``maximum``) or ``min`` of two rows of ``Fraction``\\ s, element by element,
-    taking the second value only when it is strictly larger (smaller), as ``torch.maximum``
-    and ``minimum`` take it in the layer; ``None`` where a value is not a ``Fraction``.
-
-    >>> rational_extreme([Fraction(1, 2), Fraction(2)], [Fraction(1), Fraction(1)], False)
-    [Fraction(1, 2), Fraction(1, 1)]
-    """
-    for row in (xs, ys):
-        for v in row:
-            if type(v) is not Fraction:
-                return None
-    if maximum:
-        return [y if x._numerator * y._denominator < y._numerator * x._denominator else x
-                for x, y in zip(xs, ys)]
-    return [y if y._numerator * x._denominator < x._numerator * y._denominator else x
-            for x, y in zip(xs, ys)]
 
 
 def _complement(row: list) -> list:
@@ -675,15 +614,6 @@ class VectorSampler(ExactSampler):
         if any(a != 0 for a in above):
             options.append((False, _Vector(above), f"not {what}"))
         return self._choose("uniform", options)
-
-
-class Pair(tuple):
-    """A quantity of the pair run: its value with ideal uniforms and on the grid."""
-
-    __slots__ = ()
-
-    def __new__(cls, ideal, on_grid):
-        return tuple.__new__(cls, (ideal, on_grid))
 
 
 class _PairVector:

@@ -18,9 +18,8 @@ from fractions import Fraction
 from ..engine import floats
 from ..engine.floats import FloatValue
 from . import dtypes as D
-from ..core.signals import CannotProceed
-from .branched import Branched, Split, select
 from .context import current, refuse, undecided
+from .dispatch import INDEX, SELECT
 from .log_rationals import LogRational, _root, softmax_row as log_softmax_row
 from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, check_size, decide, read, \
     result_type, _dim, _multi_indices
@@ -61,9 +60,13 @@ def where(condition, x=None, y=None):
 
 
 def _where_one(c, a, b, dtype):
-    if type(c) is Split and c.decided is None and a is not UNSET and b is not UNSET:
-        # a token per outcome: a mixture (other values: the split read as a bool)
-        return select(c, cast(a, dtype), cast(b, dtype))
+    rule = SELECT.get(type(c))
+    if rule is not None and a is not UNSET and b is not UNSET:
+        # a value type's own choice: a split not yet decided selects a token per outcome (a
+        # mixture; other values: the split read as a bool)
+        chosen = rule(c, a, b, dtype, cast)
+        if chosen is not None:
+            return chosen
     return cast(a if c else b, dtype)
 
 
@@ -84,9 +87,9 @@ def gather(t: Tensor, dim, index) -> Tensor:
     out = []
     for idx, i in zip(_multi_indices(index._shape), index._values()):
         n = t._shape[d]
-        if type(i) is Branched:                 # the draft's index on every branch
-            if not all(-n <= j < n for j in i.values):
-                raise CannotProceed("gather: a branched index out of bounds on some branch")
+        rule = INDEX.get(type(i))
+        if rule is not None:                    # the draft's index on every branch
+            rule(i, n, "gather: ")
         elif not -n <= i < n:
             raise refuse(f"gather: index {i} is out of bounds for dimension {d} of size {n}")
         pos = t._off

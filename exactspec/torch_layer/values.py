@@ -28,10 +28,10 @@ import sys
 from fractions import Fraction
 
 from ..engine.floats import FORMATS, FloatValue, exact_value
-from . import float_rows
 from ..core.signals import CannotProceed
-from .branched import Branched, LawIndex, Mixture, Split, axis_of
 from .context import CURRENT, current, refuse, undecided
+from .dispatch import (ARITH, CAST, NUMBER_TEST, OPMATH, OPMATH_SCALAR, UNSET, binary_rule,
+                       is_random)
 from .log_rationals import LogRational
 
 __all__ = ["UNSET", "cast", "cast_row", "divide", "is_random", "is_nan", "exact_number", "arith",
@@ -48,29 +48,12 @@ _F32 = FORMATS["float32"]
 _F64 = FORMATS["float64"]
 
 
-class _Unset:
-    """The content of ``torch.empty`` memory never written."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return "<uninitialised>"
-
-
-UNSET = _Unset()
-
-
-def is_random(v) -> bool:
-    """An engine object standing for a random value (a uniform, an expression of one, noise)."""
-    if isinstance(v, (bool, int, Fraction, float, FloatValue)):
-        return False
-    return (hasattr(v, "base") and hasattr(v, "scale")) or hasattr(v, "_float_threshold") \
-        or type(v).__name__ in ("Linear", "Product", "LogValue") or hasattr(v, "noise_index")
-
-
 def is_nan(v) -> bool:
-    if type(v) is Branched or type(v) is LawIndex:
-        raise CannotProceed("a value of the draft's branches tested for nan")
+    """Whether the element ``v`` is a NaN (a value without one number, a value of the draft's
+    branches, is refused by its type's rule, :data:`~.dispatch.NUMBER_TEST`)."""
+    rule = NUMBER_TEST.get(type(v))
+    if rule is not None:
+        v = rule(v, "tested for nan")
     if isinstance(v, float):
         return v != v
     if isinstance(v, FloatValue):
@@ -134,27 +117,11 @@ def count_literal(sampler, v: float) -> None:
 def cast(v, dtype):
     """``v`` held as a value of ``dtype`` in the current run."""
     t = type(v)
-    if t is Split:                                 # ``u < c[draft]`` kept as a value
-        if v.decided is None and dtype.kind == "bool":
-            return v
-        v = bool(v)                                # read as a bool: the engine branches
-        t = bool
-    elif t is Mixture:                             # a token selected by a split
-        if dtype.kind == "int":
-            return v
-        raise CannotProceed("a token selected by a split converted to a non-integer dtype", retry="splits")
-    if t is Branched:                              # a value on every draft branch
-        if dtype.kind == "float" and CURRENT[-1].fmt is None and \
-                all(type(x) is Fraction for x in v.values):
-            return v                               # exact rationals stay as they are
-        if dtype.kind == "float" and CURRENT[-1].fmt is not None:
-            fmt = FORMATS[dtype.name]
-            if all(type(x) is FloatValue and x.fmt is fmt for x in v.values):
-                return v                           # values of the dtype stay as they are
-        return v.map(lambda x: cast(x, dtype))
-    if t is LawIndex or (t is not Fraction and t is not FloatValue and
-                         getattr(t, "lazy_count", False)):  # a drawn token, a lazy count
-        if dtype.kind == "int" or (dtype.kind == "bool" and t is not LawIndex):
+    rule = CAST.get(t)
+    if rule is not None:                           # a value type's own cast (a draft axis)
+        return rule(v, dtype, cast)
+    if t is not Fraction and t is not FloatValue and getattr(t, "lazy_count", False):
+        if dtype.kind == "int" or dtype.kind == "bool":   # a lazy count (factored route)
             return v
         raise CannotProceed("a drawn token converted to a non-integer dtype")
     if dtype.kind == "float":                      # the common cases first
@@ -292,10 +259,8 @@ def opmath_scalar(v):
     if t is FloatValue:
         x = v.value
         return FloatValue(_F32.round(x) if v.fmt is _F64 else x, _F32)
-    if t is Branched:
-        out = [opmath_scalar(x) for x in v.values]
-        return None if any(x is None for x in out) else Branched(out, v.axis)
-    return None
+    rule = OPMATH_SCALAR.get(t)
+    return rule(v, opmath_scalar) if rule is not None else None
 
 
 def opmath_arith(op, x, s, fmt):
@@ -312,16 +277,8 @@ def opmath_arith(op, x, s, fmt):
     """
     if type(x) is FloatValue and type(s) is FloatValue:
         return FloatValue(fmt.round(op(FloatValue(x.value, _F32), s).value), fmt)
-    if type(x) is Branched or type(s) is Branched:
-        n = len((x if type(x) is Branched else s).values)
-        xs = x.values if type(x) is Branched else [x] * n
-        ss = s.values if type(s) is Branched else [s] * n
-        fast = float_rows.opmath(op, xs, ss, fmt)
-        if fast is None:
-            fast = [opmath_arith(op, a, b, fmt) for a, b in zip(xs, ss)]
-            if any(v is None for v in fast):
-                return None
-        return Branched(fast, axis_of(x, s))
+    if type(x) in OPMATH or type(s) in OPMATH:     # a value type's own (on every branch)
+        return binary_rule(OPMATH, x, s)(op, x, s, fmt, opmath_arith)
     if type(s) is FloatValue and s.value > 0 and math.isfinite(s.value) and \
             callable(getattr(x, "_map", None)) and getattr(x, "base", None) is not None and \
             getattr(x.base, "fmt", None) is fmt:
@@ -383,10 +340,8 @@ def arith(op, a, b):
     """``op(a, b)`` for two elements already cast to the dtype of the operation."""
     if type(a) is Fraction and type(b) is Fraction and (op is not operator.truediv or b):
         return op(a, b)
-    if type(a) is LawIndex or type(b) is LawIndex:                 # a token kept as its law
-        return _law_token_arith(op, a, b)
-    if type(a) is Branched or type(b) is Branched:                 # per draft branch
-        return _branched_arith(op, a, b)
+    if type(a) in ARITH or type(b) in ARITH:       # a value type's own (a draft axis)
+        return binary_rule(ARITH, a, b)(op, a, b, arith)
     if hasattr(a, "noise_index") or hasattr(b, "noise_index"):     # exponential noise
         return _noise_arith(op, a, b)
     if op is operator.truediv and current().exact:
@@ -410,43 +365,6 @@ def arith(op, a, b):
 
 _REFLECTED = {operator.add: "__radd__", operator.mul: "__rmul__", operator.sub: "__rsub__",
               operator.truediv: "__rtruediv__"}
-
-
-def _law_token_arith(op, a, b):
-    """A token kept as its law (:class:`LawIndex`) times a mask element 0 or 1, or plus 0: the
-    token or 0 (``out.mul_(~mask).add_(tokens.mul(mask))`` writes a token where the mask
-    holds); any other arithmetic on it is not tracked (:class:`~exactspec.core.signals.CannotProceed`)."""
-    t, other = (a, b) if type(a) is LawIndex else (b, a)
-    if type(other) is int:
-        if op is operator.mul and other in (0, 1):
-            return t if other else 0
-        if other == 0 and (op is operator.add or (op is operator.sub and t is a)):
-            return t
-    raise CannotProceed(f"the {t.what} token used in a computation")
-
-
-def _branched_arith(op, a, b):
-    """``arith`` on every draft branch: the path run's scalar operation, branch by branch."""
-    if isinstance(a, LawIndex) or isinstance(b, LawIndex):
-        raise CannotProceed("a branched value in arithmetic with a random value")
-    if is_random(a) or is_random(b):
-        hook = getattr(current().sampler, "branched_product", None)   # u * c[x] (factored)
-        if hook is None:
-            raise CannotProceed("a branched value in arithmetic with a random value")
-        return hook(op, a, b)
-    xs = a.values if type(a) is Branched else None
-    ys = b.values if type(b) is Branched else None
-    first = (xs or ys)[0] if (xs or ys) else None
-    if type(first) is FloatValue:              # a row of one format: by NumPy where it can
-        n = len(xs or ys)
-        fast = float_rows.binary(op, xs or [a] * n, ys or [b] * n, first.fmt)
-        if fast is not None:
-            return Branched(fast, axis_of(a, b))
-    if type(a) is Branched and type(b) is Branched:
-        return Branched([arith(op, x, y) for x, y in zip(a.values, b.values)], axis_of(a, b))
-    if type(a) is Branched:
-        return Branched([arith(op, x, b) for x in a.values], a.axis)
-    return Branched([arith(op, a, y) for y in b.values], b.axis)
 
 
 def _noise_arith(op, a, b):

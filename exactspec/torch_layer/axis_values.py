@@ -1,0 +1,225 @@
+"""The draft axis's values that are not enumerated per branch, and their rules.
+
+The vectorised route (:mod:`.branched`) runs a PyTorch rule's body once with its draft as a
+tensor axis (a :class:`~.branched.Branched` value: one element's value on every draft
+branch).  Beside it the route keeps values it does not enumerate, each with the rules by which
+the tensor layer computes with it, registered here beside its definition (:mod:`.dispatch`):
+
+- :class:`LawIndex`: a token drawn once, kept as its law; it is cast to an integer dtype,
+  multiplied by a mask element (``0``/``1``) or plus ``0``, compared with an integer where the
+  answer is the same for its whole support; read as one number it has none, and anything else
+  is not tracked (:class:`~exactspec.core.signals.CannotProceed`);
+- :class:`Split`: ``u < c[draft]`` kept as a value; it stays one in a bool dtype, any other
+  use reads it as a bool (the engine's branch point); ``torch.where`` of tokens with it is a
+  :class:`Mixture` (its rule is :mod:`.branched`'s, beside ``select``);
+- :class:`Mixture`: a token selected by a split, cast to an integer dtype and passed around;
+- :class:`Pair`: a quantity of the pair run (ideal uniforms and the grid).
+
+>>> token = LawIndex([Fraction(1, 2), Fraction(1, 2)], "drawn")
+>>> ARITH[LawIndex](operator.mul, token, 1) is token, DECIDE[LawIndex](operator.ne, token, -1)
+(True, True)
+"""
+
+from __future__ import annotations
+
+import operator
+from fractions import Fraction
+
+from ..core.integer_rows import fractions_over
+from ..core.signals import CannotProceed
+from .context import undecided
+from .dispatch import ARITH, DECIDE, register  # noqa: F401  (ARITH, DECIDE: the examples)
+
+__all__ = ["LawIndex", "Split", "Mixture", "Pair"]
+
+
+class LawIndex:
+    """A token drawn once with a known law ``probs`` (exact, summing to 1), not enumerated;
+    ``row``, when given, is the law as an integer row ``(numerators, denominator)`` and
+    ``probs`` is then made from it when first read."""
+
+    __slots__ = ("_probs", "row", "what")
+
+    def __init__(self, probs, what: str, row=None):
+        self._probs = probs
+        self.row = row
+        self.what = what
+
+    @property
+    def probs(self) -> list:
+        if self._probs is None:
+            self._probs = fractions_over(*self.row)
+        return self._probs
+
+    def __repr__(self):
+        return f"<{self.what} token>"
+
+    def _refuse(self, *args):
+        raise CannotProceed(f"the {self.what} token used in a computation")
+
+    __bool__ = __index__ = __int__ = __float__ = __hash__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = _refuse
+
+
+class Split:
+    """The outcome of ``u < c[draft]`` on a fresh uniform, kept as a value: ``True`` with
+    probability ``below[x]`` on draft branch ``x``.
+
+    Selecting a token with it (``torch.where``, ``masked_fill``) gives a :class:`Mixture`, and
+    the engine does not branch.  Any other use reads it as a Python ``bool`` (a condition, a
+    conversion, arithmetic, a reduction): the engine's branch point is made then, with the
+    same two outcomes and weights the comparison would have made at once, and the split keeps
+    the outcome of this path (:attr:`decided`) for every later use.
+    """
+
+    __slots__ = ("sampler", "below", "what", "decided")
+
+    def __init__(self, sampler, below: list, what: str):
+        self.sampler = sampler
+        self.below = below
+        self.what = what
+        self.decided = None
+
+    def __repr__(self):
+        return f"<split {self.what}>" if self.decided is None else repr(self.decided)
+
+    def __bool__(self):
+        if self.decided is None:
+            self.decided = self.sampler._choose_split(self.below, self.what)
+        return self.decided
+
+    def __index__(self):
+        return int(bool(self))
+
+    __int__ = __index__
+
+    def __float__(self):
+        return float(bool(self))
+
+    def __hash__(self):
+        return hash(bool(self))
+
+
+def _as_bool(op, reverse=False):
+    if reverse:
+        return lambda self, o: op(o, bool(self))
+    return lambda self, o: op(bool(self), o)
+
+
+for _name, _op in (("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt),
+                   ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+                   ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor),
+                   ("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("floordiv", operator.floordiv),
+                   ("mod", operator.mod)):
+    setattr(Split, f"__{_name}__", _as_bool(_op))
+    if _name not in ("eq", "ne", "lt", "le", "gt", "ge"):
+        setattr(Split, f"__r{_name}__", _as_bool(_op, True))
+Split.__neg__ = lambda self: -bool(self)
+Split.__invert__ = lambda self: ~bool(self)
+
+
+class Mixture:
+    """A token selected by a :class:`Split`: ``a`` where it holds, else ``b`` (each a plain
+    token, a :class:`Branched` one or a :class:`LawIndex`, or a mixture again).  It may be
+    passed around and returned; any other use raises :class:`~exactspec.core.signals.CannotProceed` (``retry="splits"``)."""
+
+    __slots__ = ("split", "a", "b")
+
+    def __init__(self, split: Split, a, b):
+        self.split = split
+        self.a = a
+        self.b = b
+
+    def __repr__(self):
+        return f"<{self.a!r} if {self.split!r} else {self.b!r}>"
+
+    def _refuse(self, *args):
+        raise CannotProceed("a token selected by a split used in a computation", retry="splits")
+
+    __bool__ = __index__ = __int__ = __float__ = __hash__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = _refuse
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __invert__ = _refuse
+
+
+class Pair(tuple):
+    """A quantity of the pair run: its value with ideal uniforms and on the grid."""
+
+    __slots__ = ()
+
+    def __new__(cls, ideal, on_grid):
+        return tuple.__new__(cls, (ideal, on_grid))
+
+
+def _no_one_value(v, what: str):
+    """A value of the draft's branches (or a token kept as its law) has no one value."""
+    raise CannotProceed(f"a value of the draft's branches {what}")
+
+
+# -- the rules of a token kept as its law ------------------------------------------------
+
+def _law_token_arith(op, a, b, arith=None):
+    """A token kept as its law (:class:`LawIndex`) times a mask element 0 or 1, or plus 0: the
+    token or 0 (``out.mul_(~mask).add_(tokens.mul(mask))`` writes a token where the mask
+    holds); any other arithmetic on it is not tracked
+    (:class:`~exactspec.core.signals.CannotProceed`)."""
+    t, other = (a, b) if type(a) is LawIndex else (b, a)
+    if type(other) is int:
+        if op is operator.mul and other in (0, 1):
+            return t if other else 0
+        if other == 0 and (op is operator.add or (op is operator.sub and t is a)):
+            return t
+    raise CannotProceed(f"the {t.what} token used in a computation")
+
+
+def _law_token_decide(op, a, b, decide=None, truth=None) -> bool:
+    """A token kept as its law compared with a plain integer: the answer when it is the same
+    for every token of the law's support (``token != -1``); else not tracked."""
+    t, c = (a, b) if type(a) is LawIndex else (b, a)
+    if type(c) is int:
+        support = [k for k, w in enumerate(t.probs) if w]
+        answers = {op(k, c) if t is a else op(c, k) for k in support}
+        if len(answers) == 1:
+            return answers.pop()
+    raise CannotProceed(f"the {t.what} token compared where the answer depends on it")
+
+
+def _law_token_cast(v: LawIndex, dtype, cast):
+    if dtype.kind == "int":
+        return v
+    raise CannotProceed("a drawn token converted to a non-integer dtype")
+
+
+def _law_token_power(x, power):
+    raise undecided("pow of a random value is beyond the exact method")
+
+
+register(LawIndex, rank=2, arith=_law_token_arith, decide=_law_token_decide,
+         cast=_law_token_cast, power=_law_token_power, python=_no_one_value,
+         number_test=_no_one_value)
+
+
+# -- the rules of a split and of a token selected by one ---------------------------------
+
+def _split_cast(v: Split, dtype, cast):
+    """A split not yet decided stays a value in a bool dtype; any other cast reads it as a
+    bool (the engine's branch point)."""
+    if v.decided is None and dtype.kind == "bool":
+        return v
+    return cast(bool(v), dtype)
+
+
+def _mixture_cast(v: Mixture, dtype, cast):
+    if dtype.kind == "int":
+        return v
+    raise CannotProceed("a token selected by a split converted to a non-integer dtype",
+                        retry="splits")
+
+
+register(Split, rank=0, cast=_split_cast, python=lambda v, what: bool(v),
+         truth=lambda r: r)
+register(Mixture, rank=0, cast=_mixture_cast)

@@ -1,0 +1,217 @@
+"""One element of a tensor in the tensor's operations: reads, comparisons, powers, checks.
+
+The element-level rules the tensor's methods apply (:mod:`.tensor_core` and the modules of
+its methods): a comparison as the engine decides it (:func:`decide`: exact rationals, exact
+sympy numbers remembered, a uniform against a threshold as the engine's branch point), a read
+of storage (:func:`read`), integer powers exactly and as torch's CPU kernel computes them.
+A value of a type with rules of its own (the draft axis's values, :mod:`.axis_values`) is
+handed to its rule (:mod:`.dispatch`), looked up by its type.
+
+>>> decide(operator.lt, Fraction(1, 3), Fraction(1, 2)), read([7, 8, 9], 2)
+(True, 9)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from fractions import Fraction
+
+from ..engine.floats import FORMATS, FloatValue
+from .context import current, refuse, undecided
+from .dispatch import (DECIDE, INDEX, NUMBER_TEST, OPS, POWER, PYTHON, READ_AT, TRUTH,
+                       binary_rule)
+from .values import arith, exact_number, is_nan, is_random
+
+__all__ = ["read", "decide", "cast_format"]
+
+
+def read(data: list, position):
+    """``data[position]``; a position of a value type with a rule of its own (on every draft
+    branch) is read by that rule (:data:`~.dispatch.READ_AT`)."""
+    if type(position) is int:
+        return data[position]
+    rule = READ_AT.get(type(position))
+    if rule is not None:
+        return rule(data, position)
+    return data[position]
+
+
+def _rationals(values) -> bool:
+    """Every value a plain ``Fraction``."""
+    return all(type(v) is Fraction for v in values)
+
+
+def _one(v):
+    """``v`` as one Python value (a value of the draft's branches has none: its type's rule,
+    :data:`~.dispatch.PYTHON`, refuses it)."""
+    rule = PYTHON.get(type(v))
+    return rule(v, "read into Python") if rule is not None else v
+
+
+def _checked(i, n, d):
+    rule = INDEX.get(type(i))
+    if rule is not None:                      # an index on every draft branch
+        return rule(i, n, "")
+    if not -n <= i < n:
+        raise refuse(f"index {i} is out of bounds for dimension {d} of size {n}")
+    return i % n
+
+
+def _multi_indices(shape):
+    return list(_product([range(n) for n in shape]))
+
+
+def _product(ranges):
+    out = [()]
+    for r in ranges:
+        out = [c + (i,) for c in out for i in r]
+    return out
+
+
+_SIGNS: dict = {}        # comparisons of exact sympy numbers already decided
+
+
+def decide(op, a, b) -> bool:
+    """``op(a, b)`` for two elements, as a bool; a comparison with a random element is a branch
+    of the engine; one of exact sympy numbers (an exact softmax) is remembered."""
+    if type(a) is Fraction and type(b) is Fraction:          # the common case first
+        return op(a, b)
+    if _is_sympy(a) or _is_sympy(b):
+        try:
+            key = (op, a, b)
+            hit = _SIGNS.get(key)
+        except TypeError:
+            key, hit = None, None
+        if hit is not None:
+            return hit
+        out = _truth(op(a, b))
+        if key is not None and len(_SIGNS) < 1 << 16:
+            _SIGNS[key] = out
+        return out
+    if type(a) in DECIDE or type(b) in DECIDE:     # a value type's own (a draft axis)
+        return binary_rule(DECIDE, a, b)(op, a, b, decide, _truth)
+    run = current()
+    if "uniform_noise" in run.__dict__:          # a uniform whose log is noise: not again
+        OPS["check_not_noise"](a, b)
+    lazy = getattr(run.sampler, "lazy_compare", None)            # a factored run's hook
+    if lazy is not None:
+        r = lazy(op, a, b)
+        if r is not None:
+            return r
+    return _truth(op(a, b))
+
+
+def _same_value(a, b) -> bool:
+    if is_random(a) or is_random(b):
+        return a is b
+    return not is_nan(a) and decide(operator.eq, exact_number(a), exact_number(b))
+
+
+def _is_sympy(x) -> bool:
+    return type(x).__module__.startswith("sympy")
+
+
+def _truth(r) -> bool:
+    if isinstance(r, bool):
+        return r
+    rule = TRUTH.get(type(r))
+    if rule is not None:                          # a split stays a value until read
+        return rule(r)
+    try:
+        return bool(r)
+    except TypeError as err:
+        raise undecided(f"a comparison the exact method cannot decide ({err})") from None
+
+
+def _is_inf(v) -> bool:
+    rule = NUMBER_TEST.get(type(v))
+    if rule is not None:
+        v = rule(v, "tested for inf")
+    x = v.value if isinstance(v, FloatValue) else v
+    return isinstance(x, float) and math.isinf(x)
+
+
+def _extreme_one(x, y, maximum: bool):
+    if type(x) is Fraction and type(y) is Fraction:          # the common case first
+        return (y if x < y else x) if maximum else (y if y < x else x)
+    if is_nan(x) or is_nan(y):
+        return x if is_nan(x) else y
+    if maximum:
+        return y if decide(operator.lt, x, y) else x
+    return y if decide(operator.lt, y, x) else x
+
+
+def _unpacked_double(v: int) -> float:
+    """A Python int in ``torch.tensor(data, dtype=<a float dtype>)``: read as a double first,
+    as torch unpacks it (``2**60 + 2**36 + 1`` is ``2**60`` in ``float32``)."""
+    try:
+        return float(v)
+    except OverflowError:
+        raise refuse(f"the int {v} in a float tensor: too large to convert to float (torch "
+                     "refuses it too)") from None
+
+
+def _exact_power(x, n: int):
+    """``x ** n`` of one exact element (``n`` an integer): IEEE's ``inf`` for ``0 ** -k``."""
+    rule = POWER.get(type(x))
+    if rule is not None:                       # on every draft branch (a drawn token: refused)
+        return rule(x, lambda v: _exact_power(v, n))
+    if is_random(x):
+        raise undecided("pow of a random value is beyond the exact method")
+    if isinstance(x, float):                   # inf, nan (nan ** 0 is 1, as in torch)
+        return _settle_float(x ** n)
+    if n < 0 and x == 0:
+        return math.inf
+    return x ** n
+
+
+def _settle_float(r):
+    return Fraction(r) if math.isfinite(r) else r
+
+
+def _float_power(x, n: int, fmt):
+    """``x ** n`` of one element under ``--arith`` as torch's CPU kernel computes it (see
+    :meth:`Tensor.pow`)."""
+    rule = POWER.get(type(x))
+    if rule is not None:                       # on every draft branch
+        return rule(x, lambda v: _float_power(v, n, fmt))
+    if n == 0:
+        return FloatValue(1.0, fmt)
+    if n == 1:
+        return x
+    if fmt.name == "float16" and n in (3, -2) and type(x) is FloatValue:
+        f32 = FORMATS["float32"]
+        w = FloatValue(x.value, f32)
+        r = w * w * w if n == 3 else FloatValue(1.0, f32) / (w * w)
+        return FloatValue(fmt.round(r.value), fmt)
+    if n == -1:
+        return arith(operator.truediv, FloatValue(1.0, fmt), x)
+    square = arith(operator.mul, x, x)
+    if n == 2:
+        return square
+    if n == 3:
+        return arith(operator.mul, square, x)
+    return arith(operator.truediv, FloatValue(1.0, fmt), square)
+
+
+def _check_int_range(values, dtype) -> None:
+    """Integer results outside the dtype's range are refused: torch wraps them around."""
+    bound = 2 ** (dtype.bits - 1)
+    for v in values:
+        if type(v) is int and not -bound <= v < bound:
+            raise refuse(f"an {dtype.name} result {v} outside the dtype's range: torch wraps "
+                         "it around (an overflow), exactspec does not model that")
+
+
+def _truncated_division(a, b):
+    """Integer division rounded toward zero (``div(..., rounding_mode="trunc")``)."""
+    if b == 0:
+        raise refuse("integer division by zero (torch raises ZeroDivisionError)")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def cast_format(v: FloatValue, fmt) -> FloatValue:
+    x = v.value
+    return FloatValue(fmt.round(Fraction(x)) if math.isfinite(x) else x, fmt)
