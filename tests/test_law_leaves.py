@@ -312,6 +312,23 @@ def test_a_stored_token_read_on_a_later_run_declines():
         enumerate_law_leaves(rule, p, q, max_paths=None)
 
 
+def test_a_token_of_an_earlier_run_returned_declines():
+    p, q = Dist.parse("1/5,2/5,2/5"), Dist.parse("1/2,1/4,1/4")
+    kept = []
+
+    def rule(s, p, q, k=1):
+        x = s.draft(q)
+        if kept:
+            return kept[0]
+        if s.coin(min(1, p[x] / q[x])):
+            return s.accept(x)
+        kept.append(s.draw(residual(p, q)))
+        return kept[0]
+
+    with pytest.raises(CannotProceed, match="earlier run"):
+        enumerate_law_leaves(rule, p, q, max_paths=None)
+
+
 # -- what a law leaf adds --------------------------------------------------------------------
 
 def test_acceptance_counts_the_law_on_the_drafts():

@@ -69,6 +69,7 @@ from ..core.dist import Dist
 from ..core.errors import InvalidInput, TooLarge
 from ..core.exact_values import floats_converted
 from ..core.signals import CannotProceed
+from . import exact
 from .driver import depth_first
 from .exact import (DEFAULT_MAX_PATHS, MAX_SECONDS, Enumeration, ExactSampler, _check_unchanged,
                     _nothing, _over_budget, _snapshot, check_seconds, estimate_paths)
@@ -82,8 +83,10 @@ __all__ = ["enumerate_law_leaves", "LawSampler", "LawToken", "FLOAT_RUN"]
 #: The reason this route gives for a float run (``--arith``): it follows exact runs only.
 FLOAT_RUN = "float run"
 
-#: Laws and option lists remembered per enumeration (beyond, the memo starts again).
+#: Laws and option lists remembered per enumeration: at most this many objects, and
+#: :data:`MEMO_TOKENS` tokens over all of them (beyond, the memo starts again).
 MEMO_LIMIT = 4096
+MEMO_TOKENS = 2**22
 
 
 class _Shared:
@@ -91,7 +94,7 @@ class _Shared:
     fresh picks (each remembered by the object it came from, held so its identity stays its
     own), and the refusals of law tokens made so far."""
 
-    __slots__ = ("laws", "options", "option_keys", "leaf_laws", "refusals")
+    __slots__ = ("laws", "options", "option_keys", "leaf_laws", "refusals", "tokens", "runs")
 
     def __init__(self):
         self.laws: dict = {}          # ExactSampler._law's memo, one for every run
@@ -99,11 +102,17 @@ class _Shared:
         self.option_keys: dict = {}   # id(options) -> (options, digest)
         self.leaf_laws: dict = {}     # (kind, id(dist)) -> (dist, LeafLaw or label, floats)
         self.refusals: list = []      # why each law-token use was refused
+        self.tokens = 0               # tokens of the laws remembered
+        self.runs = 0                 # runs of the method so far
 
-    def trim(self) -> None:
-        for memo in (self.options, self.option_keys, self.leaf_laws):
-            if len(memo) > MEMO_LIMIT:
+    def trim(self, dist) -> None:
+        """Make room for one more law of ``dist``'s size."""
+        self.tokens += len(dist.labels)
+        if self.tokens > MEMO_TOKENS or max(len(self.options), len(self.leaf_laws),
+                                            len(self.laws)) > MEMO_LIMIT:
+            for memo in (self.options, self.option_keys, self.leaf_laws, self.laws):
                 memo.clear()
+            self.tokens = len(dist.labels)
 
 
 class LeafLaw:
@@ -150,6 +159,8 @@ def _refuse(opaque, use: str):
     """Count and raise the refusal of a use of a law token (or of a used-up uniform)."""
     shared = object.__getattribute__(opaque, "_shared")
     what = object.__getattribute__(opaque, "_what")
+    if type(opaque) is LawToken:
+        what = f"a token drawn as a law leaf ({what})"
     why = f"the rule {use} {what}: law leaves do not follow a value the rule reads"
     shared.refusals.append(why)
     raise CannotProceed(why)
@@ -213,11 +224,13 @@ class LawToken(_Opaque):
     """A token drawn from a law, not enumerated: the rule may return it (directly or stored
     and handed back), nothing else (see the module's note)."""
 
-    __slots__ = ("_law",)
+    __slots__ = ("_law", "_run")
 
-    def __init__(self, shared: _Shared, law: LeafLaw, what: str):
-        super().__init__(shared, f"a token drawn as a law leaf ({what})")
+    def __init__(self, shared: _Shared, law: LeafLaw, what: str, run: int):
+        object.__setattr__(self, "_shared", shared)
+        object.__setattr__(self, "_what", what)
         object.__setattr__(self, "_law", law)
+        object.__setattr__(self, "_run", run)
 
 
 _OPAQUE = frozenset({LawToken, _Opaque})
@@ -225,6 +238,15 @@ _OPAQUE = frozenset({LawToken, _Opaque})
 
 def _law_of(token: LawToken) -> LeafLaw:
     return object.__getattribute__(token, "_law")
+
+
+def _exact_total(values) -> Fraction:
+    """The exact sum of ``Fraction``\\ s, added as integers per denominator (a row over one
+    common denominator is one integer sum)."""
+    parts: dict = {}
+    for v in values:
+        parts[v.denominator] = parts.get(v.denominator, 0) + v.numerator
+    return sum((Fraction(n, d) for d, n in parts.items()), Fraction(0))
 
 
 class LawSampler(ExactSampler):
@@ -241,13 +263,15 @@ class LawSampler(ExactSampler):
     """
 
     def __init__(self, grid: int | None = None, shared: _Shared | None = None):
-        super().__init__(grid=grid)
         self.shared = shared if shared is not None else _Shared()
+        super().__init__(grid=grid)
         self._laws = self.shared.laws
 
     def _reset(self):
         super()._reset()
         self._touched: set = set()       # idents of uniforms read (compared, looked up)
+        self.shared.runs += 1
+        self._run = self.shared.runs     # the run a law token was drawn on
 
     def _guard(self, what: str, *args) -> None:
         """Refuse a law token (or a used-up uniform) handed to ``s.<what>``.  (One inside a
@@ -266,7 +290,7 @@ class LawSampler(ExactSampler):
             probs = self._law(dist, what)
             options = [(lab, pr, f"{what} {lab}") for lab, pr in zip(dist.labels, probs)
                        if pr != 0]
-            self.shared.trim()
+            self.shared.trim(dist)
             hit = (dist, options, self.floats - floats)
             self.shared.options[key] = hit
             self.shared.option_keys[id(options)] = (options, None)
@@ -314,7 +338,7 @@ class LawSampler(ExactSampler):
                 support = [lab for lab, pr in zip(dist.labels, probs) if pr != 0]
                 leaf = support[0] if len(support) == 1 else \
                     LeafLaw(dist.labels, tuple(probs), dist._index)
-            self.shared.trim()
+            self.shared.trim(dist)
             hit = (dist, leaf, 0)
             self.shared.leaf_laws[key] = hit
         return self._leaf(hit[1], dist, what)
@@ -322,9 +346,12 @@ class LawSampler(ExactSampler):
     def _leaf(self, leaf, dist, what):
         if leaf is None:
             return self._branch(dist, what)
-        if type(leaf) is LeafLaw:                    # no branch: the call counted, as on
-            leaf = LawToken(self.shared, leaf, what)  # the walk (a rule that never stops
-        return self._choose(what, [(leaf, 1, what)])  # drawing meets MAX_CALLS)
+        if type(leaf) is not LeafLaw:
+            return self._choose(what, [(leaf, 1, what)])     # its one token
+        self._calls += 1                # no branch: the call counted, as on the walk (a
+        if self._calls > exact.MAX_CALLS:                     # rule that never stops drawing)
+            self._choose(what, [(None, 1, what)])            # (the walk's refusal)
+        return LawToken(self.shared, leaf, what, self._run)
 
     def pick(self, dist, u, what: str = "pick"):
         """The inverse CDF of ``dist`` at ``u``: a :class:`LawToken` when ``u`` is a fresh
@@ -343,7 +370,7 @@ class LawSampler(ExactSampler):
             if hit is None or hit[0] is not dist:
                 floats = self.floats
                 leaf = self._pick_law(dist, u, what)
-                self.shared.trim()
+                self.shared.trim(dist)
                 hit = (dist, leaf, self.floats - floats)
                 self.shared.leaf_laws[key] = hit
             else:
@@ -366,6 +393,10 @@ class LawSampler(ExactSampler):
         weights = self._weights(dist, what)
         if not all(type(w) is Fraction for w in weights):
             return None
+        if self.grid is None and _exact_total(weights) == 1:     # the law is dist itself
+            support = [lab for lab, w in zip(dist.labels, weights) if w != 0]
+            return support[0] if len(support) == 1 else \
+                LeafLaw(dist.labels, tuple(weights), dist._index)
         probs = []
         support = []
         cum = Fraction(0)
@@ -477,16 +508,23 @@ def enumerate_law_leaves(method: Callable, p, q, k: int = 1, *, grid: int | None
     if max_seconds is None and max_paths == DEFAULT_MAX_PATHS:
         max_seconds = MAX_SECONDS
     if max_paths is not None or progress:
-        timing: list = []
-        estimate = estimate_paths(method, p, q, k, sampler_factory=factory, watch=watch,
-                                  timing=timing, max_paths=max_paths, max_seconds=max_seconds)
-        _refused_quietly(shared)
-        if max_paths is not None and estimate > max_paths:
-            raise TooLarge(
-                f"about {estimate:,} paths (a law leaf each) to enumerate, over the budget of "
-                f"{max_paths:,}: use --backend numpy, or --max-paths N to insist",
-                estimate=estimate, budget=max_paths)
-        check_seconds(estimate, timing[0] * (2 if watch else 1), max_seconds, max_paths,
+        for warm in (False, True):
+            timing: list = []
+            estimate = estimate_paths(method, p, q, k, sampler_factory=factory, watch=watch,
+                                      timing=timing, max_paths=max_paths,
+                                      max_seconds=max_seconds)
+            _refused_quietly(shared)
+            if max_paths is not None and estimate > max_paths:
+                raise TooLarge(
+                    f"about {estimate:,} paths (a law leaf each) to enumerate, over the budget "
+                    f"of {max_paths:,}: use --backend numpy, or --max-paths N to insist",
+                    estimate=estimate, budget=max_paths)
+            per_path = timing[0] * (2 if watch else 1)
+            if warm or max_seconds is None or estimate * per_path <= max_seconds:
+                break
+            # over by its seconds: the first probes paid for one-time work (the residual,
+            # a law's options, a fresh pick's law); estimate again with them remembered
+        check_seconds(estimate, per_path, max_seconds, max_paths,
                       "--backend numpy, a smaller instance")
     if progress is None:
         progress = bool(estimate and estimate > 200_000 and sys.stderr.isatty())
@@ -583,6 +621,9 @@ def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
         w = s.weight
         sums.add("total", w)
         if type(y) is LawToken:
+            if object.__getattribute__(y, "_run") != s._run:
+                raise CannotProceed("the rule returned a token drawn as a law leaf on an "
+                                    "earlier run (state kept from run to run)")
             leaf_law = _law_of(y)
             key = id(leaf_law)
             if key not in laws:
