@@ -50,8 +50,9 @@ from fractions import Fraction
 import sympy
 
 from .checker import (KIND_CLAIM, KIND_GENERIC, KIND_PATHS, MAX_DIGITS, MAX_K, CertificateError,
-                      Deadline, OutOfTime, Report, _integer, _keys, _list, examine,
-                      exact_number, load_certificate, run_command)
+                      Deadline, OutOfTime, Report, examine, exact_number, load_certificate,
+                      run_command)
+from .checker import expect_integer as _integer, expect_keys as _keys, expect_list as _list
 from .core.lp import Infeasible, linprog_max
 
 __all__ = ["check_generic_certificate", "examine_generic", "parse_expression"]

@@ -622,8 +622,8 @@ def check_command(path: str, *, trust=(), replay: bool = True, max_bytes=None,
     """
     import shlex
 
-    from .checker import (MAX_BYTES, MAX_PATHS, MAX_SECONDS, OutOfTime, _hard_limit,
-                          load_certificate)
+    from .checker import (MAX_BYTES, MAX_PATHS, MAX_SECONDS, OutOfTime, load_certificate)
+    from .checker import hard_limit as _hard_limit
 
     seconds = MAX_SECONDS if max_seconds is None else max_seconds
     deadline = Deadline(seconds)

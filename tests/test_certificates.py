@@ -276,7 +276,7 @@ def test_hostile_files_refused_in_one_line(tmp_path, capsys, monkeypatch, checke
     byte, the deep file once (its nesting is measured on the bytes, before parsing)."""
     import builtins
 
-    import exactspec.checker as checker_module
+    import exactspec.checker.reading as checker_module
 
     sizes: list = []
     monkeypatch.setattr(checker_module, "open", lambda name, mode="r": _CountedFile(
@@ -342,7 +342,7 @@ def test_the_seconds_budget_on_an_injected_clock(monkeypatch):
     """The check reads its clock between steps of the work: on a clock that moves a second
     a reading, a budget of 5 s runs out after the fifth step (not checked, never OK, the
     reason in one line); a budget longer than every reading lets the check finish."""
-    import exactspec.checker as checker_module
+    import exactspec.checker.report as checker_module
 
     cert = _cert("rrs", 2)
     clock = FakeClock(1.0)

@@ -9,6 +9,7 @@ The layers, lowest first, are listed in ARCHITECTURE.md; this test is their defi
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -148,3 +149,46 @@ def test_a_main_block_is_the_command_line():
     assert imports_in("exactspec.checker", False, source) == set()
     assert imports_in("exactspec.checker", False, source.replace("'__main__'", "'x'")) == \
         {"exactspec.replay"}
+
+
+def test_the_certificate_checker_imports_only_itself():
+    """The certificate checker shares no code with the rest of exactspec (ARCHITECTURE.md):
+    its modules import each other and the standard library, nothing else.  Its ``__main__``
+    block, the command line that hands over to the registry's replay, is not part of it."""
+    checker = [name for name in MODULES
+               if name == "exactspec.checker" or name.startswith("exactspec.checker.")]
+    assert len(checker) > 1                           # the package and its modules
+    outside = sorted(f"{name} -> {target}" for name in checker
+                     for target in imports_of(MODULES[name])
+                     if target != "exactspec.checker"
+                     and not target.startswith("exactspec.checker."))
+    assert not outside, "the certificate checker imports exactspec:\n" + "\n".join(outside)
+    libraries = sorted(f"{name} -> {library}" for name in checker
+                       for library in _absolute_imports(MODULES[name].read_text())
+                       if library not in sys.stdlib_module_names)
+    assert not libraries, "the certificate checker imports a library:\n" + "\n".join(libraries)
+
+
+def _absolute_imports(source: str) -> set[str]:
+    """The top-level packages a module imports by absolute name (outside its main block)."""
+    tree = ast.parse(source)
+    tree.body = [node for node in tree.body if not _is_main_block(node)]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add((node.module or "").split(".")[0])
+    return found
+
+
+def test_the_checker_rule_sees_an_import_of_exactspec_or_a_library():
+    """The rule can fail: a checker module importing the engine's distributions, or sympy, is
+    found; its own modules and the standard library are not."""
+    assert imports_in("exactspec.checker.reading", False, "from ..core.dist import Dist\n") \
+        == {"exactspec.core.dist"}
+    assert imports_in("exactspec.checker.reading", False, "from .report import Report\n") \
+        == {"exactspec.checker.report"}
+    source = "import json\nfrom fractions import Fraction\nimport sympy\n"
+    assert {lib for lib in _absolute_imports(source) if lib not in sys.stdlib_module_names} \
+        == {"sympy"}
