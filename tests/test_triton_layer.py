@@ -369,7 +369,8 @@ def test_float16_arithmetic_rounds_as_the_tensor_layer():
             offs = tl.arange(0, 4)
             x = tl.load(x_ptr + offs)
             y = tl.load(y_ptr + offs)
-            tl.store(o_ptr + offs, (x * 3.0) / y - x)
+            quotient = tl.div_rn((x * 3.0).to(tl.float32), y.to(tl.float32))
+            tl.store(o_ptr + offs, quotient.to(tl.float16) - x)
 
         x = torch.tensor([0.1, 0.3, 1 / 3, 2.5], dtype=torch.float16)
         y = torch.tensor([0.7, 3.0, 1 / 7, 0.2], dtype=torch.float16)
@@ -381,6 +382,44 @@ def test_float16_arithmetic_rounds_as_the_tensor_layer():
     got, by_torch_layer = run(body, "float16")
     assert got == by_torch_layer
     assert all(v * 2 ** 24 == int(v * 2 ** 24) for v in got)      # float16 values
+
+
+def test_approximate_division_refused_under_arith():
+    # Triton's / of float32 values is PTX div.full.f32 (within 2 ulp): refused under --arith,
+    # except where every division is exact (0 / y, x / inf); float64 is div.rn.f64
+    def body(dtype):
+        def inner(torch, triton, tl):
+            @triton.jit
+            def k(x_ptr, y_ptr, o_ptr):
+                offs = tl.arange(0, 2)
+                tl.store(o_ptr + offs, tl.load(x_ptr + offs) / tl.load(y_ptr + offs))
+
+            d = getattr(torch, dtype)
+            x, y = torch.tensor([1.0, 2.0], dtype=d), torch.tensor([3.0, 7.0], dtype=d)
+            o = torch.empty(2, dtype=d)
+            k[(1,)](x, y, o)
+            zeros = torch.empty(2, dtype=d)
+            k[(1,)](torch.zeros(2, dtype=d), y, zeros)
+            return exact(o._values()), exact(zeros._values())
+
+        return inner
+
+    for fmt, dtype in (("float32", "float32"), ("float16", "float16")):
+        refused(body(dtype), f"fp{dtype[-2:]} division under --arith", "div.full.f32",
+                "tl.div_rn", fmt=fmt)
+    assert run(body("float64"), "float32") == ([F(1 / 3), F(2 / 7)], [0, 0])
+    assert run(body("float32")) == ([F(1, 3), F(2, 7)], [0, 0])        # the exact run
+
+
+def test_div_rn_takes_float32():
+    def body(torch, triton, tl):
+        @triton.jit
+        def k(x_ptr):
+            tl.div_rn(tl.load(x_ptr), 3.0)
+
+        k[(1,)](torch.ones(1, dtype=torch.float16))
+
+    refused(body, "tl.div_rn of a fp16 block", "float32")
 
 
 def test_fused_multiply_add_refused_under_arith_unless_fusion_off():

@@ -32,6 +32,13 @@ run (so ``-tl.log(u)`` of uniforms is exponential noise) and refused under ``--a
 computes them with approximate instructions.  Under ``--arith`` a float product added or
 subtracted directly (``a * b + c``) is refused unless the launch passes
 ``enable_fp_fusion=False``: Triton's compiler may contract it to one fused multiply-add.
+Under ``--arith`` a ``float32`` (or ``float16``/``bfloat16``) ``x / y`` of two values of the
+format is refused, except where it is exact (``0 / y``, ``x / inf``): Triton's ``/`` lowers to
+PTX ``div.full.f32`` on NVIDIA GPUs, an approximation within 2 ulp whose rounding is not
+specified (triton-lang/triton PR 446, issue 10661; ``tl.fdiv`` too); ``tl.div_rn`` of
+``float32`` values is the correctly rounded quotient, and ``float64``'s ``/`` (``div.rn.f64``)
+is correctly rounded.  A race's ``w / E`` is the race (its float rounding is not modelled, as
+in the tensor layer) and passes.
 
 ``tl.rand(seed, offsets)``: Philox streams modelled as independent fresh uniform draws through
 the engine's sampler, one per distinct ``(seed, offset)`` of the run (the same pair gives the
@@ -470,8 +477,9 @@ def _broadcast_mark(mark, shape):
 _FUSED = (operator.add, operator.sub)
 
 
-def binary(a, b, op) -> tensor:
-    """``a op b`` of blocks and Python numbers, with Triton's promotion."""
+def binary(a, b, op, precise: bool = False) -> tensor:
+    """``a op b`` of blocks and Python numbers, with Triton's promotion (``precise``: a
+    division rounded correctly, ``tl.div_rn``'s)."""
     if not isinstance(a, tensor) and not isinstance(b, tensor):
         return op(a, b)
     pa = a.dtype.is_ptr() if isinstance(a, tensor) else False
@@ -494,6 +502,8 @@ def binary(a, b, op) -> tensor:
                      "Triton's compiler may contract it into one fused multiply-add, rounded "
                      "once; launch the kernel with enable_fp_fusion=False for the run exactspec "
                      "models")
+    if op is operator.truediv and not precise and dt is not float64 and not current().exact:
+        _approximate_division(x, y, dt)
     undefined = _undefined_of(x, y)
     if dt.kind == "int" and not compare:
         t = _integer_op(x.t, y.t, op, dt)
@@ -506,6 +516,53 @@ def binary(a, b, op) -> tensor:
         undefined = _broadcast_mark(undefined, t.shape)
     return block(t, out_dt, undefined,
                  product=op is operator.mul and dt.kind == "float")
+
+
+def _plain(v) -> bool:
+    """A value of a float format (on every draft branch too): neither random nor noise."""
+    if type(v) is Branched:
+        return all(isinstance(w, FloatValue) for w in v.values)
+    return isinstance(v, FloatValue)
+
+
+def _exact_quotient(a, b) -> bool:
+    """``a / b`` that any division gives exactly: a zero numerator or an infinite divisor."""
+    xs = a.values if type(a) is Branched else [a]
+    ys = b.values if type(b) is Branched else [b]
+    return all(x.value == 0 for x in xs) or \
+        all(math.isinf(y.value) for y in ys)
+
+
+def _approximate_division(x: tensor, y: tensor, dt: dtype) -> None:
+    """Under ``--arith``, ``x / y`` of ``float32`` (and of ``float16``/``bfloat16``, computed in
+    ``float32``) values is refused: Triton's ``/`` lowers to PTX ``div.full.f32``, an
+    approximation within 2 ulp whose rounding is not specified (a race's ``w / E`` is a race,
+    whose float rounding the tensor layer does not model, and passes)."""
+    from ..torch_layer.tensor import broadcast_shapes
+
+    shape = broadcast_shapes(x.t.shape, y.t.shape)
+    for a, b in zip(x.t._expanded_values(shape), y.t._expanded_values(shape)):
+        if _plain(a) and _plain(b) and not _exact_quotient(a, b):
+            raise refuse(f"{dt.name} division under --arith: Triton's / on the GPU is PTX "
+                         "div.full.f32 (within 2 ulp, its rounding not specified); write "
+                         "tl.div_rn(x, y) on float32 values for the correctly rounded "
+                         "quotient, or compare u * q < p")
+
+
+def div_rn(x, y) -> tensor:
+    """``tl.div_rn(x, y)`` (also ``tl.math.div_rn``, ``libdevice.div_rn``): the correctly
+    rounded ``float32`` quotient (Triton takes ``float32`` operands only)."""
+    for v in (x, y):
+        if isinstance(v, tensor) and v.dtype is not float32:
+            raise refuse(f"tl.div_rn of a {v.dtype.name} block: it takes float32 (convert with "
+                         ".to(tl.float32))")
+    return binary(x, y, operator.truediv, precise=True)
+
+
+def fdiv(x, y, ieee_rounding=False) -> tensor:
+    """``tl.fdiv(x, y)``: the fast division (``div.full.f32`` on the GPU; ``ieee_rounding`` is
+    ignored there), as ``/``."""
+    return binary(x, y, operator.truediv)
 
 
 _OP_TEXT = {operator.floordiv: "//", operator.mod: "%", operator.lshift: "<<",

@@ -76,6 +76,7 @@ _LANGUAGE = {
     "argmax": L.argmax, "argmin": L.argmin, "cumsum": L.cumsum, "minimum": L.minimum,
     "maximum": L.maximum, "static_range": L.static_range, "range": L.range_, "rand": L.rand,
     "randn": L.randn, "exp": L.exp, "log": L.log, "abs": L.abs_, "cdiv": L.cdiv,
+    "div_rn": L.div_rn, "fdiv": L.fdiv,
     "cast": L.cast, "reshape": L.reshape, "view": L.reshape,
     "constexpr": L.constexpr, "tensor": L.tensor, "dtype": L.dtype,
     "pointer_type": L.pointer_type, "PropagateNan": L.PropagateNan,
@@ -89,7 +90,7 @@ _LANGUAGE = {
 def _math_module(name: str) -> types.ModuleType:
     m = _Module(name)
     _spec(m, False)
-    m.exp, m.log, m.abs = L.exp, L.log, L.abs_
+    m.exp, m.log, m.abs, m.div_rn, m.fdiv = L.exp, L.log, L.abs_, L.div_rn, L.fdiv
     return m
 
 

@@ -4,7 +4,8 @@ in plain PyTorch.
 ``sample(p, q)`` draws the draft ``x ~ q`` with ``torch.multinomial``, a uniform and an
 exponential noise row in PyTorch (as vLLM's rejection sampler draws them before its kernels,
 ``vllm/v1/sample/rejection_sampler.py``), and launches ``one_draft_kernel``: accept ``x`` when
-``u < p[x] / q[x]``, else the recovered token, the winner of the race ``argmax(max(p - q, 0) /
+``u < p[x] / q[x]`` (the quotient by ``tl.div_rn``, correctly rounded in ``float32`` and then
+into the rows' dtype, as torch computes it), else the recovered token, the winner of the race ``argmax(max(p - q, 0) /
 E)`` over the residual.  ``sample_philox`` draws the uniform inside the kernel with
 ``tl.rand(seed, pid)``; ``sample_torch`` is the same algorithm on the tensor layer without a
 kernel.  ``sample_target_recovery`` recovers from ``p`` instead of the residual (lossy).
@@ -31,11 +32,18 @@ def _residual_race(p_ptr, q_ptr, noise_ptr, vocab, BLOCK: tl.constexpr, FROM_TAR
 
 
 @triton.jit
+def _ratio(p_ptr, q_ptr, x):
+    # p[x] / q[x] correctly rounded (Triton's / is the approximate div.full.f32 on the GPU)
+    p = tl.load(p_ptr + x)
+    return tl.div_rn(p.to(tl.float32), tl.load(q_ptr + x).to(tl.float32)).to(p.dtype)
+
+
+@triton.jit
 def one_draft_kernel(p_ptr, q_ptr, draft_ptr, u_ptr, noise_ptr, out_ptr, vocab,
                      BLOCK: tl.constexpr, FROM_TARGET: tl.constexpr = False):
     pid = tl.program_id(0)
     x = tl.load(draft_ptr + pid)
-    accepted = tl.load(u_ptr + pid) < tl.load(p_ptr + x) / tl.load(q_ptr + x)
+    accepted = tl.load(u_ptr + pid) < _ratio(p_ptr, q_ptr, x)
     recovered = _residual_race(p_ptr, q_ptr, noise_ptr, vocab, BLOCK, FROM_TARGET)
     tl.store(out_ptr + pid, tl.where(accepted, x, recovered))
 
@@ -46,7 +54,7 @@ def one_draft_philox_kernel(p_ptr, q_ptr, draft_ptr, noise_ptr, out_ptr, vocab, 
     pid = tl.program_id(0)
     x = tl.load(draft_ptr + pid)
     u = tl.rand(seed, pid)
-    accepted = u < tl.load(p_ptr + x) / tl.load(q_ptr + x)
+    accepted = u < _ratio(p_ptr, q_ptr, x)
     recovered = _residual_race(p_ptr, q_ptr, noise_ptr, vocab, BLOCK, False)
     tl.store(out_ptr + pid, tl.where(accepted, x, recovered))
 
@@ -55,7 +63,7 @@ def one_draft_philox_kernel(p_ptr, q_ptr, draft_ptr, noise_ptr, out_ptr, vocab, 
 def one_draft_branching_kernel(p_ptr, q_ptr, draft_ptr, u_ptr, noise_ptr, out_ptr, vocab,
                                BLOCK: tl.constexpr):
     x = tl.load(draft_ptr)
-    if tl.load(u_ptr) < tl.load(p_ptr + x) / tl.load(q_ptr + x):
+    if tl.load(u_ptr) < _ratio(p_ptr, q_ptr, x):
         tl.store(out_ptr, x)
     else:
         tl.store(out_ptr, _residual_race(p_ptr, q_ptr, noise_ptr, vocab, BLOCK, False))
