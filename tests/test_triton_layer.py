@@ -345,21 +345,46 @@ def test_cumsum_and_two_dimensional_reductions():
     assert a == [2, 2]
 
 
-def test_float32_sum_is_the_butterfly_order():
-    # sequentially (1 + 2**-24) rounds to 1 and the sum is 2**-24; the butterfly adds the
-    # halves first: (1 + -1) + (2**-24 + 2**-24) = 2**-23
+def _summed(order, values, cumulative=False):
     def body(torch, triton, tl):
         @triton.jit
-        def kernel(x_ptr, o_ptr):
-            tl.store(o_ptr, tl.sum(tl.load(x_ptr + tl.arange(0, 4)), axis=0))
+        def kernel(x_ptr, o_ptr, N: tl.constexpr):
+            x = tl.load(x_ptr + tl.arange(0, N))
+            if cumulative:
+                tl.store(o_ptr + tl.arange(0, N), tl.cumsum(x, axis=0))
+            else:
+                tl.store(o_ptr, tl.sum(x, axis=0))
 
-        x = torch.tensor([1.0, 2.0 ** -24, -1.0, 2.0 ** -24], dtype=torch.float32)
-        o = torch.empty(1, dtype=torch.float32)
-        kernel[(1,)](x, o)
-        return exact(o._values())
+        x = torch.tensor(values, dtype=torch.float32)
+        o = torch.empty(len(values) if cumulative else 1, dtype=torch.float32)
+        kernel[(1,)](x, o, N=len(values))
+        return exact(o._values()) if cumulative else exact(o._values())[0]
 
-    assert run(body, "float32") == [F(1, 2 ** 23)]
-    assert run(body) == [F(1, 2 ** 23)]
+    def ordered(torch, triton, tl):
+        from exactspec.torch_layer.context import current
+
+        current().sum_order = order
+        return body(torch, triton, tl)
+
+    return ordered
+
+
+def test_float_sums_under_arith_need_a_declared_order():
+    # 1 + 2**-24 is a tie that rounds to 1: left to right the sum is 2**-24, exactly 2**-23
+    row = [1.0, 2.0 ** -24, -1.0, 2.0 ** -24]
+    assert run(_summed("sequential", row), "float32") == F(1, 2 ** 24)
+    assert run(_summed("correctly-rounded", row), "float32") == F(1, 2 ** 23)
+    assert run(_summed(None, row)) == F(1, 2 ** 23)                    # the exact run
+    assert run(_summed("sequential", row, True), "float32") == [1, 1, 0, F(1, 2 ** 24)]
+    assert run(_summed("correctly-rounded", row, True), "float32") == \
+        [1, 1, F(1, 2 ** 24), F(1, 2 ** 23)]
+    for cumulative in (False, True):
+        refused(_summed(None, row, cumulative), "4 fp32 lanes under --arith",
+                "--sum-order sequential or correctly-rounded", fmt="float32")
+    # two nonzero terms: the same in every order, no order needed
+    assert run(_summed(None, [1.0, 0.0, 2.0 ** -24, 0.0]), "float32") == 1
+    assert run(_summed(None, [1.0, 0.0, 2.0 ** -23, 0.0], True), "float32") == \
+        [1, 1, 1 + F(1, 2 ** 23), 1 + F(1, 2 ** 23)]
 
 
 def test_float16_arithmetic_rounds_as_the_tensor_layer():

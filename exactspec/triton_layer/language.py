@@ -18,11 +18,14 @@ Integer ``//`` and ``%`` truncate toward zero (C's, as Triton's signed division 
 integer result outside its dtype's range is refused (the GPU wraps it).
 
 Reductions and scans: ``tl.sum`` sums ``bool`` and integers narrower than 32 bits as ``int32``
-and ``float16``/``bfloat16`` as ``float32``; under ``--arith`` it adds as a butterfly across
-lanes does with one element per lane: the two halves of the axis element by element, then the
-halves of that, and so on (a layout with several elements per thread adds those first, in an
-order not modelled).  ``tl.cumsum`` keeps ``float16`` and sums ``bfloat16`` as ``float32``,
-adding as the lanes' scan does (Hillis-Steele: offsets 1, 2, 4, ...).  ``tl.max``/``tl.min``/
+and ``float16``/``bfloat16`` as ``float32``; ``tl.cumsum`` keeps ``float16`` and sums
+``bfloat16`` as ``float32``.  Under ``--arith`` the GPU adds a block's floats in an order its
+layout decides (the elements of a thread in turn, then a butterfly across lanes and warps):
+a float sum (or running sum) whose lane holds at most two nonzero terms is the same in every
+order; a longer one is taken in the run's declared ``--sum-order`` (``sequential``: left to
+right, each addition rounded into the dtype; ``correctly-rounded``: the exact sum rounded
+once), and refused without one.  Integers, and the exact run, add the halves of the axis
+element by element (the butterfly; every order gives the same there).  ``tl.max``/``tl.min``/
 ``tl.argmax``/``tl.argmin`` return, among equal extremes, the smallest index (Triton's
 ``tie_break_left=True``, the default; ``False`` is refused); a NaN in their block is refused,
 since Triton's result then depends on the reduction's order.  ``tl.maximum``/``tl.minimum``
@@ -911,6 +914,10 @@ def sum(input, axis=None, keep_dims=False, dtype=None) -> tensor:
     dt = _sum_dtype(x.dtype, dtype)
     x = cast(x, dt)
     t = x.t
+    if dt.kind == "float" and not current().exact:
+        declared = _declared_sums(t, ax, dt, "tl.sum", running=False)
+        if declared is not None:
+            return block(_keep(declared, ax, keep_dims, len(input.shape)), dt)
     n = t.shape[ax]
     while n > 1:                                     # the butterfly: halves, element by element
         h = n // 2
@@ -919,6 +926,51 @@ def sum(input, axis=None, keep_dims=False, dtype=None) -> tensor:
         n = h
     t = t.squeeze(ax)
     return block(_keep(t, ax, keep_dims, len(input.shape)), dt)
+
+
+def _nonzero(lane) -> int:
+    return _builtin_sum(1 for v in lane if v.value != 0)
+
+
+def _declared_sums(t: Tensor, ax: int, dt: dtype, what: str, running: bool):
+    """Under ``--arith``, the float sums (``running``: the running sums) of ``t`` along ``ax``
+    in an order that holds on the GPU: any order where a lane has at most two nonzero terms,
+    else the run's declared ``--sum-order`` (``sequential``: left to right, each addition
+    rounded into the dtype; ``correctly-rounded``: the exact sum rounded once), else refused;
+    ``None`` for lanes that hold other values than the format's (the tensor layer's
+    arithmetic decides those)."""
+    from ..engine.float_sums import float_sum
+
+    outer, lanes = t._lanes(ax)
+    if any(type(v) is Branched for lane in lanes for v in lane):
+        raise CannotProceed(f"a float {what} over the draft's branches in a kernel")
+    if not all(type(v) is FloatValue for lane in lanes for v in lane):
+        return None
+    order = "sequential"
+    if any(_nonzero(lane) > 2 for lane in lanes):
+        order = current().sum_order
+        if order not in ("sequential", "correctly-rounded"):
+            n = _builtin_max(len(lane) for lane in lanes)
+            raise refuse(f"{what} of {n} {dt.name} lanes under --arith: the GPU adds them in "
+                         "an order its layout decides (elements of a thread in turn, then a "
+                         "butterfly across lanes and warps), which exactspec does not model; "
+                         "declare --sum-order sequential or correctly-rounded")
+    fmt = FORMATS[dt.torch.name]
+
+    def total(terms):
+        if order == "sequential":
+            acc = terms[0]
+            for v in terms[1:]:
+                acc = acc + v
+            return acc
+        return FloatValue(float_sum([v.value for v in terms], fmt, "correctly-rounded"), fmt)
+
+    if not running:
+        return Tensor.new([total(lane) for lane in lanes], outer, dt.torch)
+    values = [total(lane[:i + 1]) for lane in lanes for i in range(len(lane))]
+    moved = Tensor.new(values, tuple(outer) + (t.shape[ax],), dt.torch)
+    order_back = list(range(ax)) + [t.ndim - 1] + list(range(ax, t.ndim - 1))
+    return moved.permute(order_back).contiguous()
 
 
 def _no_nan(x: tensor, name: str) -> None:
@@ -1050,6 +1102,10 @@ def cumsum(input, axis=0, reverse=False, dtype=None) -> tensor:
             else float32 if x.dtype is bfloat16 else x.dtype
     x = cast(x, dtype)
     t = x.t.flip(ax) if reverse else x.t
+    if dtype.kind == "float" and not current().exact:
+        declared = _declared_sums(t, ax, dtype, "tl.cumsum", running=True)
+        if declared is not None:
+            return block(declared.flip(ax).contiguous() if reverse else declared, dtype)
     n = t.shape[ax]
     offset = 1
     while offset < n:
