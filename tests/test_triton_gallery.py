@@ -1,0 +1,153 @@
+"""Bug classes of engines' Triton kernels (``examples/engines/triton_kernels.py``), each beside
+its correct version, refuted or proved with its exact TV in exact arithmetic and under
+``--arith float32``; every expected law is derived by hand in the comments.
+
+Float32 facts used below: ``fl(1/3) = 11184811 / 2**25`` and ``fl(1/6) = 11184811 / 2**26``
+(``2**25 / 3 = 11184810.67`` rounds up); ``fl(2/3) = 11184811 / 2**24``; a ``float64`` uniform
+``u = j / 2**53`` satisfies ``u <= r`` for a multiple ``r`` of ``2**-53`` in ``r * 2**53 + 1``
+of the ``2**53`` grid points, so ``P(u <= r) = r + 2**-53``; the rows' dyadic entries
+(``1/2``, ``1/4``, ``3/4``) are exact.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+
+import exactspec
+from exactspec.core.dist import Dist
+from exactspec.core.errors import InvalidInput
+from exactspec.rounding import split_bias
+
+FILE = Path(__file__).resolve().parent.parent / "examples" / "engines" / "triton_kernels.py"
+
+# (a), (b): a p = 0 < q token (3) and a q = 0 < p token (2)
+P, Q = Dist.parse("1/2,1/3,1/6,0"), Dist.parse("1/4,1/4,0,1/2")
+# (c): tokens 2 and 3 are the padding of the vocabulary, the last tile of BLOCK = 2
+P_PADDED, Q_PADDED = Dist.parse("1/2,1/2,0,0"), Dist.parse("1/4,3/4,0,0")
+EPS = F(1, 2 ** 53)                       # P(u = 0) for a float64 uniform
+THIRD, SIXTH = F(11184811, 2 ** 25), F(11184811, 2 ** 26)     # fl(1/3), fl(1/6)
+
+
+def _spec(name: str) -> str:
+    return f"{FILE}:{name}"
+
+
+def _tv(law: dict, p: Dist) -> F:
+    return sum(abs(F(law.get(i, 0)) - F(x)) for i, x in enumerate(p.probs)) / 2
+
+
+# -- (a) the recovered token: a race over the residual, or divided by the draft row ------------
+def test_race_recovery_is_lossless_exactly():
+    # accepted with min(p, q) = (1/4, 1/4, 0, 0); a rejection (1/2, at token 3) recovers
+    # from the residual (1/4, 1/12, 1/6, 0) / (1/2): 1/4 + 1/2 * 1/2 = 1/2, ... = p
+    r = exactspec.verify(_spec("race_recovery"), P, Q)
+    assert r.lossless and r.law == dict(enumerate(P.probs)) and r.acceptance == F(1, 2)
+
+
+def test_race_recovery_under_float32_is_lossy_by_rounding_only():
+    # float32 rows (fl(1/3), fl(1/6)): drafts 0 and 1 always accepted (ratios 2 and
+    # 4 fl(1/3) >= 1); draft 3 (q = 1/2) accepted only at u = 0 (0 >= u), P = 2**-53; the
+    # rejection R = (1/2)(1 - 2**-53) races over w = (1/4, fl(1/3) - 1/4, fl(1/6), 0)
+    # (Sterbenz: the difference is exact), W = fl(1/3) + fl(1/6) = 1/2 + 2**-26
+    w = [F(1, 4), THIRD - F(1, 4), SIXTH, F(0)]
+    rejected, total = F(1, 2) * (1 - EPS), sum(w)
+    law = {0: F(1, 4) + rejected * w[0] / total, 1: F(1, 4) + rejected * w[1] / total,
+           2: rejected * w[2] / total, 3: F(1, 2) * EPS}
+    s = split_bias(_spec("race_recovery"), P, Q, arith="float32")
+    assert s.verdict == "lossy-rounding" and s.bias_exact_arith == 0
+    assert s.rounded.law == law
+    assert s.bias == _tv(law, P)
+
+
+def test_draft_row_recovery_is_refuted_exactly():
+    # the score (p - q)+ / q: token 2 (q = 0 < p) scores inf and wins every rejection
+    # (1/2): the law (1/4, 1/4, 1/2, 0); TV = (1/4 + 1/12 + 1/3) / 2 = 1/3
+    r = exactspec.verify(_spec("draft_row_recovery"), P, Q)
+    assert not r.lossless
+    assert r.law == {0: F(1, 4), 1: F(1, 4), 2: F(1, 2), 3: 0}
+    assert r.bias == F(1, 3)
+
+
+def test_draft_row_recovery_under_float32_is_lossy_by_logic():
+    # the same, draft 3 now accepted at u = 0 (2**-53 of its 1/2): token 3 gets 2**-54,
+    # token 2 the rest of the rejection, 1/2 - 2**-54: TV = (1/4 + 1/12 + 1/3 - 2**-54 +
+    # 2**-54) / 2 = 1/3 still
+    s = split_bias(_spec("draft_row_recovery"), P, Q, arith="float32")
+    assert s.verdict == "lossy-logic"
+    assert s.rounded.law == {0: F(1, 4), 1: F(1, 4), 2: F(1, 2) - EPS / 2, 3: EPS / 2}
+    assert s.bias == s.bias_exact_arith == F(1, 3)
+
+
+# -- (b) a padded draft slot -------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["padded_guarded", "padded_reference"])
+def test_a_padded_slot_guarded_or_masked_leaves_the_other_request_lossless(name):
+    # request 1's own draft, uniform and residual: the one-draft rule, law p, acceptance 1/2
+    r = exactspec.verify(_spec(name), P, Q)
+    assert r.lossless and r.law == dict(enumerate(P.probs))
+
+
+def test_the_guard_and_the_reference_agree_under_float32():
+    kernel = split_bias(_spec("padded_guarded"), P, Q, arith="float32")
+    reference = split_bias(_spec("padded_reference"), P, Q, arith="float32")
+    assert kernel.rounded.law == reference.rounded.law
+    assert (kernel.bias, kernel.bias_grid_only) == (reference.bias, reference.bias_grid_only)
+
+
+def test_an_unguarded_padded_slot_reads_before_the_tensor_and_is_refused(capsys):
+    from exactspec.cli import main
+
+    code = main(["verify", _spec("padded_unguarded"), "--p", "1/2,1/3,1/6,0", "--q",
+                 "1/4,1/4,0,1/2"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert "tl.load out of bounds: element -1 of argument target_ptr" in err
+    assert "padded_accept_kernel, triton_kernels.py:" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    with pytest.raises(InvalidInput, match="element -1 of argument target_ptr"):
+        exactspec.verify(_spec("padded_unguarded"), P, Q)
+
+
+# -- (c) the vocabulary in tiles, a running best across tiles ----------------------------------
+@pytest.mark.parametrize("name", ["cdf_recovery", "cdf_recovery_later_tile_guarded"])
+def test_the_earlier_tile_or_the_guarded_hits_are_lossless(name):
+    # draft 1 (3/4) accepted with (1/2)/(3/4) = 2/3, rejected 1/4; the residual (1/4, 0, 0,
+    # 0) passes u * 1/4 at lane 0 of tile 0; every later tile ties (its hits are all true):
+    # strict > keeps tile 0, and the guarded hits of tile 1 (lanes past the 2 real tokens)
+    # are all false: token 0, law (1/4 + 1/4, 3/4 * 2/3) = p
+    r = exactspec.verify(_spec(name), P_PADDED, Q_PADDED)
+    assert r.lossless and r.law == dict(enumerate(P_PADDED.probs))
+    assert r.acceptance == F(3, 4)
+
+
+def test_the_later_tile_wins_the_tie_and_emits_a_padded_id():
+    # >= across tiles: tile 1 (tokens 2, 3: all-zero residual, the running sum already 1/4 >
+    # u / 4) ties with tile 0 and wins: every rejection (1/4) emits token 2, a padded id:
+    # the law (1/4, 1/2, 1/4, 0); TV = (1/4 + 0 + 1/4) / 2 = 1/4
+    r = exactspec.verify(_spec("cdf_recovery_later_tile"), P_PADDED, Q_PADDED)
+    assert r.law == {0: F(1, 4), 1: F(1, 2), 2: F(1, 4), 3: 0}
+    assert r.bias == F(1, 4)
+
+
+def test_the_tiles_under_float32():
+    # the ratio fl(2/3) = r = 11184811 / 2**24 (a multiple of 2**-53): draft 1 accepted with
+    # r + 2**-53, so token 1 gets (3/4)(r + 2**-53) = 1/2 + 2**-26 + 3 * 2**-55 and the
+    # rejection the rest; strict: the rest to token 0, TV = 2**-26 + 3 * 2**-55 (lossy by
+    # rounding only); >=: the rest to token 2, TV = (1/4 + (2**-26 + 3 * 2**-55) +
+    # (1/4 - 2**-26 - 3 * 2**-55)) / 2 = 1/4
+    r = F(11184811, 2 ** 24)
+    one = F(3, 4) * (r + EPS)
+    assert one == F(1, 2) + F(1, 2 ** 26) + F(3, 2 ** 55)
+    strict = split_bias(_spec("cdf_recovery"), P_PADDED, Q_PADDED, arith="float32")
+    assert strict.verdict == "lossy-rounding"
+    assert strict.rounded.law == {0: 1 - one, 1: one, 2: 0, 3: 0}
+    assert strict.bias == F(1, 2 ** 26) + F(3, 2 ** 55)
+    guarded = split_bias(_spec("cdf_recovery_later_tile_guarded"), P_PADDED, Q_PADDED,
+                         arith="float32")
+    assert guarded.rounded.law == strict.rounded.law
+    later = split_bias(_spec("cdf_recovery_later_tile"), P_PADDED, Q_PADDED, arith="float32")
+    assert later.verdict == "lossy-logic"
+    assert later.rounded.law == {0: F(1, 4), 1: one, 2: F(3, 4) - one, 3: 0}
+    assert later.bias == later.bias_exact_arith == F(1, 4)
