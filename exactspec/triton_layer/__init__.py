@@ -17,15 +17,16 @@ What is modelled (:mod:`.launch`, :mod:`.language`):
   arithmetic, ``tl.load``/``tl.store`` with ``mask=`` and ``other=``, ``tl.where``,
   arithmetic and comparisons with Triton's promotion, ``.to(dtype)``, ``tl.sum``/``tl.max``/
   ``tl.min``/``tl.argmax``/``tl.argmin`` (the smallest index among equal extremes),
-  ``tl.cumsum``, ``tl.minimum``/``tl.maximum``, ``tl.static_range`` and Python loops,
-  ``tl.rand`` (the engine's uniforms, one per distinct seed and offset), ``tl.exp``/``tl.log``
-  in the exact run.
+  ``tl.cumsum``, ``tl.minimum``/``tl.maximum``, ``tl.div_rn``, ``tl.static_range`` and Python
+  loops, ``tl.rand`` (the engine's uniforms, one per distinct seed and offset),
+  ``tl.exp``/``tl.log`` in the exact run.
 
 What is refused, in one line naming the kernel and the line: an unmasked out-of-bounds load
 or store, a load of memory nothing wrote, two programs storing one address (or one loading
-what another stores), an integer overflow, a NaN in a reduction, ``tl.randn``, ``tl.exp``/
-``tl.log`` and a fusable ``a * b + c`` under ``--arith``, atomics and block pointers, and every
-name the layer does not define.
+what another stores), an integer overflow, a NaN in a reduction, ``tl.randn``; under
+``--arith``: ``/`` of ``float32`` values (the GPU's ``div.full.f32``), a fusable
+``a * b + c``, a long float sum without a declared order, ``tl.rand``, ``tl.exp``/``tl.log``;
+atomics, block pointers and every name the layer does not define.
 """
 
 from __future__ import annotations

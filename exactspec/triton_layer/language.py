@@ -44,10 +44,11 @@ is correctly rounded.  A race's ``w / E`` is the race (its float rounding is not
 in the tensor layer) and passes.
 
 ``tl.rand(seed, offsets)``: Philox streams modelled as independent fresh uniform draws through
-the engine's sampler, one per distinct ``(seed, offset)`` of the run (the same pair gives the
-same uniform, as Philox does), on the engine's ``float32`` grid under ``--arith`` (Triton maps
-31 random bits to ``[0, 1)`` in ``float32``, a finer grid near 0, not modelled); ``tl.randn``
-(Gaussian noise) is refused, as ``torch.randn`` is.
+the engine's sampler (ideal uniforms, or the ``--grid``), one per distinct ``(seed, offset)``
+of the run (the same pair gives the same uniform, as Philox does); refused under ``--arith``,
+where Triton's float32 values (31 random bits times ``2**-31``, rounded to ``float32``: a grid
+finer near 0) are not the engine's generator grid; ``tl.randn`` (Gaussian noise) is refused,
+as ``torch.randn`` is.
 """
 
 from __future__ import annotations
@@ -1136,6 +1137,11 @@ def _philox_key(seed) -> int:
 def rand(seed, offset, n_rounds=10) -> tensor:
     """``tl.rand(seed, offset)``: a ``float32`` uniform on ``[0, 1)`` per offset, the engine's
     uniform (see the module's text)."""
+    if not current().exact:
+        raise refuse("tl.rand under --arith: Triton turns Philox's 32 random bits into a "
+                     "float32 as k * 2**-31 rounded to float32 (a grid finer near 0), which the "
+                     "engine's uniforms do not model; draw the uniforms with torch.rand and "
+                     "pass them to the kernel, or run exactly")
     key = _philox_key(seed)
     if isinstance(offset, tensor):
         offset._defined("tl.rand's offset")

@@ -367,7 +367,8 @@ def heuristics(values):
 
 def _pointer(pointer, what: str) -> tl.tensor:
     if not isinstance(pointer, tl.tensor) or not pointer.dtype.is_ptr():
-        raise refuse(f"{what} of a {type(pointer).__name__ if not isinstance(pointer, tl.tensor) else pointer.dtype.name} (give a pointer: a tensor argument plus offsets)")
+        kind = pointer.dtype.name if isinstance(pointer, tl.tensor) else type(pointer).__name__
+        raise refuse(f"{what} of a {kind} (give a pointer: a tensor argument plus offsets)")
     return pointer
 
 
