@@ -613,6 +613,13 @@ def test_undefined_lanes_and_other_refusals():
 
         k[(1,)](torch.zeros(3))
 
+    def huge(torch, triton, tl):
+        @triton.jit
+        def k(o_ptr):
+            tl.store(o_ptr, tl.sum(tl.arange(0, 2 ** 30), axis=0))
+
+        k[(1,)](torch.zeros(1, dtype=torch.int64))
+
     def called_directly(torch, triton, tl):
         @triton.jit
         def k(o_ptr):
@@ -646,6 +653,7 @@ def test_undefined_lanes_and_other_refusals():
     refused(ties_right, "tie_break_left=False")
     refused(not_power_of_two, "not a power of 2")
     refused(called_directly, "called outside a kernel", "k[grid](...)")
+    refused(huge, "1,073,741,824 elements", "TRITON_MAX_TENSOR_NUMEL")
 
 
 def test_exp_log_exact_only():

@@ -700,9 +700,16 @@ def reshape(x: tensor, *shape) -> tensor:
 
 # -- creation -----------------------------------------------------------------------------
 
+#: Triton's largest block (``TRITON_MAX_TENSOR_NUMEL``, ``2**20`` elements)
+MAX_BLOCK = 2 ** 20
+
+
 def _power_of_two(n: int, what: str) -> int:
     if n <= 0 or n & (n - 1):
         raise refuse(f"{what}: {n} is not a power of 2 (Triton's blocks are)")
+    if n > MAX_BLOCK:
+        raise refuse(f"{what}: a block of {n:,} elements, over Triton's largest "
+                     f"({MAX_BLOCK:,}, TRITON_MAX_TENSOR_NUMEL)")
     return n
 
 
@@ -712,6 +719,7 @@ def _shape_arg(shape) -> tuple:
     shape = tuple(int(s) for s in shape)
     for s in shape:
         _power_of_two(s, "a block dimension")
+    _power_of_two(math.prod(shape), f"a block of shape {list(shape)}")
     return shape
 
 
