@@ -342,12 +342,18 @@ class ExactSampler:
     def coin(self, prob, what: str = "coin") -> bool:
         """True with probability ``prob``."""
         prob = exact_probability(prob, what, self)
-        if prob < 0 or prob > 1:
+        if type(prob) is Fraction:     # the same tests on its integers (cheaper per path)
+            num, den = prob.numerator, prob.denominator
+            outside, heads, tails = num < 0 or num > den, num != 0, num != den
+        else:
+            outside = prob < 0 or prob > 1
+            heads, tails = (prob != 0, prob != 1) if not outside else (False, False)
+        if outside:
             raise InvalidInput(f"{what}: probability {prob} is outside [0, 1]")
         options = []
-        if prob != 0:
+        if heads:
             options.append((True, prob, f"{what} heads"))
-        if prob != 1:
+        if tails:
             options.append((False, 1 - prob, f"{what} tails"))
         return self._choose(what, options)
 

@@ -591,8 +591,20 @@ class _Sums:
             out[key] = out[key] + total if key in out else total
         return out
 
-    def total(self, key=None):
-        return self.totals().get(key, 0)
+    @staticmethod
+    def grand_total(*sums: "_Sums"):
+        """The sum over every key of every one of ``sums`` (parts of one denominator added
+        as integers first)."""
+        parts: dict = {}
+        total = Fraction(0)
+        for each in sums:
+            for (_, denominator), numerator in each.parts.items():
+                parts[denominator] = parts.get(denominator, 0) + numerator
+            for weight in each.other.values():
+                total = total + weight
+        for denominator, numerator in parts.items():
+            total = total + Fraction(numerator, denominator)
+        return total
 
 
 def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
@@ -619,7 +631,6 @@ def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
         if len(shared.refusals) != refused:
             _refused_quietly(shared)
         w = s.weight
-        sums.add("total", w)
         if type(y) is LawToken:
             if object.__getattribute__(y, "_run") != s._run:
                 raise CannotProceed("the rule returned a token drawn as a law leaf on an "
@@ -673,6 +684,7 @@ def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
 
     count = depth_first(s, lambda s: method(s, p, q, k), leaf, every=every)
     _refused_quietly(shared)
+    total = _Sums.grand_total(tokens, law_weights)    # every leaf's weight, once
     for key, weight in law_weights.totals().items():
         leaf_law = laws[key]
         for lab, pr in zip(leaf_law.labels, leaf_law.probs):
@@ -697,7 +709,7 @@ def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
         acceptance = explicit
     result = Enumeration(labels=labels, law=law, acceptance=acceptance,
                          explicit_acceptance=explicit, paths=count,
-                         total=totals.get("total", 0),
+                         total=total,
                          used_drafts=used["drafts"], used_accept=used["accept"],
                          path_list=None, seconds=_clock() - start,
                          floats=s.floats + floats_converted() - converted)
