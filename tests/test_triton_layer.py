@@ -732,6 +732,15 @@ def test_one_draft_kernel_under_arith_equals_plain_pytorch(arith):
                            "float16": F(1, 28672)}[arith]
 
 
+def test_plain_division_kernel_exact_and_refused_under_arith():
+    r = exactspec.verify(_spec("sample_plain_division"), P4, Q4)
+    assert r.lossless and r.law == exactspec.verify(_spec("sample_torch"), P4, Q4).law
+    with pytest.raises(InvalidInput) as info:
+        exactspec.verify(_spec("sample_plain_division"), P4, Q4, arith="float32")
+    assert "div.full.f32" in str(info.value)
+    assert "kernel one_draft_plain_division_kernel, triton_one_draft.py:" in str(info.value)
+
+
 def test_philox_uniforms_refused_under_arith():
     # Triton's float32 uniforms (k * 2**-31 rounded) are not the engine's generator grid
     with pytest.raises(InvalidInput) as info:

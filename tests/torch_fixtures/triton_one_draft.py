@@ -12,7 +12,9 @@ kernel.  ``sample_target_recovery`` recovers from ``p`` instead of the residual 
 ``sample_branching`` decides in a Python ``if`` on the kernel's acceptance (a runtime branch
 of the compiled kernel), and ``sample_masked_noise`` loads the noise's masked lanes as
 ``-inf`` and the probabilities' as 0 (``0 / -inf`` is ``-0.0``, which never wins), as vLLM's
-recovered-token kernel does.
+recovered-token kernel does.  ``sample_plain_division`` writes the ratio with ``/``, which the
+GPU computes as the approximate ``div.full.f32``: exact in the exact run, refused under
+``--arith``.
 """
 
 import torch
@@ -99,6 +101,26 @@ def sample_masked_noise(p, q):
     recovered_masked_noise_kernel[(1,)](p, q, noise, recovered, vocab,
                                         BLOCK=triton.next_power_of_2(vocab))
     return torch.where(u < p[x] / q[x], x, recovered[0])
+
+
+@triton.jit
+def one_draft_plain_division_kernel(p_ptr, q_ptr, draft_ptr, u_ptr, noise_ptr, out_ptr, vocab,
+                                    BLOCK: tl.constexpr):
+    x = tl.load(draft_ptr)
+    accepted = tl.load(u_ptr) < tl.load(p_ptr + x) / tl.load(q_ptr + x)
+    recovered = _residual_race(p_ptr, q_ptr, noise_ptr, vocab, BLOCK, False)
+    tl.store(out_ptr, tl.where(accepted, x, recovered))
+
+
+def sample_plain_division(p, q):
+    vocab = p.shape[0]
+    draft = torch.multinomial(q, 1)
+    u = torch.rand(1, dtype=p.dtype)
+    noise = torch.empty_like(p).exponential_()
+    out = torch.empty(1, dtype=torch.int64)
+    one_draft_plain_division_kernel[(1,)](p, q, draft, u, noise, out, vocab,
+                                          BLOCK=triton.next_power_of_2(vocab))
+    return out[0]
 
 
 def _launch(p, q, from_target=False):
