@@ -160,11 +160,7 @@ class constexpr:
     ``v`` itself (compile-time values are plain Python values here)."""
 
     def __new__(cls, value=None):
-        return value.value if isinstance(value, _Wrapped) else value
-
-
-class _Wrapped:                                     # pragma: no cover - a marker only
-    value = None
+        return value
 
 
 class PropagateNan:
@@ -511,8 +507,6 @@ def binary(a, b, op, precise: bool = False) -> tensor:
     undefined = _undefined_of(x, y)
     if dt.kind == "int" and not compare:
         t = _integer_op(x.t, y.t, op, dt)
-    elif op in (operator.and_, operator.or_, operator.xor):
-        t = op(x.t, y.t)
     else:
         t = op(x.t, y.t)
     out_dt = int1 if compare else dt
