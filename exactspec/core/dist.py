@@ -721,9 +721,11 @@ def residual(p: Dist, q: Dist) -> Dist:
     Raises :class:`InvalidInput` when ``p <= q`` everywhere (then ``p = q`` and the rule never
     rejects, so the residual is never formed).
 
-    A ``Dist`` is read-only, so the residual of the same two objects is the same law: it is
-    computed once per pair and remembered for the last :data:`RESIDUALS_KEPT` pairs (by the
-    objects themselves, held while remembered, so an identity is never taken for another's).
+    A ``Dist`` is read-only, so the residual of the same two objects of rationals is the same
+    law: it is computed once per pair and remembered for the last :data:`RESIDUALS_KEPT`
+    pairs (by the objects themselves, held while remembered, so an identity is never taken
+    for another's; rows of symbolic entries are not remembered, their signs being decided
+    per case).
     A rule that forms it on every path of an enumeration pays ``O(V)`` once, not per path.
     Its entries are the stored exact values (plain ``Fraction``\\ s inside
     :func:`~exactspec.core.exact_values.exact_values` too).
@@ -740,10 +742,17 @@ def residual(p: Dist, q: Dist) -> Dist:
     if total == 0:
         raise InvalidInput("the residual max(0, p - q) is empty: p <= q everywhere")
     law = Dist([m / total for m in masses], p.labels, check=False)
-    if memo:
+    if memo and _rational(_STORED_PROBS(p)) and _rational(_STORED_PROBS(q)):
         _RESIDUALS.append((p, q, law))
         del _RESIDUALS[:-RESIDUALS_KEPT]
     return law
+
+
+def _rational(values) -> bool:
+    """Every value a plain rational: a residual of such rows is the same law in every case
+    of a symbolic run (a symbolic entry's sign, and so ``max(0, p - q)``, is decided per case,
+    so such a residual is never remembered)."""
+    return all(type(v) is Fraction or type(v) is int for v in values)
 
 
 #: How many ``(p, q)`` pairs :func:`residual` remembers (most recent last).
