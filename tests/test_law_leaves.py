@@ -260,6 +260,36 @@ def test_a_caught_refusal_never_gives_a_law(catch):
         enumerate_law_leaves(rule, p, q, watch=True)
 
 
+@pytest.mark.parametrize("grid", [None, 5])
+def test_a_comparison_that_cuts_nothing_leaves_a_uniform_fresh(grid):
+    """``u < 1`` says nothing about ``u``: a pick after it is still a law leaf; ``u < 1/2``
+    cuts it: the pick is enumerated (the walk's law either way)."""
+    p, q = Dist.parse("1/4,1/4,1/2"), Dist.parse("1/2,1/4,1/4")
+
+    def uncut(s, p, q, k=1):
+        x = s.draft(q)
+        u = s.uniform()
+        if u < 1 and not u < 0:
+            return s.pick(p, u)
+        return x
+
+    def cut(s, p, q, k=1):
+        x = s.draft(q)
+        u = s.uniform()
+        if u < Fraction(1, 2):
+            return s.pick(p, u)
+        return x
+
+    for rule in (uncut, cut):
+        plain = enumerate_paths(rule, p, q, grid=grid)
+        leaves = enumerate_law_leaves(rule, p, q, grid=grid)
+        assert (leaves.law, leaves.acceptance) == (plain.law, plain.acceptance)
+    assert enumerate_law_leaves(uncut, p, q, grid=grid).paths == 3
+    on_grid = {None: dict(zip(p.labels, p.probs)),      # grid 5: points 0, 1/5 | 2/5 | 3/5, 4/5
+               5: {0: Fraction(2, 5), 1: Fraction(1, 5), 2: Fraction(2, 5)}}
+    assert enumerate_law_leaves(uncut, p, q, grid=grid).law == on_grid[grid]
+
+
 def test_a_used_up_uniform_declines():
     p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
 
@@ -524,3 +554,21 @@ def test_residual_is_remembered_per_pair():
         residual(p, p)
     with pytest.raises(InvalidInput, match="empty"):
         residual(p, p)
+
+
+def test_the_residual_memo_is_no_hidden_state_of_a_rule():
+    """A rule that closes over ``residual`` keeps no state by calling it (the memo is the
+    library's), so verify's hidden-state check passes it."""
+    from exactspec.engine.hidden_state import check_unchanged, state_fingerprint
+
+    def rule(s, p, q, k=1):
+        x = s.draft(q)
+        if s.coin(min(1, p[x] / q[x])):
+            return s.accept(x)
+        return s.draw(residual(p, q))
+
+    p, q = _row_pair(6, 11)
+    before = state_fingerprint(rule)
+    enumerate_law_leaves(rule, p, q)
+    check_unchanged(rule, before, "rule")
+    assert verify(rule, p, q).lossless

