@@ -18,8 +18,8 @@ from .rounding import split_bias
 __version__ = "0.1.0"
 
 __all__ = [
-    "Dist",
     "CannotProceed",
+    "Dist",
     "EngineSignal",
     "ExactspecError",
     "InvalidInput",

@@ -41,11 +41,12 @@ from typing import Any
 from .core.dist import Dist, exact_str
 from .core.integer_rows import fraction_of, integer_row, reduced_fraction
 from .core.errors import InvalidInput, Undecided
-from .engine.exact import DEFAULT_MAX_PATHS, ExactSampler, enumerate_paths, gc_paused
+from .engine.exact import DEFAULT_MAX_PATHS, gc_paused
 from .methods import get_method
-from .verify import (VERDICTS, Verification, _checked, _is_user_method, _user_errors,
-                     draft_law_lines, draft_law_of, shipped_lines, shipped_of,
-                     _vectorised, verdict_of)
+from .routes import plan, plan_pair
+from .routes.forked import start_in_fork
+from .verify import (VERDICTS, Verification, checked, draft_law_lines, draft_law_of,
+                     request_of, shipped_lines, shipped_of, verdict_of)
 
 __all__ = ["BiasSplit", "split_bias", "softmax_exact", "VERDICTS", "exact_sign",
            "exact_difference", "verdict_of", "tolerated", "grid_text"]
@@ -320,7 +321,7 @@ class BiasSplit:
                 "output": {str(t): exact_str(self.exact.law[t]) for t in labels},
                 "acceptance": exact_str(self.exact.acceptance),
                 "differs": [str(t) for t in self.differences_exact_arith],
-                "paths": self.exact.paths}
+                "paths": self.exact.paths, "route": self.exact.route}
         out["floats_converted"] = self.exact.floats_converted   # taken exactly by that run
         shipped = shipped_of(self.run.method)
         if shipped:
@@ -481,125 +482,76 @@ def _float(x) -> float:
     return float(x.evalf(30)) if _is_symbolic(x) else float(x)
 
 
-def _enumerate(m, p, q, k, *, grid, max_paths, factory=None, keep_paths=False, arith=None,
-               vector=None, sum_order=None) -> Verification:
-    from .engine.hidden_state import check_unchanged, state_fingerprint
+def _enumerate(m, p, q, k, *, grid, max_paths, arith=None, rows=None, keep_paths=False,
+               elementwise="correct", sum_order=None, optional=False) -> Verification | None:
+    """One run of ``m`` on the exact ``p``, ``q`` as the planner enumerates it (in ``arith``
+    on ``p`` and ``q`` rounded into the format, or on the float ``rows`` of logits); sympy
+    values of its law simplified.  ``optional``: ``None`` where no route takes it."""
+    answer = plan(request_of(m, p, q, k, arith=arith, grid=grid, rows=rows,
+                             keep_paths=keep_paths, max_paths=max_paths,
+                             elementwise=elementwise, sum_order=sum_order), optional=optional)
+    if answer is None:
+        return None
+    return _verification(m, p, q, k, answer, grid=grid, arith=arith, sum_order=sum_order)
 
-    user = _is_user_method(m)
-    before = state_fingerprint(m.run) if user else None
-    if vector is not None:      # a PyTorch rule's draft as a tensor axis, on the exact rows
-        fast = _vectorised(m, vector[0], vector[1], k, grid, arith, keep_paths, sum_order)
-        if fast is not None:
-            if user:
-                check_unchanged(m.run, before, m.name)
-            return Verification(m, vector[0], vector[1], k, fast, grid=grid, arith=arith,
-                                sum_order=sum_order)
-    run = _user_errors(m.run, m.name) if user else m.run
-    enumeration = enumerate_paths(run, p, q, k, grid=grid, max_paths=max_paths,
-                                  sampler_factory=factory, keep_paths=keep_paths, watch=user)
-    if user:
-        check_unchanged(m.run, before, m.name)
-    if exact_sign(exact_difference(enumeration.total, 1)) != 0:
-        raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
+
+def _verification(m, p, q, k, answer, *, grid, arith=None, sum_order=None) -> Verification:
+    enumeration = answer.enumeration
     if any(_is_symbolic(v) for v in enumeration.law.values()):
         import sympy
 
         enumeration.law = {t: sympy.simplify(v) for t, v in enumeration.law.items()}
-    return Verification(m, getattr(p, "exact_dist", p), getattr(q, "exact_dist", q), k,
-                        enumeration, grid=grid, arith=arith, sum_order=sum_order)
-
-
-#: A one-position PyTorch rule on rows at least this long runs its float run in a forked
-#: process while this one runs exact arithmetic (Linux, two cores or more, a process of one
-#: thread): the runs are independent, and at 152,064 tokens each takes about ten seconds.
-PARALLEL_MIN_TOKENS = 20_000
+    return Verification(m, p, q, k, enumeration, grid=grid, arith=arith, sum_order=sum_order,
+                        route=answer.route, declined=answer.declined)
 
 
 def _side_runs(m, p, q, k, runs):
-    """Runs of a one-position PyTorch rule with its draft as a tensor axis, each started in a
-    forked process; ``runs`` lists ``(grid, arith, sum_order)``, the float run as
-    ``(grid, format name, sum_order)`` and the exact run on a grid as ``(grid, None, None)``.
-    ``.result()`` gives their enumerations in that order, or ``None`` where a second process
-    cannot be used or a run does not complete there (then the caller runs them here, where
-    any error is raised as it would be)."""
-    import os
-    import sys
-
-    import threading
-
-    if sys.platform != "linux" or len(p) < PARALLEL_MIN_TOKENS or \
-            len(os.sched_getaffinity(0)) < 2 or getattr(m.run, "vectorised", None) is None \
-            or threading.active_count() > 1:      # a fork copies one thread: no held locks
-        return None
-    import multiprocessing
-
-    def work(conn, grid, arith, order):
-        from .engine.hidden_state import check_unchanged, state_fingerprint
-
-        try:
-            before = state_fingerprint(m.run)
-            run = _vectorised(m, p, q, k, grid, arith, False, order)
-            check_unchanged(m.run, before, m.name)
-            conn.send(None if run is None else _packed(run, p))
-        except BaseException:       # the caller runs it again here, and raises it there
-            conn.send(None)
-        conn.close()
-
-    context = multiprocessing.get_context("fork")
-    side = _SideRuns()
-    try:
-        for args in runs:
-            receive, send = context.Pipe(duplex=False)
-            child = context.Process(target=work, args=(send, *args), daemon=True)
-            child.start()
-            send.close()
-            side.children.append((child, receive))
-    except (OSError, ValueError):
-        side.stop()
-        return None
-    return side
+    """Runs of a one-position PyTorch rule, each started in a forked process
+    (:func:`exactspec.routes.forked.start_in_fork`); ``runs`` lists ``(grid, arith,
+    sum_order[, rows, elementwise, keep_paths])``.  ``.result()`` gives, in that order, each run's answer and its TV to ``p``
+    (computed where it ran), or ``None`` where a fork is not used or a run did not complete
+    there (then the caller runs them here)."""
+    requests = []
+    for run in runs:
+        grid, arith, order, rows, elementwise, keep_paths = \
+            tuple(run) + (None, "correct", False)[len(run) - 3:]
+        requests.append(request_of(m, p, q, k, grid=grid, arith=arith, sum_order=order,
+                                   rows=rows, elementwise=elementwise, keep_paths=keep_paths))
+    forked = start_in_fork(requests, lambda answer: _packed(answer, p))
+    return None if forked is None else _Unpacking(forked, p)
 
 
-def _pair_run(m, p, q, k, on_grid):
+def _pair_run(m, p, q, k, on_grid, keep_paths=False):
     """Exact arithmetic with ideal uniforms and on the grid of ``on_grid`` points, the two
-    :class:`Verification`\\ s of a one-position PyTorch rule from one vectorised run of its
-    body (:class:`~exactspec.torch_layer.branched.PairSampler`), or ``None`` where the rule
-    cannot be run so (the caller runs the two apart)."""
-    fast = getattr(m.run, "vectorised_pair", None)
-    if fast is None or k != 1:
+    :class:`Verification`\\ s of one run of a rule's body
+    (:func:`exactspec.routes.plan_pair`), or ``None`` where no route gives both from one run
+    (the caller runs the two apart)."""
+    pair = plan_pair(request_of(m, p, q, k, keep_paths=keep_paths), on_grid)
+    if pair is None:
         return None
-    from .engine.hidden_state import check_unchanged, state_fingerprint
-    from .engine.watch import watched
-
-    user = _is_user_method(m)
-    before = state_fingerprint(m.run) if user else None
-    with watched(m.run.function):
-        runs = fast(p, q, on_grid)
-    if runs is None:
-        return None
-    if user:
-        check_unchanged(m.run, before, m.name)
-    return (Verification(m, p, q, k, runs[0], grid=None, arith=None, sum_order=None),
-            Verification(m, p, q, k, runs[1], grid=on_grid, arith=None))
+    ideal, grid = pair
+    return (_verification(m, p, q, k, ideal, grid=None),
+            _verification(m, p, q, k, grid, grid=on_grid))
 
 
-def _packed(run, p: Dist) -> tuple:
-    """A forked run's enumeration as it is sent back: its law in the order of ``p``'s labels
+def _packed(answer, p: Dist) -> tuple:
+    """A forked run's answer as it is sent back: its law in the order of ``p``'s labels
     as two lists of integers (numerators, denominators) rather than ``Fraction``\\ s, and
     its TV to ``p`` with the differences (:func:`_tv`, computed in the forked process), packed
     the same way; :func:`_unpacked` rebuilds both."""
     import dataclasses
 
+    run = answer.enumeration
     labels = p.labels
     values = [run.law[t] for t in labels]
     if not all(type(v) is Fraction for v in values):
-        return run, None, None
+        return answer, None, None
     tv, differences = _tv(run.law, p)
     index = {t: i for i, t in enumerate(labels)}
     if type(tv) is not Fraction or \
             any(type(d) is not Fraction for d in differences.values()):
-        return run, None, None
-    bare = dataclasses.replace(run, law={})
+        return answer, None, None
+    bare = dataclasses.replace(answer, enumeration=dataclasses.replace(run, law={}))
     law = ([v._numerator for v in values], [v._denominator for v in values])
     diffs = ([index[t] for t in differences], [d._numerator for d in differences.values()],
              [d._denominator for d in differences.values()])
@@ -607,41 +559,31 @@ def _packed(run, p: Dist) -> tuple:
 
 
 def _unpacked(sent, p: Dist):
-    """The enumeration :func:`_packed` sent, and its ``(tv, differences)`` to ``p`` (or
-    ``None`` where it was sent as it is)."""
-    run, law, tv = sent
+    """The answer :func:`_packed` sent, and its ``(tv, differences)`` to ``p`` (or ``None``
+    where it was sent as it is)."""
+    answer, law, tv = sent
     if law is None:
-        return run, None
+        return answer, None
     labels = p.labels
-    run.law = dict(zip(labels, map(reduced_fraction, *law)))
+    answer.enumeration.law = dict(zip(labels, map(reduced_fraction, *law)))
     value, (where, nums, dens) = tv
-    return run, (value, {labels[i]: reduced_fraction(n, d)
-                         for i, n, d in zip(where, nums, dens)})
+    return answer, (value, {labels[i]: reduced_fraction(n, d)
+                            for i, n, d in zip(where, nums, dens)})
 
 
-class _SideRuns:
-    """The forked processes of :func:`_side_runs`, each with the end of its pipe."""
+class _Unpacking:
+    """The forked runs of :func:`_side_runs`, unpacked when their results are read."""
 
-    def __init__(self):
-        self.children = []
+    def __init__(self, forked, p: Dist):
+        self.forked, self.p = forked, p
 
-    def result(self, p: Dist):
-        """The runs, in the order started, each as ``(enumeration, tv)`` (``tv``: its TV to
-        ``p`` and differences, or ``None``), or ``None`` if one did not complete."""
-        try:
-            runs = tuple(receive.recv() for _, receive in self.children)
-        except (EOFError, OSError):
-            return None
-        finally:
-            self.stop()
-        return None if None in runs else tuple(_unpacked(run, p) for run in runs)
+    def result(self, p: Dist = None):
+        """Each run's ``(answer, tv)`` in the order started, or ``None``."""
+        sent = self.forked.result()
+        return None if sent is None else tuple(_unpacked(one, self.p) for one in sent)
 
     def stop(self):
-        for child, receive in self.children:
-            if child.is_alive():
-                child.terminate()
-            child.join()
-            receive.close()
+        self.forked.stop()
 
 
 @gc_paused
@@ -686,7 +628,7 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
     only in comparisons ``u < c[draft]`` of a fresh uniform (its draws, races and drafts do
     not read one), the two come from one run of the body carrying both weights
     (:class:`~exactspec.torch_layer.branched.PairSampler`, :attr:`BiasSplit.pair_run`);
-    otherwise they are two runs.  On rows of at least :data:`PARALLEL_MIN_TOKENS` tokens the
+    otherwise they are two runs.  On rows of at least :data:`~exactspec.routes.forked.PARALLEL_MIN_TOKENS` tokens the
     float run (and the exact run on the grid when it is a run of its own) runs in a forked
     process beside this one, which sends its law and its TV to ``p`` back as integers
     (:func:`_side_runs`; where that cannot be done, or a forked run does not complete, it
@@ -730,24 +672,28 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
     else:
         if p is None or q is None:
             raise InvalidInput("give p and q (or logits_p and logits_q)")
-        m, p, q = _checked(method, p, q, k)
+        m, p, q = checked(method, p, q, k)
     on_grid = grid if grid is not None or fmt is None else fmt.grid
+    rows = None
+    if use_logits and fmt is not None:
+        rows = (_float_softmax_dist(logits_p, labels, fmt, p, elementwise),
+                _float_softmax_dist(logits_q, labels, fmt, q, elementwise))
     side = side_grid = None
-    forks = fmt is not None and not use_logits and elementwise == "correct" and not keep_paths
-    if forks:
-        side = _side_runs(m, p, q, k, [(grid, fmt.name, sum_order)])
+    if fmt is not None:
+        side = _side_runs(m, p, q, k, [(grid, fmt.name, sum_order, rows, elementwise,
+                                        keep_paths)])
     rounded = grid_only = pair = None
     try:
-        if on_grid is not None and not use_logits and not keep_paths:
-            pair = _pair_run(m, p, q, k, on_grid)    # ideal and grid from one run of the body
+        if on_grid is not None:
+            pair = _pair_run(m, p, q, k, on_grid, keep_paths)   # ideal and grid, one run
         if pair is not None:
             exact, grid_only = pair
         else:
-            if forks:
-                side_grid = _side_runs(m, p, q, k, [(on_grid, None, None)])
+            if fmt is not None:
+                side_grid = _side_runs(m, p, q, k, [(on_grid, None, None, rows, elementwise,
+                                                     keep_paths)])
             exact = _enumerate(m, p, q, k, grid=None, max_paths=max_paths,
-                               keep_paths=keep_paths and fmt is None and grid is None,
-                               vector=None if use_logits else (p, q))
+                               keep_paths=keep_paths and fmt is None and grid is None)
     except BaseException:
         for forked in (side, side_grid):
             if forked is not None:
@@ -757,32 +703,19 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
     if side_grid is not None:
         done_grid = side_grid.result(p)
         if done_grid is not None:     # the exact run on the grid, from a forked process
-            grid_only = _with_tv(Verification(m, p, q, k, done_grid[0][0], grid=on_grid,
-                                              arith=None), p, done_grid[0][1])
+            answer, tv = done_grid[0]
+            grid_only = _with_tv(_verification(m, p, q, k, answer, grid=on_grid), p, tv)
     if done is not None:        # the float run, from a forked process
-        rounded = _with_tv(Verification(m, p, q, k, done[0][0], grid=grid, arith=fmt.name,
-                                        sum_order=sum_order), p, done[0][1])
+        answer, tv = done[0]
+        rounded = _with_tv(_verification(m, p, q, k, answer, grid=grid, arith=fmt.name,
+                                         sum_order=sum_order), p, tv)
     elif fmt is not None:
-        from .engine.float_sampler import FloatSampler, float_dist
-
-        if use_logits:
-            fp = _float_softmax_dist(logits_p, labels, fmt, p, elementwise)
-            fq = _float_softmax_dist(logits_q, labels, fmt, q, elementwise)
-        else:
-            fp, fq = float_dist(p, fmt), float_dist(q, fmt)
-        rounded = _enumerate(m, fp, fq, k, grid=grid, max_paths=max_paths,
-                             factory=lambda: FloatSampler(fmt, grid, elementwise, sum_order),
-                             keep_paths=keep_paths,
-                             arith=fmt.name, sum_order=sum_order,
-                             vector=None if use_logits or elementwise != "correct" else (p, q))
+        rounded = _enumerate(m, p, q, k, grid=grid, max_paths=max_paths, arith=fmt.name,
+                             rows=rows, keep_paths=keep_paths, elementwise=elementwise,
+                             sum_order=sum_order)
     if grid_only is None and (grid is not None or (fmt is not None and not use_logits)):
-        try:
-            grid_only = _enumerate(m, p, q, k, grid=on_grid, max_paths=max_paths,
-                                   factory=lambda: ExactSampler(grid=on_grid),
-                                   keep_paths=keep_paths and fmt is None, vector=(p, q))
-        except TypeError:  # irrational thresholds (s.exp in exact arithmetic) on a grid
-            if fmt is None:
-                raise
-            grid_only = None
+        grid_only = _enumerate(m, p, q, k, grid=on_grid, max_paths=max_paths,
+                               keep_paths=keep_paths and fmt is None,
+                               optional=fmt is not None)   # irrational thresholds: no grid run
     return BiasSplit(m, p, q, k, fmt.name if fmt else None, grid, exact, rounded, grid_only,
                      tolerance, use_logits, elementwise, sum_order, pair is not None)

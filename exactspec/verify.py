@@ -10,17 +10,19 @@
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from .core.dist import Dist, exact_str, total_variation
-from .engine.exact import DEFAULT_MAX_PATHS, Enumeration, enumerate_paths
-from .core.errors import InvalidInput, names_its_line
+from .engine.exact import DEFAULT_MAX_PATHS, Enumeration
+from .core.errors import InvalidInput
 from .methods import Method, get_method
+from .routes import Request, plan
 
 __all__ = ["Verification", "verify", "simulate", "certificate_of", "certificate_paths",
-           "verify_to_certificate", "VERDICTS", "verdict_of"]
+           "verify_to_certificate", "VERDICTS", "verdict_of", "request_of", "checked",
+           "is_user_method", "as_k"]
 
 VERDICTS = ("lossless", "lossy-grid", "lossy-rounding", "lossy-logic")
 
@@ -69,6 +71,8 @@ class Verification:
     grid: int | None = None
     arith: str | None = None        # the float format the method's arithmetic ran in
     sum_order: str | None = None    # the declared order of its long float sums (under arith)
+    route: str = "paths"            # the route that enumerated it (exactspec.routes.planner)
+    declined: dict = field(default_factory=dict)   # the routes tried before, and why not
 
     @property
     def law(self) -> dict:
@@ -158,6 +162,8 @@ class Verification:
         if self.enumeration.used_accept and self.explicit_acceptance != self.acceptance:
             out["explicit_acceptance"] = exact_str(self.explicit_acceptance)
         out["paths"] = self.paths
+        out["route"] = self.route
+        out["declined"] = dict(self.declined)
         out["floats_converted"] = self.floats_converted
         shipped = shipped_of(self.method)
         if shipped:
@@ -261,7 +267,7 @@ def verify_to_certificate(method, p: Dist, q: Dist, k: int, path, *, grid: int |
     import json
 
     k = as_k(k)
-    m, p, q = _checked(method, p, q, k)
+    m, p, q = checked(method, p, q, k)
     header = _header_json(p, q, method_reference(m), k, grid)
     try:
         handle = open(path, "w")
@@ -276,15 +282,14 @@ def verify_to_certificate(method, p: Dist, q: Dist, k: int, path, *, grid: int |
         if os.path.isfile(path):
             os.remove(path)      # never leave half a certificate behind
         raise
-    if enumeration.total != 1:
-        raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
     return Verification(m, p, q, k, enumeration, grid)
 
 
-def shipped_of(method) -> list:
+def shipped_of(method: Method) -> list:
     """The functions of installed packages a PyTorch rule runs as shipped (taken by
     ``exactspec.torch_layer.load``): ``[{package, version, module, name, file}, ...]``."""
-    return list(getattr(getattr(method, "run", None), "shipped", None) or [])
+    rule = method.tensor_rule
+    return list(rule.shipped or []) if rule is not None else []
 
 
 def shipped_lines(method) -> list:
@@ -301,9 +306,7 @@ def draft_law_of(method, arith) -> str | None:
     ``None`` otherwise (an exact run, or a rule that draws its draft with ``s.draft``)."""
     if arith is None:
         return None
-    from .torch_layer.rule import PyTorchRule
-
-    return "exact" if isinstance(getattr(method, "run", None), PyTorchRule) else None
+    return "exact" if method.tensor_rule is not None else None
 
 
 def draft_law_lines(method, arith) -> list:
@@ -326,19 +329,10 @@ def _stream_certificate(handle, header, m, p, q, k, grid, max_paths, progress):
             handle.write(("" if first[0] else ",\n") + json.dumps(_path_json(one)))
             first[0] = False
 
-        if m.user:
-            from .engine.hidden_state import check_unchanged, state_fingerprint
-
-            before = state_fingerprint(m.run)
-        try:
-            enumeration = enumerate_paths(m.run, p, q, k, grid=grid, max_paths=max_paths,
-                                          progress=progress, watch=m.user, on_path=write)
-        except InvalidInput:
-            if m.user:           # a replay that went another way: name the state if it can
-                check_unchanged(m.run, before, m.name)
-            raise
-        if m.user:
-            check_unchanged(m.run, before, m.name)
+        request = Request(run=m.run, name=m.name, p=p, q=q, k=k, grid=grid,
+                          max_paths=max_paths, progress=progress, user=m.user, on_path=write,
+                          tensor_rule=m.tensor_rule)
+        enumeration = plan(request).enumeration
         handle.write("\n], " + json.dumps(_summary_json(enumeration, p))[1:] + "\n")
     return enumeration
 
@@ -385,110 +379,33 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
     Fraction(37748737, 1407374883553280)
     """
     k = as_k(k)
-    m, p, q = _checked(method, p, q, k)
-    run_p, run_q, factory = p, q, None
+    m, p, q = checked(method, p, q, k)
     if sum_order is not None and arith is None:
         raise InvalidInput(f"sum_order={sum_order!r} applies to a float run: give arith "
                            "(--arith float32, ...)")
     if arith is not None:
-        from .engine.float_sampler import FloatSampler, float_dist
         from .engine.float_sums import check_sum_order
+        from .engine.floats import get_format
 
+        get_format(arith)
         check_sum_order(sum_order)
-        factory = lambda: FloatSampler(arith, grid, sum_order=sum_order)  # noqa: E731
-    user = _is_user_method(m)
-    if user:
-        from .engine.hidden_state import state_fingerprint
-
-        before = state_fingerprint(m.run)
-    fast = _vectorised(m, p, q, k, grid, arith, keep_paths, sum_order)
-    if fast is not None:            # a PyTorch rule's draft enumerated as a tensor axis
-        from .engine.hidden_state import check_unchanged
-
-        check_unchanged(m.run, before, m.name)
-        return Verification(m, p, q, k, fast, grid, arith, sum_order)
-    if arith is not None:
-        run_p, run_q = float_dist(p, arith), float_dist(q, arith)
-    try:
-        enumeration = enumerate_paths(_user_errors(m.run, m.name) if user else m.run, run_p,
-                                      run_q, k, grid=grid, keep_paths=keep_paths,
-                                      max_paths=max_paths, progress=progress,
-                                      sampler_factory=factory, watch=user,
-                                      max_seconds=max_seconds)
-    except InvalidInput:
-        if user:                 # a replay that went another way: name the state if it can
-            from .engine.hidden_state import check_unchanged
-
-            check_unchanged(m.run, before, m.name)
-        raise
-    if user:
-        from .engine.hidden_state import check_unchanged
-
-        check_unchanged(m.run, before, m.name)
-    if not _equal(enumeration.total, 1):
-        raise AssertionError(f"internal: path weights sum to {enumeration.total}, not 1")
-    return Verification(m, p, q, k, enumeration, grid, arith, sum_order)
+    answer = plan(request_of(m, p, q, k, grid=grid, arith=arith, sum_order=sum_order,
+                             keep_paths=keep_paths, max_paths=max_paths, progress=progress,
+                             max_seconds=max_seconds))
+    return Verification(m, p, q, k, answer.enumeration, grid, arith, sum_order,
+                        answer.route, answer.declined)
 
 
+def request_of(m: Method, p: Dist, q: Dist, k: int = 1, **options) -> Request:
+    """The planner's :class:`~exactspec.routes.request.Request` for method ``m`` on
+    ``(p, q, k)``: its path form, the capabilities it declares (a PyTorch rule's tensor form,
+    a stepped form) and whether it is user code; ``options`` are the request's other fields
+    (``arith``, ``grid``, ``keep_paths``, budgets)."""
+    return Request(run=m.run, name=m.name, p=p, q=q, k=k, user=is_user_method(m),
+                   tensor_rule=m.tensor_rule, steps=m.steps, **options)
 
 
-def _equal(a, b) -> bool:
-    """Exact equality; for sympy numbers (a user's ``sympy.exp``, ``sqrt``) the difference is
-    simplified, so that equal numbers written differently compare equal."""
-    if not (hasattr(a, "free_symbols") or hasattr(b, "free_symbols")):
-        return a == b
-    import sympy
-
-    return sympy.simplify(sympy.sympify(a) - sympy.sympify(b)) == 0
-
-
-def _vectorised(m, p, q, k, grid, arith, keep_paths, sum_order=None):
-    """The exact enumeration of a one-position PyTorch rule with its draft as a tensor axis
-    (:mod:`exactspec.torch_layer.branched`; under ``arith`` its float run,
-    :mod:`exactspec.torch_layer.branched_float`), or ``None`` where that route does not apply
-    (the paths are enumerated instead): no paths kept.  ``p`` and ``q`` are the exact rows."""
-    fast = getattr(m.run, "vectorised", None)
-    if fast is None or keep_paths or k != 1:
-        return None
-    from .engine.watch import watched
-
-    with watched(m.run.function):
-        if arith is None:
-            return fast(p, q, grid)
-        return fast(p, q, grid, arith, sum_order)
-
-
-def _user_errors(run, name: str):
-    """``run`` whose exactspec errors raised inside the user's code name the user's line (a
-    distribution the code builds is the code's, not ``--p``'s)."""
-    def wrapped(s, p, q, k):
-        try:
-            return run(s, p, q, k)
-        except InvalidInput as err:
-            where = _user_line(err.__traceback__)
-            if not where or names_its_line(err):
-                raise
-            text = str(err)
-            for arg in ("p ", "q "):  # Dist's default name: here it is the verifier's value
-                if text.startswith(arg):
-                    text = "the distribution " + text[len(arg):]
-            raise type(err)(f"in {name}{where}, a value the verifier built: {text}"
-                            ) from None
-    wrapped.__wrapped__ = run
-    return wrapped
-
-
-def _user_line(tb) -> str:
-    import os
-    import traceback
-
-    package = os.path.dirname(os.path.abspath(__file__))
-    frames = [f for f in traceback.extract_tb(tb)
-              if not os.path.abspath(f.filename).startswith(package)]
-    return f" (in {frames[-1].filename} line {frames[-1].lineno})" if frames else ""
-
-
-def _is_user_method(m: Method) -> bool:
+def is_user_method(m: Method) -> bool:
     """A user's verifier: not a registered method, nor a function of exactspec itself (whose
     module-level caches, such as KEY's count laws, are memos of pure functions, not state)."""
     from .methods import METHODS
@@ -503,7 +420,20 @@ def as_k(k):
     return k
 
 
-def _checked(method, p, q, k):
+def _equal(a, b) -> bool:
+    """Exact equality; for sympy numbers (a user's ``sympy.exp``, ``sqrt``) the difference is
+    simplified, so that equal numbers written differently compare equal."""
+    if not (hasattr(a, "free_symbols") or hasattr(b, "free_symbols")):
+        return a == b
+    import sympy
+
+    return sympy.simplify(sympy.sympify(a) - sympy.sympify(b)) == 0
+
+
+def checked(method, p, q, k):
+    """The :class:`~exactspec.methods.base.Method` of ``method``, and ``p`` and ``q`` as
+    distributions, checked against each other and the method's
+    contract at ``k`` (:class:`~exactspec.core.errors.InvalidInput` otherwise)."""
     m = get_method(method)
     p = p if isinstance(p, Dist) else Dist(p, name="p")
     q = q if isinstance(q, Dist) else Dist(q, name="q")
@@ -527,5 +457,5 @@ def simulate(method, p, q, k: int = 1, n: int = 10_000, *, seed: int | None = 0,
     from .engine.sampling import simulate_method
 
     k = as_k(k)
-    m, p, q = _checked(method, p, q, k)
+    m, p, q = checked(method, p, q, k)
     return simulate_method(m.run, p, q, k, n, seed=seed, grid=grid, rng=rng, callback=callback)

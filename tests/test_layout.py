@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "exactspec"
 LAYERS = [
     ("core", "checker", "generic_checker"),
     ("engine", "torch_layer", "triton_layer"),
+    ("routes",),
     ("optimum",),
     ("numpy_backend",),
     ("key",),

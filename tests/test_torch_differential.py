@@ -116,6 +116,13 @@ def _refusal(run):
         return type(err).__name__
 
 
+def _switched_off(self, *args, **kwargs):
+    """A tensor-axis entry point that declines every request: the planner takes the paths."""
+    from exactspec.core.signals import CannotProceed
+
+    raise CannotProceed("switched off by the test")
+
+
 def one_position(spec, p, q, **kw):
     """``split_bias`` by the fast routes (and which of them answered) and by the paths."""
     run = lambda: split_bias(spec, Dist(p), Dist(q), **kw)  # noqa: E731
@@ -124,8 +131,12 @@ def one_position(spec, p, q, **kw):
 
     def spy(function, mark):
         def wrapped(self, *a, **k):
-            out = function(self, *a, **k)
-            used.append(mark if out is not None else "-")
+            try:
+                out = function(self, *a, **k)
+            except BaseException:          # the route declined (or refused): the planner
+                used.append("-")           # goes on to the next
+                raise
+            used.append(mark)
             return out
         return wrapped
 
@@ -134,8 +145,8 @@ def one_position(spec, p, q, **kw):
         patch.setattr(PyTorchRule, "vectorised_pair", spy(pair, "pair"))
         fast = _refusal(run)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(PyTorchRule, "vectorised", lambda self, *a, **k: None)
-        patch.setattr(PyTorchRule, "vectorised_pair", lambda self, *a, **k: None)
+        patch.setattr(PyTorchRule, "vectorised", _switched_off)
+        patch.setattr(PyTorchRule, "vectorised_pair", _switched_off)
         slow = _refusal(run)
     return fast, slow, used
 
@@ -232,7 +243,7 @@ def several_positions(spec, p, q, m, **kw):
     run = lambda: user_report({"m": m}, whole, pair=pair, m=m, **kw)  # noqa: E731
     fast = _refusal(run)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(factored, "factored_report", lambda *a, **k: None)
+        patch.setattr(factored, "factored_report", _switched_off)
         slow = _refusal(run)
     return fast, slow
 

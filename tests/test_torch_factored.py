@@ -24,6 +24,7 @@ from exactspec.sequences import factored
 from exactspec.sequences.context import ContextPair
 from exactspec.sequences.torch_rules import pytorch_whole_call
 from exactspec.sequences.user import user_report
+from exactspec.core.signals import CannotProceed
 from exactspec.torch_layer.factored import factored_call_law
 from exactspec.torch_layer.rule import load_pytorch_rule
 
@@ -102,6 +103,11 @@ def variants(tmp_path_factory):
     return path
 
 
+def _switched_off(*args, **kwargs):
+    """The factored route declining every request: the planner takes the path route."""
+    raise CannotProceed("switched off by the test")
+
+
 def _both(spec, p, q, m):
     """The report by the factored route (when it applies) and by the path route (the
     reference, without the seconds budget: a loaded machine must not refuse it)."""
@@ -110,7 +116,7 @@ def _both(spec, p, q, m):
     whole = pytorch_whole_call(rule, m)
     fast = user_report({"m": m}, whole, pair=pair, m=m)
     with pytest.MonkeyPatch.context() as patch:          # the same call by the path route
-        patch.setattr(factored, "factored_report", lambda *a, **k: None)
+        patch.setattr(factored, "factored_report", _switched_off)
         slow = user_report({"m": m}, whole, pair=pair, m=m, max_seconds=None)
     return fast, slow
 
@@ -211,7 +217,8 @@ def test_uniform_read_again_falls_back():
     rule = load_pytorch_rule(f"{CHAIN}:chain_shared_uniform")
     from exactspec import Dist
 
-    assert factored_call_law(rule, Dist(p), Dist(q), 2) is None
+    with pytest.raises(CannotProceed):       # the route declines: the paths are taken
+        factored_call_law(rule, Dist(p), Dist(q), 2)
     fast, slow = _both(f"{CHAIN}:chain_shared_uniform", p, q, 3)
     assert "route" not in fast and fast["verdict"] == "lossy-logic"
     _same(fast, slow)
@@ -464,7 +471,7 @@ def _both_arith(spec, p, q, m, **kw):
     whole = pytorch_whole_call(rule, m)
     fast = user_report({"m": m}, whole, pair=pair, m=m, **kw)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(factored, "factored_report", lambda *a, **k: None)
+        patch.setattr(factored, "factored_report", _switched_off)
         slow = user_report({"m": m}, whole, pair=pair, m=m, max_seconds=None, **kw)
     return fast, slow
 

@@ -32,6 +32,25 @@ from exactspec.torch_layer import installed
 from exactspec.torch_layer.log_rationals import LogRational, softmax_row
 from exactspec.torch_layer.rule import load_pytorch_rule
 
+
+def _fast(rule, p, q, grid=None, arith=None, sum_order=None):
+    """The tensor-axis routes' enumeration of ``rule`` (its draft as a tensor axis), or
+    ``None`` where they decline (the planner would take the paths)."""
+    from exactspec.routes import Request, plan
+    from exactspec.routes.planner import TENSOR_AXIS
+
+    answer = plan(Request(run=rule, name=rule.spec, p=p, q=q, grid=grid, arith=arith,
+                          sum_order=sum_order, tensor_rule=rule), TENSOR_AXIS, optional=True)
+    return None if answer is None else answer.enumeration
+
+
+def _fast_pair(rule, p, q, grid):
+    """The two enumerations of one paired run (ideal uniforms, the grid), or ``None``."""
+    from exactspec.routes import Request, plan_pair
+
+    pair = plan_pair(Request(run=rule, name=rule.spec, p=p, q=q, tensor_rule=rule), grid)
+    return None if pair is None else tuple(answer.enumeration for answer in pair)
+
 L = LogRational.log
 
 
@@ -195,7 +214,7 @@ def rule_file(tmp_path_factory):
 def test_logits_route_equals_the_path_enumeration(rule_file, case):
     p, q = INSTANCES[case]
     rule = load_pytorch_rule(f"{rule_file}:rule")
-    fast = rule.vectorised(p, q)
+    fast = _fast(rule, p, q)
     paths = enumerate_paths(rule, p, q, 1, max_paths=None)
     assert fast is not None and fast.paths <= 2
     assert fast.law == paths.law == dict(zip(p.labels, p.probs))
@@ -210,7 +229,7 @@ def test_a_lossy_variant_on_logits(rule_file, case):
     """Resampling from ``p`` on a rejection: ``min(p, q) + (1 - acceptance) p``."""
     p, q = INSTANCES[case]
     rule = load_pytorch_rule(f"{rule_file}:rule_resample_from_p")
-    fast = rule.vectorised(p, q)
+    fast = _fast(rule, p, q)
     paths = enumerate_paths(rule, p, q, 1, max_paths=None)
     beta = _acceptance(p, q)
     want = {lab: min(a, b) + (1 - beta) * a for lab, a, b in zip(p.labels, p.probs, q.probs)}
@@ -259,7 +278,7 @@ def test_transformers_as_shipped_on_logits(tmp_path, case):
         '''))
     p, q = INSTANCES[case]
     rule = load_pytorch_rule(f"{path}:rule")
-    fast = rule.vectorised(p, q)
+    fast = _fast(rule, p, q)
     paths = enumerate_paths(rule, p, q, 1, max_paths=None)
     assert fast is not None and fast.paths <= 2
     assert fast.law == paths.law == dict(zip(p.labels, p.probs))

@@ -18,6 +18,32 @@ from exactspec.core.errors import InvalidInput
 from exactspec.engine.exact import enumerate_paths
 from exactspec.torch_layer.rule import load_pytorch_rule
 
+
+def _fast(rule, p, q, grid=None, arith=None, sum_order=None):
+    """The tensor-axis routes' enumeration of ``rule`` (its draft as a tensor axis), or
+    ``None`` where they decline (the planner would take the paths)."""
+    from exactspec.routes import Request, plan
+    from exactspec.routes.planner import TENSOR_AXIS
+
+    answer = plan(Request(run=rule, name=rule.spec, p=p, q=q, grid=grid, arith=arith,
+                          sum_order=sum_order, tensor_rule=rule), TENSOR_AXIS, optional=True)
+    return None if answer is None else answer.enumeration
+
+
+def _switched_off(self, *args, **kwargs):
+    """A tensor-axis entry point that declines every request: the planner takes the paths."""
+    from exactspec.core.signals import CannotProceed
+
+    raise CannotProceed("switched off by the test")
+
+
+def _fast_pair(rule, p, q, grid):
+    """The two enumerations of one paired run (ideal uniforms, the grid), or ``None``."""
+    from exactspec.routes import Request, plan_pair
+
+    pair = plan_pair(Request(run=rule, name=rule.spec, p=p, q=q, tensor_rule=rule), grid)
+    return None if pair is None else tuple(answer.enumeration for answer in pair)
+
 ROOT = Path(__file__).resolve().parent.parent
 ENGINES = ROOT / "examples" / "engines"
 
@@ -49,7 +75,7 @@ INSTANCES = [
 def test_vectorised_law_equals_path_law(file, name, case):
     p, q = INSTANCES[case]
     rule = load_pytorch_rule(f"{ENGINES / file}:{name}")
-    fast = rule.vectorised(p, q)
+    fast = _fast(rule, p, q)
     try:
         paths = enumerate_paths(rule, p, q, 1, max_paths=None)
     except InvalidInput:          # q / p at p = 0: refused on the paths, so no fast law
@@ -66,7 +92,7 @@ def test_vectorised_law_equals_path_law(file, name, case):
 def test_vectorised_on_a_grid(file, name):
     p, q = INSTANCES[0]
     rule = load_pytorch_rule(f"{ENGINES / file}:{name}")
-    fast = rule.vectorised(p, q, grid=7)
+    fast = _fast(rule, p, q, grid=7)
     paths = enumerate_paths(rule, p, q, 1, grid=7, max_paths=None)
     assert fast is not None and fast.law == paths.law and fast.acceptance == paths.acceptance
 
@@ -158,7 +184,7 @@ def test_untracked_control_flow_falls_back(tmp_path, name):
     path.write_text(FALLBACKS)
     p, q = INSTANCES[0]
     rule = load_pytorch_rule(f"{path}:{name}")
-    assert rule.vectorised(p, q) is None
+    assert _fast(rule, p, q) is None
     result = verify(f"{path}:{name}", p, q)
     assert result.enumeration.law == enumerate_paths(rule, p, q, 1, max_paths=None).law
     assert result.enumeration.paths > 2
@@ -185,7 +211,7 @@ def test_joint_comparison_after_a_branched_split_falls_back(tmp_path):
     path.write_text(JOINT)
     p, q = INSTANCES[0]
     rule = load_pytorch_rule(f"{path}:joint_after_split")
-    assert rule.vectorised(p, q) is None
+    assert _fast(rule, p, q) is None
     assert verify(f"{path}:joint_after_split", p, q).enumeration.law == \
         enumerate_paths(rule, p, q, 1, max_paths=None).law
 
@@ -196,7 +222,7 @@ def test_a_clamped_ratio_stays_on_the_axis(tmp_path, case):
     path.write_text(FALLBACKS)
     p, q = INSTANCES[case]
     rule = load_pytorch_rule(f"{path}:clamp_ratio")
-    fast = rule.vectorised(p, q)
+    fast = _fast(rule, p, q)
     paths = enumerate_paths(rule, p, q, 1, max_paths=None)
     assert fast is not None and fast.law == paths.law and fast.acceptance == paths.acceptance
 
@@ -218,7 +244,7 @@ def test_random_small_rows(file, name):
     for _ in range(12):
         n = rng.randint(3, 6)
         p, q = _random_row(rng, n), _random_row(rng, n)
-        fast = rule.vectorised(p, q)
+        fast = _fast(rule, p, q)
         paths = enumerate_paths(rule, p, q, 1, max_paths=None)
         assert fast is not None
         assert (fast.law, fast.acceptance) == (paths.law, paths.acceptance)
@@ -255,7 +281,7 @@ def test_float_run_vectorised_equals_paths(file, name, arith, order, numpy_rows,
         except InvalidInput:      # q / p at p = 0 is refused on the paths
             assert name == "sample_wrong_row"
             continue
-        fast = rule.vectorised(p, q, None, arith, order)
+        fast = _fast(rule, p, q, None, arith, order)
         assert fast is not None
         assert (fast.law, fast.acceptance) == (paths.law, paths.acceptance)
         assert fast.paths <= 2
@@ -273,8 +299,8 @@ def test_float_verdict_and_three_tvs_equal_paths(file, name, monkeypatch):
     if name == "sample_wrong_row":
         p, q = INSTANCES[0]
     fast = split_bias(spec, p, q, arith="float32", sum_order="torch-avx2")
-    monkeypatch.setattr(PyTorchRule, "vectorised", lambda self, *a, **k: None)
-    monkeypatch.setattr(PyTorchRule, "vectorised_pair", lambda self, *a, **k: None)
+    monkeypatch.setattr(PyTorchRule, "vectorised", _switched_off)
+    monkeypatch.setattr(PyTorchRule, "vectorised_pair", _switched_off)
     slow = split_bias(spec, p, q, arith="float32", sum_order="torch-avx2")
     assert fast.verdict == slow.verdict
     assert (fast.bias, fast.bias_exact_arith, fast.bias_grid_only) == \
@@ -309,7 +335,7 @@ def test_float_comparison_of_an_expression_of_the_uniform(tmp_path):
     rule = load_pytorch_rule(f"{path}:f")
     for p, q in FLOAT_INSTANCES:
         for arith in ("float32", "bfloat16"):
-            fast = rule.vectorised(p, q, None, arith)
+            fast = _fast(rule, p, q, None, arith)
             paths = _float_paths(rule, p, q, arith, None)
             assert fast is not None and fast.law == paths.law
 
@@ -348,10 +374,10 @@ def test_exact_whole_rows_equal_element_by_element(file, name, monkeypatch):
     rng = random.Random(301)
     p, q = _random_row(rng, 300), _random_row(rng, 300)
     rule = load_pytorch_rule(f"{ENGINES / file}:{name}")
-    runs = [rule.vectorised_pair(p, q, 2**24), rule.vectorised(p, q)]
+    runs = [_fast_pair(rule, p, q, 2**24), _fast(rule, p, q)]
     monkeypatch.setattr(float_rows, "MIN_ROW", 10**9)
     monkeypatch.setattr(branched, "_FAST_ROW", 10**9)
-    scalar = [rule.vectorised_pair(p, q, 2**24), rule.vectorised(p, q)]
+    scalar = [_fast_pair(rule, p, q, 2**24), _fast(rule, p, q)]
     if name == "sample_wrong_row":           # q / p at p = 0: no fast law either way
         assert runs == scalar == [None, None]
         return
@@ -367,7 +393,7 @@ def test_float_run_on_a_grid_the_format_rounds():
     from exactspec.engine.float_sampler import FloatSampler, float_dist
 
     for p, q in FLOAT_INSTANCES:
-        fast = rule.vectorised(p, q, 1000, "bfloat16", "sequential")
+        fast = _fast(rule, p, q, 1000, "bfloat16", "sequential")
         paths = enumerate_paths(rule, float_dist(p, "bfloat16"), float_dist(q, "bfloat16"), 1,
                                 max_paths=None, sampler_factory=lambda: FloatSampler(
                                     "bfloat16", 1000, sum_order="sequential"))
@@ -396,7 +422,7 @@ def test_a_selected_token_runs_the_body_once(arith):
     for (file, name), runs in ((RULES[3], 1), (RULES[4], 1), (RULES[0], 2)):
         for p, q in INSTANCES[:3]:
             rule = _counted(load_pytorch_rule(f"{ENGINES / file}:{name}"))
-            fast = rule.vectorised(p, q, None, arith)
+            fast = _fast(rule, p, q, None, arith)
             assert fast is not None and rule.calls == runs == fast.paths
             paths = enumerate_paths(rule, p, q, 1, max_paths=None) if arith is None else \
                 _float_paths(rule, p, q, arith, None)
@@ -464,7 +490,7 @@ def test_a_split_read_otherwise_keeps_the_path_law(tmp_path, name, runs):
     for arith in (None, "float32"):
         for p, q in INSTANCES[:3]:
             rule = _counted(load_pytorch_rule(f"{path}:{name}"))
-            fast = rule.vectorised(p, q, None, arith)
+            fast = _fast(rule, p, q, None, arith)
             assert fast is not None and fast.paths == 2
             if name == "where_then_add":     # one run that stops at the +, then two runs
                 assert rule.calls == 3
@@ -485,8 +511,8 @@ def test_pair_run_equals_the_two_runs_and_the_paths(file, name, grid):
     2 points an outcome of weight 0 is no path of the grid run (HF: 1 path, ideal: 2)."""
     rule = load_pytorch_rule(f"{ENGINES / file}:{name}")
     for p, q in INSTANCES + FLOAT_INSTANCES[3:]:
-        pair = rule.vectorised_pair(p, q, grid)
-        ideal, on_grid = rule.vectorised(p, q), rule.vectorised(p, q, grid)
+        pair = _fast_pair(rule, p, q, grid)
+        ideal, on_grid = _fast(rule, p, q), _fast(rule, p, q, grid)
         if ideal is None:         # q / p at p = 0: refused on the paths, no fast law either
             assert pair is None and on_grid is None and name == "sample_wrong_row"
             continue
@@ -499,7 +525,7 @@ def test_pair_run_equals_the_two_runs_and_the_paths(file, name, grid):
             assert (one.law, one.acceptance) == (paths.law, paths.acceptance)
     if grid == 2 and "hf_" in file and name == "sample":
         p, q = INSTANCES[0]
-        assert [run.paths for run in rule.vectorised_pair(p, q, grid)] == [2, 1]
+        assert [run.paths for run in _fast_pair(rule, p, q, grid)] == [2, 1]
 
 
 @pytest.mark.parametrize("file,name", RULES)
@@ -561,8 +587,8 @@ def test_a_uniform_read_elsewhere_runs_the_two_runs_apart(tmp_path):
     path.write_text(GRID_ELSEWHERE)
     p, q = INSTANCES[0]
     rule = load_pytorch_rule(f"{path}:coin_then_accept")
-    assert rule.vectorised_pair(p, q, 7) is None
-    ideal, on_grid = rule.vectorised(p, q), rule.vectorised(p, q, 7)
+    assert _fast_pair(rule, p, q, 7) is None
+    ideal, on_grid = _fast(rule, p, q), _fast(rule, p, q, 7)
     assert ideal is not None and on_grid is not None
     split = split_bias(f"{path}:coin_then_accept", p, q, grid=7)
     for run, g in ((split.exact, None), (split.grid_only, 7)):
@@ -611,6 +637,7 @@ SIDE_RUNS = """
 import json, sys
 from pathlib import Path
 import exactspec.rounding as rounding
+import exactspec.routes.forked as routes_forked
 from exactspec import Dist
 from exactspec.core.errors import InvalidInput
 
@@ -630,7 +657,7 @@ out = {}
 for rule in ("vllm_rejection_sampler.py:sample", "hf_speculative_sampling.py:sample"):
     splits = []
     for least in (0, 10**9):
-        rounding.PARALLEL_MIN_TOKENS = least
+        routes_forked.PARALLEL_MIN_TOKENS = least
         splits.append(rounding.split_bias(f"{engines / rule}", p, q, arith="float32",
                                           sum_order="torch-avx2"))
     forked, serial = splits
@@ -641,7 +668,7 @@ for rule in ("vllm_rejection_sampler.py:sample", "hf_speculative_sampling.py:sam
                      forked.bias_grid_only] == [serial.verdict, serial.bias,
                                                 serial.bias_exact_arith, serial.bias_grid_only]
     out[rule] = [same, forked.verdict]
-rounding.PARALLEL_MIN_TOKENS = 0
+routes_forked.PARALLEL_MIN_TOKENS = 0
 try:
     rounding.split_bias(f"{engines / 'vllm_rejection_sampler.py'}:sample", p, q,
                         arith="float32")
@@ -651,7 +678,7 @@ out["used"] = list(used)
 used.clear()
 splits = []        # no pair run: the exact run on the grid forked too
 for least in (0, 10**9):
-    rounding.PARALLEL_MIN_TOKENS = least
+    routes_forked.PARALLEL_MIN_TOKENS = least
     splits.append(rounding.split_bias(sys.argv[2], p, q, arith="float32"))
 forked, serial = splits
 out["apart"] = [all((getattr(forked, r).law, getattr(forked, r).acceptance)
@@ -722,7 +749,7 @@ def test_the_garbage_collector_is_paused_only_during_the_runs():
     body = rule.function
     rule.function = lambda *a: seen.append(gc.isenabled()) or body(*a)
     assert gc.isenabled()
-    assert rule.vectorised_pair(p, q, 2**24) is not None and seen == [False]
+    assert _fast_pair(rule, p, q, 2**24) is not None and seen == [False]
     assert gc.isenabled()
     with pytest.raises(InvalidInput):
         split_bias(f"{ENGINES / 'vllm_rejection_sampler.py'}:sample_copy_noise", p, q,

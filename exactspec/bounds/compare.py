@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.dist import exact_str
-from ..engine.exact import estimate_paths
+from ..routes.merged import PLAIN_PATHS
 from ..core.errors import InvalidInput, NotExact, TooLarge, Undecided
 from ..methods import METHODS, get_method
 from ..optimum.alpha_star import _checks_and_skips, _pair, optimum
@@ -29,12 +29,6 @@ __all__ = ["compare", "optimal_report", "exact_verification", "draft_law_optimum
            "PLAIN_PATHS", "COMPARE_MAX_PATHS", "COMPARE_MAX_SECONDS", "COMPARE_MAX_PLAN",
            "COMPARE_MAX_MERGED_PATHS"]
 
-#: Above this many estimated paths, a method with a stepped form runs with merged states.
-PLAIN_PATHS = 100_000
-#: A method whose merged states are not bounded in advance (``paths_budget``) takes them in
-#: place of a refused plain walk up to this many estimated paths (key-lazy: about 1,900,000
-#: paths in 18 s on 11 tokens).
-MERGED_FALLBACK_PATHS = 2_000_000
 
 #: The largest enumeration ``compare`` runs per method (plain or merged transitions).
 COMPARE_MAX_PATHS = 2_000_000
@@ -53,19 +47,17 @@ COMPARE_MAX_SECONDS = 20.0
 COMPARE_MAX_PLAN = 20_000
 
 
-MERGED_MAX_K = 2_000
-
-
 def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**7,
                        plain_paths: int = PLAIN_PATHS, max_seconds: float | None = None,
                        max_merged_paths: int | None = None):
     """Prove ``method`` on ``(p, q, k)``: a :class:`~exactspec.verify.Verification`.
 
-    The plain enumeration (the reference semantics) runs when its estimated number of paths
-    is at most ``plain_paths`` (or the stepped form's own smaller ``plain_paths``) and its
-    estimated seconds at most ``max_seconds``, or the method has no stepped form
-    (``run.steps``); otherwise the merged-state interpreter runs the
-    stepped form, which counts paths instead of listing them.
+    The planner chooses the route (:mod:`exactspec.routes.merged`): the plain enumeration (the
+    reference semantics) runs when its estimated number of paths is at most ``plain_paths``
+    (or the stepped form's own smaller ``plain_paths``) and its estimated seconds at most
+    ``max_seconds``, or the method declares no stepped form
+    (:attr:`~exactspec.methods.base.Method.steps`); otherwise the merged-state interpreter
+    runs the stepped form, which counts paths instead of listing them.
     Raises :class:`TooLarge` above ``max_paths`` (plain paths, or merged states), a plain
     enumeration estimated above ``max_seconds``, and merged states not bounded in advance
     (``paths_budget``) for more than ``max_merged_paths`` estimated paths.
@@ -77,52 +69,16 @@ def exact_verification(method, p, q, k: int = 1, *, max_paths: int | None = 10**
     >>> r.lossless, r.enumeration.paths > 10**8, type(r.enumeration).__name__
     (True, True, 'MergedEnumeration')
     """
-    from ..engine.merged import enumerate_merged
-    from ..verify import Verification, _checked, as_k, verify
+    from ..routes import plan
+    from ..verify import Verification, as_k, checked, request_of
 
     k = as_k(k)
-    m, p, q = _checked(method, p, q, k)
-    steps = getattr(m.run, "steps", None)
-    if steps is None:
-        return verify(m, p, q, k, max_paths=max_paths, max_seconds=max_seconds)
-    if k > MERGED_MAX_K:
-        raise TooLarge(f"{m.name} at k = {k}: exact enumeration (merged states) takes about one "
-                       f"step per draft, over the budget of {MERGED_MAX_K:,} drafts: use "
-                       "--backend numpy (float64 estimates)", estimate=k, budget=MERGED_MAX_K)
-    budget = max_paths
-    if steps.paths_budget and max_merged_paths is not None:
-        budget = max_merged_paths if budget is None else min(budget, max_merged_paths)
-    timing: list = []
-    if steps.plain_paths is not None:
-        plain_paths = min(plain_paths, steps.plain_paths)
-    try:                         # sized with care near the refusal and the seconds budget
-        estimate = estimate_paths(m.run, p, q, k, timing=timing,
-                                  max_paths=budget if steps.paths_budget else None,
-                                  max_seconds=max_seconds)
-    except TooLarge as refusal:  # too deep to probe (large k): the merged states may still do
-        estimate, probe_refusal = None, refusal
-    if steps.paths_budget and budget is not None and (estimate is None or estimate > budget):
-        if estimate is None:  # the probe's own refusal names the size that stopped it
-            raise probe_refusal
-        raise TooLarge(f"{m.name} at k = {k}: about {estimate:,} paths, over the budget of "
-                       f"{budget:,} "
-                       "(merged states, whose number is not bounded in advance): use "
-                       "--backend numpy, or --max-paths N to insist",
-                       estimate=estimate, budget=budget)
-    plain_seconds = estimate * timing[0] if estimate is not None else None
-    if estimate is not None and estimate <= plain_paths and (
-            max_seconds is None or plain_seconds <= max_seconds):
-        try:
-            return verify(m, p, q, k, max_paths=max_paths, max_seconds=max_seconds)
-        except TooLarge as refusal:   # the walk's own, closer estimate: merged states, if
-            limit = MERGED_FALLBACK_PATHS if budget is None else min(budget,  # their paths
-                                                                     MERGED_FALLBACK_PATHS)
-            if steps.paths_budget and (refusal.estimate is None or refusal.estimate > limit):
-                raise                 # fit (merged runs are not sized in seconds)
-    enumeration = enumerate_merged(steps, p, q, k, max_states=max_paths)
-    if enumeration.total != 1:
-        raise AssertionError(f"internal: merged weights sum to {enumeration.total}, not 1")
-    return Verification(m, p, q, k, enumeration)
+    m, p, q = checked(method, p, q, k)
+    answer = plan(request_of(m, p, q, k, max_paths=max_paths, max_seconds=max_seconds,
+                             merged_states=True, plain_paths=plain_paths,
+                             max_merged_paths=max_merged_paths))
+    return Verification(m, p, q, k, answer.enumeration, route=answer.route,
+                        declined=answer.declined)
 
 
 def draft_law_optimum(p, q, k: int, law: str) -> Fraction:

@@ -87,7 +87,7 @@ def _acceptance(name: str, p: Dist, q: Dist, k: int, merged: bool = True):
 
     m = get_method(name)
     if merged:
-        return enumerate_merged(m.run.steps, p, q, k).acceptance
+        return enumerate_merged(m.steps, p, q, k).acceptance
     return verify(m, p, q, k, max_paths=None).acceptance
 
 
@@ -210,7 +210,7 @@ def kseq_bounds(p: Dist, q: Dist, k: int, *, engine: bool = False) -> KseqRow:
     row = KseqRow(p, q, k, r.exact, _p_acc(p, q, k, r.rho), _p_acc(p, q, k, r.lower),
                   optimum(p, q, k).alpha_star)
     if engine:
-        row.engine = enumerate_merged(kseq_method("exact").run.steps, p, q, k).acceptance
+        row.engine = enumerate_merged(kseq_method("exact").steps, p, q, k).acceptance
     return row
 
 

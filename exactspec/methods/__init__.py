@@ -69,7 +69,8 @@ def load_user_method(spec: str) -> Method:
 
     rule = load_pytorch_rule(spec)
     if rule is not None:
-        return Method(name=spec, run=rule, summary=rule.summary, k_values=(1,), user=True)
+        return Method(name=spec, run=rule, summary=rule.summary, k_values=(1,), user=True,
+                      tensor_rule=rule)
     return as_method(load_user_object(spec), name=spec)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from ..core.errors import InvalidInput
 
@@ -44,6 +44,13 @@ class Method:
         ``plan_size(p, q, k) -> (size, what)``: the size of the exact work the method does
         once before its first path (``optimal``: the draft multisets of its max flow), cheap
         to compute, so that a caller can refuse it up front (``compare``).
+    steps : Stepped, optional
+        Declared capability: the method's stepped form (:class:`~exactspec.engine.merged.Stepped`),
+        which merged states run where the plain paths are too many
+        (:mod:`exactspec.routes.merged`).
+    tensor_rule : PyTorchRule, optional
+        Declared capability: the PyTorch rule behind ``run``, whose draft can be a tensor axis
+        (:mod:`exactspec.routes.tensor_axis`).
     """
 
     name: str
@@ -55,6 +62,8 @@ class Method:
     requires: Callable | None = field(default=None, compare=False)
     user: bool = field(default=False, compare=False)
     plan_size: Callable | None = field(default=None, compare=False)
+    steps: Any = field(default=None, compare=False)
+    tensor_rule: Any = field(default=None, compare=False)
 
     def check(self, p, q, k: int) -> None:
         """Raise :class:`InvalidInput` when the method cannot run on ``(p, q, k)``."""
@@ -99,4 +108,14 @@ def as_method(function: Callable, name: str | None = None) -> Method:
     label = name or getattr(function, "__name__", "user")
     return Method(name=label, run=run, summary=(function.__doc__ or "").strip().split("\n")[0],
                   k_values=None if takes_k else (1,),
-                  user=not str(getattr(function, "__module__", "")).startswith("exactspec."))
+                  user=not str(getattr(function, "__module__", "")).startswith("exactspec."),
+                  tensor_rule=function if _is_pytorch_rule(function) else None)
+
+
+def _is_pytorch_rule(function) -> bool:
+    """``function`` is a loaded PyTorch rule (the torch layer is imported only if so)."""
+    if type(function).__module__ != "exactspec.torch_layer.rule":
+        return False
+    from ..torch_layer.rule import PyTorchRule
+
+    return isinstance(function, PyTorchRule)

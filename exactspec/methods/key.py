@@ -43,7 +43,6 @@ def key(s, p, q, k=1):
 
 #: The same rule one random choice per step, for the merged-state interpreter
 #: (:mod:`exactspec.key.stepped`: the same paths, laws and acceptances).
-key.steps = KEY_STEPS
 
 
 def key_uniforms(s, p, q, k=1):
@@ -60,6 +59,6 @@ def _requires(p, q, k):
     key_placement(p, q, k)                  # exact rationals only; validates the instance
 
 
-METHOD = Method("key", key, draft_law="iid", requires=_requires,
+METHOD = Method("key", key, draft_law="iid", requires=_requires, steps=KEY_STEPS,
                 summary="KEY: k i.i.d. drafts with random keys, smallest key verified with "
                         "a*/w; reaches alpha* exactly")

@@ -37,7 +37,6 @@ def key_lazy(s, p, q, k=1):
 
 #: The same rule one random choice per step, for the merged-state interpreter
 #: (:mod:`exactspec.key.lazy_stepped`: the same paths, laws and acceptances).
-key_lazy.steps = KEY_LAZY_STEPS
 
 
 def key_lazy_uniforms(s, p, q, k=1):
@@ -55,4 +54,5 @@ def _requires(p, q, k):
 
 
 METHOD = Method("key-lazy", key_lazy, draft_law="iid", requires=_requires,
+                steps=KEY_LAZY_STEPS,
                 summary="KEY drawing only the keys that can matter (same law as key)")

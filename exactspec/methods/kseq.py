@@ -288,7 +288,6 @@ def _steps(rho_of):
 
 #: K-SEQ one draft per step (state: the number of drafts rejected so far).
 KSEQ_STEPS = _steps(lambda p, q, k: rho_star(p, q, k).rho)
-kseq.steps = KSEQ_STEPS
 
 
 def _requires(p, q, k):
@@ -306,7 +305,7 @@ def kseq_method(rho: Any = None, tolerance: Fraction = DEFAULT_TOLERANCE) -> Met
         def run(s, p, q, k=1):
             return _kseq_planned(s, p, q, k, tolerance)
 
-        run.steps = _steps(lambda p, q, k: rho_star(p, q, k, tolerance).rho)
+        steps = _steps(lambda p, q, k: rho_star(p, q, k, tolerance).rho)
         name, requires = "kseq", _requires
     elif rho == "exact":
         from ..engine.algebraic import exact_root
@@ -318,7 +317,7 @@ def kseq_method(rho: Any = None, tolerance: Fraction = DEFAULT_TOLERANCE) -> Met
         def run(s, p, q, k=1):
             return _kseq_at(s, p, q, k, rho_of(p, q, k))
 
-        run.steps = _steps(rho_of)
+        steps = _steps(rho_of)
         name, requires = "kseq@rho*", _requires
     else:
         value = rho if not isinstance(rho, (int, str)) else Fraction(rho)
@@ -326,14 +325,14 @@ def kseq_method(rho: Any = None, tolerance: Fraction = DEFAULT_TOLERANCE) -> Met
         def run(s, p, q, k=1):
             return _kseq_at(s, p, q, k, value)
 
-        run.steps = _steps(lambda p, q, k: value)
+        steps = _steps(lambda p, q, k: value)
         name, requires = f"kseq@{exact_str(value)}", None
     run.__name__ = name
-    return Method(name, run, draft_law="iid", requires=requires,
+    return Method(name, run, draft_law="iid", requires=requires, steps=steps,
                   summary=f"K-SEQ (SpecTr) at rho = {rho if rho is not None else 'rational'}")
 
 
 METHOD = Method(
-    "kseq", kseq, draft_law="iid", requires=_requires,
+    "kseq", kseq, draft_law="iid", requires=_requires, steps=KSEQ_STEPS,
     summary="K-SEQ (SpecTr), k i.i.d. drafts: accept X_i with min(1, p/(rho q)); runs at a "
             "rational rho with 0 <= rho - rho* <= 1e-12 (rho* itself when rational)")

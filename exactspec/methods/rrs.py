@@ -71,8 +71,7 @@ def _step(s, p, q, k, state):
 #: an acceptance are not drawn: the output is then a draft already, so ``P(Y in X)`` is
 #: unchanged.
 RRS_STEPS = Stepped(_start, _step, name="rrs")
-rrs.steps = RRS_STEPS
 
-METHOD = Method("rrs", rrs, draft_law="iid",
+METHOD = Method("rrs", rrs, draft_law="iid", steps=RRS_STEPS,
                 summary="recursive rejection sampling, k i.i.d. drafts: accept X_i with "
                         "min(1, r/q), else r <- norm(max(0, r - q))")

@@ -59,7 +59,6 @@ def _step(s, p, q, k, state):
 
 #: RRS without replacement one draft per step (state: the residual and the drafted set).
 RRS_WOR_STEPS = Stepped(_start, _step, name="rrs-wor")
-rrs_wor.steps = RRS_WOR_STEPS
 
 
 def _requires(p, q, k):
@@ -67,5 +66,6 @@ def _requires(p, q, k):
 
 
 METHOD = Method("rrs-wor", rrs_wor, draft_law="wor", requires=_requires,
+                steps=RRS_WOR_STEPS,
                 summary="recursive rejection sampling, k drafts without replacement: q and the "
                         "residual both drop each rejected draft")

@@ -126,7 +126,6 @@ def _step(s, p, q, k, state):
 #: SpecHub in two steps (the pair and its decisions; then the residual draw), so that every
 #: rejected pair merges into one state before the residual is drawn.
 SPECHUB_STEPS = Stepped(_start, _step, name="spechub")
-spechub.steps = SPECHUB_STEPS
 
 
 def _requires(p, q, k):
@@ -134,5 +133,6 @@ def _requires(p, q, k):
 
 
 METHOD = Method("spechub", spechub, draft_law="hub", k_values=(2,), requires=_requires,
+                steps=SPECHUB_STEPS,
                 summary="SpecHub, 2 drafts that always hold the hub argmax q; refuses a "
                         "point-mass q")

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..core.dist import exact_str
 from ..core.rank_one import compose, find_nonzero, mass, tv_to_power, value_at
+from ..core.signals import CannotProceed
 from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
 from ..engine.watch import watched
 from ..torch_layer.factored import factored_call_law
@@ -79,15 +80,16 @@ class _Composed:
 
 def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance=None,
                     max_paths: int | None = None, arith: str | None = None,
-                    grid: int | None = None, sum_order: str | None = None) -> dict | None:
+                    grid: int | None = None, sum_order: str | None = None) -> dict:
     """The report of ``user_report`` for the PyTorch ``rule`` on the context-free ``pair``,
-    by the factored route; ``None`` when the rule does something the route does not track.
+    by the factored route; a rule that does something the route does not track raises
+    :class:`~exactspec.core.signals.CannotProceed` (the planner takes the path route).
 
     With ``arith`` (a float format) or ``grid``, the three runs of the verdict, each by the
     factored route: the run asked for (the float run: rows rounded into the format, every
     operation rounded, the format's generator grid, long sums in ``sum_order``), exact
-    arithmetic with ideal uniforms, and exact arithmetic on the run's grid; ``None`` when any
-    of them is not tracked (the path route then runs all three)."""
+    arithmetic with ideal uniforms, and exact arithmetic on the run's grid; where any of them
+    is not tracked, the path route runs all three."""
     from ..rounding import tolerated
     from ..verify import verdict_of
 
@@ -109,15 +111,14 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
     before = state_fingerprint(rule.function)
     with watched(rule.function):
         asked_call = call_law(arith=arith, grid=grid, sum_order=sum_order)
-        if asked_call is None:
-            return None
-        again = call_law(arith=arith, grid=grid, sum_order=sum_order)
+        try:
+            again = call_law(arith=arith, grid=grid, sum_order=sum_order)
+        except CannotProceed:       # the same call not followed twice: its calls differ
+            again = None
         ideal_call = asked_call if fmt is None and grid is None else call_law()
         grid_call = None
         if on_grid is not None:
             grid_call = asked_call if fmt is None else call_law(grid=on_grid)
-        if ideal_call is None or (on_grid is not None and grid_call is None):
-            return None
     check_unchanged(rule.function, before, rule.spec)
     if again is None or again.terms != asked_call.terms:
         raise HiddenState(f"{rule.spec} keeps hidden state: its call, run again, gave a "

@@ -93,6 +93,9 @@ class UserVerifier(Verifier):
         self.gamma = gamma
         self.max_tokens = (gamma + 1) if gamma else 1
         self.drafted = gamma or 0
+        #: Declared capability: the PyTorch rule a whole call runs
+        #: (:func:`~exactspec.sequences.torch_rules.pytorch_whole_call`), or ``None``.
+        self.tensor_rule = getattr(function, "pytorch_rule", None)
 
     def describe(self) -> dict:
         out = {"verifier": "user", "function": self.name, "shape": self.shape,
@@ -299,7 +302,7 @@ def _reads_rows_only(verifier, pair) -> bool:
     function that sees only its rows (``f(s, drafts, p, q)``, a PyTorch rule); a whole call
     ``f(s, pair, ctx)`` may read the context and is enumerated per context."""
     return pair.context_free_rows is not None and (
-        verifier.shape == "rows" or hasattr(verifier.function, "pytorch_rule"))
+        verifier.shape == "rows" or verifier.tensor_rule is not None)
 
 
 def _joint(verifier, pair, m, ctx, factory, max_paths, root=None, max_seconds=None):
@@ -492,15 +495,13 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
         name = getattr(function, "__name__", "user")
     verifier = UserVerifier(function, gamma, name=name)
     pair = pair if pair is not None else _load_pair(spec, base)
-    if getattr(function, "pytorch_rule", None) is not None:
+    if verifier.tensor_rule is not None:
         pair = _rows_of_every_position(pair, name)
     m = m if m is not None else spec.get("m", verifier.max_tokens)
     if isinstance(m, Fraction) and m.denominator == 1:
         m = int(m)
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
         raise InvalidInput(f"m={m!r}: need a number of tokens >= 1")
-    from ..core.budget import check_sequences
-
     ctx = parse_context(spec.get("context", ""), pair.labels)
     arith = arith if arith is not None else spec.get("arith")
     grid = grid if grid is not None else spec.get("grid")
@@ -517,20 +518,14 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
             raise InvalidInput(f"sum_order={sum_order!r} applies to a float run: give arith "
                                "(--arith float32, ...)")
         check_sum_order(sum_order)
-    rule = getattr(function, "pytorch_rule", None)
-    if rule is not None and pair.context_free_rows is not None and not certificate and \
-            elementwise == "correct" and m >= 2:
-        from .factored import factored_report       # the draft positions as tensor axes
+    from ..routes import plan
+    from .routes import SEQUENCE_ROUTES, SequenceRequest
 
-        report = factored_report(rule, pair, m, ctx, describe=verifier.describe(),
-                                 tolerance=tolerance, max_paths=max_paths, arith=arith,
-                                 grid=grid, sum_order=sum_order)
-        if report is not None:
-            return report
-    check_sequences(len(pair.labels), m, verifier.gamma or 0, max_paths, what="m =")
-    return _report(verifier, pair, m, ctx, arith=arith, grid=grid, tolerance=tolerance,
-                   max_paths=max_paths, certificate=certificate, elementwise=elementwise,
-                   max_seconds=max_seconds, sum_order=sum_order)
+    request = SequenceRequest(verifier, pair, m, ctx, arith=arith, grid=grid,
+                              tolerance=tolerance, max_paths=max_paths,
+                              certificate=certificate, elementwise=elementwise,
+                              max_seconds=max_seconds, sum_order=sum_order, report=_report)
+    return plan(request, SEQUENCE_ROUTES).enumeration
 
 
 class _Run:

@@ -340,6 +340,6 @@ def _values(d: Dist) -> tuple:
 
 
 def _is_user(m) -> bool:
-    from ..verify import _is_user_method
+    from ..verify import is_user_method
 
-    return _is_user_method(m)
+    return is_user_method(m)

@@ -667,12 +667,13 @@ def _as_vector(values) -> list:
 
 def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None = None,
                       arith=None, grid: int | None = None, sum_order: str | None = None
-                      ) -> CallLaw | None:
+                      ) -> CallLaw:
     """The law of one call of the PyTorch ``rule`` handed ``gamma + 1`` target rows
     ``target`` and ``gamma`` draft rows ``draft`` (exact :class:`~exactspec.core.dist.Dist`
-    rows, the same at every position), every draft an axis; ``None`` when the rule does
-    something this route does not track, or is refused in it (the caller enumerates paths,
-    which gives the refusal its words).  More than
+    rows, the same at every position), every draft an axis; a rule that does something this
+    route does not track raises :class:`~exactspec.core.signals.CannotProceed` (a refusal
+    met here is raised as it is; the planner then takes the path route, which gives the
+    refusal its words).  More than
     ``max_paths`` engine paths is refused (:class:`TooLarge`).
 
     In exact arithmetic the uniforms are ideal, or on ``grid``; with ``arith`` (a float
@@ -684,7 +685,7 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
     if any(type(v) is not Fraction for v in list(target.probs) + list(draft.probs)):
         if any(not isinstance(v, (int, Fraction)) for v in list(target.probs) +
                list(draft.probs)):
-            return None
+            raise CannotProceed("rows that are not exact rationals")
     p = _as_vector(target.probs)
     q = _as_vector(draft.probs)
     n = len(p)
@@ -725,17 +726,12 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
                            "--max-paths N to insist", estimate=paths, budget=max_paths)
 
     axes = [0]
-    try:
-        paths = depth_first(s, body, leaf, finish=lambda s: s.finish(),
-                            differs=lambda s: CannotProceed("a replay that differs"), every=every)
-        axes = axes[0]
-    except TooLarge:
-        raise
-    except (CannotProceed, ExactspecError):     # the path route decides (and words any refusal)
-        return None
+    paths = depth_first(s, body, leaf, finish=lambda s: s.finish(),
+                        differs=lambda s: CannotProceed("a replay that differs"), every=every)
+    axes = axes[0]
     total = exact_sum([mass(t) for t in terms])
     if total != 1:
-        return None
+        raise CannotProceed(f"a call law whose mass is {total}, not 1")
     return CallLaw(terms, paths, axes, time.process_time() - start, n)
 
 

@@ -29,7 +29,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..core.errors import ExactspecError, InvalidInput
-from ..core.signals import user_code
+from ..core.signals import CannotProceed, user_code
 from ..engine.driver import depth_first
 from ..core.integer_rows import exact_sum, fraction_of, fractions_over, integer_row
 from ..engine.exact import gc_paused
@@ -47,13 +47,14 @@ __all__ = ["PyTorchRule", "load_pytorch_rule"]
 def _enumeration(p, law: list, acceptance, paths: int, start: float, floats: int,
                  seconds: float | None = None):
     """The :class:`~exactspec.engine.exact.Enumeration` of a vectorised run (its draft axis
-    ``len(p)`` tokens, its ``seconds``, else those since ``start``); ``None`` when its law
-    does not sum to 1 (the caller enumerates paths instead)."""
+    ``len(p)`` tokens, its ``seconds``, else those since ``start``); a law that does not sum
+    to 1 is a run the route does not follow
+    (:class:`~exactspec.core.signals.CannotProceed`)."""
     from ..engine.exact import Enumeration
 
     total = exact_sum(law)
     if total != 1:
-        return None
+        raise CannotProceed(f"a law whose mass is {total}, not 1")
     labels = tuple(p.labels)
     return Enumeration(labels=labels, law=dict(zip(labels, law)), acceptance=acceptance,
                        explicit_acceptance=Fraction(0), paths=paths, total=total,
@@ -64,7 +65,6 @@ def _enumeration(p, law: list, acceptance, paths: int, start: float, floats: int
 
 
 def _replay_falls_back(s):
-    from ..core.signals import CannotProceed
 
     return CannotProceed("a replay that differs")
 
@@ -311,70 +311,50 @@ class PyTorchRule:
 
     @gc_paused
     def vectorised(self, p, q, grid: int | None = None, arith=None,
-                   sum_order: str | None = None):
+                   sum_order: str | None = None, *, split_values: bool = True):
         """The exact :class:`~exactspec.engine.exact.Enumeration` of the rule with its draft
         kept as a branch axis (:mod:`.branched`): the body runs once per path of the other
-        random choices, not once per draft token, and the acceptance test ``u < c[draft]`` is
-        a value (a split) that ``torch.where`` selects the emitted token with, a branch point
-        only where it is read as a bool (a selected token used in a computation: the route
-        is run again with every split a branch point).  With ``arith`` (a float format) the
-        float run (:mod:`.branched_float`): ``p`` and ``q`` rounded into the format, its generator
-        grid unless ``grid`` says otherwise, long sums in ``sum_order``.  ``p`` and ``q`` are
-        the exact rows.  ``None`` when the rule does something the vectorised run does not
-        track (the caller enumerates paths instead)."""
+        random choices, not once per draft token.  With ``split_values`` the acceptance test
+        ``u < c[draft]`` is a value (a split) that ``torch.where`` selects the emitted token
+        with, a branch point only where it is read as a bool; a selected token used in a
+        computation raises :class:`~exactspec.core.signals.CannotProceed` with ``retry
+        "splits"`` (run again without ``split_values``: every split a branch point).  With
+        ``arith`` (a float format) the float run (:mod:`.branched_float`): ``p`` and ``q``
+        rounded into the format, its generator grid unless ``grid`` says otherwise, long
+        sums in ``sum_order``.  ``p`` and ``q`` are the exact rows.  Anything the vectorised
+        run does not track raises :class:`~exactspec.core.signals.CannotProceed`; the
+        planner (:mod:`exactspec.routes.planner`) then takes another route."""
         from ..core.exact_values import floats_converted
 
         start, n, converted = time.process_time(), len(p.probs), floats_converted()
-        out = self._with_splits(p, q, grid, n, arith=arith, sum_order=sum_order)
-        if out is None:
-            return None
-        law, acceptance, paths, floats = out
+        law, acceptance, paths, floats = self._vectorised(
+            p, q, grid, n, arith=arith, sum_order=sum_order, split_values=split_values)
         return _enumeration(p, law, acceptance, paths, start, floats + floats_converted() -
                             converted)
 
     @gc_paused
-    def vectorised_pair(self, p, q, grid: int):
+    def vectorised_pair(self, p, q, grid: int, *, split_values: bool = True):
         """The two exact enumerations of :meth:`vectorised` with ideal uniforms and on the
         uniform grid of ``grid`` points, from one run of the body
         (:class:`~.branched.PairSampler`): ``(ideal, on_grid)``, each with the seconds of the
-        one run; ``None`` where the body uses a uniform's law otherwise than in a comparison
-        with a branched threshold, or the vectorised route does not apply (the caller runs the
-        two apart)."""
+        one run.  A body that uses a uniform's law otherwise than in a comparison with a
+        branched threshold raises :class:`~exactspec.core.signals.CannotProceed` with
+        ``retry "apart"`` (the two runs are made apart)."""
         from ..core.exact_values import floats_converted
 
         start, n, converted = time.process_time(), len(p.probs), floats_converted()
-        out = self._with_splits(p, q, None, n, pair_grid=grid)
-        if out is None:
-            return None
-        runs, floats = out
+        runs, floats = self._vectorised(p, q, None, n, pair_grid=grid,
+                                        split_values=split_values)
         floats += floats_converted() - converted
         seconds = time.process_time() - start              # of the one run, given to both
-        both = tuple(_enumeration(p, law, acceptance, paths, start, floats, seconds)
+        return tuple(_enumeration(p, law, acceptance, paths, start, floats, seconds)
                      for law, acceptance, paths in runs)
-        return None if any(e is None for e in both) else both
-
-    def _with_splits(self, *args, **kwargs):
-        """:meth:`_vectorised` with the acceptance test kept as a value (one run of the body
-        for both outcomes), again with every split a branch point where a selected token is
-        used otherwise; ``None`` where the vectorised route does not apply."""
-        from ..core.signals import CannotProceed
-
-        try:
-            try:
-                return self._vectorised(*args, split_values=True, **kwargs)
-            except CannotProceed as err:
-                if err.retry != "splits":
-                    raise
-                return self._vectorised(*args, split_values=False, **kwargs)
-        except (CannotProceed, ExactspecError):
-            return None
 
     def _vectorised(self, p, q, grid, n, arith=None, sum_order=None, split_values=False,
                     pair_grid=None):
         """The law, acceptance and paths of the vectorised run and the floats it converted;
         with ``pair_grid``, ``([(law, acceptance, paths)] * 2, floats)``: one run of the body
         for ideal uniforms and the grid of ``pair_grid`` points."""
-        from ..core.signals import CannotProceed
         from .branched import (Branched, LawIndex, Mixture, Pair, PairSampler,
                                VectorSampler, dot)
 
@@ -473,7 +453,6 @@ class PyTorchRule:
         return (*runs[0].result(), s.floats)
 
     def _vector_token(self, result, n):
-        from ..core.signals import CannotProceed
         from .branched import Branched, LawIndex, Mixture, Split
 
         if isinstance(result, Tensor):

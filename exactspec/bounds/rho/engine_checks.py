@@ -164,7 +164,6 @@ def _coupling_step(s, p, q, k, state):
 
 #: :func:`tight_family_coupling` one draft per step (state: drafts so far, all equal to 1?).
 TIGHT_COUPLING_STEPS = Stepped(_coupling_start, _coupling_step, name="tight-family-coupling")
-tight_family_coupling.steps = TIGHT_COUPLING_STEPS
 
 
 def _family(a, k: int) -> tuple[Dist, Dist]:
@@ -353,7 +352,7 @@ def engine_tight_instance(k: int) -> EngineInstance:
         enumeration, lossless = result.enumeration, result.lossless
         coupling_ok = coupling.lossless and coupling.acceptance == 1
     else:       # 2^k paths: the merged-state interpreter, O(k) states
-        enumeration = enumerate_merged(m.run.steps, p, q, k)
+        enumeration = enumerate_merged(m.steps, p, q, k)
         lossless = all(enumeration.law[t] == p[t] for t in p.labels)
         merged = enumerate_merged(TIGHT_COUPLING_STEPS, p, q, k)
         coupling_ok = (all(merged.law[t] == p[t] for t in p.labels)
@@ -483,7 +482,7 @@ def rrs_by_engine(p: Dist, q: Dist, k: int, *, merged: bool = True):
     interpreter (``merged=True``, ``O(k |V|)`` work) or the plain path enumeration."""
     m = get_method("rrs")
     if merged:
-        return enumerate_merged(m.run.steps, p, q, k)
+        return enumerate_merged(m.steps, p, q, k)
     return verify(m, p, q, k, max_paths=None).enumeration
 
 

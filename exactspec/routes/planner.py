@@ -1,0 +1,131 @@
+"""The planner: the one place that chooses how a rule is enumerated.
+
+Routes are tried in a declared order (:data:`ONE_POSITION`); each either answers the
+:class:`~exactspec.routes.request.Request` with an exact enumeration or raises
+:class:`~exactspec.core.signals.CannotProceed`, which only the planner catches.  It records
+which route answered and why each one before it declined (:class:`~.request.Answer`), and
+fingerprints a user's rule around the run (hidden state refused,
+:mod:`exactspec.engine.hidden_state`).  A route whose own refusals should be worded by the
+path enumeration (``refusals_fall_back``: the tensor-axis routes, where a refusal's user line
+is not the path route's) declines on a refusal too, except those it keeps
+(``kept_refusals``).  The same loop serves every table of routes: a user's multi-position
+rule has its own (:data:`exactspec.sequences.routes.SEQUENCE_ROUTES`), answered by reports.
+
+The order, fastest first, the reference last:
+
+1. ``tensor-axis`` (:mod:`.tensor_axis`): a PyTorch rule's draft as a tensor axis, splits as
+   values;
+2. ``tensor-axis-branching``: the same with every split a branch point, when the first asks;
+3. ``merged-states`` (:mod:`.merged`): a stepped method whose plain paths are too many;
+4. ``paths`` (:mod:`.paths`): the path enumeration, the reference semantics;
+5. ``merged-states-after-paths``: merged states where the walk went over its budget.
+
+The conformance suite (``tests/test_routes.py``) runs every route of :data:`ONE_POSITION` on
+the same requests and holds each answer to the path enumeration's.
+
+Examples
+--------
+>>> from exactspec.core.dist import Dist
+>>> from exactspec.methods import get_method
+>>> m = get_method("sps")
+>>> answer = plan(Request(run=m.run, name="sps", p=Dist.parse("1/2,1/2"),
+...                       q=Dist.parse("1/3,2/3")))
+>>> answer.route, answer.enumeration.acceptance
+('paths', Fraction(5, 6))
+>>> sorted(answer.declined)
+['merged-states', 'tensor-axis', 'tensor-axis-branching']
+"""
+
+from __future__ import annotations
+
+from ..core.errors import ExactspecError, InvalidInput
+from ..core.signals import CannotProceed
+from .merged import MERGED_AFTER_PATHS, MERGED_STATES
+from .paths import PATHS
+from .request import Answer, Request
+from .tensor_axis import SPLITS_AS_BRANCHES, SPLITS_AS_VALUES
+
+__all__ = ["ONE_POSITION", "TENSOR_AXIS", "plan", "plan_pair", "route_names"]
+
+#: The one-position routes, in the order the planner tries them.
+ONE_POSITION = (SPLITS_AS_VALUES, SPLITS_AS_BRANCHES, MERGED_STATES, PATHS, MERGED_AFTER_PATHS)
+
+#: The tensor-axis routes, which also give exact arithmetic with ideal uniforms and on a
+#: grid from one run (:func:`plan_pair`).
+TENSOR_AXIS = PAIRED = (SPLITS_AS_VALUES, SPLITS_AS_BRANCHES)
+
+
+def route_names(routes=ONE_POSITION) -> list:
+    """The names of ``routes``, in order."""
+    return [r.name for r in routes]
+
+
+def plan(request: Request, routes=ONE_POSITION, *, optional: bool = False) -> Answer | None:
+    """The first answer of ``routes`` to ``request``, with why the routes before declined.
+
+    ``optional``: ``None`` when every route declines (else a one-line
+    :class:`~exactspec.core.errors.InvalidInput` naming each reason).
+    """
+    return _first_answer(request, routes, lambda route, declined: route.run(request, declined),
+                         optional)
+
+
+def plan_pair(request: Request, on_grid: int) -> tuple | None:
+    """Exact arithmetic with ideal uniforms and on the grid of ``on_grid`` points from one
+    run of a rule's body (:data:`PAIRED`): two :class:`~.request.Answer`\\ s, ``(ideal,
+    on_grid)``, or ``None`` where no paired route answers (the caller plans the two runs)."""
+    answer = _first_answer(request, PAIRED,
+                           lambda route, declined: route.run_pair(request, declined, on_grid),
+                           True)
+    if answer is None:
+        return None
+    ideal, grid = answer.enumeration
+    return (Answer(ideal, answer.route, answer.declined),
+            Answer(grid, answer.route, answer.declined))
+
+
+def _first_answer(request: Request, routes, attempt, optional: bool):
+    before = _fingerprint(request)
+    declined: dict = {}
+    try:
+        for route in routes:
+            try:
+                enumeration = attempt(route, declined)
+            except CannotProceed as why:
+                declined[route.name] = why
+                continue
+            except ExactspecError as refusal:
+                if not route.refusals_fall_back or isinstance(refusal, route.kept_refusals):
+                    raise
+                declined[route.name] = CannotProceed(f"refused here: {refusal}")
+                continue
+            _check_unchanged(request, before)
+            return Answer(enumeration, route.name,
+                          {name: why.why for name, why in declined.items()})
+    except InvalidInput:
+        _check_unchanged(request, before)   # a replay that went another way: name the state
+        raise
+    if optional:
+        return None
+    reasons = "; ".join(f"{name}: {why.why}" for name, why in declined.items())
+    raise InvalidInput(f"{request.name}: no exact route takes this run ({reasons})")
+
+
+def _fingerprint(request: Request):
+    if not request.user:
+        return None
+    from ..engine.hidden_state import state_fingerprint
+
+    return state_fingerprint(_rule_object(request))
+
+
+def _check_unchanged(request: Request, before) -> None:
+    if request.user:
+        from ..engine.hidden_state import check_unchanged
+
+        check_unchanged(_rule_object(request), before, request.name)
+
+
+def _rule_object(request: Request):
+    """What holds the rule's state: the PyTorch rule, or the path form."""
+    return request.tensor_rule if request.tensor_rule is not None else request.run
