@@ -359,6 +359,16 @@ def test_a_token_of_an_earlier_run_returned_declines():
         enumerate_law_leaves(rule, p, q, max_paths=None)
 
 
+def test_what_the_route_does_not_take_declines():
+    p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
+    with pytest.raises(CannotProceed, match="float run"):
+        enumerate_law_leaves(sps, p, q, arith="float32")
+    with pytest.raises(CannotProceed, match="paths themselves"):
+        enumerate_law_leaves(sps, p, q, keep_paths=True)
+    with pytest.raises(CannotProceed, match="paths themselves"):
+        enumerate_law_leaves(sps, p, q, on_path=print)
+
+
 # -- what a law leaf adds --------------------------------------------------------------------
 
 def test_acceptance_counts_the_law_on_the_drafts():

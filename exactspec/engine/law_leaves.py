@@ -46,8 +46,9 @@ The loop is the engine's one driver (:func:`~exactspec.engine.driver.depth_first
 signal records, budgets through ``every``); grids (``grid=``) and the hidden-state watch
 (``watch=True``: hidden randomness refused, every leaf run twice and compared, ``p`` and ``q``
 checked unchanged) are as on the walk.  A float run (``FloatSampler``, ``--arith``) is not
-followed: :func:`enumerate_law_leaves` takes no sampler factory, and a caller with a float
-run declines this route (:data:`FLOAT_RUN`).
+followed: :func:`enumerate_law_leaves` takes no sampler factory, and given ``arith=`` it
+declines (``CannotProceed(FLOAT_RUN)``), as it does when the paths themselves are asked for
+(``keep_paths``, ``on_path``: a certificate's paths).
 
 >>> from exactspec.core.dist import Dist
 >>> from exactspec.methods.sps import sps
@@ -458,7 +459,9 @@ class LawSampler(ExactSampler):
 def enumerate_law_leaves(method: Callable, p, q, k: int = 1, *, grid: int | None = None,
                          max_paths: int | None = DEFAULT_MAX_PATHS,
                          progress: bool | None = None, watch: bool = False,
-                         max_seconds: float | None = None) -> Enumeration:
+                         max_seconds: float | None = None, arith: str | None = None,
+                         keep_paths: bool = False,
+                         on_path: Callable | None = None) -> Enumeration:
     """Run ``method(s, p, q, k)`` on every path, a returned law token one leaf, and return
     the exact :class:`~exactspec.engine.exact.Enumeration` (``paths`` counts the leaves).
 
@@ -485,14 +488,27 @@ def enumerate_law_leaves(method: Callable, p, q, k: int = 1, *, grid: int | None
         Refuse when the estimated seconds are more (by default :data:`MAX_SECONDS` under the
         default ``max_paths``); the run stops at twice this.
 
+    arith : str, optional
+        A float run (``--arith``) is not followed: given, the route declines
+        (:data:`FLOAT_RUN`).
+    keep_paths, on_path
+        The walk's path list and per-path callback (a certificate's paths): a law leaf is
+        not one path per token, so either asked for declines.
+
     Raises
     ------
     CannotProceed
         The rule used a law token (or a uniform that picked one) for anything but handing it
-        back: the plain walk (:func:`~exactspec.engine.exact.enumerate_paths`) is the route.
+        back, or a float run or the paths themselves were asked for: the plain walk
+        (:func:`~exactspec.engine.exact.enumerate_paths`) is the route.
     TooLarge
         Over a budget, up front by the estimate or on the way.
     """
+    if arith is not None:
+        raise CannotProceed(FLOAT_RUN)
+    if keep_paths or on_path is not None:
+        raise CannotProceed("the paths themselves were asked for (a law leaf stands for one "
+                            "path per token)")
     shared = _Shared()
     factory = lambda: LawSampler(grid=grid, shared=shared)  # noqa: E731
     estimate = None
