@@ -997,7 +997,8 @@ def _lane_index(lane: list, dt, largest: bool) -> int:
     if largest:
         races = [i for i, v in enumerate(lane) if type(v).__name__ == "RaceScore"]
         if races and len(races) < len(lane):
-            plain = [v for i, v in enumerate(lane) if i not in set(races)]
+            raced = set(races)
+            plain = [v for i, v in enumerate(lane) if i not in raced]
             if all(_not_positive(v) for v in plain) and \
                     all(getattr(lane[i], "over", False) for i in races) and \
                     any(_positive_weight(lane[i].weight) for i in races):
