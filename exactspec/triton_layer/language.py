@@ -968,9 +968,24 @@ def _declared_sums(t: Tensor, ax: int, dt: dtype, what: str, running: bool):
             return acc
         return FloatValue(float_sum([v.value for v in terms], fmt, "correctly-rounded"), fmt)
 
+    def prefixes(terms):                 # the running sums, in one pass
+        if order == "sequential":
+            out, acc = [], None
+            for v in terms:
+                acc = v if acc is None else acc + v
+                out.append(acc)
+            return out
+        if not all(math.isfinite(v.value) for v in terms):
+            return [total(terms[:i + 1]) for i in range(len(terms))]
+        out, exact_total = [], Fraction(0)
+        for v in terms:
+            exact_total += Fraction(v.value)
+            out.append(FloatValue(fmt.round(exact_total), fmt))
+        return out
+
     if not running:
         return Tensor.new([total(lane) for lane in lanes], outer, dt.torch)
-    values = [total(lane[:i + 1]) for lane in lanes for i in range(len(lane))]
+    values = [v for lane in lanes for v in prefixes(lane)]
     moved = Tensor.new(values, tuple(outer) + (t.shape[ax],), dt.torch)
     order_back = list(range(ax)) + [t.ndim - 1] + list(range(ax, t.ndim - 1))
     return moved.permute(order_back).contiguous()
