@@ -278,18 +278,19 @@ def test_minimum_maximum_abs_and_new_axes():
             y = tl.load(y_ptr + offs)
             tl.store(lo_ptr + offs, tl.minimum(x, y))
             tl.store(hi_ptr + offs, tl.maximum(x, 0.0))
+            tl.store(lo_ptr + 2 + offs, tl.clamp(x, -0.5, 0.25))
             grid = x[:, None] * 10 + y[None, :]
             tl.store(outer_ptr + offs[:, None] * 2 + offs[None, :], grid)
 
         x = torch.tensor([F(1, 2), F(-3, 4)], dtype=torch.float64)
         y = torch.tensor([F(1, 3), 2], dtype=torch.float64)
-        lo, hi = torch.empty(2, dtype=torch.float64), torch.empty(2, dtype=torch.float64)
+        lo, hi = torch.empty(4, dtype=torch.float64), torch.empty(2, dtype=torch.float64)
         outer = torch.empty(4, dtype=torch.float64)
         kernel[(1,)](x, y, lo, hi, outer)
         return lo.tolist(), hi.tolist(), outer.tolist()
 
     lo, hi, outer = run(body)
-    assert lo == [F(1, 3), F(-3, 4)]
+    assert lo == [F(1, 3), F(-3, 4), F(1, 4), F(-1, 2)]
     assert hi == [F(1, 2), 0]
     assert outer == [5 + F(1, 3), 7, F(-15, 2) + F(1, 3), F(-11, 2)]
 

@@ -846,6 +846,11 @@ def minimum(x, y, propagate_nan=PropagateNan.NONE) -> tensor:
     return _extreme(x, y, propagate_nan, False)
 
 
+def clamp(x, min, max, propagate_nan=PropagateNan.NONE) -> tensor:
+    """``tl.clamp(x, min, max)``: ``tl.minimum(tl.maximum(x, min), max)``."""
+    return _extreme(_extreme(x, min, propagate_nan, True), max, propagate_nan, False)
+
+
 def _transcendental(x, name: str) -> tensor:
     if not isinstance(x, tensor):
         x = scalar_block(x, float32)
