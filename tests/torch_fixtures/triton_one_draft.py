@@ -6,13 +6,13 @@ exponential noise row in PyTorch (as vLLM's rejection sampler draws them before 
 ``vllm/v1/sample/rejection_sampler.py``), and launches ``one_draft_kernel``: accept ``x`` when
 ``u < p[x] / q[x]`` (the quotient by ``tl.div_rn``, correctly rounded in ``float32`` and then
 into the rows' dtype, as torch computes it), else the recovered token, the winner of the race
-``argmax(max(p - q, 0) / E)`` over the residual.  ``sample_philox`` draws the uniform inside
-the kernel with ``tl.rand(seed, pid)``; ``sample_torch`` is the same algorithm on the tensor
-layer without a kernel.  ``sample_target_recovery`` recovers from ``p`` instead of the residual (lossy).
-``sample_branching`` decides in a Python ``if`` on the kernel's acceptance (a runtime branch
-of the compiled kernel), and ``sample_masked_noise`` loads the noise's masked lanes as
+``argmax(max(p - q, 0) / E)`` over the residual. ``sample_philox`` draws the uniform inside the
+kernel with ``tl.rand(seed, pid)``; ``sample_torch`` is the same algorithm on the tensor layer
+without a kernel. ``sample_target_recovery`` recovers from ``p`` instead of the residual
+(lossy). ``sample_branching`` decides in a Python ``if`` on the kernel's acceptance (a runtime
+branch of the compiled kernel), and ``sample_masked_noise`` loads the noise's masked lanes as
 ``-inf`` and the probabilities' as 0 (``0 / -inf`` is ``-0.0``, which never wins), as vLLM's
-recovered-token kernel does.  ``sample_plain_division`` writes the ratio with ``/``, which the
+recovered-token kernel does. ``sample_plain_division`` writes the ratio with ``/``, which the
 GPU computes as the approximate ``div.full.f32``: exact in the exact run, refused under
 ``--arith``.
 """
