@@ -146,6 +146,8 @@ def load(target: str, *, refuse: str = "at-load"):
     with _layer():
         loader = _shared_loader(top, refuse == "at-use")
         before = set(sys.modules)
+        finder = _FromSource(loader)
+        sys.meta_path.insert(0, finder)
         try:
             source = loader.module(module_name)
             value = source.attribute(parts[0])
@@ -154,7 +156,8 @@ def load(target: str, *, refuse: str = "at-load"):
         except _Failure as failure:
             raise InvalidInput(_message(target, failure)) from None
         finally:
-            _forget_new_modules(before)
+            sys.meta_path.remove(finder)
+            _forget_new_modules(before, top)
     info = {"package": loader.distribution(), "module": module_name, "name": name,
             "file": source.file}
     if loader.at_use:
@@ -211,12 +214,16 @@ def _layer():
         yield
 
 
-def _forget_new_modules(before: set) -> None:
+def _forget_new_modules(before: set, top: str = "") -> None:
     """Drop from ``sys.modules`` the modules first imported during the load that hold the
-    tensor layer (a real module imported under it would keep the stand-in for later code);
-    the loaded definitions keep what they reference."""
+    tensor layer (a real module imported under it would keep the stand-in for later code)
+    and the package's own modules read from source (:class:`_FromSource`); the loaded
+    definitions keep what they reference."""
     for key in set(sys.modules) - before:
         held = sys.modules.get(key)
+        if key.split(".")[0] == top:
+            sys.modules.pop(key, None)
+            continue
         if key.split(".")[0] in ("torch", "exactspec"):
             continue                        # the layer, and exactspec's own lazy imports
         try:
@@ -558,6 +565,30 @@ def _registered(name: str, module):
             sys.modules[name] = saved
 
 
+class _FromSource:
+    """A finder first on ``sys.meta_path`` while a load runs: a module of the package that
+    code outside it imports by name (``logging.config`` resolving a formatter class such as
+    ``"vllm.logging_utils.NewLineFormatter"``, ``importlib.import_module``) is the module read
+    from source, not the package imported for real (whose ``__init__`` would run)."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] != self.loader.top or self.loader.finding:
+            return None                 # another package, or the loader finding the source
+        return importlib.machinery.ModuleSpec(name, self)
+
+    def create_module(self, spec):
+        try:
+            return self.loader.module(spec.name).object
+        except _Failure as failure:
+            raise ImportError(f"{spec.name}: {failure.reason}") from None
+
+    def exec_module(self, module):
+        pass                            # its names are read from source when first used
+
+
 class _SourceModuleType(types.ModuleType):
     """A module of the package, loaded from source a name at a time: a name not yet loaded is
     loaded when first read (``helpers.f``, ``from .helpers import f``)."""
@@ -706,6 +737,7 @@ class _Loader:
     def __init__(self, top: str, at_use: bool = False):
         self.top, self.at_use = top, at_use
         self.modules: dict = {}
+        self.finding = False
         self.stand_ins: list = []       # the refusing stand-ins bound under refuse="at-use"
 
     def unloaded(self, reason: str, chain) -> "_Unloaded":
@@ -725,7 +757,11 @@ class _Loader:
     def _spec(self, name: str):
         parts = name.split(".")
         if len(parts) == 1:
-            return _find_top(name)
+            self.finding = True
+            try:
+                return _find_top(name)
+            finally:
+                self.finding = False
         parent = self.module(".".join(parts[:-1]))
         if not parent.is_package:
             return None, None
