@@ -38,9 +38,13 @@ from test_torch_differential import MULTI, ONE, instance
 
 ENGINES = Path(__file__).resolve().parent.parent / "examples" / "engines"
 
-#: Built-in methods and the k each runs at.
+#: Built-in methods, the README's rule file and rules of the gallery, and the k each runs at.
 METHODS = [("sps", 1), ("naive", 1), ("top1", 1), ("rrs", 2), ("rrs-wor", 2), ("kseq", 2),
-           ("spechub", 2), ("key", 2), ("key-lazy", 2)]
+           ("spechub", 2), ("key", 2), ("key-lazy", 2), ("my_rule", 1), ("shortcut", 1),
+           ("argmax_draft", 1), ("reused_uniform", 1), ("accept_on_target_match", 1),
+           ("point_mass_proposal", 1)]
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+GALLERY = {"argmax_draft", "reused_uniform", "accept_on_target_match", "point_mass_proposal"}
 ARITHS = {"exact": {}, "grid7": {"grid": 7},
           "float32": {"arith": "float32", "sum_order": "sequential"},
           "float16": {"arith": "float16", "sum_order": "sequential"}}
@@ -70,7 +74,13 @@ CASES = _cases()
 
 @functools.lru_cache(maxsize=None)
 def _method(spec):
-    return get_method(str(ENGINES / spec) if ":" in spec else spec)
+    if ":" in spec:
+        return get_method(str(ENGINES / spec))
+    if spec in ("my_rule", "shortcut"):
+        return get_method(f"{EXAMPLES / 'my_rule.py'}:{spec}")
+    from exactspec.gallery import one_draft
+
+    return get_method(getattr(one_draft, spec) if spec in GALLERY else spec)
 
 
 def _request(case):
@@ -108,7 +118,8 @@ def _answer(route, case):
     except CannotProceed:
         return None
     except ExactspecError as refusal:
-        if route.refusals_fall_back and not isinstance(refusal, route.kept_refusals):
+        if isinstance(refusal, route.declines_on) and \
+                not isinstance(refusal, route.kept_refusals):
             return None                 # the planner goes on to the paths
         return type(refusal).__name__
     return e.law, e.acceptance
@@ -196,7 +207,8 @@ def _figures(route, request):
     except CannotProceed:
         return None
     except ExactspecError as refusal:
-        if route.refusals_fall_back and not isinstance(refusal, route.kept_refusals):
+        if isinstance(refusal, route.declines_on) and \
+                not isinstance(refusal, route.kept_refusals):
             return None
         return type(refusal).__name__
     return {key: report.get(key) for key in FIGURES}

@@ -3,8 +3,8 @@
 - :mod:`.request`: the :class:`Request` every route takes and the :class:`Answer` it gives;
 - :mod:`.planner`: :func:`plan` (the one place a route is chosen), :func:`plan_pair`;
 - one module per route: :mod:`.tensor_axis` (a PyTorch rule's draft as a tensor axis),
-  :mod:`.merged` (merged states of a stepped method), :mod:`.paths` (the path enumeration,
-  the reference semantics);
+  :mod:`.merged` (merged states of a stepped method), :mod:`.law_leaves` (a resample
+  returned as drawn one leaf), :mod:`.paths` (the path enumeration, the reference semantics);
 - :mod:`.forked`: a route run in a forked process beside this one (long rows).
 """
 

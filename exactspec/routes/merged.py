@@ -66,7 +66,7 @@ class MergedStates:
     """Merged states, before the plain enumeration (``after_paths=False``) or in place of
     its refusal (``after_paths=True``)."""
 
-    refusals_fall_back = False
+    declines_on = ()
     kept_refusals = ()
 
     def __init__(self, name: str, after_paths: bool):

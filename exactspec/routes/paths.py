@@ -26,7 +26,7 @@ class Paths:
     """The path enumeration."""
 
     name = "paths"
-    refusals_fall_back = False
+    declines_on = ()
     kept_refusals = ()
 
     def run(self, request: Request, declined: dict):

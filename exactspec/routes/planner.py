@@ -5,10 +5,10 @@ Routes are tried in a declared order (:data:`ONE_POSITION`); each either answers
 :class:`~exactspec.core.signals.CannotProceed`, which only the planner catches.  It records
 which route answered and why each one before it declined (:class:`~.request.Answer`), and
 fingerprints a user's rule around the run (hidden state refused,
-:mod:`exactspec.engine.hidden_state`).  A route whose own refusals should be worded by the
-path enumeration (``refusals_fall_back``: the tensor-axis routes, where a refusal's user line
-is not the path route's) declines on a refusal too, except those it keeps
-(``kept_refusals``).  The same loop serves every table of routes: a user's multi-position
+:mod:`exactspec.engine.hidden_state`).  A route also declines on the refusals it names in
+``declines_on`` (the tensor-axis routes on any: the path route words a refusal with the
+user's line; law leaves on being over the budget: the plain walk refuses with its own
+estimate), except those it keeps (``kept_refusals``).  The same loop serves every table of routes: a user's multi-position
 rule has its own (:data:`exactspec.sequences.routes.SEQUENCE_ROUTES`), answered by reports.
 
 The order, fastest first, the reference last:
@@ -95,7 +95,8 @@ def _first_answer(request: Request, routes, attempt, optional: bool):
                 declined[route.name] = why
                 continue
             except ExactspecError as refusal:
-                if not route.refusals_fall_back or isinstance(refusal, route.kept_refusals):
+                if not isinstance(refusal, route.declines_on) or \
+                        isinstance(refusal, route.kept_refusals):
                     raise
                 declined[route.name] = CannotProceed(f"refused here: {refusal}")
                 continue

@@ -16,6 +16,7 @@ decline.
 
 from __future__ import annotations
 
+from ..core.errors import ExactspecError
 from ..core.signals import CannotProceed
 from .request import Request
 
@@ -41,7 +42,7 @@ class TensorAxis:
     """The draft as a tensor axis, with splits as values (``split_values``) or as branch
     points."""
 
-    refusals_fall_back = True    # the path route words a refusal with the user's line
+    declines_on = (ExactspecError,)   # the path route words a refusal with the user's line
     kept_refusals = ()
 
     def __init__(self, name: str, split_values: bool):

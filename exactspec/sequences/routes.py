@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.errors import TooLarge
+from ..core.errors import ExactspecError, TooLarge
 from ..core.signals import CannotProceed
 
 __all__ = ["SequenceRequest", "SEQUENCE_ROUTES", "FACTORED", "JOINT_PATHS"]
@@ -54,8 +54,8 @@ class Factored:
     """Every draft position a tensor axis (:func:`~exactspec.sequences.factored.factored_report`)."""
 
     name = "factored"
-    refusals_fall_back = True     # the path route words a refusal with the user's line
-    kept_refusals = (TooLarge,)   # over the budget here is over the budget
+    declines_on = (ExactspecError,)   # the path route words a refusal with the user's line
+    kept_refusals = (TooLarge,)        # over the budget here is over the budget
 
     def run(self, request: SequenceRequest, declined: dict) -> dict:
         rule = request.verifier.tensor_rule
@@ -82,7 +82,7 @@ class JointPaths:
     """The generation enumerated call by call, every path (the reference)."""
 
     name = "paths"
-    refusals_fall_back = False
+    declines_on = ()
     kept_refusals = ()
 
     def run(self, request: SequenceRequest, declined: dict) -> dict:

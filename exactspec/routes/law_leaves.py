@@ -1,0 +1,51 @@
+"""Route: law leaves, a resample the rule returns as drawn one leaf, not one path per token.
+
+A rule written against the sampler ``s`` is run by the exact walk with ``s.draw(dist)`` and
+``s.pick(dist, u)`` at a fresh uniform answered by an opaque law token
+(:mod:`exactspec.engine.law_leaves`): a run that hands it back ends in one leaf of weight times
+that law, so the one-draft rule costs about ``2 V`` leaves of ``O(1)`` instead of ``V**2``
+paths.  Any other use of the token is a decline (the plain walk is the route).
+
+Declines: a PyTorch rule (its own routes vectorise its draft), a float run (``arith``), a
+request that lists its paths (a certificate), rows that are not plain rationals, and any use
+of a law token or of the uniform that picked one.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..core.errors import TooLarge
+from ..core.signals import CannotProceed
+from .paths import naming_user_lines
+from .request import Request
+
+__all__ = ["LAW_LEAVES", "LawLeaves"]
+
+
+class LawLeaves:
+    """The walk with law leaves."""
+
+    name = "law-leaves"
+    declines_on = (TooLarge,)   # over its budget: the plain walk refuses with its own
+    kept_refusals = ()         # estimate, never smaller (a law leaf stands for paths)
+
+    def run(self, request: Request, declined: dict):
+        if request.tensor_rule is not None:
+            raise CannotProceed("a PyTorch rule")
+        if request.arith is not None:
+            raise CannotProceed("a float run")
+        if request.keep_paths or request.on_path is not None:
+            raise CannotProceed("the paths are listed (a certificate)")
+        if not all(type(v) is Fraction or type(v) is int
+                   for row in (request.p, request.q) for v in row.probs):
+            raise CannotProceed("rows that are not plain rationals")
+        from ..engine.law_leaves import enumerate_law_leaves
+
+        run = naming_user_lines(request.run, request.name) if request.user else request.run
+        return enumerate_law_leaves(run, request.p, request.q, request.k, grid=request.grid,
+                                    max_paths=request.max_paths, progress=request.progress,
+                                    watch=request.user, max_seconds=request.max_seconds)
+
+
+LAW_LEAVES = LawLeaves()
