@@ -19,16 +19,21 @@ project provides it::
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 import textwrap
 from fractions import Fraction as F
+from pathlib import Path
 
 import pytest
 
+import exactspec
 from exactspec.cli import main
+from exactspec.core.dist import Dist
 from exactspec.core.errors import InvalidInput
+from exactspec.rounding import split_bias
 from exactspec.torch_layer import installed, load
+
+GALLERY = Path(__file__).resolve().parent.parent / "examples" / "engines" / "triton_kernels.py"
 
 FILES = {
     "kernelengine/__init__.py": """
@@ -203,3 +208,111 @@ def test_the_stand_in_refuses_every_use_and_reads_as_itself(site):
         assert str(info.value) == (f"kernelengine as shipped used 'name' from kernelengine.x "
                                    f"({how}), which could not be loaded: it uses 'other' from "
                                    "kernelengine.y: why")
+
+
+# -- vLLM's rejection_sample and its Triton kernels, as shipped --------------------------------
+ADAPTER = Path(__file__).resolve().parent.parent / "examples" / "engines" / \
+    "vllm_triton_adapter.py"
+P, Q = Dist.parse("1/2,1/3,1/6,0"), Dist.parse("1/4,1/4,0,1/2")   # p = 0 < q at 3, q = 0 < p at 2
+
+
+def _installed(package: str) -> bool:
+    """Whether ``package`` is installed, found without importing it."""
+    try:
+        return importlib.util.find_spec(package) is not None    # a top-level name: no import
+    except (ImportError, ValueError):
+        return False
+
+
+def _vllm_launches_triton() -> bool:
+    """vLLM is installed and its second engine's rejection sampler launches Triton kernels."""
+    if not _installed("vllm"):
+        return False
+    folders = importlib.util.find_spec("vllm").submodule_search_locations or []
+    for folder in folders:
+        path = Path(folder) / "v1" / "sample" / "rejection_sampler.py"
+        if path.is_file() and "@triton.jit" in path.read_text():
+            return True
+    return False
+
+
+vllm_triton = pytest.mark.skipif(not _vllm_launches_triton(),
+                                 reason="vLLM with a Triton rejection sampler is not installed")
+
+
+@vllm_triton
+def test_vllm_rejection_sample_loads_naming_what_it_cannot():
+    sample = load("vllm.v1.sample.rejection_sampler:rejection_sample", refuse="at-use")
+    source = sample.__exactspec_source__
+    assert source["package"] == "vllm" and source["file"].endswith(
+        "vllm/v1/sample/rejection_sampler.py")
+    # its bundled pynvml binds NVMLError only on a branch that did not run (vllm 0.33.0)
+    assert source["unloaded"]
+    assert all(line.startswith("'") and " from vllm." in line for line in source["unloaded"])
+    assert "vllm" not in sys.modules        # logging.config's import of its formatter too
+
+
+@vllm_triton
+def test_vllm_kernels_as_shipped_are_lossless_exactly():
+    # the one-draft rule: the law p, acceptance sum(min(p, q)) = 1/4 + 1/4 = 1/2; the same
+    # law as this repository's own kernels of the algorithm (a race over the residual)
+    r = exactspec.verify(f"{ADAPTER}:rule", P, Q, max_paths=None)     # 27 paths, ~1 s each
+    assert r.lossless and r.law == dict(enumerate(P.probs))
+    assert r.acceptance == sum(min(a, b) for a, b in zip(P.probs, Q.probs)) == F(1, 2)
+    own = exactspec.verify(f"{GALLERY}:race_recovery", P, Q)
+    assert own.law == r.law and own.acceptance == r.acceptance
+
+
+@vllm_triton
+@pytest.mark.slow
+def test_vllm_kernels_under_float32_are_refused_at_their_gpu_division():
+    # float32 rows beside a float64 uniform, accepted when p / q >= u: Triton's / on float32
+    # is the GPU's approximate div.full.f32, which the layer does not model: refused in one
+    # line naming vLLM's line.  (Modelled as a correctly rounded quotient, the run is lossy by
+    # rounding only: the draft 3 of q = 1/2, p = 0, is accepted at u = 0, 2**-53 of the time,
+    # so token 3 gets 2**-54, taken from the rejection, whose residual gives token 2 a third:
+    # 1/6 - 2**-54 / 3.)
+    with pytest.raises(InvalidInput) as info:
+        split_bias(f"{ADAPTER}:rule", P, Q, arith="float32", sum_order="torch-avx2",
+                   max_paths=None)
+    assert "float32 division under --arith" in str(info.value)
+    assert "rejection_random_sample_kernel, rejection_sampler.py:" in str(info.value)
+
+
+# -- SGLang's chain sampler, as shipped --------------------------------------------------------
+SGLANG = Path(__file__).resolve().parent.parent / "examples" / "engines" / \
+    "triton_sglang_adapter.py"
+
+
+def _sglang_launches_triton() -> bool:
+    if not _installed("sglang"):
+        return False
+    folders = importlib.util.find_spec("sglang").submodule_search_locations or []
+    return any((Path(f) / "kernels" / "ops" / "speculative" / "reject_sampling.py").is_file()
+               for f in folders)
+
+
+sglang_triton = pytest.mark.skipif(not _sglang_launches_triton(),
+                                   reason="SGLang with a Triton chain sampler is not installed")
+
+
+@sglang_triton
+def test_sglang_chain_kernel_as_shipped_is_lossless_exactly():
+    # accept while coin * q < p, else the residual's inverse CDF: law p, acceptance 1/2, as
+    # this repository's own race kernel of the same rule
+    r = exactspec.verify(f"{SGLANG}:rule", P, Q, max_paths=None)
+    assert r.lossless and r.law == dict(enumerate(P.probs)) and r.acceptance == F(1, 2)
+    own = exactspec.verify(f"{GALLERY}:race_recovery", P, Q)
+    assert own.law == r.law and own.acceptance == r.acceptance
+    assert "sglang" not in sys.modules
+
+
+@sglang_triton
+def test_sglang_chain_kernel_under_float32_is_refused_at_its_fusable_product():
+    # its tl.sum over 4096 lanes needs a declared order; with one declared, its
+    # residual_scale * p_val - q_val may be one fused multiply-add on the GPU: refused
+    with pytest.raises(InvalidInput) as info:
+        split_bias(f"{SGLANG}:rule", P, Q, arith="float32", sum_order="sequential",
+                   max_paths=None)
+    assert "a * b + c" in str(info.value)
+    assert "speculative_sampling_classic_kernel, reject_sampling.py:" in str(info.value)
