@@ -433,10 +433,10 @@ class Tensor:
         """An element as Python reads it: an exact number in the exact run; under ``--arith``
         a ``float64`` value (a Python float), so that Python arithmetic on it rounds as
         Python's floats do."""
-        rule = PYTHON.get(type(v))
-        if rule is not None:             # a value type's own: a split read into Python is a
-            return rule(v, "read into Python")   # bool (the engine branches), a value of the
-                                                 # draft's branches has none
+        # a value type's own reading: a split is a bool (the engine branches), a value of the
+        # draft's branches has none
+        if type(v) in PYTHON:
+            return PYTHON[type(v)](v, "read into Python")
         if self.dtype.kind != "float" or is_random(v):
             if is_random(v):
                 OPS["check_not_noise"](v)

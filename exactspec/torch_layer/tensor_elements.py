@@ -125,9 +125,11 @@ def _truth(r) -> bool:
 
 
 def _is_inf(v) -> bool:
-    rule = NUMBER_TEST.get(type(v))
-    if rule is not None:
-        v = rule(v, "tested for inf")
+    t = type(v)
+    if t is Fraction:                          # the common case first
+        return False
+    if t in NUMBER_TEST:
+        v = NUMBER_TEST[t](v, "tested for inf")
     x = v.value if isinstance(v, FloatValue) else v
     return isinstance(x, float) and math.isinf(x)
 

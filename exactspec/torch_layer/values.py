@@ -51,9 +51,11 @@ _F64 = FORMATS["float64"]
 def is_nan(v) -> bool:
     """Whether the element ``v`` is a NaN (a value without one number, a value of the draft's
     branches, is refused by its type's rule, :data:`~.dispatch.NUMBER_TEST`)."""
-    rule = NUMBER_TEST.get(type(v))
-    if rule is not None:
-        v = rule(v, "tested for nan")
+    t = type(v)
+    if t is Fraction:                              # the common case first
+        return False
+    if t in NUMBER_TEST:
+        v = NUMBER_TEST[t](v, "tested for nan")
     if isinstance(v, float):
         return v != v
     if isinstance(v, FloatValue):
@@ -117,20 +119,18 @@ def count_literal(sampler, v: float) -> None:
 def cast(v, dtype):
     """``v`` held as a value of ``dtype`` in the current run."""
     t = type(v)
-    rule = CAST.get(t)
-    if rule is not None:                           # a value type's own cast (a draft axis)
-        return rule(v, dtype, cast)
-    if t is not Fraction and t is not FloatValue and getattr(t, "lazy_count", False):
-        if dtype.kind == "int" or dtype.kind == "bool":   # a lazy count (factored route)
-            return v
-        raise CannotProceed("a drawn token converted to a non-integer dtype")
-    if dtype.kind == "float":                      # the common cases first
-        t = type(v)
+    if dtype.kind == "float":                      # the common cases first (no value type's)
         fmt = CURRENT[-1].fmt
         if t is Fraction and fmt is None:
             return v
         if t is FloatValue and fmt is not None and v.fmt.name == dtype.name:
             return v
+    if t in CAST:                                  # a value type's own cast (a draft axis)
+        return CAST[t](v, dtype, cast)
+    if t is not Fraction and t is not FloatValue and getattr(t, "lazy_count", False):
+        if dtype.kind == "int" or dtype.kind == "bool":   # a lazy count (factored route)
+            return v
+        raise CannotProceed("a drawn token converted to a non-integer dtype")
     if v is UNSET:
         raise refuse("read of torch.empty memory that was never written")
     kind = dtype.kind
