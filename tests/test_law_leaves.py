@@ -59,7 +59,7 @@ def _same(method, p, q, k=1, grid=None):
     assert leaves.explicit_acceptance == plain.explicit_acceptance
     assert leaves.total == 1
     assert (leaves.used_drafts, leaves.used_accept) == (plain.used_drafts, plain.used_accept)
-    assert leaves.paths <= plain.paths
+    assert leaves.leaves <= plain.paths == leaves.paths
     return "leaves"
 
 
@@ -284,7 +284,7 @@ def test_a_comparison_that_cuts_nothing_leaves_a_uniform_fresh(grid):
         plain = enumerate_paths(rule, p, q, grid=grid)
         leaves = enumerate_law_leaves(rule, p, q, grid=grid)
         assert (leaves.law, leaves.acceptance) == (plain.law, plain.acceptance)
-    assert enumerate_law_leaves(uncut, p, q, grid=grid).paths == 3
+    assert enumerate_law_leaves(uncut, p, q, grid=grid).leaves == 3
     on_grid = {None: dict(zip(p.labels, p.probs)),      # grid 5: points 0, 1/5 | 2/5 | 3/5, 4/5
                5: {0: Fraction(2, 5), 1: Fraction(1, 5), 2: Fraction(2, 5)}}
     assert enumerate_law_leaves(uncut, p, q, grid=grid).law == on_grid[grid]
@@ -386,7 +386,7 @@ def test_acceptance_counts_the_law_on_the_drafts():
     assert leaves.law == plain.law == {0: Fraction(1, 2), 1: Fraction(1, 4), 2: Fraction(1, 4)}
     assert leaves.acceptance == plain.acceptance == Fraction(1, 3)       # sum_t q(t) p(t)
     assert leaves.explicit_acceptance == plain.explicit_acceptance == Fraction(1, 3)
-    assert leaves.paths == 3 and plain.paths == 9
+    assert leaves.leaves == 3 and leaves.paths == plain.paths == 9
 
     def two_drafts(s, p, q, k=2):
         a, b = s.drafts(q, 2)
@@ -498,7 +498,7 @@ def _row_pair(n: int, seed: int):
 
 def test_estimate_counts_law_leaves():
     p, q = _row_pair(400, 1)
-    counted = enumerate_law_leaves(sps, p, q).paths
+    counted = enumerate_law_leaves(sps, p, q).leaves
     shared = _Shared()
     estimate = estimate_paths(sps, p, q, 1, thorough=True,
                               sampler_factory=lambda: LawSampler(shared=shared))
@@ -531,7 +531,7 @@ def test_thousands_of_tokens(method):
     result = enumerate_law_leaves(method, p, q, watch=method is MY_RULE)
     assert result.law == dict(zip(p.labels, p.probs))
     assert result.acceptance == result.explicit_acceptance == overlap(p, q)
-    assert result.paths <= 2 * len(p)
+    assert result.leaves <= 2 * len(p)
 
 
 @pytest.mark.slow

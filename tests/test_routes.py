@@ -171,7 +171,7 @@ def test_the_planner_records_the_route_and_why_the_others_declined():
     """The planner's answer names the route that answered and the reason of each before."""
     p, q = (Dist(row) for row in instance(0))
     answer = plan(request_of(_method("sps"), p, q))
-    assert answer.route == "paths"
+    assert answer.route == "law-leaves"
     assert answer.declined == {"tensor-axis": "not a PyTorch rule",
                                "tensor-axis-branching": "not a PyTorch rule",
                                "merged-states": "no stepped form"}

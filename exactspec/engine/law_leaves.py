@@ -56,8 +56,8 @@ declines (``CannotProceed(FLOAT_RUN)``), as it does when the paths themselves ar
 >>> result = enumerate_law_leaves(sps, p, q)
 >>> result.law == {0: Fraction(1, 2), 1: Fraction(3, 10), 2: Fraction(1, 5)}, result.acceptance
 (True, Fraction(3, 5))
->>> result.paths           # drafts 0 and 1 always accepted; 2 accepted, or a law leaf
-4
+>>> result.leaves, result.paths    # drafts 0, 1 accepted; 2 accepted, or a law of 2 tokens
+(4, 5)
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ import hashlib
 import sys
 import time
 from fractions import Fraction
+from dataclasses import dataclass
 from typing import Callable
 
 from ..core.dist import Dist
@@ -118,6 +119,17 @@ class _Shared:
             self.tokens = len(dist.labels)
 
 
+@dataclass
+class LawLeafEnumeration(Enumeration):
+    """An :class:`~exactspec.engine.exact.Enumeration` computed with law leaves.
+
+    ``paths`` counts the paths of the plain walk the leaves stand for (a law leaf one path per
+    token of positive probability of its law, never run); ``leaves`` the runs made.
+    """
+
+    leaves: int = 0
+
+
 class LeafLaw:
     """The law a law token stands for: ``probs`` over ``labels`` (exact, summing to 1)."""
 
@@ -146,6 +158,10 @@ class LeafLaw:
             if i is not None:
                 total += self.probs[i]
         return total
+
+    def support(self) -> int:
+        """The tokens of positive probability: the paths the walk would run for this law."""
+        return sum(1 for v in self.probs if v != 0)
 
     def digest(self) -> str:
         """A digest of the law's content, for the hidden-state fingerprint (once per law)."""
@@ -463,7 +479,8 @@ def enumerate_law_leaves(method: Callable, p, q, k: int = 1, *, grid: int | None
                          keep_paths: bool = False,
                          on_path: Callable | None = None) -> Enumeration:
     """Run ``method(s, p, q, k)`` on every path, a returned law token one leaf, and return
-    the exact :class:`~exactspec.engine.exact.Enumeration` (``paths`` counts the leaves).
+    the exact :class:`LawLeafEnumeration` (``leaves`` counts the leaves run, ``paths`` the
+    plain walk's paths they stand for).
 
     Parameters
     ----------
@@ -625,6 +642,7 @@ def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
     sums = _Sums()           # "total", "acceptance", "explicit" of returned tokens
     used = {"drafts": False, "accept": False}
     laws: dict = {}          # id(LeafLaw) -> LeafLaw
+    law_leaves: dict = {}    # id(LeafLaw) -> the leaves that returned it
     law_weights = _Sums()    # id(LeafLaw) -> weight
     in_drafts = _Sums()      # (id(LeafLaw), distinct drafts) -> weight
     accepted = _Sums()       # (id(LeafLaw), accepted token) -> weight
@@ -646,6 +664,7 @@ def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
             key = id(leaf_law)
             if key not in laws:
                 laws[key] = leaf_law
+            law_leaves[key] = law_leaves.get(key, 0) + 1
             law_weights.add(key, w)
             if s.drafted:
                 used["drafts"] = True
@@ -714,10 +733,12 @@ def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
         print(f"\r  enumerated {count:,} law leaves" + " " * 20, file=sys.stderr)
     if not used["drafts"]:
         acceptance = explicit
-    result = Enumeration(labels=labels, law=law, acceptance=acceptance,
-                         explicit_acceptance=explicit, paths=count,
-                         total=total,
-                         used_drafts=used["drafts"], used_accept=used["accept"],
-                         path_list=None, seconds=_clock() - start,
-                         floats=s.floats + floats_converted() - converted)
+    stood_for = count + sum(n * (laws[key].support() - 1) for key, n in law_leaves.items())
+    result = LawLeafEnumeration(labels=labels, law=law, acceptance=acceptance,
+                                explicit_acceptance=explicit, paths=stood_for,
+                                total=total,
+                                used_drafts=used["drafts"], used_accept=used["accept"],
+                                path_list=None, seconds=_clock() - start,
+                                floats=s.floats + floats_converted() - converted,
+                                leaves=count)
     return result, (digest.digest() if digest is not None else None)

@@ -17,8 +17,9 @@ The order, fastest first, the reference last:
    values;
 2. ``tensor-axis-branching``: the same with every split a branch point, when the first asks;
 3. ``merged-states`` (:mod:`.merged`): a stepped method whose plain paths are too many;
-4. ``paths`` (:mod:`.paths`): the path enumeration, the reference semantics;
-5. ``merged-states-after-paths``: merged states where the walk went over its budget.
+4. ``law-leaves`` (:mod:`.law_leaves`): the walk with a resample returned as drawn one leaf;
+5. ``paths`` (:mod:`.paths`): the path enumeration, the reference semantics;
+6. ``merged-states-after-paths``: merged states where the walk went over its budget.
 
 The conformance suite (``tests/test_routes.py``) runs every route of :data:`ONE_POSITION` on
 the same requests and holds each answer to the path enumeration's.
@@ -31,7 +32,7 @@ Examples
 >>> answer = plan(Request(run=m.run, name="sps", p=Dist.parse("1/2,1/2"),
 ...                       q=Dist.parse("1/3,2/3")))
 >>> answer.route, answer.enumeration.acceptance
-('paths', Fraction(5, 6))
+('law-leaves', Fraction(5, 6))
 >>> sorted(answer.declined)
 ['merged-states', 'tensor-axis', 'tensor-axis-branching']
 """
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 from ..core.errors import ExactspecError, InvalidInput
 from ..core.signals import CannotProceed
+from .law_leaves import LAW_LEAVES
 from .merged import MERGED_AFTER_PATHS, MERGED_STATES
 from .paths import PATHS
 from .request import Answer, Request
@@ -48,7 +50,8 @@ from .tensor_axis import SPLITS_AS_BRANCHES, SPLITS_AS_VALUES
 __all__ = ["ONE_POSITION", "TENSOR_AXIS", "plan", "plan_pair", "route_names"]
 
 #: The one-position routes, in the order the planner tries them.
-ONE_POSITION = (SPLITS_AS_VALUES, SPLITS_AS_BRANCHES, MERGED_STATES, PATHS, MERGED_AFTER_PATHS)
+ONE_POSITION = (SPLITS_AS_VALUES, SPLITS_AS_BRANCHES, MERGED_STATES, LAW_LEAVES, PATHS,
+                MERGED_AFTER_PATHS)
 
 #: The tensor-axis routes, which also give exact arithmetic with ideal uniforms and on a
 #: grid from one run (:func:`plan_pair`).
