@@ -454,11 +454,11 @@ def test_progress_line_rewritten_in_place_and_cleared_before_the_report():
     import sys
     import time
 
-    from exactspec.cli import _Ticker
+    from exactspec.cli import Ticker
 
     before = sys.stdout, sys.stderr
     line = io.StringIO()
-    ticker = _Ticker.start("exactspec verify", 600.0, stream=line, after=0, every=0.01)
+    ticker = Ticker.start("exactspec verify", 600.0, stream=line, after=0, every=0.01)
     try:
         for _ in range(1000):                     # until the thread has drawn its line
             if "working" in line.getvalue():

@@ -49,13 +49,13 @@ def test_python_m_exactspec_cli_is_the_command_line():
 def test_a_failure_inside_exactspec_names_the_callers_frame(capsys):
     """The innermost frame outside the whole package (not only outside ``exactspec/cli``):
     an error raised in :mod:`exactspec.core.dist` is named at this file's line."""
-    from exactspec.cli.process import _user_frame
+    from exactspec.cli.process import user_frame
     from exactspec.core.dist import Dist
 
     try:
         Dist.parse(None)                                  # fails inside exactspec.core.dist
     except Exception as err:                              # noqa: BLE001 - its frames read
-        where = _user_frame(err)
+        where = user_frame(err)
     assert where.startswith(f" (in {__file__} line ")
     assert "dist.py" not in where
 

@@ -850,13 +850,13 @@ def test_tolerance_bounded_and_signed(capsys, text, words):
 
 
 def test_exact_number_reads_the_sign_of_a_power():
-    from exactspec.cli import _read_exact_number
+    from exactspec.cli import read_exact_number
 
-    assert _read_exact_number("-2**-20", "t") == -Fraction(1, 2**20)
-    assert _read_exact_number("2**(-20)", "t") == Fraction(1, 2**20) == 2 ** Fraction(-20)
-    assert _read_exact_number("1e-6", "t") == Fraction(1, 10**6)
-    assert _read_exact_number("3/4**2", "t") == Fraction(3, 16) == Fraction(3) / 4 ** 2
-    assert _read_exact_number("1/2**-3", "t") == 8
+    assert read_exact_number("-2**-20", "t") == -Fraction(1, 2**20)
+    assert read_exact_number("2**(-20)", "t") == Fraction(1, 2**20) == 2 ** Fraction(-20)
+    assert read_exact_number("1e-6", "t") == Fraction(1, 10**6)
+    assert read_exact_number("3/4**2", "t") == Fraction(3, 16) == Fraction(3) / 4 ** 2
+    assert read_exact_number("1/2**-3", "t") == 8
 
 
 def test_logits_bounded_inline_in_a_file_and_by_size(tmp_path, capsys):

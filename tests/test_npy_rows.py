@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from exactspec.cli import _read_logits, main
+from exactspec.cli import read_logits, main
 from exactspec.core.budget import MAX_FILE_BYTES
 from exactspec.core.dist import Dist
 from exactspec.core.errors import InvalidInput, NotExact, TooLarge
@@ -60,12 +60,12 @@ def test_cli_reads_npy_as_it_reads_the_same_values_typed(tmp_path, capsys):
 
 def test_logits_from_npy_are_exact(tmp_path):
     path = _save(tmp_path, "l.npy", np.array([2.0, 0.1, -1.5], dtype=np.float32))
-    values, labels = _read_logits("@" + path, "logits-p", None)
+    values, labels = read_logits("@" + path, "logits-p", None)
     assert values == [Fraction(2), Fraction(float(np.float32(0.1))), Fraction(-3, 2)]
     assert labels is None
     big = _save(tmp_path, "big.npy", np.array([0.0, 2e4]))
     with pytest.raises(TooLarge, match="logit"):
-        _read_logits("@" + big, "logits-p", None)
+        read_logits("@" + big, "logits-p", None)
 
 
 def test_bad_npy_files_refused_in_one_line(tmp_path, capsys):

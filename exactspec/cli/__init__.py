@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import sys
 
-from .arguments import _check_counts
+from .arguments import check_counts
 from .check import cmd_check
 from .compare import cmd_compare
 from .example import cmd_example
 from .optimal import cmd_optimal
-from .output import _JSON
-from .parser import EPILOGS, METHOD_NAMES, _join_negative_values, build_parser
+from .output import JSON
+from .parser import EPILOGS, METHOD_NAMES, join_negative_values, build_parser
 from .probability import cmd_probability
-from .process import (EXIT_OK, EXIT_REFUTED, EXIT_UNDECIDED, EXIT_USAGE, _fail, _no_command,
-                      _report, _supervised_command, _Ticker, _UsageError)  # noqa: F401
+from .process import (EXIT_OK, EXIT_REFUTED, EXIT_UNDECIDED, EXIT_USAGE, fail, no_command,
+                      report_error, supervised_command, Ticker, UsageError)  # noqa: F401
 from .prove import cmd_prove
-from .readers import _read_exact_number, _read_logits   # noqa: F401 (tests use them)
+from .readers import read_exact_number, read_logits   # noqa: F401 (tests use them)
 from .rho import cmd_rho
 from .simulate import cmd_simulate
 from .sweep import cmd_sweep
@@ -60,22 +60,22 @@ def main(argv=None) -> int:
         4 a certificate not checked (``exactspec check``), 130 interrupted.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    argv = _join_negative_values(argv)
+    argv = join_negative_values(argv)
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)   # exact values may have any number of digits
     parser = build_parser()
-    _JSON[:] = ["--json" in argv, False]
+    JSON[:] = ["--json" in argv, False]
     try:
         args = parser.parse_args(argv)
-        _JSON[0] = bool(getattr(args, "json", False))
+        JSON[0] = bool(getattr(args, "json", False))
         if args.command is None:
-            return _no_command(COMMANDS)
-        _check_counts(args)
-        return _supervised_command(args, COMMANDS[args.command])
-    except _UsageError as err:
-        return _fail(f"error: {err}")
+            return no_command(COMMANDS)
+        check_counts(args)
+        return supervised_command(args, COMMANDS[args.command])
+    except UsageError as err:
+        return fail(f"error: {err}")
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as err:  # noqa: BLE001 - every failure becomes one line, never a traceback
-        return _report(err)
+        return report_error(err)

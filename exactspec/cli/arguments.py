@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from .process import _UsageError
-from .readers import _rule_file, _spec_or_none
+from .process import UsageError
+from .readers import rule_file, spec_or_none
 
 
 #: The exact path estimate runs a method this many times before it enumerates (Knuth's
@@ -17,7 +17,7 @@ ESTIMATE_PROBES = 40
 ESTIMATE_SECONDS = 6.0
 
 
-def _check_exact_probes(args, p) -> None:
+def check_exact_probes(args, p) -> None:
     """Refuse, before any run, an exact enumeration over a distribution so long that the
     path estimate's probes alone (:data:`ESTIMATE_PROBES` runs, each over every entry)
     would pass :data:`ESTIMATE_SECONDS` (:func:`~exactspec.core.budget.check_exact_runs`);
@@ -25,17 +25,17 @@ def _check_exact_probes(args, p) -> None:
     per token) is not sized here."""
     from ..core.budget import check_exact_runs
 
-    if args.max_paths is not None or _is_pytorch_rule(getattr(args, "method", None)
-                                                      or getattr(args, "check", None)):
+    if args.max_paths is not None or is_pytorch_rule(getattr(args, "method", None)
+                                                     or getattr(args, "check", None)):
         return
     check_exact_runs(len(p), ESTIMATE_PROBES, ESTIMATE_SECONDS,
                      f"the path estimate's {ESTIMATE_PROBES} runs of the method",
                      instead="--backend numpy (float64 estimates), or --max-paths N to insist")
 
 
-def _is_pytorch_rule(method) -> bool:
+def is_pytorch_rule(method) -> bool:
     """Whether ``method`` names a function of a file that imports torch (read, not run)."""
-    files = _rule_file(method)
+    files = rule_file(method)
     if not files or not os.path.isfile(files[0]):
         return False
     from ..torch_layer.detect import imports_torch
@@ -43,33 +43,33 @@ def _is_pytorch_rule(method) -> bool:
     return imports_torch(files[0])
 
 
-def _check_folder(path, flag) -> None:
+def check_folder(path, flag) -> None:
     """A folder to write into: refused up front when it names something that is not a
     folder (``/dev/null``, a file)."""
     if path is not None and os.path.exists(path) and not os.path.isdir(path):
-        raise _UsageError(f"{flag} {path}: exists and is not a folder")
+        raise UsageError(f"{flag} {path}: exists and is not a folder")
 
 
-def _check_counts(args) -> None:
+def check_counts(args) -> None:
     """Counts that must be positive, timeouts that must be finite and positive, and paths
     that must name a file."""
     import math
 
     timeout = getattr(args, "scheduler_timeout", None)
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
-        raise _UsageError(f"--scheduler-timeout={timeout}: give a finite number of seconds "
-                          "above 0")
+        raise UsageError(f"--scheduler-timeout={timeout}: give a finite number of seconds "
+                         "above 0")
     for name in ("grid", "max_paths", "n"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
-            raise _UsageError(f"--{name.replace('_', '-')}={value}: must be a positive integer")
+            raise UsageError(f"--{name.replace('_', '-')}={value}: must be a positive integer")
     seed = getattr(args, "seed", None)
     if seed is not None and seed < 0:
-        raise _UsageError(f"--seed={seed}: must be a non-negative integer")
+        raise UsageError(f"--seed={seed}: must be a non-negative integer")
     if getattr(args, "certificate", None) is not None and not args.certificate.strip():
-        raise _UsageError("--certificate '': give a file name to write the certificate to")
+        raise UsageError("--certificate '': give a file name to write the certificate to")
     if getattr(args, "certificate_dir", None) is not None and not args.certificate_dir.strip():
-        raise _UsageError("--certificate-dir '': give a folder to write the certificates to")
+        raise UsageError("--certificate-dir '': give a folder to write the certificates to")
     _check_outputs(args)
 
 
@@ -99,18 +99,18 @@ def _inputs(args) -> list:
         if isinstance(text, str) and text.strip().startswith("@"):
             found.append((f"the --{name.replace('_', '-')} file", text.strip()[1:]))
     for name in ("method", "check", "verifier"):
-        found += [("the rule file", where) for where in _rule_file(getattr(args, name, None))]
+        found += [("the rule file", where) for where in rule_file(getattr(args, name, None))]
     spec = getattr(args, "spec", None) or getattr(args, "tree", None)
     if isinstance(spec, str):
         found.append(("the spec", spec))
-        data = _spec_or_none(spec)
+        data = spec_or_none(spec)
         base = os.path.dirname(spec)
         if isinstance(data, dict):
             model = data.get("model")
             if isinstance(model, str):
                 found.append(("the spec's model file", os.path.join(base, model)))
             found += [("the spec's verifier file", where)
-                      for where in _rule_file(data.get("verifier"), base)]
+                      for where in rule_file(data.get("verifier"), base)]
     if isinstance(getattr(args, "dump", None), str):
         found.append(("the dump", args.dump))
     return found

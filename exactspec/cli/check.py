@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from .output import _emit
-from .process import _UsageError
+from .output import emit
+from .process import UsageError
 
 
 def cmd_check(args) -> int:
@@ -16,10 +16,10 @@ def cmd_check(args) -> int:
 
     if args.max_seconds is not None and not (math.isfinite(args.max_seconds)
                                              and args.max_seconds > 0):
-        raise _UsageError(f"--max-seconds={args.max_seconds}: give a finite number of seconds "
-                          "above 0")
+        raise UsageError(f"--max-seconds={args.max_seconds}: give a finite number of seconds "
+                         "above 0")
     out = check_command(args.certificate, trust=args.trust, replay=not args.no_replay,
                         max_paths=args.max_paths, max_seconds=args.max_seconds)
     lines = out.pop("lines")
-    _emit(out, args.json, "\n".join(lines))
+    emit(out, args.json, "\n".join(lines))
     return out["exit"]

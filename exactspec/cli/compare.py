@@ -4,30 +4,30 @@ sequence-level method on a spec (``--tree``).
 
 from __future__ import annotations
 
-from .float64 import _float_command
-from .output import _emit, _table
-from .process import EXIT_OK, _UsageError
-from .readers import _read_pair
+from .float64 import float_command
+from .output import emit, aligned_table
+from .process import EXIT_OK, UsageError
+from .readers import read_pair
 
 
 def cmd_compare(args) -> int:
     if args.tree is not None:
         if args.p is not None or args.q is not None or args.backend != "exact":
-            raise _UsageError("compare --tree SPEC takes the model from the spec: no --p, --q "
-                              "or --backend numpy")
+            raise UsageError("compare --tree SPEC takes the model from the spec: no --p, --q "
+                             "or --backend numpy")
         from ..sequences.tree_compare import sequence_compare, sequence_compare_text
 
         report = sequence_compare(args.tree)
-        _emit(report, args.json, sequence_compare_text(report))
+        emit(report, args.json, sequence_compare_text(report))
         return EXIT_OK
     if args.p is None or args.q is None:
-        raise _UsageError("exactspec compare: the following arguments are required: --p, --q "
-                          "(or --tree SPEC)")
+        raise UsageError("exactspec compare: the following arguments are required: --p, --q "
+                         "(or --tree SPEC)")
     if args.backend == "numpy":
-        return _float_command("compare", args)
+        return float_command("compare", args)
     from ..bounds.compare import compare
 
-    p, q = _read_pair(args)
+    p, q = read_pair(args)
     methods = args.methods.split(",") if args.methods else None
     obj = compare(p, q, args.k, methods)
     rows, lossy_rows = [], []
@@ -46,9 +46,10 @@ def cmd_compare(args) -> int:
                          m["acceptance"], m["optimum"], m["ratio_to_optimal"] or "-"])
     text = (f"k = {args.k}: alpha* = {obj['alpha_star']} (i.i.d. drafts), a* = "
             + ", ".join(f"{t}: {v}" for t, v in obj["a_star"].items()) + "\n"
-            + _table(rows, ["method", "drafts", "verdict", "acceptance", "optimum", "ratio"]))
+            + aligned_table(rows, ["method", "drafts", "verdict", "acceptance", "optimum",
+                                   "ratio"]))
     if lossy_rows:
         text += ("\n\nlossy by design (bias = TV(output law, p)):\n"
-                 + _table(lossy_rows, ["method", "drafts", "verdict", "acceptance", "bias"]))
-    _emit(obj, args.json, text)
+                 + aligned_table(lossy_rows, ["method", "drafts", "verdict", "acceptance", "bias"]))
+    emit(obj, args.json, text)
     return EXIT_OK

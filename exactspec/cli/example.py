@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .output import _emit, _table
+from .output import emit, aligned_table
 from .process import EXIT_OK, EXIT_REFUTED
 
 
@@ -34,10 +34,10 @@ def cmd_example(args) -> int:
     text = (
         "The one-draft rule on p = (1/2, 3/10, 1/5), q = (1/5, 1/5, 3/5): accept x ~ q with "
         "probability\nmin(1, p(x)/q(x)), otherwise resample from norm(max(0, p - q)).\n\n"
-        + _table(rows, header)
+        + aligned_table(rows, header)
         + f"\n\nacceptance = sum min(p, q) = {exact_str(overlap(p, q))} "
         f"(enumerated: {exact_str(result.acceptance)})\n"
         f"output law {'= p exactly: PROVED' if result.lossless else '!= p: REFUTED'} "
         f"({result.paths} paths enumerated)")
-    _emit(obj, args.json, text)
+    emit(obj, args.json, text)
     return EXIT_OK if result.lossless else EXIT_REFUTED

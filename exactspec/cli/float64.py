@@ -4,17 +4,18 @@
 
 from __future__ import annotations
 
-from .output import _emit
-from .process import EXIT_OK, _UsageError
-from .readers import _read_float_pair
+from .output import emit
+from .process import EXIT_OK, UsageError
+from .readers import read_float_pair
 
 
-def _float_command(kind: str, args) -> int:
+def float_command(kind: str, args) -> int:
+    """The float64 (NumPy backend) form of ``kind``'s command: estimates printed, never a proof."""
     from ..numpy_backend import commands
 
     if args.p is None or args.q is None:
-        raise _UsageError("both --p and --q are required")
-    p, q = _read_float_pair(args)
+        raise UsageError("both --p and --q are required")
+    p, q = read_float_pair(args)
     if kind == "verify":
         obj = commands.verify_float(args.method, p, q, args.k, normalize=args.normalize)
     elif kind == "simulate":
@@ -33,5 +34,5 @@ def _float_command(kind: str, args) -> int:
             if len(value) > 12:
                 value = f"{{... {len(value)} tokens}}"
         lines.append(f"  {key}: {value}")
-    _emit(obj, args.json, "\n".join(lines))
+    emit(obj, args.json, "\n".join(lines))
     return EXIT_OK

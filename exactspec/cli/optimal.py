@@ -4,20 +4,20 @@ their cross-checks.
 
 from __future__ import annotations
 
-from .float64 import _float_command
-from .output import _emit, _table
+from .float64 import float_command
+from .output import emit, aligned_table
 from .process import EXIT_OK, EXIT_REFUTED
-from .readers import _read_pair
+from .readers import read_pair
 
 
 def cmd_optimal(args) -> int:
     if args.backend == "numpy":
-        return _float_command("optimal", args)
+        return float_command("optimal", args)
     from ..bounds.compare import optimal_report
 
     from ..core.dist import exact_str
 
-    p, q = _read_pair(args)
+    p, q = read_pair(args)
     obj = optimal_report(p, q, args.k)
     checks = obj["checks"]
     # one dictionary look-up per token (a list of the tight labels searched per token was
@@ -29,10 +29,10 @@ def cmd_optimal(args) -> int:
              "tight" if name in tight else ""] for name in obj["order"]]
     verdicts = {True: "agrees", False: "DISAGREES", None: "skipped (too large)"}
     text = (f"optimal acceptance for k = {args.k} i.i.d. drafts: alpha* = {obj['alpha_star']}\n"
-            + _table(rows, ["token (q/p order)", "a*", "p", "q", "prefix"]) + "\nchecks: "
+            + aligned_table(rows, ["token (q/p order)", "a*", "p", "q", "prefix"]) + "\nchecks: "
             + ", ".join(f"{name} {verdicts[ok]}" for name, ok in checks.items())
             + "".join(f"\n  {name} skipped: {why}"
                       for name, why in obj.get("checks_skipped", {}).items()))
-    _emit(obj, args.json, text)
+    emit(obj, args.json, text)
     bad = any(ok is False for ok in checks.values())
     return EXIT_REFUTED if bad else EXIT_OK

@@ -8,31 +8,32 @@ import json
 import sys
 
 
-_STDOUT = [None]  # the real stdout while user code's prints go to stderr (--json)
+STDOUT = [None]  # the real stdout while user code's prints go to stderr (--json)
 #: [the command runs under --json, its JSON object is written]: an error or an undecided
 #: result under --json still writes one object, ``{"error": ..., "exit": N}``
-_JSON = [False, False]
+JSON = [False, False]
 
 
-def _emit(obj, as_json: bool, text) -> None:
+def emit(obj, as_json: bool, text) -> None:
     """Write ``obj`` as JSON or ``text``; either may be a function that makes it, called only
     when it is the one written (a report of 152,064 tokens costs seconds to format)."""
-    out = _STDOUT[0] or sys.stdout
+    out = STDOUT[0] or sys.stdout
     if as_json:
         out.write(json.dumps(obj() if callable(obj) else obj) + "\n")
-        _JSON[1] = True
+        JSON[1] = True
     else:
         out.write((text() if callable(text) else text).rstrip("\n") + "\n")
 
 
-def _table(rows, header) -> str:
+def aligned_table(rows, header) -> str:
+    """``rows`` under ``header`` as text, each column padded to its widest cell."""
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip()]
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     return "\n".join(lines)
 
 
-def _write_json(path, obj, flag: str = "--certificate") -> None:
+def write_json(path, obj, flag: str = "--certificate") -> None:
     """``obj`` as JSON in the file ``path``, whole or not at all
     (:func:`~exactspec.core.files.output_file`); a failed write is one line naming it."""
     from ..core.files import output_file

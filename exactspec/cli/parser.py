@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import argparse
 
-from .process import DEFAULT_RUN_SECONDS, _UsageError
+from .process import DEFAULT_RUN_SECONDS, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors in one line and exits 2."""
 
     def error(self, message):
-        raise _UsageError(f"{self.prog}: {message}{_did_you_mean(message)}")
+        raise UsageError(f"{self.prog}: {message}{_did_you_mean(message)}")
 
 
 def _did_you_mean(message: str) -> str:
@@ -328,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
 _VALUE_OPTIONS = {"--p", "--q", "--labels"}
 
 
-def _join_negative_values(argv: list) -> list:
+def join_negative_values(argv: list) -> list:
     """``--p -0,1`` as ``--p=-0,1``: argparse would read ``-0,1`` as an option."""
     out = []
     i = 0

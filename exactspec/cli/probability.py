@@ -3,27 +3,27 @@
 
 from __future__ import annotations
 
-from .arguments import _check_exact_probes
-from .output import _emit
-from .process import EXIT_OK, _UsageError
-from .readers import _read_pair
+from .arguments import check_exact_probes
+from .output import emit
+from .process import EXIT_OK, UsageError
+from .readers import read_pair
 
 
 def cmd_probability(args) -> int:
     from ..testing.probability import probability_report
 
     if ":" not in args.check:
-        raise _UsageError(f"probability: {args.check!r}: name the check as file.py:function "
-                          "or module:function")
+        raise UsageError(f"probability: {args.check!r}: name the check as file.py:function "
+                         "or module:function")
     if args.failing < 0:
-        raise _UsageError(f"--failing={args.failing}: must be a non-negative integer")
+        raise UsageError(f"--failing={args.failing}: must be a non-negative integer")
     if not args.seconds > 0 or args.seconds == float("inf"):
-        raise _UsageError(f"--seconds={args.seconds}: must be a positive number of seconds")
-    p, q = _read_pair(args)
-    _check_exact_probes(args, p)
+        raise UsageError(f"--seconds={args.seconds}: must be a positive number of seconds")
+    p, q = read_pair(args)
+    check_exact_probes(args, p)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     report = probability_report(args.check, p, q, k=args.k, grid=args.grid, arith=args.arith,
                                 max_paths=max_paths, max_failing=args.failing,
                                 seconds=args.seconds)
-    _emit(report.to_json(), args.json, report.text())
+    emit(report.to_json(), args.json, report.text())
     return EXIT_OK

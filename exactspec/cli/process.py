@@ -13,13 +13,13 @@ import json
 import os
 import sys
 
-from .output import _JSON, _STDOUT
+from .output import JSON, STDOUT
 
 
 EXIT_OK, EXIT_REFUTED, EXIT_USAGE, EXIT_UNDECIDED = 0, 1, 2, 3
 
 
-class _UsageError(Exception):
+class UsageError(Exception):
     """Bad usage of a command: ``error: ...`` in one line on stderr, exit 2."""
 
 
@@ -38,7 +38,7 @@ def _runs_user_code(args) -> bool:
     return args.command in ("verify", "simulate") and isinstance(named, str) and ":" in named
 
 
-def _supervised_command(args, command) -> int:
+def supervised_command(args, command) -> int:
     """Run ``command(args)`` in a watched child process when it runs user code
     (:func:`~exactspec.core.supervise.supervised`): its wall-clock budget (``--seconds``, or
     the check's own under ``probability``) is kept by this process, which user code cannot
@@ -49,7 +49,7 @@ def _supervised_command(args, command) -> int:
         return _command_exit(args, command)
     seconds = getattr(args, "seconds", None)
     if seconds is not None and (not seconds > 0 or seconds == float("inf")):
-        raise _UsageError(f"--seconds={seconds}: must be a positive number of seconds")
+        raise UsageError(f"--seconds={seconds}: must be a positive number of seconds")
     grace = 0.0
     if args.command == "probability":           # the check's budget comes first, in its words
         grace = 2.0 + seconds / 5
@@ -57,7 +57,7 @@ def _supervised_command(args, command) -> int:
         seconds = (args.max_seconds or 600.0) + 10.0
     elif seconds is None and not getattr(args, "max_paths", None):
         seconds = DEFAULT_RUN_SECONDS
-    ticker = _Ticker.start(f"exactspec {args.command}", seconds) \
+    ticker = Ticker.start(f"exactspec {args.command}", seconds) \
         if args.command == "verify" and sys.stderr.isatty() else None
     try:
         return supervised(lambda: _command_exit(args, command), seconds=seconds, grace=grace,
@@ -68,7 +68,7 @@ def _supervised_command(args, command) -> int:
             ticker.stop()
 
 
-class _Ticker:
+class Ticker:
     """A progress line on stderr while a supervised command runs longer than
     :data:`PROGRESS_AFTER` seconds: ``exactspec verify: working, 12 s (budget 600 s; Ctrl-C
     stops it)``, rewritten in place each second by a thread of the watching process (the
@@ -139,9 +139,9 @@ class _Ticker:
 
 
 class _ClearingStream:
-    """A stream that clears the progress line (:class:`_Ticker`) before each write."""
+    """A stream that clears the progress line (:class:`Ticker`) before each write."""
 
-    def __init__(self, stream, ticker: _Ticker, final: bool):
+    def __init__(self, stream, ticker: Ticker, final: bool):
         self._stream, self._ticker, self._final = stream, ticker, final
 
     def write(self, text):
@@ -161,10 +161,10 @@ def _command_exit(args, command) -> int:
     """``command(args)`` run to its exit code, a failure reported in one line."""
     try:
         return _run_command(args, command)
-    except _UsageError as err:
-        return _fail(f"error: {err}")
+    except UsageError as err:
+        return fail(f"error: {err}")
     except Exception as err:  # noqa: BLE001 - every failure becomes one line, never a traceback
-        return _report(err)
+        return report_error(err)
 
 
 class _UserExit(SystemExit):
@@ -185,59 +185,60 @@ def _run_command(args, command) -> int:
     """Run ``command(args)``; under ``--json`` whatever user code prints goes to stderr; a call of
     ``sys.exit`` or ``os._exit`` in user code is refused in one line (exit 2)."""
     if getattr(args, "json", False):
-        _STDOUT[0], sys.stdout = sys.stdout, sys.stderr
+        STDOUT[0], sys.stdout = sys.stdout, sys.stderr
     real_exit = os._exit
     os._exit = _trapped_exit(real_exit, os.getpid())
     try:
         return command(args)
     except SystemExit as exiting:  # user code called sys.exit: its exit, not ours
-        where = _user_frame(exiting, only_user=True)
+        where = user_frame(exiting, only_user=True)
         call = "os._exit" if isinstance(exiting, _UserExit) else "sys.exit"
-        return _fail(f"error: user code called {call}({exiting.code!r}){where}: a verifier "
+        return fail(f"error: user code called {call}({exiting.code!r}){where}: a verifier "
                      "must return a token")
     finally:
         os._exit = real_exit
-        if _STDOUT[0] is not None:
-            sys.stdout, _STDOUT[0] = _STDOUT[0], None
+        if STDOUT[0] is not None:
+            sys.stdout, STDOUT[0] = STDOUT[0], None
 
 
-def _no_command(commands) -> int:
+def no_command(commands) -> int:
     """Bare ``exactspec``: the short usage and a one-line hint naming ``commands``, exit 2."""
     print("usage: exactspec [-h] [--version] COMMAND [options]", file=sys.stderr)
-    return _fail(f"error: exactspec: name a command ({', '.join(commands)}; exactspec --help "
+    return fail(f"error: exactspec: name a command ({', '.join(commands)}; exactspec --help "
                  "describes them)")
 
 
-def _fail(line: str, code: int = EXIT_USAGE) -> int:
+def fail(line: str, code: int = EXIT_USAGE) -> int:
     """Print ``line`` (``error: ...`` or ``undecided: ...``) on stderr and return ``code``;
     under ``--json`` also write the command's one object on stdout, ``{"error": ...,
     "exit": 2}`` (``{"undecided": ..., "exit": 3}``), unless it wrote its own already."""
     print(line, file=sys.stderr)
-    if _JSON[0] and not _JSON[1]:
+    if JSON[0] and not JSON[1]:
         key, _, text = line.partition(": ")
         key = "undecided" if code == EXIT_UNDECIDED else "error"
-        out = _STDOUT[0] or sys.stdout
+        out = STDOUT[0] or sys.stdout
         out.write(json.dumps({key: text or line, "exit": code}) + "\n")
         out.flush()
-        _JSON[1] = True
+        JSON[1] = True
     return code
 
 
-def _report(err: Exception) -> int:
+def report_error(err: Exception) -> int:
+    """An error reported in one line on stderr, with its exit code (3 when undecided, else 2)."""
     from ..core.errors import ExactspecError, TooLarge, Undecided, names_its_line
 
     if isinstance(err, Undecided):
-        return _fail(f"undecided: {_one_line(err)}", EXIT_UNDECIDED)
+        return fail(f"undecided: {_one_line(err)}", EXIT_UNDECIDED)
     if isinstance(err, (ExactspecError, TooLarge)):
-        where = "" if names_its_line(err) else _user_frame(err, only_user=True)
-        return _fail(f"error: {_one_line(err)}{where}")
+        where = "" if names_its_line(err) else user_frame(err, only_user=True)
+        return fail(f"error: {_one_line(err)}{where}")
     if isinstance(err, MemoryError):
-        return _fail("error: out of memory: the work needed more memory than this process may "
+        return fail("error: out of memory: the work needed more memory than this process may "
                      "take (give a smaller instance)")
-    where = _user_frame(err)
+    where = user_frame(err)
     if where.startswith(" (in "):
         where = " (raised by user code " + where[len(" ("):]
-    return _fail(f"error: {type(err).__name__}: {_one_line(err)}{where}")
+    return fail(f"error: {type(err).__name__}: {_one_line(err)}{where}")
 
 
 def _one_line(err) -> str:
@@ -245,7 +246,7 @@ def _one_line(err) -> str:
     return text if len(text) <= 2000 else text[:2000] + " ..."
 
 
-def _user_frame(err, only_user: bool = False) -> str:
+def user_frame(err, only_user: bool = False) -> str:
     """`` (in file.py line N)`` for the innermost frame outside exactspec, if any."""
     import traceback
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sys
 
-from .arguments import _check_folder
-from .output import _emit, _write_json
-from .process import EXIT_OK, EXIT_REFUTED, EXIT_UNDECIDED, _UsageError
+from .arguments import check_folder
+from .output import emit, write_json
+from .process import EXIT_OK, EXIT_REFUTED, EXIT_UNDECIDED, UsageError
 
 
 def cmd_prove(args) -> int:
@@ -21,8 +21,8 @@ def cmd_prove(args) -> int:
         claims = all_claims()
         obj = {"claims": [{"name": c.name, "statement": c.statement_for(args.full)}
                           for c in claims]}
-        _emit(obj, args.json, "\n".join(f"{c['name']}: {c['statement']}"
-                                        for c in obj["claims"]))
+        emit(obj, args.json, "\n".join(f"{c['name']}: {c['statement']}"
+                                       for c in obj["claims"]))
         return EXIT_OK
 
     if args.jobs is not None and args.jobs < 1:
@@ -35,13 +35,13 @@ def cmd_prove(args) -> int:
             print(f"note: --jobs={args.jobs} capped at the {cores} cores this process may use",
                   file=sys.stderr)
             args.jobs = cores
-    _check_folder(args.certificate_dir, "--certificate-dir")
+    check_folder(args.certificate_dir, "--certificate-dir")
     if args.certificate_dir:                             # before the work, not after it
         try:
             Path(args.certificate_dir).mkdir(parents=True, exist_ok=True)
         except OSError as err:
-            raise _UsageError(f"--certificate-dir {args.certificate_dir}: cannot create it "
-                              f"({err.strerror})") from None
+            raise UsageError(f"--certificate-dir {args.certificate_dir}: cannot create it "
+                             f"({err.strerror})") from None
     claims = [get_claim(args.name)] if args.name is not None else all_claims()
     by_name = {c.name: c for c in claims}
     progress = ProgressLine(len(claims)) if not args.json else None
@@ -60,7 +60,7 @@ def cmd_prove(args) -> int:
         if args.certificate_dir:
             folder = Path(args.certificate_dir)
             folder.mkdir(parents=True, exist_ok=True)
-            _write_json(folder / f"{claim.name}.json", result.certificate, "--certificate-dir")
+            write_json(folder / f"{claim.name}.json", result.certificate, "--certificate-dir")
         if not args.json:
             progress.clear()
             print(f"{claim.name}: {statement}")
@@ -75,7 +75,7 @@ def cmd_prove(args) -> int:
         progress.clear()
     verdicts = {r["verdict"] for r in results}
     if args.json:
-        _emit({"claims": results}, True, "")
+        emit({"claims": results}, True, "")
     if REFUTED in verdicts:
         return EXIT_REFUTED
     if verdicts - {PROVED}:

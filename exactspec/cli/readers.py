@@ -8,14 +8,15 @@ from __future__ import annotations
 import json
 import os
 
-from .process import _UsageError
+from .process import UsageError
 
 
-def _read_pair(args):
+def read_pair(args):
+    """The pair ``(p, q)`` of ``--p`` and ``--q`` as exact distributions on the same labels."""
     from ..core.dist import Dist
 
     if args.p is None or args.q is None:
-        raise _UsageError("both --p and --q are required")
+        raise UsageError("both --p and --q are required")
     _check_entry_count(args.p, "p")
     _check_entry_count(args.q, "q")
     p = Dist.parse(args.p, labels=args.labels, normalize=args.normalize, name="p")
@@ -30,7 +31,7 @@ def _read_pair(args):
     return p, q
 
 
-def _read_float_pair(args):
+def read_float_pair(args):
     """``--p``/``--q`` for the NumPy backend: lists of floats, or ``{label: float}``."""
     import numpy as np
 
@@ -99,7 +100,7 @@ def _as_float(value, where: str) -> float:
     return result
 
 
-def _read_exact_number(text, name, *, nonnegative=False):
+def read_exact_number(text, name, *, nonnegative=False):
     """An exact number: ``1/3``, ``1e-6`` (the decimal rational), ``2**-20``, ``-2**-20``
     (the minus applies to the power, as in Python), ``3/4**2`` (``3/16``, as in Python).  Decimal exponents are bounded by
     :data:`~exactspec.core.budget.MAX_EXPONENT` and powers by
@@ -125,7 +126,7 @@ def _read_exact_number(text, name, *, nonnegative=False):
             try:
                 numerator = Fraction(_parse_number(numerator_text.strip(), name))
             except ValueError:
-                raise _UsageError(usage) from None
+                raise UsageError(usage) from None
             base_text = base_text.strip()
         if power_text.startswith("(") and power_text.endswith(")"):
             power_text = power_text[1:-1].strip()
@@ -136,7 +137,7 @@ def _read_exact_number(text, name, *, nonnegative=False):
         try:
             base, power = Fraction(_parse_number(base_text, name)), int(power_text)
         except ValueError:
-            raise _UsageError(usage) from None
+            raise UsageError(usage) from None
         digits = digits_of_bits(power_bits(base, abs(power)))
         if digits > MAX_EXACT_DIGITS:
             raise TooLarge(f"{name}={text[:40]!r}: ({base})**{power} has about {digits:,} digits "
@@ -145,16 +146,16 @@ def _read_exact_number(text, name, *, nonnegative=False):
         try:
             value = sign * (base ** power if numerator is None else numerator / base ** power)
         except ZeroDivisionError:
-            raise _UsageError(usage) from None
+            raise UsageError(usage) from None
     else:
         try:
             value = _parse_number(t, name)
         except TooLarge:
             raise
         except Exception:                                # noqa: BLE001 - one line, our words
-            raise _UsageError(usage) from None
+            raise UsageError(usage) from None
     if nonnegative and value < 0:
-        raise _UsageError(f"{name}={text!r}: must be at least 0 (a bias at most T)")
+        raise UsageError(f"{name}={text!r}: must be at least 0 (a bias at most T)")
     return value
 
 
@@ -184,7 +185,7 @@ def _logit(text, name):
     return value
 
 
-def _read_logits(text, name, labels_arg):
+def read_logits(text, name, labels_arg):
     """Logits: ``2,1,0`` (exact numbers, any sign), ``@file.json`` (a list, or an object
     ``{label: logit}``) or ``@row.npy`` (a 1-D array; floats are their exact binary values);
     the file is read up to the size cap of a distribution file and each logit up to
@@ -241,12 +242,13 @@ def _read_logits(text, name, labels_arg):
     return values, labels
 
 
-def _tolerance(args):
-    return None if args.tolerance is None else _read_exact_number(args.tolerance, "--tolerance",
-                                                                  nonnegative=True)
+def read_tolerance(args):
+    """``--tolerance`` as an exact nonnegative number, or ``None`` when not given."""
+    return None if args.tolerance is None else read_exact_number(args.tolerance, "--tolerance",
+                                                                 nonnegative=True)
 
 
-def _whole(value, name):
+def whole(value, name):
     """A spec's count (``gamma``, ``m``) as an int, or ``None``."""
     from fractions import Fraction
 
@@ -254,7 +256,7 @@ def _whole(value, name):
         return value
     if isinstance(value, Fraction) and value.denominator == 1:
         return int(value)
-    raise _UsageError(f"spec: {name}={value!r}: need a whole number")
+    raise UsageError(f"spec: {name}={value!r}: need a whole number")
 
 
 #: Exact commands read distributions of at most this many entries (reading, the optimum and
@@ -283,13 +285,13 @@ def _check_entry_count(text, name) -> None:
                        estimate=entries, budget=MAX_EXACT_ENTRIES)
 
 
-def _spec_names_function(spec_path) -> bool:
+def spec_names_function(spec_path) -> bool:
     """Whether the spec's ``verifier`` names a user's function (``file.py:function``)."""
-    spec = _spec_or_none(spec_path)
+    spec = spec_or_none(spec_path)
     return isinstance(spec, dict) and ":" in str(spec.get("verifier", ""))
 
 
-def _spec_or_none(spec_path):
+def spec_or_none(spec_path):
     """The spec file's JSON by the spec reader (a regular file, capped, numbers bounded), or
     ``None`` when it cannot be read: the command's own reading then says why."""
     from ..core.errors import ExactspecError
@@ -301,7 +303,7 @@ def _spec_or_none(spec_path):
         return None
 
 
-def _rule_file(named, base=None) -> list:
+def rule_file(named, base=None) -> list:
     """The file of a rule named ``file.py:function`` (and its place relative to ``base``, a
     spec's folder), or nothing for a registered name or ``module:function``."""
     if not isinstance(named, str) or ":" not in named:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .output import _emit
+from .output import emit
 from .process import EXIT_OK
 
 
@@ -13,8 +13,8 @@ def cmd_rho(args) -> int:
     if args.k > 64:  # large K: the closed form, not a derivation per K
         from ..bounds.rho.large import rho_large_report, rho_large_text
 
-        _emit(rho_large_report(args.k), args.json, rho_large_text(args.k))
+        emit(rho_large_report(args.k), args.json, rho_large_text(args.k))
         return EXIT_OK
     obj = rho_report(args.k)
-    _emit(obj, args.json, rho_text(args.k))
+    emit(obj, args.json, rho_text(args.k))
     return EXIT_OK

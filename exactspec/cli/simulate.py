@@ -4,11 +4,11 @@ not proof).
 
 from __future__ import annotations
 
-from .arguments import _is_pytorch_rule
-from .float64 import _float_command
-from .output import _emit, _table
+from .arguments import is_pytorch_rule
+from .float64 import float_command
+from .output import emit, aligned_table
 from .process import DEFAULT_RUN_SECONDS, EXIT_OK
-from .readers import _read_pair
+from .readers import read_pair
 
 
 def cmd_simulate(args) -> int:
@@ -16,9 +16,9 @@ def cmd_simulate(args) -> int:
     from ..verify import simulate
 
     if args.backend == "numpy":
-        return _float_command("simulate", args)
-    p, q = _read_pair(args)
-    if not _is_pytorch_rule(args.method):
+        return float_command("simulate", args)
+    p, q = read_pair(args)
+    if not is_pytorch_rule(args.method):
         from ..core.budget import check_exact_runs
 
         check_exact_runs(len(p), args.n, DEFAULT_RUN_SECONDS, f"--n {args.n:,} samples",
@@ -35,9 +35,9 @@ def cmd_simulate(args) -> int:
     rows = [[t, exact_str(p[t]), str(sim.counts[t]), f"{sim.counts[t] / sim.n:.4f}"]
             for t in p.labels]
     text = (f"method {args.method}, k = {args.k}: {args.n} samples (seed {args.seed})\n"
-            + _table(rows, ["token", "target p", "count", "empirical"])
+            + aligned_table(rows, ["token", "target p", "count", "empirical"])
             + f"\nTV(empirical, p) = {tv:.4f}\nacceptance = {sim.acceptance:.4f} "
             f"(95% interval {lo:.4f} to {hi:.4f})\nsampling is evidence, not proof: "
             "use exactspec verify for the exact law")
-    _emit(obj, args.json, text)
+    emit(obj, args.json, text)
     return EXIT_OK

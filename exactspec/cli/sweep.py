@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from .output import _emit, _write_json
-from .process import EXIT_OK, _UsageError
+from .output import emit, write_json
+from .process import EXIT_OK, UsageError
 
 
 def cmd_sweep(args) -> int:
@@ -17,16 +17,16 @@ def cmd_sweep(args) -> int:
 
     names = [n.strip() for n in args.names.split(",")]
     if len(names) != 2 or not all(names):
-        raise _UsageError(f"--names {args.names!r}: give two names, target,draft")
+        raise UsageError(f"--names {args.names!r}: give two names, target,draft")
     if args.workers is not None and args.workers < 1:
-        raise _UsageError(f"--workers {args.workers}: need at least 1")
+        raise UsageError(f"--workers {args.workers}: need at least 1")
     for flag, path in (("--out", args.out), ("--plot", args.plot), ("--html", args.html),
                        ("--summary-json", args.summary_json)):
         folder = os.path.dirname(os.path.abspath(path)) if path else None
         if folder and (not os.path.isdir(folder) or os.path.isdir(path)):
-            raise _UsageError(f"{flag} {path}: cannot write a file there")
+            raise UsageError(f"{flag} {path}: cannot write a file there")
     if args.out and os.path.splitext(args.out)[1] not in (".parquet", ".csv"):
-        raise _UsageError(f"--out {args.out}: write .parquet or .csv")   # before the sweep
+        raise UsageError(f"--out {args.out}: write .parquet or .csv")   # before the sweep
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     result = sweep(args.dump, args.k, methods=args.methods, logits=args.logits,
                    temperature=args.temperature, top_p=args.top_p, gamma=args.gamma,
@@ -47,7 +47,7 @@ def cmd_sweep(args) -> int:
         html_report(result, args.html, methods)
         result.summary["html"] = args.html
     if args.summary_json:
-        _write_json(args.summary_json, tidy_summary(result), "--summary-json")
+        write_json(args.summary_json, tidy_summary(result), "--summary-json")
         result.summary["summary_json"] = args.summary_json
-    _emit(json_ready(result.summary), args.json, summary_text(result.summary, methods))
+    emit(json_ready(result.summary), args.json, summary_text(result.summary, methods))
     return EXIT_OK

@@ -5,12 +5,12 @@ rule (``--tokens``).
 
 from __future__ import annotations
 
-from .arguments import _check_exact_probes
-from .float64 import _float_command
-from .multiposition import _search_sequences, _sequence_report
-from .output import _emit, _table, _write_json
-from .process import EXIT_OK, EXIT_REFUTED, _UsageError
-from .readers import _read_exact_number, _read_logits, _read_pair, _tolerance
+from .arguments import check_exact_probes
+from .float64 import float_command
+from .multiposition import search_sequences, sequence_report
+from .output import emit, aligned_table, write_json
+from .process import EXIT_OK, EXIT_REFUTED, UsageError
+from .readers import read_exact_number, read_logits, read_pair, read_tolerance
 
 
 #: What the two acceptance figures of a report are, in words.
@@ -34,7 +34,7 @@ def _verify_text(result, exact: bool = False) -> str:
              f"differs by {_signed_cell(result.law[t] - p[t], exact)}"]
             for t in shown]
     axis = getattr(result.enumeration, "draft_axis", 0)
-    table = _table(rows, ["token", "target p", "draft q", "output", ""])
+    table = aligned_table(rows, ["token", "target p", "draft q", "output", ""])
     notes = [left_out_line(left_out)] if left_out else []
     if any(c.startswith("~") for row in rows for c in row[1:4]):
         notes.append(CELL_NOTE)
@@ -75,31 +75,31 @@ def cmd_verify(args) -> int:
         from ..engine.float_sums import check_sum_order
 
         if not args.arith:
-            raise _UsageError("--sum-order applies with --arith (a float run's sums)")
+            raise UsageError("--sum-order applies with --arith (a float run's sums)")
         if args.search or args.backend == "numpy":
-            raise _UsageError("--sum-order applies to the proof of a PyTorch rule "
-                              "(not with --search or --backend numpy)")
+            raise UsageError("--sum-order applies to the proof of a PyTorch rule "
+                             "(not with --search or --backend numpy)")
         check_sum_order(args.sum_order)
     _check_verify_options(args)
     if args.search_tokens is not None and not args.search:
-        raise _UsageError("--search-tokens applies to --search")
+        raise UsageError("--search-tokens applies to --search")
     if args.tokens is not None:
         return _verify_sequence(args)
     if args.gamma is not None:
-        raise _UsageError("--gamma applies to a multi-position rule (--tokens M)")
+        raise UsageError("--gamma applies to a multi-position rule (--tokens M)")
     args.k = 1 if args.k is None else args.k
     if args.search:
         if args.elementwise != "correct":
-            raise _UsageError("--elementwise does not apply to --search (its float runs use "
-                              "correctly rounded exp and log)")
+            raise UsageError("--elementwise does not apply to --search (its float runs use "
+                             "correctly rounded exp and log)")
         return _search(args)
     if args.backend == "numpy":
-        return _float_command("verify", args)
+        return float_command("verify", args)
     if args.arith or args.tolerance is not None or args.logits_p or args.logits_q or \
             args.elementwise != "correct":
         return _verify_arith(args)
-    p, q = _read_pair(args)
-    _check_exact_probes(args, p)
+    p, q = read_pair(args)
+    check_exact_probes(args, p)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     if args.certificate:   # streamed to the file as the paths are enumerated
         from ..core.files import output_path
@@ -125,9 +125,9 @@ def cmd_verify(args) -> int:
         ideal = exact_verification(args.method, p, q, args.k, max_paths=max_paths)
         split = BiasSplit(result.method, result.p, result.q, result.k, None, args.grid,
                           ideal, None, result)
-        _emit(split.to_json, args.json, lambda: split.text(args.exact))
+        emit(split.to_json, args.json, lambda: split.text(args.exact))
         return EXIT_OK if split.ok else EXIT_REFUTED
-    _emit(result.to_json, args.json, lambda: _verify_text(result, args.exact))
+    emit(result.to_json, args.json, lambda: _verify_text(result, args.exact))
     return EXIT_OK if result.lossless else EXIT_REFUTED
 
 
@@ -143,12 +143,12 @@ def _check_verify_options(args) -> None:
             ("--max-paths", args.max_paths), ("--exact", args.exact),
             ("--elementwise", args.elementwise != "correct")) if value]
         if given:
-            raise _UsageError(f"{given[0]} does not apply to --backend numpy (float64 "
-                              "estimates: no paths, certificate or float format); drop one "
-                              "of them")
+            raise UsageError(f"{given[0]} does not apply to --backend numpy (float64 "
+                             "estimates: no paths, certificate or float format); drop one "
+                             "of them")
     if args.elementwise != "correct" and not args.arith and not args.search:
-        raise _UsageError(f"--elementwise {args.elementwise} applies to a float run: give "
-                          "--arith FORMAT (float32, ...)")
+        raise UsageError(f"--elementwise {args.elementwise} applies to a float run: give "
+                         "--arith FORMAT (float32, ...)")
 
 
 def _verify_arith(args) -> int:
@@ -157,34 +157,34 @@ def _verify_arith(args) -> int:
 
     tolerance = None
     if args.tolerance is not None:
-        tolerance = _read_exact_number(args.tolerance, "--tolerance", nonnegative=True)
+        tolerance = read_exact_number(args.tolerance, "--tolerance", nonnegative=True)
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     if args.logits_p or args.logits_q:
         if args.p or args.q:
-            raise _UsageError("give --p/--q or --logits-p/--logits-q, not both")
+            raise UsageError("give --p/--q or --logits-p/--logits-q, not both")
         if not (args.logits_p and args.logits_q):
-            raise _UsageError("both --logits-p and --logits-q are required")
+            raise UsageError("both --logits-p and --logits-q are required")
         if args.certificate:
-            raise _UsageError("--certificate with logits: the target (their exact softmax) is "
-                              "irrational and the checker reads rationals; give --p/--q")
-        lp, labels = _read_logits(args.logits_p, "logits-p", args.labels)
-        lq, labels_q = _read_logits(args.logits_q, "logits-q", args.labels)
+            raise UsageError("--certificate with logits: the target (their exact softmax) is "
+                             "irrational and the checker reads rationals; give --p/--q")
+        lp, labels = read_logits(args.logits_p, "logits-p", args.labels)
+        lq, labels_q = read_logits(args.logits_q, "logits-q", args.labels)
         if len(lp) != len(lq):
-            raise _UsageError(f"--logits-q has {len(lq)} entries but --logits-p has {len(lp)}")
+            raise UsageError(f"--logits-q has {len(lq)} entries but --logits-p has {len(lp)}")
         split = split_bias(args.method, k=args.k, arith=args.arith, grid=args.grid,
                            tolerance=tolerance, logits_p=lp, logits_q=lq, labels=labels,
                            max_paths=max_paths, keep_paths=bool(args.certificate),
                            elementwise=args.elementwise, sum_order=args.sum_order)
     else:
-        p, q = _read_pair(args)
-        _check_exact_probes(args, p)
+        p, q = read_pair(args)
+        check_exact_probes(args, p)
         split = split_bias(args.method, p, q, args.k, arith=args.arith, grid=args.grid,
                            tolerance=tolerance, max_paths=max_paths,
                            keep_paths=bool(args.certificate), elementwise=args.elementwise,
                            sum_order=args.sum_order)
     if args.certificate:
-        _write_json(args.certificate, split.run.certificate())
-    _emit(split.to_json, args.json, lambda: split.text(args.exact))
+        write_json(args.certificate, split.run.certificate())
+    emit(split.to_json, args.json, lambda: split.text(args.exact))
     return EXIT_OK if split.ok else EXIT_REFUTED
 
 
@@ -195,23 +195,23 @@ def _verify_sequence(args) -> int:
     for flag, given in (("--k", args.k is not None), ("--backend numpy", args.backend == "numpy"),
                         ("--logits-p", args.logits_p), ("--logits-q", args.logits_q)):
         if given:
-            raise _UsageError(f"{flag} does not apply to a multi-position rule (--tokens): give "
-                              "--p and --q, the pair at every context")
+            raise UsageError(f"{flag} does not apply to a multi-position rule (--tokens): give "
+                             "--p and --q, the pair at every context")
     if args.exact:
-        raise _UsageError("--exact applies to a one-position verify (a multi-position rule's "
-                          "report writes its exact values in full; --json holds every one)")
+        raise UsageError("--exact applies to a one-position verify (a multi-position rule's "
+                         "report writes its exact values in full; --json holds every one)")
     if args.tokens < 1:
-        raise _UsageError(f"--tokens={args.tokens}: need a number of tokens >= 1")
+        raise UsageError(f"--tokens={args.tokens}: need a number of tokens >= 1")
     function = _pytorch_whole_call(args.method, args.tokens)
     if args.search:
         if args.p is not None or args.q is not None:
-            raise _UsageError("--search tries its own small pairs: give no --p/--q")
-        return _search_sequences(args, function, gamma=args.gamma, m=args.tokens,
-                                 context_free=True, name=args.method)
-    p, q = _read_pair(args)
+            raise UsageError("--search tries its own small pairs: give no --p/--q")
+        return search_sequences(args, function, gamma=args.gamma, m=args.tokens,
+                                context_free=True, name=args.method)
+    p, q = read_pair(args)
     pair = ContextPair.context_free(p, q)
-    return _sequence_report(args, {"m": args.tokens}, function, pair=pair,
-                            gamma=args.gamma, m=args.tokens)
+    return sequence_report(args, {"m": args.tokens}, function, pair=pair,
+                           gamma=args.gamma, m=args.tokens)
 
 
 def _pytorch_whole_call(method: str, m: int):
@@ -235,10 +235,10 @@ def _search(args) -> int:
                         ("--logits-q", args.logits_q), ("--certificate", args.certificate),
                         ("--backend numpy", args.backend == "numpy")):
         if given:
-            raise _UsageError(f"{flag} does not apply to --search (it tries its own small "
-                              "instances; prove the counterexample it prints without --search)")
+            raise UsageError(f"{flag} does not apply to --search (it tries its own small "
+                             "instances; prove the counterexample it prints without --search)")
 
-    tolerance = _tolerance(args)
+    tolerance = read_tolerance(args)
     found = search_counterexample(args.method, k=args.k, grid=args.grid, arith=args.arith,
                                   tolerance=tolerance,
                                   max_tokens=3 if args.search_tokens is None
@@ -248,15 +248,15 @@ def _search(args) -> int:
     if result is None:
         obj = {"method": args.method, "k": args.k, "counterexample": None,
                "instances": found.instances, "arith": args.arith or "exact"}
-        _emit(obj, args.json, f"no counterexample among {found.instances} small rational "
-              "instances (evidence, not a proof)")
+        emit(obj, args.json, f"no counterexample among {found.instances} small rational "
+             "instances (evidence, not a proof)")
         return EXIT_OK
     split = found.split
     obj = split.to_json() if split is not None else result.to_json()
     obj["counterexample"] = {"p": result.p.to_json(), "q": result.q.to_json()}
     obj["instances"] = found.instances
     text = split.text(args.exact) if split is not None else _verify_text(result, args.exact)
-    _emit(obj, args.json, f"counterexample found after {found.instances} instances "
-          f"(p = {','.join(obj['counterexample']['p'].values())}, q = "
-          f"{','.join(obj['counterexample']['q'].values())}):\n" + text)
+    emit(obj, args.json, f"counterexample found after {found.instances} instances "
+         f"(p = {','.join(obj['counterexample']['p'].values())}, q = "
+         f"{','.join(obj['counterexample']['q'].values())}):\n" + text)
     return EXIT_REFUTED
