@@ -17,6 +17,7 @@ __all__ = ["Run", "current", "refuse", "undecided", "user_line"]
 
 _HERE = str(Path(__file__).resolve().parent)
 _ENGINE = str(Path(__file__).resolve().parent.parent / "engine")
+_TRITON = str(Path(__file__).resolve().parent.parent / "triton_layer")
 
 
 class Run:
@@ -54,7 +55,8 @@ def current() -> Run:
 
 
 def user_line() -> str:
-    """``file:line`` of the innermost frame outside exactspec's tensor layer and engine."""
+    """``file:line`` of the innermost frame outside exactspec's tensor layer, Triton layer and
+    engine."""
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
@@ -62,7 +64,7 @@ def user_line() -> str:
             resolved = str(Path(name).resolve())
         except OSError:
             resolved = name
-        if not (resolved.startswith(_HERE) or resolved.startswith(_ENGINE)):
+        if not resolved.startswith((_HERE, _ENGINE, _TRITON)):
             return f"{Path(name).name}:{frame.f_lineno}"
         frame = frame.f_back
     return "?"

@@ -226,19 +226,16 @@ _OWN_LINE = re.compile(r"\(([^()]*?)([A-Za-z_][\w]*\.py):(\d+)\)$")
 
 
 def _relocate(err: ExactspecError, kernel: str) -> None:
-    """A tensor-layer refusal raised inside a kernel names this layer's file (the tensor layer
-    names the innermost frame outside itself): name the kernel's line instead."""
+    """A tensor-layer refusal raised inside a kernel names the innermost frame outside the
+    tensor and Triton layers: name it as the kernel's line, with the kernel."""
     if not err.args or not isinstance(err.args[0], str):
         return
     message = err.args[0]
     m = _OWN_LINE.search(message)
-    if m is None:
+    if m is None or m.group(1):
         return
     import os
 
-    own = {f for f in os.listdir(HERE) if f.endswith(".py")}
-    if m.group(2) not in own or m.group(1):
-        return
     tb, line = err.__traceback__, None
     while tb is not None:
         if not ours(tb.tb_frame.f_code.co_filename):
