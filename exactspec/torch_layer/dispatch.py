@@ -7,8 +7,8 @@ the vectorised route (:mod:`.axis_values`: a value on every draft branch, a toke
 its law, a split not yet decided, a token selected by one).  Such a type registers, beside
 its definition, how it takes part in each kind of operation (:func:`register`), and the
 generic code (:mod:`.values`, the tensor modules, :mod:`.functions`) asks the table of that
-kind with the element's exact type (``RULES.get(type(x))``: one dict look-up on the hot
-path, no chain of type tests).
+kind with the element's exact type (``type(x) in ARITH``: one dict look-up on the hot path,
+no chain of type tests).
 
 The kinds, each a dict from a type to its rule (the arguments each rule takes):
 

@@ -60,11 +60,10 @@ def where(condition, x=None, y=None):
 
 
 def _where_one(c, a, b, dtype):
-    rule = SELECT.get(type(c))
-    if rule is not None and a is not UNSET and b is not UNSET:
+    if type(c) in SELECT and a is not UNSET and b is not UNSET:
         # a value type's own choice: a split not yet decided selects a token per outcome (a
         # mixture; other values: the split read as a bool)
-        chosen = rule(c, a, b, dtype, cast)
+        chosen = SELECT[type(c)](c, a, b, dtype, cast)
         if chosen is not None:
             return chosen
     return cast(a if c else b, dtype)
@@ -87,9 +86,8 @@ def gather(t: Tensor, dim, index) -> Tensor:
     out = []
     for idx, i in zip(_multi_indices(index._shape), index._values()):
         n = t._shape[d]
-        rule = INDEX.get(type(i))
-        if rule is not None:                    # the draft's index on every branch
-            rule(i, n, "gather: ")
+        if type(i) in INDEX:                    # the draft's index on every branch
+            INDEX[type(i)](i, n, "gather: ")
         elif not -n <= i < n:
             raise refuse(f"gather: index {i} is out of bounds for dimension {d} of size {n}")
         pos = t._off

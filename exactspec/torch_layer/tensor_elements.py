@@ -31,9 +31,8 @@ def read(data: list, position):
     branch) is read by that rule (:data:`~.dispatch.READ_AT`)."""
     if type(position) is int:
         return data[position]
-    rule = READ_AT.get(type(position))
-    if rule is not None:
-        return rule(data, position)
+    if type(position) in READ_AT:
+        return READ_AT[type(position)](data, position)
     return data[position]
 
 
@@ -45,14 +44,14 @@ def _rationals(values) -> bool:
 def _one(v):
     """``v`` as one Python value (a value of the draft's branches has none: its type's rule,
     :data:`~.dispatch.PYTHON`, refuses it)."""
-    rule = PYTHON.get(type(v))
-    return rule(v, "read into Python") if rule is not None else v
+    if type(v) in PYTHON:
+        return PYTHON[type(v)](v, "read into Python")
+    return v
 
 
 def _checked(i, n, d):
-    rule = INDEX.get(type(i))
-    if rule is not None:                      # an index on every draft branch
-        return rule(i, n, "")
+    if type(i) in INDEX:                      # an index on every draft branch
+        return INDEX[type(i)](i, n, "")
     if not -n <= i < n:
         raise refuse(f"index {i} is out of bounds for dimension {d} of size {n}")
     return i % n
@@ -115,9 +114,8 @@ def _is_sympy(x) -> bool:
 def _truth(r) -> bool:
     if isinstance(r, bool):
         return r
-    rule = TRUTH.get(type(r))
-    if rule is not None:                          # a split stays a value until read
-        return rule(r)
+    if type(r) in TRUTH:                          # a split stays a value until read
+        return TRUTH[type(r)](r)
     try:
         return bool(r)
     except TypeError as err:
@@ -156,9 +154,8 @@ def _unpacked_double(v: int) -> float:
 
 def _exact_power(x, n: int):
     """``x ** n`` of one exact element (``n`` an integer): IEEE's ``inf`` for ``0 ** -k``."""
-    rule = POWER.get(type(x))
-    if rule is not None:                       # on every draft branch (a drawn token: refused)
-        return rule(x, lambda v: _exact_power(v, n))
+    if type(x) in POWER:                       # on every draft branch (a drawn token: refused)
+        return POWER[type(x)](x, lambda v: _exact_power(v, n))
     if is_random(x):
         raise undecided("pow of a random value is beyond the exact method")
     if isinstance(x, float):                   # inf, nan (nan ** 0 is 1, as in torch)
@@ -175,9 +172,8 @@ def _settle_float(r):
 def _float_power(x, n: int, fmt):
     """``x ** n`` of one element under ``--arith`` as torch's CPU kernel computes it (see
     :meth:`Tensor.pow`)."""
-    rule = POWER.get(type(x))
-    if rule is not None:                       # on every draft branch
-        return rule(x, lambda v: _float_power(v, n, fmt))
+    if type(x) in POWER:                       # on every draft branch
+        return POWER[type(x)](x, lambda v: _float_power(v, n, fmt))
     if n == 0:
         return FloatValue(1.0, fmt)
     if n == 1:

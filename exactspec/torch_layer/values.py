@@ -259,8 +259,9 @@ def opmath_scalar(v):
     if t is FloatValue:
         x = v.value
         return FloatValue(_F32.round(x) if v.fmt is _F64 else x, _F32)
-    rule = OPMATH_SCALAR.get(t)
-    return rule(v, opmath_scalar) if rule is not None else None
+    if t in OPMATH_SCALAR:                          # on every draft branch
+        return OPMATH_SCALAR[t](v, opmath_scalar)
+    return None
 
 
 def opmath_arith(op, x, s, fmt):
