@@ -86,16 +86,18 @@ def gather(t: Tensor, dim, index) -> Tensor:
     out = []
     for idx, i in zip(_multi_indices(index._shape), index._values()):
         n = t._shape[d]
-        if type(i) in INDEX:                    # the draft's index on every branch
-            INDEX[type(i)](i, n, "gather: ")
+        if type(i) in INDEX:                    # the draft's index on every branch: checked
+            i = INDEX[type(i)](i, n, "gather: ")  # and wrapped into 0..n-1 on each
         elif not -n <= i < n:
             raise refuse(f"gather: index {i} is out of bounds for dimension {d} of size {n}")
+        else:
+            i = i % n
         pos = t._off
         for k, (c, st) in enumerate(zip(idx, t._strides)):
             if k != d and c >= t._shape[k]:
                 raise refuse("gather: index is larger than the input outside the gathered "
                              "dimension")
-            pos += (i % n if k == d else c) * st
+            pos += (i if k == d else c) * st
         out.append(read(data, pos))
     return Tensor.new([cast(v, t.dtype) for v in out], index._shape, t.dtype)
 
