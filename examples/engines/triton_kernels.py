@@ -48,6 +48,10 @@ clamp) and of vLLM issue #13175 (padded vocabularies);  ``cdf_recovery_later_til
 masks the hits to ``VOCAB`` lanes (the real vocabulary) and clamps the id, which makes ``>=``
 harmless again (lossless).
 
+The draft is a tensor axis through these kernels (they decide with ``tl.where``, not a
+Python ``if`` on a loaded value): ``race_recovery`` on the rows of ``benchmarks/torch_layer.py``
+at 152,064 tokens (one tile of 262,144 lanes) is proved lossless in 2 runs, about 13 s of CPU.
+
 Run with exactspec::
 
     exactspec verify examples/engines/triton_kernels.py:draft_row_recovery --p 1/2,1/3,1/6,0 --q 1/4,1/4,0,1/2
