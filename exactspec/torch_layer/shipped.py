@@ -24,7 +24,12 @@ import annotations``); decorators run.  A name bound only inside an ``if`` or ``
 taken from the first of its bindings that runs.
 
 A name the definition uses that cannot be loaded is refused in one line naming it and the
-module it comes from (:class:`~exactspec.core.errors.InvalidInput`).  The loaded object
+module it comes from (:class:`~exactspec.core.errors.InvalidInput`); with
+``load(target, refuse="at-use")`` a name read only inside a function's body is refused only
+if that body uses it (a stand-in, :class:`_Unloaded`), so that an engine whose module reaches
+what the sampling path never runs still loads.  While a load runs, a module of the package
+that code outside it imports by name (``logging.config`` resolving a formatter class) is the
+module read from source (:class:`_FromSource`), never the package imported for real.  The loaded object
 carries where it came from, ``__exactspec_source__``: the package's distribution name and
 version (``importlib.metadata``), the module, the name and the source file.
 
