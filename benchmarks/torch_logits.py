@@ -25,7 +25,7 @@ torch-avx2`` runs it (:func:`exactspec.rounding.split_bias`: the float run, its 
 torch's AVX2 CPU kernel computes it, :mod:`exactspec.torch_layer.torch_softmax`, beside the
 exact runs); prints the verdict, the three TVs, the CPU seconds of the whole (its processes
 together) and its wall seconds, twice: with each correctly rounded ``exp``/``log`` computed
-afresh (``/uncached``, as before :data:`exactspec.engine.floats._ROUNDED`) and remembered.
+afresh (``/uncached``, as before :data:`exactspec.engine.floats.ROUNDED`) and remembered.
 Before the kernel's model the layer refused a float softmax: no older figure exists.
 """
 
@@ -97,7 +97,7 @@ def child(spec: str, vocab: int, route: str, side: str) -> None:
         from exactspec.rounding import split_bias
 
         if route.endswith("/uncached"):         # exp and log rounded without remembering
-            floats._ROUNDED_MAX, route = 0, route[:-len("/uncached")]
+            floats.ROUNDED_MAX, route = 0, route[:-len("/uncached")]
 
         p, q = rows(vocab)
         start, wall = _cpu(), time.perf_counter()

@@ -540,13 +540,13 @@ def test_joint_law_of_three_shared_races_by_both_volume_methods(monkeypatch):
         E = s.exponentials(4)
         return tuple(s.race(w, E) for w in weights)
 
-    races._CACHE.clear(), races._OPTIONS.clear()
+    races.CACHE.clear(), races.OPTIONS.clear()
     by_triangles = enumerate_runs(run).law
     monkeypatch.setattr(races, "volume", lambda rows, dim, max_work=None:
                         volume_by_slices(rows, dim))
-    races._CACHE.clear(), races._OPTIONS.clear()
+    races.CACHE.clear(), races.OPTIONS.clear()
     by_sections = enumerate_runs(run).law
-    races._CACHE.clear(), races._OPTIONS.clear()
+    races.CACHE.clear(), races.OPTIONS.clear()
     assert by_triangles == by_sections
     assert sum(by_triangles.values()) == 1
     for r, w in enumerate(weights):
@@ -718,13 +718,13 @@ def test_a_product_whose_factor_was_already_compared(capsys):
 def test_a_running_product_of_uniforms_two_ways():
     import itertools
 
-    from exactspec.engine.joint import _cut, _extend, _product_below_in_box
+    from exactspec.engine.joint import cut, extend, product_below_in_box
 
     # the carried density against the corners of the box, on cut uniforms
     for t, boxes in [(F(1, 3), [(F(1, 2), F(1)), (F(0), F(1))]),
                      (F(1, 5), [(F(1, 4), F(3, 4)), (F(1, 3), F(1))])]:
-        _, mass = _cut(_extend(None, boxes), t, True)
-        assert sympy.simplify(mass - _product_below_in_box(t, boxes)) == 0
+        _, mass = cut(extend(None, boxes), t, True)
+        assert sympy.simplify(mass - product_below_in_box(t, boxes)) == 0
 
     def running(s):                       # stop once the running product drops below 1/3
         u1, u2, u3 = s.uniform(), s.uniform(), s.uniform()

@@ -197,8 +197,8 @@ def test_remembered_roundings_equal_fresh_ones(monkeypatch):
     xs = [float(v) for v in rng.uniform(1e-6, 1, 50).astype(np.float32)]
     first = [floats.log(FloatValue(x, F32)).value for x in xs]
     again = [floats.log(FloatValue(x, F32)).value for x in xs]
-    monkeypatch.setattr(floats, "_ROUNDED", {})
-    monkeypatch.setattr(floats, "_ROUNDED_MAX", 0)
+    monkeypatch.setattr(floats, "ROUNDED", {})
+    monkeypatch.setattr(floats, "ROUNDED_MAX", 0)
     fresh = [floats.log(FloatValue(x, F32)).value for x in xs]
     assert first == again == fresh
-    assert floats._ROUNDED == {}
+    assert floats.ROUNDED == {}

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from ..core.integer_rows import fraction_of
 
-__all__ = ["NumberField", "Algebraic", "exact_root"]
+__all__ = ["NumberField", "Algebraic", "exact_root", "poly_mul"]
 
 _CACHE_SIZE = 1 << 16          # entries of a field's product and sign caches
 _ZEROS = [(Fraction(0),) * n for n in range(64)]
@@ -82,7 +82,8 @@ def _over_common_denominator(coeffs) -> tuple[list, int]:
     return [c.numerator * (den // c.denominator) for c in coeffs], den
 
 
-def _poly_mul(a, b):
+def poly_mul(a, b):
+    """The product of two polynomials given as coefficient lists, lowest degree first."""
     if not a or not b:
         return []
     out = [Fraction(0)] * (len(a) + len(b) - 1)
@@ -249,7 +250,7 @@ class NumberField:
         while len(r1) > 1:
             quotient, rem = _poly_divmod(r0, r1)
             r0, r1 = r1, rem
-            s0, s1 = s1, _poly_sub(s0, _poly_mul(quotient, s1))
+            s0, s1 = s1, _poly_sub(s0, poly_mul(quotient, s1))
         if not r1:
             raise ZeroDivisionError("division by zero in Q(theta)")
         result = self.reduce([c / r1[0] for c in s1])

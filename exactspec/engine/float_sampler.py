@@ -66,7 +66,7 @@ from .floats import (FloatFormat, FloatOverflow, FloatValue, check_elementwise, 
                      get_format, softmax)
 from .uniform import Uniform
 
-__all__ = ["FloatSampler", "FloatDist", "float_dist", "FloatUniform"]
+__all__ = ["FloatSampler", "FloatDist", "float_dist", "FloatUniform", "Expr"]
 
 
 class FloatDist(Dist):
@@ -118,7 +118,7 @@ class FloatUniform(Uniform):
         return None
 
 
-class _Expr:
+class Expr:
     """``f(u)`` for the uniform ``base``: ``f`` maps a grid value (a FloatValue) to a
     FloatValue; ``increasing`` says its direction (non-strict: rounding flattens)."""
 
@@ -134,10 +134,10 @@ class _Expr:
 
     def _map(self, g, direction: bool) -> "_Expr":
         f = self.f
-        return _Expr(self.base, lambda u: g(f(u)), self.increasing == direction)
+        return Expr(self.base, lambda u: g(f(u)), self.increasing == direction)
 
     def _scalar(self, a) -> FloatValue:
-        if isinstance(a, (_Expr, FloatUniform)):
+        if isinstance(a, (Expr, FloatUniform)):
             raise InvalidInput("arithmetic between two explicit uniforms is not supported: "
                                "compare each uniform with its own threshold")
         return FloatValue.of(a, self.base.fmt)
@@ -261,7 +261,7 @@ class FloatSampler(ExactSampler):
     def uniform(self):
         self._uniforms += 1
         base = FloatUniform(self, self._uniforms, self.fmt)
-        return _Expr(base, lambda v: v, True)
+        return Expr(base, lambda v: v, True)
 
     def coin(self, prob, what: str = "coin") -> bool:
         c = self._value(prob)
@@ -284,8 +284,8 @@ class FloatSampler(ExactSampler):
     def pick(self, dist, u, what: str = "pick"):
         dist = pick_weights(dist, what)
         if isinstance(u, FloatUniform):
-            u = _Expr(u, lambda v: v, True)
-        if not isinstance(u, _Expr):
+            u = Expr(u, lambda v: v, True)
+        if not isinstance(u, Expr):
             raise InvalidInput("pick needs an explicit uniform from s.uniform()")
         if not u.increasing:
             raise InvalidInput("pick needs an increasing expression of the uniform (u, a * u "
@@ -356,7 +356,7 @@ class FloatSampler(ExactSampler):
         return [one(i, v) for i, v in enumerate(items)]
 
     # -- cutting the grid --------------------------------------------------------------------
-    def _cut_point(self, expr: _Expr, c) -> Fraction:
+    def _cut_point(self, expr: Expr, c) -> Fraction:
         """The grid point ``t`` with ``f(u) < c`` exactly for the grid values ``u < t`` (``f``
         increasing) or ``u >= t`` (decreasing), within the uniform's current range."""
         base = expr.base
@@ -377,10 +377,10 @@ class FloatSampler(ExactSampler):
                 b = mid
         return Fraction(a, n)
 
-    def _compare(self, expr: _Expr, c, strict: bool) -> bool:
+    def _compare(self, expr: Expr, c, strict: bool) -> bool:
         c = self._value(c)
         if not strict:  # f(u) <= c  iff  not (c < f(u)), that is not (-f(u) < -c)
-            negated = _Expr(expr.base, lambda v, f=expr.f: -f(v), not expr.increasing)
+            negated = Expr(expr.base, lambda v, f=expr.f: -f(v), not expr.increasing)
             return not self._compare(negated, -c, strict=True)
         cut = self._cut_point(expr, c)
         below_cut = self._split_uniform(expr.base, cut, strict=True)

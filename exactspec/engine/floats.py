@@ -52,7 +52,7 @@ from ..core.errors import InvalidInput, Undecided
 
 __all__ = ["FloatFormat", "FORMATS", "FloatValue", "get_format", "exp", "log", "fsum",
            "softmax", "exact_value", "ELEMENTWISE", "elementwise", "check_elementwise",
-           "FloatOverflow"]
+           "FloatOverflow", "ROUNDED", "ROUNDED_MAX"]
 
 #: Where ``exp`` and ``log`` come from: correctly rounded, NumPy's ufuncs, PyTorch's CPU
 #: functions.
@@ -369,19 +369,19 @@ def _raw_fraction(raw) -> Fraction:
 
 #: results of :func:`_correctly_rounded` already computed, by ``(name, x, format)``: a kernel
 #: takes the log of one row twice (``torch.stack([p.log(), p.log()])``), a row repeats values
-_ROUNDED: dict = {}
-_ROUNDED_MAX = 1 << 19
+ROUNDED: dict = {}
+ROUNDED_MAX = 1 << 19
 
 
 def _correctly_rounded(name: str, fn, x: float, fmt: FloatFormat) -> float:
     """``fn(x)`` rounded into ``fmt``: a certified interval around the exact result, refined
     until both ends round to the same value of the format (remembered)."""
     key = (name, x, fmt.name)
-    hit = _ROUNDED.get(key)
+    hit = ROUNDED.get(key)
     if hit is None:
         hit = _certified(name, fn, x, fmt)
-        if len(_ROUNDED) < _ROUNDED_MAX:
-            _ROUNDED[key] = hit
+        if len(ROUNDED) < ROUNDED_MAX:
+            ROUNDED[key] = hit
     return hit
 
 

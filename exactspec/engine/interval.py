@@ -184,13 +184,13 @@ def piecewise(fn: Callable[[Any], dict], x: sympy.Symbol, lo, hi, *,
         a, b = pending.pop()
         case = IntervalCase(x, a, b)
         split = None
-        token = _symbolic._CURRENT.set(case)
+        token = _symbolic.CURRENT.set(case)
         try:
             values = to_sympy(fn(SymbolicValue(x)))
         except Split as found:
             split = found.at
         finally:
-            _symbolic._CURRENT.reset(token)
+            _symbolic.CURRENT.reset(token)
         if split is None:
             conditions = tuple(f"{e} {'<' if s < 0 else ('=' if s == 0 else '>')} 0"
                                for e, s in case.decided)

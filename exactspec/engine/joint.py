@@ -46,13 +46,14 @@ from ..core.errors import InvalidInput, TooLarge, Undecided
 from ..core.exact_values import exact_operand
 from .polytope import volume
 
-__all__ = ["Linear", "Product", "as_linear", "compare", "compare_product", "MAX_GRID_POINTS"]
+__all__ = ["Linear", "Product", "as_linear", "compare", "compare_product", "MAX_GRID_POINTS",
+           "cut", "extend", "is_view", "product_below_in_box"]
 
 #: Most grid points of all but one linked uniform counted for one comparison.
 MAX_GRID_POINTS = 10**6
 
 
-def _is_view(x) -> bool:
+def is_view(x) -> bool:
     """A uniform or an affine view ``a*u + b`` of one (:mod:`.uniform`, read by its fields so
     that this module does not import that one)."""
     return hasattr(x, "base") and hasattr(x, "scale") and hasattr(x, "shift")
@@ -62,7 +63,7 @@ def as_linear(x) -> "Linear":
     """A :class:`Linear` from a uniform, a view ``a*u + b``, a Linear or a number."""
     if isinstance(x, Linear):
         return x
-    if _is_view(x):
+    if is_view(x):
         return Linear({x.base: Fraction(x.scale)}, x.shift)
     return Linear({}, exact_operand(x))
 
@@ -90,7 +91,7 @@ class Linear:
     def __neg__(self): return Linear({u: -a for u, a in self.terms.items()}, -self.const)
 
     def __mul__(self, a):
-        if isinstance(a, Linear) or _is_view(a):
+        if isinstance(a, Linear) or is_view(a):
             return Product.of(self, a)
         a = exact_operand(a)
         return Linear({u: c * a for u, c in self.terms.items()}, self.const * a)
@@ -158,7 +159,7 @@ class Product:
         return Product(tuple(factors), scale)
 
     def __mul__(self, o):
-        if isinstance(o, (Product, Linear)) or _is_view(o):
+        if isinstance(o, (Product, Linear)) or is_view(o):
             return Product.of(self, o)
         o = exact_operand(o)
         if not o > 0:
@@ -169,7 +170,7 @@ class Product:
     __rmul__ = __mul__
 
     def _threshold(self, c):
-        if isinstance(c, (Product, Linear)) or _is_view(c):
+        if isinstance(c, (Product, Linear)) or is_view(c):
             raise Undecided("comparing a product of uniforms with another random quantity is "
                             "beyond the exact method; compare it with a constant")
         c = exact_operand(c)
@@ -345,7 +346,7 @@ def compare_product(factors: tuple, t, strict: bool) -> bool:
         if all(box == (0, 1) for box in boxes):
             p_yes = _product_below(t, len(fresh))
         else:
-            p_yes = _product_below_in_box(t, boxes)
+            p_yes = product_below_in_box(t, boxes)
     else:
         grid = sampler.grid
         ranges = [range(math.ceil(lo * grid), math.ceil(hi * grid)) for lo, hi in boxes]
@@ -376,7 +377,7 @@ class _Chain:
     ``-log u`` of a uniform on ``[lo, hi)`` (density ``e^-x / (hi - lo)`` on
     ``(-log hi, -log lo]``), and each comparison ``u_1 ... u_j < t`` is ``X > -log t``.  The law
     of the running sum given the comparisons so far is therefore carried forward: a density
-    ``e^-x P(x)`` with ``P`` a polynomial on each piece (:func:`_convolve`, :func:`_cut`), whose
+    ``e^-x P(x)`` with ``P`` a polynomial on each piece (:func:`_convolve`, :func:`cut`), whose
     breakpoints are ``-log r`` for rationals ``r`` (products of thresholds and interval ends),
     so that ``e^-x`` at a breakpoint is the rational ``r``: the probabilities are polynomials
     in logarithms of rationals, exact.  On a grid the tuples of grid points are counted.
@@ -394,10 +395,10 @@ class _Chain:
             return _chain_grid_probability(self.steps, step, grid)
         density = None
         for (idents, boxes, t, _), below in self.steps:
-            density = _extend(density, boxes)
-            density, _ = _cut(density, t, below)
-        density = _extend(density, step[1])
-        _, p_yes = _cut(density, step[2], True)
+            density = extend(density, boxes)
+            density, _ = cut(density, t, below)
+        density = extend(density, step[1])
+        _, p_yes = cut(density, step[2], True)
         return _exact(p_yes)
 
 
@@ -417,7 +418,7 @@ def _x_at(r):
     return sympy.log(sympy.Rational(1 / r if isinstance(r, Fraction) else Fraction(1, r)))
 
 
-def _extend(density, boxes):
+def extend(density, boxes):
     """The density of ``X + sum_i -log u_i`` for new factors uniform on ``boxes``."""
     import sympy
 
@@ -501,7 +502,7 @@ def _integral(ra, rb, poly):
     return G(rb) - G(ra)
 
 
-def _cut(density, t: Fraction, below: bool):
+def cut(density, t: Fraction, below: bool):
     """The density kept on the side of ``u_1 ... u_j < t`` (``X > -log t``: ``r < t``) given
     by ``below``, renormalised, and the probability of that side."""
     import sympy
@@ -581,7 +582,7 @@ def _product_below(t: Fraction, k: int):
     return sympy.nsimplify(sympy.expand(value)) if value.is_Rational else sympy.expand(value)
 
 
-def _product_below_in_box(t: Fraction, boxes: list):
+def product_below_in_box(t: Fraction, boxes: list):
     """``P(u_1 ... u_k < t)`` for independent ``u_i`` uniform on ``[lo_i, hi_i)`` (uniforms
     already cut by thresholds): by inclusion-exclusion over the box's corners,
     ``vol = sum_corners (-1)^(number of lo_i) V(x)``, where ``V(x) = X P(U_1 ... U_k < t / X)``

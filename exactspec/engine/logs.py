@@ -34,7 +34,7 @@ import math
 from fractions import Fraction
 
 from ..core.errors import Undecided
-from .joint import Linear, Product, _is_view, as_linear
+from .joint import Linear, Product, is_view, as_linear
 
 __all__ = ["LogExpr", "log_of"]
 
@@ -44,7 +44,7 @@ def log_of(x):
     (``-inf`` at 0) for a float."""
     if isinstance(x, float):
         return math.log(x) if x > 0 else -math.inf
-    if _is_view(x) or isinstance(x, Linear):
+    if is_view(x) or isinstance(x, Linear):
         lin = as_linear(x)
         if len(lin.terms) != 1:
             raise Undecided("the log of a combination of several uniforms is beyond the exact "

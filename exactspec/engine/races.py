@@ -69,7 +69,7 @@ from .polytope import vertex_work, volume
 
 __all__ = ["Noise", "Scores", "LogWeights", "Logits", "log", "race_weights", "logit_weights",
            "cone_probability", "first_arrival_law", "last_arrival_law", "race_rows",
-           "MAX_RACE_WORK"]
+           "MAX_RACE_WORK", "CACHE", "OPTIONS"]
 
 #: Most exact solves one volume of a race may take before the race is refused (each solve is
 #: a small exact linear system: 20,000 take seconds).
@@ -169,12 +169,12 @@ def log(x):
     Gumbel-max over ``w`` (tokens of weight 0 have ``log 0 = -inf`` and never win); of a number
     or an explicit uniform, an exact logarithm (:mod:`.logs`: ``log(u) + log(q) < log(p)``,
     ``-log(u)`` as an exponential)."""
-    from .joint import Linear, _is_view
+    from .joint import Linear, is_view
     from .logs import log_of
 
     if getattr(x, "is_symbolic_value", False):
         raise Undecided("the log of a symbolic value is beyond the exact method")
-    if isinstance(x, (int, float, Fraction)) or _is_view(x) or isinstance(x, Linear):
+    if isinstance(x, (int, float, Fraction)) or is_view(x) or isinstance(x, Linear):
         return log_of(x)
     return LogWeights(x)
 
@@ -430,7 +430,7 @@ def last_arrival_law(weights: list) -> list:
     return out
 
 
-_CACHE: dict = {}
+CACHE: dict = {}
 
 
 def cone_probability(rows, *, max_work: int | None = MAX_RACE_WORK) -> Fraction:
@@ -466,11 +466,11 @@ def cone_probability(rows, *, max_work: int | None = MAX_RACE_WORK) -> Fraction:
         coords = sorted({i for r in group_rows for i, v in enumerate(r) if v != 0})
         reduced = frozenset(_normal([r[i] for i in coords]) for r in group_rows)
         key = (len(coords), reduced)
-        if key not in _CACHE:
-            if len(_CACHE) > 100_000:
-                _CACHE.clear()
-            _CACHE[key] = _group_probability(sorted(reduced), len(coords), max_work)
-        prob *= _CACHE[key]
+        if key not in CACHE:
+            if len(CACHE) > 100_000:
+                CACHE.clear()
+            CACHE[key] = _group_probability(sorted(reduced), len(coords), max_work)
+        prob *= CACHE[key]
         if prob == 0:
             break
     return prob
@@ -501,7 +501,7 @@ def fresh_for(noise: Noise, weights: list) -> bool:
     return not any(r[i] != 0 for r in noise.rows for i in support)
 
 
-_OPTIONS: dict = {}
+OPTIONS: dict = {}
 
 
 def exact_race_options(noise: Noise, weights: list, first: bool) -> list:
@@ -512,11 +512,11 @@ def exact_race_options(noise: Noise, weights: list, first: bool) -> list:
     (for rational weights)."""
     if all(isinstance(w, (int, Fraction)) for w in weights):
         key = (tuple(noise.rows), tuple(weights), first)
-        hit = _OPTIONS.get(key)
+        hit = OPTIONS.get(key)
         if hit is None:
-            if len(_OPTIONS) > 100_000:
-                _OPTIONS.clear()
-            hit = _OPTIONS[key] = _race_options(noise, weights, first)
+            if len(OPTIONS) > 100_000:
+                OPTIONS.clear()
+            hit = OPTIONS[key] = _race_options(noise, weights, first)
         return hit
     return _race_options(noise, weights, first)
 

@@ -33,15 +33,18 @@ from ..core.signals import EngineSignal
 from ..core.lp import Infeasible, Unbounded, linprog_max
 
 __all__ = ["SymbolicValue", "Case", "NeedCase", "CaseResult", "SymbolicProof",
-           "symbolic_dists", "prove_symbolic"]
+           "symbolic_dists", "prove_symbolic", "CURRENT", "InfeasibleCase", "canonical",
+           "equality_solution", "factor_list", "linear_row", "num_sign", "simplified_under",
+           "as_sympy"]
 
-_CURRENT: contextvars.ContextVar = contextvars.ContextVar("exactspec_case", default=None)
+CURRENT: contextvars.ContextVar = contextvars.ContextVar("exactspec_case", default=None)
 
 #: Linear feasibility answers, by (variables, base, positive, linear facts, atom, sign).
 _FEASIBLE: dict = {}
 
 
-def _sym(x) -> sympy.Expr:
+def as_sympy(x) -> sympy.Expr:
+    """A symbolic value, Fraction or number as a sympy expression."""
     if isinstance(x, SymbolicValue):
         return x.expr
     if isinstance(x, Fraction):
@@ -56,39 +59,39 @@ class SymbolicValue:
     is_symbolic_value = True
 
     def __init__(self, expr):
-        self.expr = _sym(expr)
+        self.expr = as_sympy(expr)
 
     # arithmetic
-    def __add__(self, o): return SymbolicValue(self.expr + _sym(o))
-    def __radd__(self, o): return SymbolicValue(_sym(o) + self.expr)
-    def __sub__(self, o): return SymbolicValue(self.expr - _sym(o))
-    def __rsub__(self, o): return SymbolicValue(_sym(o) - self.expr)
-    def __mul__(self, o): return SymbolicValue(self.expr * _sym(o))
-    def __rmul__(self, o): return SymbolicValue(_sym(o) * self.expr)
+    def __add__(self, o): return SymbolicValue(self.expr + as_sympy(o))
+    def __radd__(self, o): return SymbolicValue(as_sympy(o) + self.expr)
+    def __sub__(self, o): return SymbolicValue(self.expr - as_sympy(o))
+    def __rsub__(self, o): return SymbolicValue(as_sympy(o) - self.expr)
+    def __mul__(self, o): return SymbolicValue(self.expr * as_sympy(o))
+    def __rmul__(self, o): return SymbolicValue(as_sympy(o) * self.expr)
     def __neg__(self): return SymbolicValue(-self.expr)
     def __pos__(self): return self
-    def __pow__(self, n): return SymbolicValue(self.expr ** _sym(n))
+    def __pow__(self, n): return SymbolicValue(self.expr ** as_sympy(n))
 
     def __truediv__(self, o):
-        if _sign(_sym(o)) == 0:
+        if _sign(as_sympy(o)) == 0:
             raise ZeroDivisionError(f"division by {o}, which is 0 in this case")
-        return SymbolicValue(self.expr / _sym(o))
+        return SymbolicValue(self.expr / as_sympy(o))
 
     def __rtruediv__(self, o):
         if _sign(self.expr) == 0:
             raise ZeroDivisionError(f"division by {self}, which is 0 in this case")
-        return SymbolicValue(_sym(o) / self.expr)
+        return SymbolicValue(as_sympy(o) / self.expr)
 
     # comparisons: decided by the current case
-    def __lt__(self, o): return _sign(self.expr - _sym(o)) < 0
-    def __le__(self, o): return _sign(self.expr - _sym(o)) <= 0
-    def __gt__(self, o): return _sign(self.expr - _sym(o)) > 0
-    def __ge__(self, o): return _sign(self.expr - _sym(o)) >= 0
+    def __lt__(self, o): return _sign(self.expr - as_sympy(o)) < 0
+    def __le__(self, o): return _sign(self.expr - as_sympy(o)) <= 0
+    def __gt__(self, o): return _sign(self.expr - as_sympy(o)) > 0
+    def __ge__(self, o): return _sign(self.expr - as_sympy(o)) >= 0
 
     def __eq__(self, o):
         if not isinstance(o, (SymbolicValue, int, Fraction, sympy.Basic)):
             return NotImplemented
-        return _sign(self.expr - _sym(o)) == 0
+        return _sign(self.expr - as_sympy(o)) == 0
 
     def __ne__(self, o):
         result = self.__eq__(o)
@@ -110,14 +113,15 @@ class SymbolicValue:
         return str(self.expr)
 
 
-def _num_sign(x) -> int:
+def num_sign(x) -> int:
+    """The sign (``-1``, ``0`` or ``1``) of a number."""
     return 1 if bool(x > 0) else (-1 if bool(x < 0) else 0)
 
 
 def _sign(expr) -> int:
     if expr.is_Number:
-        return _num_sign(expr)
-    case = _CURRENT.get()
+        return num_sign(expr)
+    case = CURRENT.get()
     if case is None:
         raise Undecided(f"the sign of {expr} is needed outside a symbolic run")
     return case.sign(expr)
@@ -133,7 +137,7 @@ class NeedCase(EngineSignal):
 
 
 @functools.lru_cache(maxsize=65536)
-def _linear_row(expr, variables):
+def linear_row(expr, variables):
     """Coefficients (Fractions, one per variable) and constant term of a linear ``expr``.
 
     Cached: a run asks for the same atoms' rows in every case.
@@ -170,22 +174,22 @@ def _sign_atoms(expr):
     for poly in sympy.fraction(sympy.together(expr)):
         poly = sympy.expand(poly)
         if poly.is_Number:
-            parts.append((_num_sign(poly), ()))
+            parts.append((num_sign(poly), ()))
             continue
         coeff, factors = sympy.factor_list(poly)
-        parts.append((_num_sign(coeff),
-                      tuple((*_canonical(factor), mult) for factor, mult in factors)))
+        parts.append((num_sign(coeff),
+                      tuple((*canonical(factor), mult) for factor, mult in factors)))
     return tuple(parts)
 
 
 @functools.lru_cache(maxsize=100_000)
-def _factor_list(poly):
+def factor_list(poly):
     """``sympy.factor_list``, remembered (the same polynomials recur in every rerun)."""
     return sympy.factor_list(poly)
 
 
 @functools.lru_cache(maxsize=100_000)
-def _canonical(factor):
+def canonical(factor):
     """``(atom, s)`` with ``factor = s * atom`` and the atom's leading coefficient positive."""
     expanded = sympy.expand(factor)
     coeff = sympy.Poly(expanded, *sorted(expanded.free_symbols, key=str)).LC()
@@ -236,11 +240,11 @@ class Case:
     def _poly_sign(self, poly) -> int:
         poly = sympy.expand(poly)
         if poly.is_Number:
-            return _num_sign(poly)
-        coeff, factors = _factor_list(poly)
-        result = _num_sign(coeff)
+            return num_sign(poly)
+        coeff, factors = factor_list(poly)
+        result = num_sign(coeff)
         for factor, mult in factors:
-            atom, s = _canonical(factor)
+            atom, s = canonical(factor)
             s_atom = self._atom_sign(atom)
             if s_atom == 0:
                 return 0
@@ -258,7 +262,7 @@ class Case:
         if self._is_linear(atom):
             signs = [s for s in signs if self.feasible_with(atom, s)]
         if not signs:
-            raise _Infeasible()
+            raise InfeasibleCase()
         if len(signs) == 1:
             self.deduced[atom] = signs[0]
             return signs[0]
@@ -273,7 +277,7 @@ class Case:
         eq, lb = [], []
         variables = tuple(self.variables)
         def row(expr, t_coeff):
-            coeffs, const = _linear_row(expr, variables)
+            coeffs, const = linear_row(expr, variables)
             return list(coeffs) + [Fraction(t_coeff)], -const
         for e in self.base_equalities:
             eq.append(row(e, 0))
@@ -348,7 +352,7 @@ class Case:
 
     def _holds_at(self, values) -> bool:
         for atom, s in self.facts.items():
-            if _num_sign(atom.xreplace(values)) != s:
+            if num_sign(atom.xreplace(values)) != s:
                 return False
         for v in self.variables:
             if values[v] < 0 or (v in self.positive and values[v] == 0):
@@ -356,8 +360,8 @@ class Case:
         return all(e.xreplace(values) == 0 for e in self.base_equalities)
 
 
-class _Infeasible(EngineSignal):
-    pass
+class InfeasibleCase(EngineSignal):
+    """The signal that a case's facts have no solution: the branch is dropped."""
 
 
 def symbolic_dists(n: int, *, labels=None, positive: bool = True):
@@ -415,11 +419,13 @@ def overall_verdict(cases) -> str:
     return "proved"
 
 
-def _reduce(expr, solution):
+def simplified_under(expr, solution):
+    """``expr`` with ``solution`` substituted, as one cancelled fraction."""
     return sympy.cancel(sympy.together(expr.xreplace(solution)))
 
 
-def _equality_solution(case: Case):
+def equality_solution(case: Case):
+    """A solution of the case's equalities (its own and those implied by non-negativity)."""
     eqs = list(case.base_equalities) + [a for a, s in case.facts.items()
                                         if s == 0 and case._is_linear(a)]
     # equalities implied by non-negativity (e.g. p1 + p2 = 0 forces p1 = p2 = 0)
@@ -462,7 +468,7 @@ def prove_symbolic(method: Callable, n: int, k: int = 1, *, positive: bool = Tru
         seen.add(case.key())
         if len(seen) > max_cases:
             raise InvalidInput(f"more than {max_cases} symbolic cases: too large to prove")
-        token = _CURRENT.set(case)
+        token = CURRENT.set(case)
         failed = None
         try:
             result = enumerate_paths(method, p, q, k, max_paths=None)
@@ -471,13 +477,13 @@ def prove_symbolic(method: Callable, n: int, k: int = 1, *, positive: bool = Tru
         except NeedCase as need:
             pending.extend(case.with_fact(need.atom, s) for s in need.signs)
             continue
-        except _Infeasible:
+        except InfeasibleCase:
             infeasible += 1
             continue
         except (InvalidInput, ZeroDivisionError) as error:
             failed = error
         finally:
-            _CURRENT.reset(token)
+            CURRENT.reset(token)
         if not case.feasible_with():
             infeasible += 1
             continue
@@ -498,8 +504,8 @@ def prove_symbolic(method: Callable, n: int, k: int = 1, *, positive: bool = Tru
     if expected_law is not None:                 # the law the cases are compared with
         try:
             target = expected_law(p, q, k)
-            shown = {lab: sympy.sympify(_sym(target[lab])) for lab in p.labels}
-        except (Undecided, NeedCase, _Infeasible, InvalidInput, TypeError):
+            shown = {lab: sympy.sympify(as_sympy(target[lab])) for lab in p.labels}
+        except (Undecided, NeedCase, InfeasibleCase, InvalidInput, TypeError):
             shown = None                         # one law per case only: not recorded
     return SymbolicProof(getattr(method, "__name__", name), n, k, positive, done, infeasible,
                          shown)
@@ -509,20 +515,20 @@ def _point_dists(point, p, q):
     """The exact ``Dist``\\ s of the symbolic ``p``, ``q`` at a rational point."""
     from ..core.dist import Dist
 
-    pv = [Fraction(str(_sym(v).xreplace(point))) for v in p.probs]
-    qv = [Fraction(str(_sym(v).xreplace(point))) for v in q.probs]
+    pv = [Fraction(str(as_sympy(v).xreplace(point))) for v in p.probs]
+    qv = [Fraction(str(as_sympy(v).xreplace(point))) for v in q.probs]
     return Dist(pv, p.labels), Dist(qv, q.labels)
 
 
 def _judge(case, result, p, q, k, method, count, target, want):
     from .exact import enumerate_paths
 
-    solution = _equality_solution(case)
-    law = {lab: _reduce(_sym(v), solution) for lab, v in result.law.items()}
-    acceptance = _reduce(_sym(result.acceptance), solution)
-    diffs = [_reduce(law[lab] - _sym(target[lab]), solution) for lab in p.labels]
+    solution = equality_solution(case)
+    law = {lab: simplified_under(as_sympy(v), solution) for lab, v in result.law.items()}
+    acceptance = simplified_under(as_sympy(result.acceptance), solution)
+    diffs = [simplified_under(law[lab] - as_sympy(target[lab]), solution) for lab in p.labels]
     if want is not None:
-        diffs.append(_reduce(acceptance - _sym(want), solution))
+        diffs.append(simplified_under(acceptance - as_sympy(want), solution))
     points = case.witnesses(count)
     checked = []
     exact_ok = True
@@ -532,7 +538,7 @@ def _judge(case, result, p, q, k, method, count, target, want):
         symbolic_at = {lab: law[lab].xreplace(point) for lab in p.labels}
         agree = all(sympy.Rational(str(exact.law[lab])) == symbolic_at[lab] for lab in p.labels)
         agree = agree and sympy.Rational(str(exact.acceptance)) == acceptance.xreplace(point)
-        expected_at = [_sym(target[lab]).xreplace(point) for lab in p.labels]
+        expected_at = [as_sympy(target[lab]).xreplace(point) for lab in p.labels]
         if not agree:
             exact_ok = False
         differs = any(sympy.Rational(str(exact.law[lab])) != e

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from ..engine.float_sampler import FloatSampler, _Expr
+from ..engine.float_sampler import FloatSampler, Expr
 from ..engine.floats import FloatValue
 from ..core.signals import CannotProceed
 from .branched import Branched, VectorSampler
@@ -34,7 +34,7 @@ from .branched import Branched, VectorSampler
 __all__ = ["VectorFloatSampler"]
 
 
-class _Identity(_Expr):
+class _Identity(Expr):
     """The uniform itself (``f(u) = u``): its comparisons need no bisection."""
 
     __slots__ = ()
@@ -84,7 +84,7 @@ class VectorFloatSampler(VectorSampler, FloatSampler):
             if strict:
                 g = expr
             else:          # f(u) <= c iff not (-f(u) < -c): the path run's own form
-                g = _Expr(base, lambda v, f=expr.f: -f(v), not expr.increasing)
+                g = Expr(base, lambda v, f=expr.f: -f(v), not expr.increasing)
             for x, never in zip(c.values, self._never):
                 if never:
                     cuts.append(0)

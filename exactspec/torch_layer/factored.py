@@ -56,7 +56,7 @@ from ..core.errors import ExactspecError, TooLarge
 from ..engine.driver import depth_first
 from ..core.integer_rows import exact_sum
 from ..core.rank_one import mass
-from ..engine.float_sampler import _Expr
+from ..engine.float_sampler import Expr
 from ..engine.floats import FloatValue, get_format
 from ..engine.uniform import UniformView
 from . import dtypes as D
@@ -557,7 +557,7 @@ class FactoredFloatSampler(FactoredSampler, VectorFloatSampler):
         """``f(u) * c`` of a fresh uniform's increasing expression and a branched value: a
         :class:`_FloatAxisExpr`; any other mix of a random and a branched value falls back."""
         u, c = (a, b) if isinstance(b, Branched) else (b, a)
-        if op is not operator.mul or not isinstance(u, _Expr) or not isinstance(c, Branched) \
+        if op is not operator.mul or not isinstance(u, Expr) or not isinstance(c, Branched) \
                 or u.base.sampler is not self or not u.increasing:
             raise CannotProceed("a branched value in arithmetic with a random value")
         self._check_fresh(u.base)
@@ -617,9 +617,9 @@ class FactoredFloatSampler(FactoredSampler, VectorFloatSampler):
         """``op(a, b)`` of an increasing expression of a fresh grid uniform and a plain number,
         kept lazy (the comparison cut at the grid point where the path run cuts it); ``None``
         for any other comparison (decided as usual)."""
-        if isinstance(a, _Expr):
+        if isinstance(a, Expr):
             e, c, flipped = a, b, False
-        elif isinstance(b, _Expr):
+        elif isinstance(b, Expr):
             e, c, flipped = b, a, True
         else:
             return None

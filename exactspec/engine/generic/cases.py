@@ -19,20 +19,21 @@ from fractions import Fraction
 
 import sympy
 
-from ..symbolic import (Case, NeedCase, _canonical, _factor_list, _Infeasible, _linear_row,
-                        _num_sign, _sym)
-from .values import (_DRAWN, _TOKEN, KAPPA, PI, ClassLabel, NeedClassSplit, NotGeneric,
-                     PartialSum, RestCase, Token, _draw_index, _draw_symbols)
+from ..symbolic import (Case, NeedCase, canonical, factor_list, InfeasibleCase, linear_row,
+                        num_sign, as_sympy)
+from .values import (DRAWN, TOKEN, KAPPA, PI, ClassLabel, NeedClassSplit, NotGeneric,
+                     PartialSum, RestCase, Token, draw_index, draw_symbols)
 
-__all__ = ["GenericCase"]
+__all__ = ["GenericCase", "MARK", "agg_symbols", "cone_signs"]
 
 
 #: The suffix of a sub-class by the sign its tokens give the atom split on (``R`` into
 #: ``Rm``, ``Rz``, ``Rp``).
-_MARK = {-1: "m", 0: "z", 1: "p"}
+MARK = {-1: "m", 0: "z", 1: "p"}
 
 
-def _agg_symbols(name: str):
+def agg_symbols(name: str):
+    """The nonnegative symbols ``P_name`` and ``Q_name`` of an aggregated class of tokens."""
     return sympy.symbols(f"P_{name} Q_{name}", nonnegative=True)
 
 
@@ -65,9 +66,9 @@ class _CachedCase(Case):
             reduced = self._reduced(atom)
             if reduced is not None and (reduced.is_Number or self._is_linear(reduced)):
                 if reduced.is_Number:
-                    sign = _num_sign(reduced)
+                    sign = num_sign(reduced)
                 else:
-                    inner, t = _canonical(reduced)
+                    inner, t = canonical(reduced)
                     sign = t * self._atom_sign(inner)
                 self.deduced[atom] = sign
                 return sign
@@ -77,7 +78,7 @@ class _CachedCase(Case):
             exact = (self.strict_known or {}).get(atom)
             if exact is not None:
                 if exact not in need.signs:
-                    raise _Infeasible() from None
+                    raise InfeasibleCase() from None
                 self.deduced[atom] = exact
                 return exact
             bound = (self.known or {}).get(atom)
@@ -85,7 +86,7 @@ class _CachedCase(Case):
                 raise
             signs = [x for x in need.signs if x * bound >= 0]
             if not signs:
-                raise _Infeasible() from None
+                raise InfeasibleCase() from None
             if len(signs) == 1:
                 self.deduced[atom] = signs[0]
                 return signs[0]
@@ -100,22 +101,22 @@ class _CachedCase(Case):
         eq, lb = super()._rows(extra)
         for expr in self.nonstrict:
             if self._is_linear(expr):
-                coeffs, const = _linear_row(expr, self.variables)
+                coeffs, const = linear_row(expr, self.variables)
                 lb.append((list(coeffs) + [Fraction(0)], -const))
         for atom, s in self.facts.items():
             reduced = self._reduced(atom)
             if reduced is None:
                 continue
             if reduced.is_Number:
-                if _num_sign(reduced) != s:          # a contradiction: 0 = 1
+                if num_sign(reduced) != s:          # a contradiction: 0 = 1
                     eq.append(([Fraction(0)] * (len(self.variables) + 1), Fraction(1)))
                 continue
             if self._is_linear(reduced):
-                coeffs, const = _linear_row(reduced, self.variables)
+                coeffs, const = linear_row(reduced, self.variables)
                 if s == 0:
                     eq.append((list(coeffs) + [Fraction(0)], -const))
                 else:
-                    coeffs, const = _linear_row(sympy.expand(s * reduced), self.variables)
+                    coeffs, const = linear_row(sympy.expand(s * reduced), self.variables)
                     lb.append((list(coeffs) + [Fraction(-1)], -const))
         return eq, lb
 
@@ -152,7 +153,7 @@ class GenericCase(RestCase):
         ps = [sympy.Symbol(f"p_{t}", nonnegative=True) for t in self.names]
         qs = [sympy.Symbol(f"q_{t}", nonnegative=True) for t in self.names]
         self.token_symbols = {t: (a, b) for t, a, b in zip(self.names, ps, qs)}
-        self.class_symbols = {name: _agg_symbols(name) for name, _ in self.classes}
+        self.class_symbols = {name: agg_symbols(name) for name, _ in self.classes}
         variables = tuple(ps + qs) + tuple(s for name, _ in self.classes
                                            for s in self.class_symbols[name])
         all_p = ps + [self.class_symbols[n][0] for n, _ in self.classes]
@@ -192,16 +193,16 @@ class GenericCase(RestCase):
             P, Q = self.class_symbols[name]
             strict = name in self.nonempty
             if strict:
-                facts[_canonical(P + Q)[0]] = 1
+                facts[canonical(P + Q)[0]] = 1
             for form, sign in class_facts:
                 value = sympy.expand(form.xreplace({PI: P, KAPPA: Q}))
                 if value.is_Number:
                     continue
                 if sign == 0 or strict:
-                    atom, t = _canonical(value)
+                    atom, t = canonical(value)
                     facts[atom] = t * sign
                 elif sign == 0:
-                    atom, _ = _canonical(value)
+                    atom, _ = canonical(value)
                     facts[atom] = 0
                 else:
                     nonstrict.append(sympy.expand(sign * value))
@@ -219,7 +220,7 @@ class GenericCase(RestCase):
                 continue
             for form, sign in class_facts:
                 v = form.xreplace({PI: values[0], KAPPA: values[1]}).xreplace(point)
-                if _num_sign(v) != sign:
+                if num_sign(v) != sign:
                     return False
         return True
 
@@ -257,10 +258,10 @@ class GenericCase(RestCase):
         for a, s in self.agg_facts.items():
             value = sympy.expand(a.xreplace(substitution))
             if value.is_Number:
-                if _num_sign(value) != s:
-                    raise _Infeasible()
+                if num_sign(value) != s:
+                    raise InfeasibleCase()
                 continue
-            b, t = _canonical(value)
+            b, t = canonical(value)
             facts[b] = s * t
         return facts
 
@@ -271,13 +272,13 @@ class GenericCase(RestCase):
             new = []
             for form, s in facts:
                 value = sympy.expand(form.xreplace(substitution))
-                if not value.free_symbols & _TOKEN:
-                    if value.is_Number and _num_sign(value) != s:
-                        raise _Infeasible()
+                if not value.free_symbols & TOKEN:
+                    if value.is_Number and num_sign(value) != s:
+                        raise InfeasibleCase()
                     if not value.is_Number:
                         raise NotGeneric(f"a class fact lost its token: {value}")
                     continue
-                b, t = _canonical(value)
+                b, t = canonical(value)
                 new.append((b, s * t))
             out.append((cname, tuple(new)))
         return tuple(out)
@@ -292,11 +293,11 @@ class GenericCase(RestCase):
                 classes.append((cname, facts))
                 continue
             for s in signs:
-                sub = f"{name}{_MARK[s]}"
+                sub = f"{name}{MARK[s]}"
                 classes.append((sub, facts + ((atom, s),)))
                 new.append(sub)
         P, Q = self.class_symbols[name]
-        sums = {P: sum(_agg_symbols(n)[0] for n in new), Q: sum(_agg_symbols(n)[1] for n in new)}
+        sums = {P: sum(agg_symbols(n)[0] for n in new), Q: sum(agg_symbols(n)[1] for n in new)}
         classes = self._rewrite_classes(classes, sums)
         return GenericCase(self.names, tuple(classes), self._rewrite_agg_facts(sums),
                            self.path + (("class", name, atom, tuple(signs)),),
@@ -320,32 +321,32 @@ class GenericCase(RestCase):
         if name is None:
             name = sympy.Dummy(f"S{len(self.abbreviations) + 1}")
             self.abbreviations[name] = expr
-            self.definitions[name] = _sym(total.expr)
+            self.definitions[name] = as_sympy(total.expr)
             self._named[expr] = name
         return name
 
     def full(self, expr):
         """``expr`` with every abbreviation replaced by the sum it names."""
-        expr = _sym(expr)
+        expr = as_sympy(expr)
         if self.abbreviations and expr.free_symbols & self.abbreviations.keys():
             return expr.xreplace(self.abbreviations)
         return expr
 
     def note_nonnegative(self, expr):
         """Record that ``expr`` (a sum of terms each known >= 0) is >= 0."""
-        num, den = sympy.fraction(sympy.together(_sym(expr)))
+        num, den = sympy.fraction(sympy.together(as_sympy(expr)))
         num = sympy.expand(num)
-        if num.is_Number or num.free_symbols & _TOKEN:
+        if num.is_Number or num.free_symbols & TOKEN:
             return
         try:
             den_sign = self.sign(den)
         except (NeedCase, NeedClassSplit):
             return
-        coeff, factors = _factor_list(num)
+        coeff, factors = factor_list(num)
         if len(factors) != 1 or factors[0][1] != 1 or den_sign == 0:
             return
-        atom, s = _canonical(factors[0][0])
-        self.inner.known[atom] = s * _num_sign(coeff) * den_sign
+        atom, s = canonical(factors[0][0])
+        self.inner.known[atom] = s * num_sign(coeff) * den_sign
 
     def note_balance(self, total: "PartialSum", expr=None):
         """The balance identity of a positive-part sum.
@@ -389,21 +390,21 @@ class GenericCase(RestCase):
                 if self.sign(v) < 0:
                     strict = o
                     break
-            except (NeedCase, NeedClassSplit, _Infeasible):
+            except (NeedCase, NeedClassSplit, InfeasibleCase):
                 continue
         num, den = sympy.fraction(sympy.together(expr))
         num = sympy.expand(num)
-        if num.is_Number or num.free_symbols & _TOKEN:
+        if num.is_Number or num.free_symbols & TOKEN:
             return
         try:
             den_sign = self.sign(den)
-        except (NeedCase, NeedClassSplit, _Infeasible):
+        except (NeedCase, NeedClassSplit, InfeasibleCase):
             return
-        coeff, factors = _factor_list(num)
+        coeff, factors = factor_list(num)
         if len(factors) != 1 or factors[0][1] != 1 or den_sign == 0:
             return
-        atom, s = _canonical(factors[0][0])
-        sign = s * _num_sign(coeff) * den_sign
+        atom, s = canonical(factors[0][0])
+        sign = s * num_sign(coeff) * den_sign
         record = {
             "sum": str(expr), "atom": str(atom), "atom_sign": sign,
             "owners": sorted(str(o) for o in total.owners),
@@ -414,7 +415,7 @@ class GenericCase(RestCase):
         if fact is not None and (fact != sign if strict is not None else fact * sign < 0):
             # the case already fixed a sign of the sum that the identity excludes
             self.pruned_by = [record]
-            raise _Infeasible()
+            raise InfeasibleCase()
         if strict is None:
             if atom not in self.inner.strict_known:
                 self.inner.known[atom] = sign
@@ -436,14 +437,14 @@ class GenericCase(RestCase):
 
     # -- sign decisions --------------------------------------------------------------------
     def sign(self, expr) -> int:
-        expr = _sym(expr)
+        expr = as_sympy(expr)
         if expr.is_Number:
-            return _num_sign(expr)
-        drawn = expr.free_symbols & _DRAWN
+            return num_sign(expr)
+        drawn = expr.free_symbols & DRAWN
         if drawn:
             # a drawn token's symbols name another token on every path: the sign depends on
             # the class it was drawn from
-            index = _draw_index()
+            index = draw_index()
             classes = self.draw_class
             if any(index[d] not in classes for d in drawn):
                 return self._sign(expr)
@@ -458,7 +459,7 @@ class GenericCase(RestCase):
 
     def _sign(self, expr) -> int:
         expr = self.full(expr)
-        if expr.free_symbols & _TOKEN:
+        if expr.free_symbols & TOKEN:
             raise NotGeneric(f"a class entry's per-token expression {expr} leaked into a number")
         num, den = sympy.fraction(sympy.together(expr))
         return self._poly_sign(num) * self._poly_sign(den)
@@ -466,10 +467,10 @@ class GenericCase(RestCase):
     def _poly_sign(self, poly) -> int:
         poly = sympy.expand(poly)
         if poly.is_Number:
-            return _num_sign(poly)
-        index = _draw_index()
-        coeff, factors = _factor_list(poly)
-        result = _num_sign(coeff)
+            return num_sign(poly)
+        index = draw_index()
+        coeff, factors = factor_list(poly)
+        result = num_sign(coeff)
         for factor, mult in factors:
             draws = {index[s] for s in factor.free_symbols if s in index}
             if not draws:
@@ -481,7 +482,7 @@ class GenericCase(RestCase):
                 i = draws.pop()
                 if i not in self.draw_class:
                     raise NotGeneric(f"uses the value of a rest token from another path: {factor}")
-                p_sym, q_sym = _draw_symbols(i)
+                p_sym, q_sym = draw_symbols(i)
                 form = factor.xreplace({p_sym: PI, q_sym: KAPPA})
                 s_atom = self.class_sign(self.draw_class[i], form)
             if s_atom == 0:
@@ -491,27 +492,27 @@ class GenericCase(RestCase):
 
     def class_sign(self, cls: ClassLabel, expr) -> int:
         """The sign of a per-token expression, the same for every token of ``cls``."""
-        expr = _sym(expr)
+        expr = as_sympy(expr)
         key = (cls.name, expr)
         known = self._class_signs.get(key)
         if known is not None:
             return known
         num, den = sympy.fraction(sympy.together(self.full(expr)))
         sign = self._class_poly_sign(cls, num) * self._class_poly_sign(cls, den)
-        if not expr.free_symbols & _DRAWN:
+        if not expr.free_symbols & DRAWN:
             self._class_signs[key] = sign
         return sign
 
     def _class_poly_sign(self, cls, poly) -> int:
         poly = sympy.expand(poly)
         if poly.is_Number:
-            return _num_sign(poly)
-        if not poly.free_symbols & _TOKEN:
+            return num_sign(poly)
+        if not poly.free_symbols & TOKEN:
             return self.sign(poly)
-        coeff, factors = _factor_list(poly)
-        result = _num_sign(coeff)
+        coeff, factors = factor_list(poly)
+        result = num_sign(coeff)
         for factor, mult in factors:
-            if not factor.free_symbols & _TOKEN:
+            if not factor.free_symbols & TOKEN:
                 s_atom = self.sign(factor)
             else:
                 monoms = sympy.Poly(factor, PI, KAPPA).monoms()
@@ -519,7 +520,7 @@ class GenericCase(RestCase):
                     raise NotGeneric(
                         f"needs the sign of {factor} for a token x of the rest: not a linear "
                         "homogeneous form in (p_x, q_x), so tokens of one class may disagree")
-                atom, s = _canonical(factor)
+                atom, s = canonical(factor)
                 facts = self._facts[cls.name]
                 if atom not in facts:
                     ray = _ray(facts)
@@ -530,7 +531,7 @@ class GenericCase(RestCase):
                             return 0
                         result *= s_atom ** mult
                         continue
-                    feasible = _cone_signs(facts, atom)
+                    feasible = cone_signs(facts, atom)
                     if feasible is not None and len(feasible) == 1:
                         facts[atom] = feasible[0]      # implied by the class's facts
                     else:
@@ -567,7 +568,7 @@ def _ray(facts: dict):
     return None
 
 
-def _cone_signs(facts: dict, form):
+def cone_signs(facts: dict, form):
     """The signs ``form`` can take on a token ``(pi_x, kappa_x) >= 0``, not both 0, that
     satisfies ``facts``; None when a coefficient is symbolic.
 
@@ -585,7 +586,7 @@ def _cone_signs(facts: dict, form):
         a, b = coeffs              # f(l) = a l + b (1 - l) = b + (a - b) l
         slope, const = a - b, b
         if slope == 0:
-            value = _num_sign(const)
+            value = num_sign(const)
             return (lo, lo_open, hi, hi_open) if value == sign else None
         root = -const / slope
         if sign == 0:

@@ -1,8 +1,8 @@
 """A case's closed forms: the law, acceptance and path total a run built, judged exactly.
 
-:func:`_zero_on_case` tests ``law - target`` (and the acceptance, and the total) for zero on
+:func:`zero_on_case` tests ``law - target`` (and the acceptance, and the total) for zero on
 the case (abbreviations eliminated in a polynomial ring, linear equalities substituted,
-nonlinear ones reduced by a Groebner basis, :func:`_vanishes`); :func:`_judge` writes the
+nonlinear ones reduced by a Groebner basis, :func:`_vanishes`); :func:`judge` writes the
 case's :class:`GenericCaseResult` with its verdict, after checking the closed forms against
 exact enumeration of the method's paths on concrete vocabularies at the case's witnesses
 (:func:`_check_witness`: one token per class, then two proportional tokens per class).
@@ -17,10 +17,10 @@ from typing import Any
 import sympy
 
 from ..exact import enumerate_paths
-from ..symbolic import _equality_solution, _reduce, _sym
+from ..symbolic import equality_solution, simplified_under, as_sympy
 from .values import NotGeneric
 
-__all__ = ["GenericCaseResult"]
+__all__ = ["GenericCaseResult", "judge", "ring_fraction", "zero_on_case"]
 
 
 @dataclass
@@ -53,33 +53,34 @@ def _explicit_solution(inner):
     return solved[0] if solved else {}
 
 
-def _judge(case, result, target, want, run, k, count) -> GenericCaseResult:
+def judge(case, result, target, want, run, k, count) -> GenericCaseResult:
+    """A case's closed forms judged against the target: lossless, lossy or undecided on it."""
     solution = _explicit_solution(case.inner)
 
     def zero(value):
-        return _zero_on_case(case, value, solution)
+        return zero_on_case(case, value, solution)
 
     if any(not zero(result.law[t] - target[t]) for t in case.names) or \
             (want is not None and not zero(result.explicit - want)):
-        solution = _equality_solution(case.inner)     # adds zeros implied by non-negativity
+        solution = equality_solution(case.inner)     # adds zeros implied by non-negativity
 
     def closed(value, expected):
         # a value equal to its expectation on the case *is* the (small) expectation: the
         # large quotient itself is only tested for zero, never cancelled
         if expected is not None and zero(value - expected):
-            return _reduce(case.full(expected), solution)
-        return _reduce(case.full(value), solution)
+            return simplified_under(case.full(expected), solution)
+        return simplified_under(case.full(value), solution)
 
     law = {t: closed(v, target.get(t)) for t, v in result.law.items()}
     acceptance = closed(result.explicit, want)
     in_drafts = None if result.in_drafts is None or not zero(result.in_drafts - result.explicit) \
         else acceptance
     total = closed(result.total, sympy.Integer(1))
-    target = {t: _reduce(case.full(v), solution) for t, v in target.items()}
-    want = None if want is None else _reduce(case.full(want), solution)
-    diffs = {t: _reduce(law[t] - target[t], solution) for t in case.names}
+    target = {t: simplified_under(case.full(v), solution) for t, v in target.items()}
+    want = None if want is None else simplified_under(case.full(want), solution)
+    diffs = {t: simplified_under(law[t] - target[t], solution) for t in case.names}
     if want is not None:
-        diffs["acceptance"] = _reduce(acceptance - want, solution)
+        diffs["acceptance"] = simplified_under(acceptance - want, solution)
     if total != 1 and _vanishes(total - 1, case.inner, solution):
         total = sympy.Integer(1)
     diffs = {t: (0 if d != 0 and _vanishes(d, case.inner, solution) else d)
@@ -123,7 +124,7 @@ def _judge(case, result, target, want, run, k, count) -> GenericCaseResult:
                              verdict, checked, note, case, dict(target), want, raw)
 
 
-def _zero_on_case(case, expr, solution) -> bool:
+def zero_on_case(case, expr, solution) -> bool:
     """Whether ``expr``, written with the case's abbreviations, is 0 on the case.
 
     ``expr = num / den`` in a polynomial ring whose variables include the abbreviations
@@ -134,7 +135,7 @@ def _zero_on_case(case, expr, solution) -> bool:
     linear equalities (``solution``) are substituted and the result is tested for zero, then
     reduced by the case's nonlinear equalities (:func:`_vanishes`).  Every step multiplies by
     a non-zero quantity or uses an identity of the case, so a True answer is a proof."""
-    expr = _sym(expr).xreplace(solution)
+    expr = as_sympy(expr).xreplace(solution)
     if expr.is_Number:
         return expr == 0
     definitions = {name: d.xreplace(solution) for name, d in case.definitions.items()}
@@ -146,19 +147,19 @@ def _zero_on_case(case, expr, solution) -> bool:
     gens = sorted(symbols, key=str)
     ring = sympy.polys.rings.ring(gens, sympy.QQ, order="grevlex")[0]
     memo: dict = {}
-    num, _ = _ring_fraction(expr, ring, memo)
+    num, _ = ring_fraction(expr, ring, memo)
     for name in reversed(list(definitions)):
         if num == 0:
             return True
         i = gens.index(name)
         if num.degree(i) <= 0:
             continue
-        a, b = _ring_fraction(definitions[name], ring, memo)
+        a, b = ring_fraction(definitions[name], ring, memo)
         num = _eliminate(num, i, a, b, ring)
     if num == 0:
         return True
     # the nonlinear equalities of the case (a class where r = q): ideal membership
-    equalities = [g for g in (_ring_fraction(a, ring, {})[0] for a in nonlinear) if g != 0]
+    equalities = [g for g in (ring_fraction(a, ring, {})[0] for a in nonlinear) if g != 0]
     if not equalities or any(g.is_ground for g in equalities):
         return False
     if len(equalities) > 1:
@@ -181,7 +182,7 @@ def _eliminate(num, i, a, b, ring):
     return out
 
 
-def _ring_fraction(expr, ring, memo):
+def ring_fraction(expr, ring, memo):
     """``expr`` as ``(numerator, denominator)`` in ``ring``, without gcds (a denominator is a
     product of the expression's own denominators, each non-zero where the method divided)."""
     known = memo.get(expr)
@@ -194,7 +195,7 @@ def _ring_fraction(expr, ring, memo):
     elif expr.is_Add:
         num, den = ring.zero, ring.one
         for arg in expr.args:
-            a, b = _ring_fraction(arg, ring, memo)
+            a, b = ring_fraction(arg, ring, memo)
             if b == den:
                 num = num + a
             elif len(b) == 1 and len(den) == 1:
@@ -210,11 +211,11 @@ def _ring_fraction(expr, ring, memo):
     elif expr.is_Mul:
         num, den = ring.one, ring.one
         for arg in expr.args:
-            a, b = _ring_fraction(arg, ring, memo)
+            a, b = ring_fraction(arg, ring, memo)
             num, den = num * a, den * b
         out = num, den
     elif expr.is_Pow and expr.exp.is_Integer:
-        a, b = _ring_fraction(expr.base, ring, memo)
+        a, b = ring_fraction(expr.base, ring, memo)
         e = int(expr.exp)
         out = (a ** e, b ** e) if e >= 0 else (b ** -e, a ** -e)
     else:

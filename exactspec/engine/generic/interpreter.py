@@ -20,12 +20,12 @@ import sympy
 from ...core.errors import InvalidInput, NotExact
 from ..driver import depth_first
 from ..exact import ExactSampler
-from ..symbolic import _CURRENT, NeedCase, SymbolicValue, _Infeasible, _sym, overall_verdict
-from .cases import GenericCase, _cone_signs
-from .closed_forms import _judge, _ring_fraction, _zero_on_case
-from .replay import _evaluate
-from .values import (_TOKEN, KAPPA, PI, ClassEntry, ClassLabel, DistinguishedEntry, DrawnToken,
-                     NeedClassSplit, NotGeneric, Token, _draw_symbols, _is_zero_constant, _plain)
+from ..symbolic import CURRENT, NeedCase, SymbolicValue, InfeasibleCase, as_sympy, overall_verdict
+from .cases import GenericCase, cone_signs
+from .closed_forms import judge, ring_fraction, zero_on_case
+from .replay import evaluate
+from .values import (TOKEN, KAPPA, PI, ClassEntry, ClassLabel, DistinguishedEntry, DrawnToken,
+                     NeedClassSplit, NotGeneric, Token, draw_symbols, is_zero_constant, plain)
 
 __all__ = ["GenericSampler", "GenericProof", "prove_generic"]
 
@@ -50,7 +50,7 @@ class GenericSampler(ExactSampler):
         options = []
         for lab, pr in zip(dist.labels, dist.probs):
             if isinstance(lab, ClassLabel):
-                if _is_zero_constant(pr):
+                if is_zero_constant(pr):
                     continue
                 if not isinstance(pr, ClassEntry) or pr.owner != lab:
                     raise NotGeneric(f"{what}: the entry of class {lab.name} is not a per-token "
@@ -67,7 +67,7 @@ class GenericSampler(ExactSampler):
             elif isinstance(lab, DrawnToken):
                 raise NotGeneric("a vector indexed by a drawn rest token")
             else:
-                value = _plain(pr)
+                value = plain(pr)
                 if value < 0:
                     raise InvalidInput(f"{what}: negative probability {value} on token {lab}")
                 if value != 0:
@@ -89,7 +89,7 @@ class GenericSampler(ExactSampler):
         return tuple(self.draft(q, f"draft{i + 1}") for i in range(k))
 
     def coin(self, prob, what: str = "coin") -> bool:
-        return super().coin(_plain(prob), what)
+        return super().coin(plain(prob), what)
 
     def uniform(self):
         raise NotGeneric("explicit uniforms and inverse-CDF picks depend on the order of the "
@@ -101,7 +101,7 @@ class GenericSampler(ExactSampler):
 
 def _aggregate_weight(weight, draw_class: dict, case: GenericCase):
     """The path weight summed over the rest tokens drawn on the path (multilinear check)."""
-    weight = _sym(weight)
+    weight = as_sympy(weight)
     key = (weight, tuple(sorted((i, c.name) for i, c in draw_class.items())))
     known = case._weights.get(key)
     if known is None:
@@ -114,10 +114,10 @@ def _aggregate_weight_of(weight, draw_class: dict, case: GenericCase):
         return weight
     gens = sorted(weight.free_symbols, key=str)
     ring = sympy.polys.rings.ring(gens, sympy.QQ)[0]
-    num, den = _ring_fraction(weight, ring, {})
+    num, den = ring_fraction(weight, ring, {})
     num, den = num.cancel(den)
     for i, cls in draw_class.items():
-        p_sym, q_sym = _draw_symbols(i)
+        p_sym, q_sym = draw_symbols(i)
         for sym in (p_sym, q_sym):
             if sym in weight.free_symbols and den.degree(gens.index(sym)) > 0:
                 raise NotGeneric(f"a path weight {weight} is not linear in the drawn rest "
@@ -127,11 +127,11 @@ def _aggregate_weight_of(weight, draw_class: dict, case: GenericCase):
             raise NotGeneric(f"a path weight {weight} is not linear in the drawn rest token "
                              f"x{i}: the sum over the rest is not an aggregate")
     expr = num.as_expr() / den.as_expr()
-    if expr.free_symbols & _TOKEN:
+    if expr.free_symbols & TOKEN:
         raise NotGeneric(f"a class entry's expression reached a path weight: {expr}")
     substitution = {}
     for i, cls in draw_class.items():
-        p_sym, q_sym = _draw_symbols(i)
+        p_sym, q_sym = draw_symbols(i)
         P, Q = case.aggregates(cls)
         substitution.update({p_sym: P, q_sym: Q})
     return expr.xreplace(substitution)
@@ -244,7 +244,7 @@ class GenericProof:
         The rest (every token but ``t``) is classified by replaying the splits of the proof;
         returns ``(case_result, law_value, acceptance_value)`` with exact ``Fraction`` values.
         """
-        return _evaluate(self, p, q, t)
+        return evaluate(self, p, q, t)
 
 
 def prove_generic(method, k: int = 1, *, names=("t",), expected_law: Callable | None = None,
@@ -278,7 +278,7 @@ def prove_generic(method, k: int = 1, *, names=("t",), expected_law: Callable | 
         if not case.inner.feasible_with():
             infeasible.append(case)
             continue
-        token = _CURRENT.set(case)
+        token = CURRENT.set(case)
         try:
             result = _run(run, case, k)
             if len(case.classes) > 1:
@@ -286,7 +286,7 @@ def prove_generic(method, k: int = 1, *, names=("t",), expected_law: Callable | 
                 # sum over part of the rest, a prefix in slot order, would not)
                 again = _run(run, case, k, reverse=True)
                 for t in names:
-                    if not _zero_on_case(case, again.law[t] - result.law[t], {}):
+                    if not zero_on_case(case, again.law[t] - result.law[t], {}):
                         raise NotGeneric("the law changes with the order of the classes of "
                                          "the rest: the method depends on token order (for "
                                          "example a sum over part of the rest)")
@@ -302,11 +302,11 @@ def prove_generic(method, k: int = 1, *, names=("t",), expected_law: Callable | 
                     infeasible.append(child)
             continue
         except NeedClassSplit as need:
-            feasible = _cone_signs(dict(need_facts(case, need.cls)), need.atom)
+            feasible = cone_signs(dict(need_facts(case, need.cls)), need.atom)
             signs = (-1, 0, 1) if feasible is None else tuple(feasible)
             pending.append(case.split(need.cls.name, need.atom, signs))
             continue
-        except _Infeasible:
+        except InfeasibleCase:
             infeasible.append(case)
             continue
         except (NotGeneric, NotExact) as err:
@@ -329,13 +329,13 @@ def prove_generic(method, k: int = 1, *, names=("t",), expected_law: Callable | 
             for empty in (True, False):
                 try:
                     pending.append(case.with_emptiness(maybe_empty[0], empty))
-                except _Infeasible:
+                except InfeasibleCase:
                     infeasible.append(_Stub(case.path + (("empty", maybe_empty[0], empty),),
                                             case))
             continue
         finally:
-            _CURRENT.reset(token)
-        done.append(_judge(case, result, target, want, run, k, witnesses))
+            CURRENT.reset(token)
+        done.append(judge(case, result, target, want, run, k, witnesses))
     return GenericProof(label, k, names, done, infeasible, runs=runs,
                         seconds=time.perf_counter() - start, reference=_reference(method))
 
@@ -370,12 +370,12 @@ def _vectors(case, reverse: bool = False):
 def _target(expected_law, case, k):
     p, q = _vectors(case)
     dist = expected_law(p, q, k) if expected_law else p
-    return {t: _sym(_plain(dist[Token(t)])) for t in case.names}
+    return {t: as_sympy(plain(dist[Token(t)])) for t in case.names}
 
 
 def _expected_acceptance(expected_acceptance, case, k):
     if expected_acceptance is None:
         return None
     p, q = _vectors(case)
-    return _sym(_plain(expected_acceptance(p, q, k)))
+    return as_sympy(plain(expected_acceptance(p, q, k)))
 

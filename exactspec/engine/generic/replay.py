@@ -15,14 +15,14 @@ from fractions import Fraction
 import sympy
 
 from ...core.errors import InvalidInput
-from ..symbolic import _num_sign
-from .cases import _MARK, _agg_symbols
+from ..symbolic import num_sign
+from .cases import MARK, agg_symbols
 from .values import KAPPA, PI
 
-__all__ = ["certificate_law_at"]
+__all__ = ["certificate_law_at", "evaluate"]
 
 
-def _evaluate(proof, p, q, t):
+def evaluate(proof, p, q, t):
     """Find the case of ``proof`` (a :class:`~.interpreter.GenericProof`) holding the
     instance ``(p, q)`` with ``t`` distinguished and evaluate its closed forms there."""
     if len(proof.names) != 1:
@@ -45,7 +45,7 @@ def _evaluate_cases(cases, name, p, q, t):
             continue
         values = {pt: sympy.Rational(str(p[t])), qt: sympy.Rational(str(q[t]))}
         for cname, tokens in groups.items():
-            P, Q = _agg_symbols(cname)
+            P, Q = agg_symbols(cname)
             values[P] = sympy.Rational(str(sum((p[x] for x in tokens), Fraction(0))))
             values[Q] = sympy.Rational(str(sum((q[x] for x in tokens), Fraction(0))))
         return (result, Fraction(str(law.xreplace(values))),
@@ -93,7 +93,7 @@ def certificate_law_at(certificate: dict, p, q, t):
             if label in known:
                 swap[symbol] = known[label]
             elif label[:2] in ("P_", "Q_"):
-                swap[symbol] = _agg_symbols(label[2:])[label[0] == "Q"]
+                swap[symbol] = agg_symbols(label[2:])[label[0] == "Q"]
             else:
                 raise InvalidInput(f"certificate: unknown symbol {label!r}")
         return expr.xreplace(swap)
@@ -117,12 +117,12 @@ def _replay(path, rest, p, q, pt_value, qt_value, pt, qt):
         kind = step[0]
         values = {pt: sympy.Rational(str(pt_value)), qt: sympy.Rational(str(qt_value))}
         for cname, tokens in groups.items():
-            P, Q = _agg_symbols(cname)
+            P, Q = agg_symbols(cname)
             values[P] = sympy.Rational(str(sum((p[x] for x in tokens), Fraction(0))))
             values[Q] = sympy.Rational(str(sum((q[x] for x in tokens), Fraction(0))))
         if kind == "aggregate":
             atom = step[1]
-            if _num_sign(atom.xreplace(values)) != step[2]:
+            if num_sign(atom.xreplace(values)) != step[2]:
                 return None
         elif kind == "empty":
             _, cname, empty = step
@@ -136,10 +136,10 @@ def _replay(path, rest, p, q, pt_value, qt_value, pt, qt):
             for x in groups[cname]:
                 v = atom.xreplace(values).xreplace({PI: sympy.Rational(str(p[x])),
                                                     KAPPA: sympy.Rational(str(q[x]))})
-                by_sign.setdefault(_num_sign(v), []).append(x)
+                by_sign.setdefault(num_sign(v), []).append(x)
             if not set(by_sign) <= set(signs):
                 return None
             del groups[cname]
             for s in signs:
-                groups[f"{cname}{_MARK[s]}"] = by_sign.get(s, [])
+                groups[f"{cname}{MARK[s]}"] = by_sign.get(s, [])
     return groups

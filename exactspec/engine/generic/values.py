@@ -19,14 +19,15 @@ import sympy
 
 from ...core.errors import InvalidInput
 from ...core.signals import EngineSignal
-from ..symbolic import _CURRENT, NeedCase, SymbolicValue, _Infeasible, _sym
+from ..symbolic import CURRENT, NeedCase, SymbolicValue, InfeasibleCase, as_sympy
 
 __all__ = ["NotGeneric", "NeedClassSplit", "RestCase", "Token", "ClassLabel", "DrawnToken",
-           "ClassEntry", "DistinguishedEntry", "PartialSum", "PI", "KAPPA"]
+           "ClassEntry", "DistinguishedEntry", "PartialSum", "PI", "KAPPA", "DRAWN", "TOKEN",
+           "draw_index", "draw_symbols", "is_zero_constant", "plain"]
 
 #: The per-token symbols of a class's entries: ``p_x`` and ``q_x`` of a generic token ``x``.
 PI, KAPPA = sympy.symbols("pi_x kappa_x", nonnegative=True)
-_TOKEN = {PI, KAPPA}
+TOKEN = {PI, KAPPA}
 
 
 class NotGeneric(InvalidInput):
@@ -47,7 +48,7 @@ class RestCase:
     """What the values of a run consult: the case the run is in.
 
     Entries, drawn tokens and partial sums ask the current case (the one the context variable
-    ``_CURRENT`` of :mod:`exactspec.engine.symbolic` holds) for signs (``sign``,
+    ``CURRENT`` of :mod:`exactspec.engine.symbolic` holds) for signs (``sign``,
     ``class_sign``), aggregates (``aggregates``), names of complete sums (``abbreviate``,
     ``full``) and records of signs against 0 (``zero_signs``).  The case is a
     :class:`~.cases.GenericCase`, the one subclass, declared here so that the values need not
@@ -65,7 +66,7 @@ class Token(str):
         value = dist.probs[dist.index(self)]
         if isinstance(value, ClassEntry):
             raise NotGeneric(f"the entry of token {self} is a class entry")
-        return SymbolicValue(_sym(value)) if not isinstance(value, (int, Fraction)) else value
+        return SymbolicValue(as_sympy(value)) if not isinstance(value, (int, Fraction)) else value
 
 
 class ClassLabel:
@@ -102,12 +103,12 @@ class DrawnToken:
     def __init__(self, cls: ClassLabel, ident: int):
         self.cls = cls
         self.ident = ident
-        self.p_sym, self.q_sym = _draw_symbols(ident)
+        self.p_sym, self.q_sym = draw_symbols(ident)
         self.excluded: set = set()
 
     def value_at(self, dist):
         value = dist.probs[dist.index(self.cls)]
-        if _is_zero_constant(value):
+        if is_zero_constant(value):
             return Fraction(0)
         if not isinstance(value, ClassEntry) or value.owner != self.cls:
             raise NotGeneric(f"the entry of class {self.cls.name} is not a per-token expression "
@@ -138,19 +139,20 @@ class DrawnToken:
 _DRAW_SYMBOLS: dict = {}
 
 
-_DRAWN: set = set()
+DRAWN: set = set()
 _DRAW_INDEX: dict = {}
 
 
-def _draw_symbols(i: int):
+def draw_symbols(i: int):
+    """The nonnegative symbols ``(p_xi, q_xi)`` of the ``i``-th drawn token, made once."""
     if i not in _DRAW_SYMBOLS:
         _DRAW_SYMBOLS[i] = sympy.symbols(f"p_x{i} q_x{i}", nonnegative=True)
-        _DRAWN.update(_DRAW_SYMBOLS[i])
+        DRAWN.update(_DRAW_SYMBOLS[i])
         _DRAW_INDEX.update({sym: i for sym in _DRAW_SYMBOLS[i]})
     return _DRAW_SYMBOLS[i]
 
 
-def _is_zero_constant(value) -> bool:
+def is_zero_constant(value) -> bool:
     """Whether a class slot holds the constant 0 (every token of the class has value 0)."""
     if isinstance(value, (ClassEntry, PartialSum)):
         return False
@@ -184,24 +186,25 @@ def _record_zero_sign(owner, value, sign: int, strict: bool):
     lie."""
     try:
         case = _case()
-        case.zero_signs[owner] = (case.full(_sym(value())), sign, strict)
-    except (NotGeneric, NeedCase, NeedClassSplit, _Infeasible):
+        case.zero_signs[owner] = (case.full(as_sympy(value())), sign, strict)
+    except (NotGeneric, NeedCase, NeedClassSplit, InfeasibleCase):
         pass
 
 
-def _draw_index() -> dict:
+def draw_index() -> dict:
+    """The map from each drawn token's symbols to the index of its draw."""
     return _DRAW_INDEX
 
 
 # -- values -----------------------------------------------------------------------------------
 def _case() -> RestCase:
-    case = _CURRENT.get()
+    case = CURRENT.get()
     if not isinstance(case, RestCase):
         raise NotGeneric("a class entry was used outside a vocabulary-generic run")
     return case
 
 
-def _plain(value):
+def plain(value):
     """A value used as a number: class entries refused, partial sums checked complete."""
     if isinstance(value, ClassEntry):
         raise NotGeneric(f"uses the entry of class {value.owner.name} (a vector of per-token "
@@ -242,7 +245,7 @@ def _aggregate(entry: "ClassEntry"):
 def _aggregate_of(entry: "ClassEntry"):
     expr = sympy.cancel(sympy.together(entry.expr))
     num, den = sympy.fraction(expr)
-    if den.free_symbols & _TOKEN:
+    if den.free_symbols & TOKEN:
         raise NotGeneric(f"sums {entry.expr} over the rest: not linear in the token's p and q, "
                          "so no aggregate of the rest determines the sum")
     if num != 0:
@@ -275,7 +278,7 @@ class ClassEntry(SymbolicValue):
             return self._entry(self.expr + sign * other.expr)
         if isinstance(other, (ClassEntry, DistinguishedEntry, PartialSum)):
             return PartialSum.of(self, 1).combine(other, sign)
-        value = _sym(other)
+        value = as_sympy(other)
         if value == 0:
             # ``0 + entry`` starts a sum (``sum()`` starts from 0, and ``max(., 0)`` leaves
             # plain zeros in vectors): read as a sum over tokens, never as an entry
@@ -289,7 +292,7 @@ class ClassEntry(SymbolicValue):
     def __radd__(self, o): return self._add(o, 1)
     def __sub__(self, o): return self._add(o, -1)
     def __rsub__(self, o):
-        if not isinstance(o, (ClassEntry, DistinguishedEntry, PartialSum)) and _sym(o) == 0:
+        if not isinstance(o, (ClassEntry, DistinguishedEntry, PartialSum)) and as_sympy(o) == 0:
             # ``0 - entry`` is elementwise (``r - q`` where ``max(., 0)`` left a plain 0 in
             # ``r``); a running sum ``0 - a - b`` still becomes a sum at its second term
             return -self
@@ -303,14 +306,14 @@ class ClassEntry(SymbolicValue):
             return other.expr
         if isinstance(other, (ClassEntry, DistinguishedEntry)):
             raise NotGeneric(f"{what} the per-token values of two different tokens")
-        return _sym(_plain(other))
+        return as_sympy(plain(other))
 
     def __mul__(self, o): return self._entry(self.expr * self._factor(o, "multiplies"))
     def __rmul__(self, o): return self.__mul__(o)
 
     def __truediv__(self, o):
         d = self._factor(o, "divides")
-        if (_case().class_sign(self.owner, d) if d.free_symbols & _TOKEN else
+        if (_case().class_sign(self.owner, d) if d.free_symbols & TOKEN else
                 _case().sign(d)) == 0:
             raise ZeroDivisionError(f"division by {d}, which is 0 in this case")
         return self._entry(self.expr / d)
@@ -320,7 +323,7 @@ class ClassEntry(SymbolicValue):
             raise ZeroDivisionError(f"division by {self.expr}, which is 0 in this case")
         return self._entry(self._factor(o, "divides") / self.expr)
 
-    def __pow__(self, n): return self._entry(self.expr ** _sym(n))
+    def __pow__(self, n): return self._entry(self.expr ** as_sympy(n))
 
     def __abs__(self):
         return self if self._cmp(0) >= 0 else -self
@@ -332,7 +335,7 @@ class ClassEntry(SymbolicValue):
             raise NotGeneric(f"compares the per-token value {self.expr} of the rest with "
                              "another token's value")
         else:
-            diff = self.expr - _sym(_plain(other))
+            diff = self.expr - as_sympy(plain(other))
         sign = _case().class_sign(self.owner, diff)
         if diff is self.expr or diff == self.expr:
             _record_zero_sign(self.owner, lambda: _aggregate(self), sign, strict=False)
@@ -373,14 +376,14 @@ class DistinguishedEntry(SymbolicValue):
 
     def __init__(self, owner: Token, expr):
         self.owner = owner
-        self.expr = _sym(expr)
+        self.expr = as_sympy(expr)
 
     def _add(self, other, sign):
         if isinstance(other, DistinguishedEntry) and other.owner == self.owner:
             return DistinguishedEntry(self.owner, self.expr + sign * other.expr)
         if isinstance(other, (ClassEntry, DistinguishedEntry, PartialSum)):
             return PartialSum.of(self, 1).combine(other, sign)
-        value = _sym(_plain(other))
+        value = as_sympy(plain(other))
         if value == 0:
             return PartialSum.of(self, 1)          # the start of a sum (see ClassEntry)
         return DistinguishedEntry(self.owner, self.expr + sign * value)
@@ -399,7 +402,7 @@ class DistinguishedEntry(SymbolicValue):
             raise NotGeneric("multiplies a distinguished token's value by a class entry")
         if isinstance(other, DistinguishedEntry) and other.owner != self.owner:
             return None
-        return _sym(_plain(other)) if not isinstance(other, DistinguishedEntry) else other.expr
+        return as_sympy(plain(other)) if not isinstance(other, DistinguishedEntry) else other.expr
 
     def __mul__(self, o):
         f = self._factor(o)
@@ -419,15 +422,15 @@ class DistinguishedEntry(SymbolicValue):
     def __rtruediv__(self, o):
         if isinstance(o, ClassEntry):
             return o.__truediv__(self)
-        return _plain(o) / SymbolicValue(self.expr)
+        return plain(o) / SymbolicValue(self.expr)
 
     def _check(self, o):
         if isinstance(o, ClassEntry):
             raise NotGeneric("compares a distinguished token's value with a class entry")
-        return _plain(o)
+        return plain(o)
 
     def _zero(self, o, result):
-        if _sym(_plain(o)) == 0 if not isinstance(o, ClassEntry) else False:
+        if as_sympy(plain(o)) == 0 if not isinstance(o, ClassEntry) else False:
             _record_zero_sign(self.owner, lambda: self.expr, _case().sign(self.expr), True)
         return result
 
@@ -474,7 +477,7 @@ class PartialSum(SymbolicValue):
         elif isinstance(other, (int, Fraction)) and other == 0:
             return self          # a zero entry (max(., 0) gave the number 0): nothing to add
         else:
-            return self.scalar() + sign * _plain(other)
+            return self.scalar() + sign * plain(other)
         if owners & self.owners:
             raise NotGeneric("adds a token's entry to a sum that already holds it")
         nonneg = self.nonneg and (other.nonneg if isinstance(other, PartialSum) else
@@ -496,33 +499,33 @@ class PartialSum(SymbolicValue):
         return PartialSum(self.owners, -self.expr).combine(o, 1)
 
     def __neg__(self): return PartialSum(self.owners, -self.expr)
-    def __mul__(self, o): return self.scalar() * _plain(o) if not isinstance(o, ClassEntry) \
+    def __mul__(self, o): return self.scalar() * plain(o) if not isinstance(o, ClassEntry) \
         else o * self.scalar()
     def __rmul__(self, o): return self.__mul__(o)
-    def __truediv__(self, o): return self.scalar() / _plain(o)
+    def __truediv__(self, o): return self.scalar() / plain(o)
 
     def __rtruediv__(self, o):
         if isinstance(o, (ClassEntry, DistinguishedEntry)):
             return o / self.scalar()
-        return _plain(o) / self.scalar()
+        return plain(o) / self.scalar()
 
     def __pow__(self, n): return self.scalar() ** n
 
     def _zero(self, o, result):
-        if len(self.owners) == 1 and not isinstance(o, ClassEntry) and _sym(_plain(o)) == 0:
+        if len(self.owners) == 1 and not isinstance(o, ClassEntry) and as_sympy(plain(o)) == 0:
             (owner,) = self.owners
             _record_zero_sign(owner, lambda: self.expr, _case().sign(self.expr), True)
         return result
 
-    def __lt__(self, o): return self._zero(o, self.scalar() < _plain(o))
-    def __le__(self, o): return self._zero(o, self.scalar() <= _plain(o))
-    def __gt__(self, o): return self._zero(o, self.scalar() > _plain(o))
-    def __ge__(self, o): return self._zero(o, self.scalar() >= _plain(o))
+    def __lt__(self, o): return self._zero(o, self.scalar() < plain(o))
+    def __le__(self, o): return self._zero(o, self.scalar() <= plain(o))
+    def __gt__(self, o): return self._zero(o, self.scalar() > plain(o))
+    def __ge__(self, o): return self._zero(o, self.scalar() >= plain(o))
 
     def __eq__(self, o):
         if not isinstance(o, (SymbolicValue, int, Fraction, sympy.Basic)):
             return NotImplemented
-        return self.scalar() == _plain(o)
+        return self.scalar() == plain(o)
 
     def __ne__(self, o):
         result = self.__eq__(o)
