@@ -412,7 +412,7 @@ def _merged_equals_plain(p, q, k):
 
     plain = verify("key", p, q, k, max_paths=None).enumeration
     merged = enumerate_merged(KEY_STEPS, p, q, k)
-    assert type(plain).__name__ == "Enumeration"
+    assert type(plain).__name__ in ("Enumeration", "LawLeafEnumeration")  # not merged
     for t in p.labels:
         assert isinstance(merged.law[t], (int, Fraction)) and merged.law[t] == plain.law[t]
     assert merged.acceptance == plain.acceptance
@@ -452,7 +452,7 @@ def test_stepped_key_merges_paths():
     r = exact_verification("key", p, q, k)
     assert type(r.enumeration).__name__ == "MergedEnumeration" and r.paths == 3602
     small = exact_verification("key", SEED_P, SEED_Q, 2)
-    assert type(small.enumeration).__name__ == "Enumeration"
+    assert type(small.enumeration).__name__ in ("Enumeration", "LawLeafEnumeration")  # plain
     # 293,305 paths (too many to list in a unit test): law p, acceptance alpha* (closed form)
     big = exact_verification("key", SEED_P, SEED_Q, 9)
     assert big.lossless and big.acceptance == big.explicit_acceptance

@@ -43,9 +43,16 @@ class LawLeaves:
         from ..engine.law_leaves import enumerate_law_leaves
 
         run = naming_user_lines(request.run, request.name) if request.user else request.run
-        return enumerate_law_leaves(run, request.p, request.q, request.k, grid=request.grid,
-                                    max_paths=request.max_paths, progress=request.progress,
-                                    watch=request.user, max_seconds=request.max_seconds)
+        try:
+            return enumerate_law_leaves(run, request.p, request.q, request.k,
+                                        grid=request.grid, max_paths=request.max_paths,
+                                        progress=request.progress, watch=request.user,
+                                        max_seconds=request.max_seconds)
+        except TypeError as err:          # a law of irrational numbers on a grid: the walk
+            if request.grid is None:      # words it (or declines) as it always has
+                raise
+            raise CannotProceed(f"thresholds that are not rational on a grid ({err})") \
+                from None
 
 
 LAW_LEAVES = LawLeaves()
