@@ -341,7 +341,30 @@ class RaceScore:
         return RaceScore(self.noise, self.noise_index,
                          self.weight / c if self.over else self.weight * c, not self.over)
 
-    __lt__ = __le__ = __gt__ = __ge__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = _refuse
+
+    def _against(self, c, op):
+        if not self.over or isinstance(c, RaceScore) or is_random(c):
+            self._refuse()
+        c = exact_number(c)
+        w = exact_number(self.weight)
+        if isinstance(c, float) and c == -math.inf or c < 0 or (c == 0 and w > 0):
+            return op in ("gt", "ge")
+        if c == 0 and w == 0:
+            return op in ("ge", "le")
+        self._refuse()
+
+    def __gt__(self, c):
+        return self._against(c, "gt")
+
+    def __ge__(self, c):
+        return self._against(c, "ge")
+
+    def __lt__(self, c):
+        return self._against(c, "lt")
+
+    def __le__(self, c):
+        return self._against(c, "le")
 
     def __bool__(self):
         self._refuse()

@@ -1047,6 +1047,8 @@ def _not_positive(v) -> bool:
 def _positive_weight(w) -> bool:
     if isinstance(w, FloatValue):
         w = w.value
+    if type(w).__module__.startswith("sympy") and getattr(w, "is_Rational", False):
+        w = Fraction(int(w.p), int(w.q))
     return isinstance(w, (int, Fraction, float)) and w > 0
 
 

@@ -126,8 +126,16 @@ def _make() -> dict:
     triton.jit, triton.autotune, triton.heuristics = K.jit, K.autotune, K.heuristics
     triton.Config, triton.cdiv, triton.next_power_of_2 = K.Config, K.cdiv, K.next_power_of_2
     triton.JITFunction = K.JITFunction
+    runtime, autotuner, jit = (_Module("triton.runtime"), _Module("triton.runtime.autotuner"),
+                               _Module("triton.runtime.jit"))
+    for m in (runtime, autotuner, jit):
+        _spec(m, m is runtime)
+    triton.runtime, runtime.autotuner, runtime.jit = runtime, autotuner, jit
+    autotuner.Autotuner, autotuner.Heuristics = K.Autotuner, K.Heuristics
+    jit.JITFunction = K.JITFunction
     triton.__version__ = MODELLED_VERSION
     return {"triton": triton, "triton.language": language, "triton.language.math": math_,
             "triton.language.extra": extra, "triton.language.extra.libdevice": libdevice,
             "triton.language.extra.cuda": cuda,
-            "triton.language.extra.cuda.libdevice": cuda_libdevice}
+            "triton.language.extra.cuda.libdevice": cuda_libdevice, "triton.runtime": runtime,
+            "triton.runtime.autotuner": autotuner, "triton.runtime.jit": jit}

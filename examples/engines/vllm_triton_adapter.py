@@ -24,7 +24,8 @@ Exact: lossless on ``--p 1/2,1/3,1/6,0 --q 1/4,1/4,0,1/2`` (27 paths; acceptance
 refused up front by the path budget (about 243 paths of seconds each: the kernels decide in
 Python ``if`` statements, so each draft is a path).  A vocabulary over ``BLOCK_SIZE = 8192``
 tokens takes the recovered-token kernel's running maximum across tiles, a comparison of two
-race scores, which the exact method does not decide (refused in one line).
+race scores, which the exact method does not model yet: at 152,064 tokens the run was not
+seen to finish.
 """
 
 import torch
