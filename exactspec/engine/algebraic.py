@@ -152,7 +152,7 @@ class NumberField:
 
         >>> field = NumberField([-2, 0, 1], 1, 2)                 # Q(sqrt 2)
         >>> a, b = (Fraction(1, 2), Fraction(1, 3)), (Fraction(-3, 4), Fraction(5, 6))
-        >>> field.multiply(a, b) == field.reduce(_poly_mul(list(a), list(b)))
+        >>> field.multiply(a, b) == field.reduce(poly_mul(list(a), list(b)))
         True
         >>> field.multiply(a, b)            # (1/2 + r/3)(-3/4 + 5r/6), r*r = 2
         (Fraction(13, 72), Fraction(1, 6))

@@ -589,7 +589,7 @@ def product_below_in_box(t: Fraction, boxes: list):
     (``X = prod x_i``) is the volume of ``{prod u < t}`` in the box ``[0, x)``; divided by the
     box's volume.  Exact, sympy when irrational.
 
-    >>> _product_below_in_box(Fraction(1, 4), [(Fraction(1, 2), Fraction(1)), (0, 1)])
+    >>> product_below_in_box(Fraction(1, 4), [(Fraction(1, 2), Fraction(1)), (0, 1)])
     log(2)/2
     """
     import sympy

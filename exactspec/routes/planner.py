@@ -16,8 +16,8 @@ The order, fastest first, the reference last:
 1. ``tensor-axis`` (:mod:`.tensor_axis`): a PyTorch rule's draft as a tensor axis, splits as
    values;
 2. ``tensor-axis-branching``: the same with every split a branch point, when the first asks;
-3. ``merged-states`` (:mod:`.merged`): a stepped method whose plain paths are too many;
-4. ``law-leaves`` (:mod:`.law_leaves`): the walk with a resample returned as drawn one leaf;
+3. ``merged-states`` (:mod:`exactspec.routes.merged`): a stepped method whose plain paths are too many;
+4. ``law-leaves`` (:mod:`exactspec.routes.law_leaves`): the walk with a resample returned as drawn one leaf;
 5. ``paths`` (:mod:`.paths`): the path enumeration, the reference semantics;
 6. ``merged-states-after-paths``: merged states where the walk went over its budget.
 

@@ -6,7 +6,7 @@ Python int or bool), a random value of the engine (a uniform, an expression of o
 the vectorised route (:mod:`.axis_values`: a value on every draft branch, a token kept as
 its law, a split not yet decided, a token selected by one).  Such a type registers, beside
 its definition, how it takes part in each kind of operation (:func:`register`), and the
-generic code (:mod:`.values`, the tensor modules, :mod:`.functions`) asks the table of that
+generic code (:mod:`exactspec.torch_layer.values`, the tensor modules, :mod:`.functions`) asks the table of that
 kind with the element's exact type (``type(x) in ARITH``: one dict look-up on the hot path,
 no chain of type tests).
 

@@ -2,7 +2,7 @@
 
 A function of two parameters (the target and draft rows, no sampler parameter) in a file that
 imports torch is a PyTorch rule.  :func:`load_pytorch_rule` imports the file freshly with
-``torch`` resolving to the layer (:mod:`.module`) and returns a :class:`PyTorchRule`, a method
+``torch`` resolving to the layer (:mod:`exactspec.torch_layer.module`) and returns a :class:`PyTorchRule`, a method
 ``run(s, p, q, k)`` of the engine's sampling interface: each run builds ``p`` and ``q`` as 1-D
 tensors (``float64`` holding the exact values, or the ``--arith`` dtype holding the rounded
 ones), calls the function under the layer with the random constructors branching through

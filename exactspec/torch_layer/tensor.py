@@ -1,7 +1,7 @@
 """The tensor of the layer: n-d views over a shared storage, with torch's semantics.
 
 A :class:`Tensor` is a view (``shape``, ``strides``, ``offset``) over a :class:`Storage`, a flat
-list of elements (:mod:`.values`).  Basic indexing (ints, slices, ``None``, ``...``),
+list of elements (:mod:`exactspec.torch_layer.values`).  Basic indexing (ints, slices, ``None``, ``...``),
 ``view``/``reshape`` of a contiguous tensor, ``squeeze``/``unsqueeze``/``expand``/``permute``
 are views: writing through them writes the tensor they came from, as in torch.  Advanced
 indexing (integer tensors, lists, boolean masks) copies, and assigning through it writes the

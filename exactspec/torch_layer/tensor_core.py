@@ -27,7 +27,9 @@ from .dispatch import OPS, PYTHON, UNSET
 from .tensor_elements import _one, _same_value, _unpacked_double
 from .values import cast, exact_number, is_random, scalar_to
 
-__all__ = ["Tensor", "Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "MAX_ELEMENTS",
+#: ``Tensor`` is defined here and documented where the layer gathers it (``tensor``), so it is
+#: not listed: one description of ``torch.Tensor`` on the site.
+__all__ = ["Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "MAX_ELEMENTS",
            "OPS", "ValuesIndices", "result_type", "as_tensor", "broadcast_shapes",
            "check_size", "dtype_arg", "check_device", "tensor_methods"]
 

@@ -184,7 +184,7 @@ class tensor:
 
     __slots__ = ("t", "dtype", "base", "undefined", "product")
 
-    def __init__(self, t: Tensor, dtype_: dtype, base=None, undefined=None, product=False):
+    def __init__(self, t, dtype_: dtype, base=None, undefined=None, product=False):
         self.t, self.dtype, self.base, self.undefined = t, dtype_, base, undefined
         self.product = product
 
