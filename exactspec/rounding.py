@@ -508,9 +508,9 @@ def _verification(m, p, q, k, answer, *, grid, arith=None, sum_order=None) -> Ve
 def _side_runs(m, p, q, k, runs):
     """Runs of a one-position PyTorch rule, each started in a forked process
     (:func:`exactspec.routes.forked.start_in_fork`); ``runs`` lists ``(grid, arith,
-    sum_order[, rows, elementwise, keep_paths])``.  ``.result()`` gives, in that order, each run's answer and its TV to ``p``
-    (computed where it ran), or ``None`` where a fork is not used or a run did not complete
-    there (then the caller runs them here)."""
+    sum_order[, rows, elementwise, keep_paths])``.  ``.result()`` gives, in that order, each
+    run's answer and its TV to ``p`` (computed where it ran), or ``None`` where a fork is not
+    used or a run did not complete there (then the caller runs them here)."""
     requests = []
     for run in runs:
         grid, arith, order, rows, elementwise, keep_paths = \
@@ -577,7 +577,7 @@ class _Unpacking:
     def __init__(self, forked, p: Dist):
         self.forked, self.p = forked, p
 
-    def result(self, p: Dist = None):
+    def result(self):
         """Each run's ``(answer, tv)`` in the order started, or ``None``."""
         sent = self.forked.result()
         return None if sent is None else tuple(_unpacked(one, self.p) for one in sent)
@@ -699,9 +699,9 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
             if forked is not None:
                 forked.stop()
         raise
-    done = side.result(p) if side is not None else None
+    done = side.result() if side is not None else None
     if side_grid is not None:
-        done_grid = side_grid.result(p)
+        done_grid = side_grid.result()
         if done_grid is not None:     # the exact run on the grid, from a forked process
             answer, tv = done_grid[0]
             grid_only = _with_tv(_verification(m, p, q, k, answer, grid=on_grid), p, tv)

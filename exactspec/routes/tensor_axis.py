@@ -49,16 +49,9 @@ class TensorAxis:
         self.name, self.split_values = name, split_values
 
     def run(self, request: Request, declined: dict):
-        why = declined_for(request)
-        if why is not None:
-            raise CannotProceed(why)
-        if not self.split_values:
-            asked = declined.get(SPLITS_AS_VALUES.name)
-            if asked is None or asked.retry != "splits":
-                raise CannotProceed("runs only when the splits as values ask for it")
+        rule = self._rule(request, declined)
         from ..engine.watch import watched
 
-        rule = request.tensor_rule
         with watched(rule.function):
             return rule.vectorised(request.p, request.q, request.grid, request.arith,
                                    request.sum_order, split_values=self.split_values)
@@ -66,19 +59,25 @@ class TensorAxis:
     def run_pair(self, request: Request, declined: dict, on_grid: int) -> tuple:
         """Exact arithmetic with ideal uniforms and on the grid of ``on_grid`` points, from
         one run of the body (:class:`~exactspec.torch_layer.branched.PairSampler`)."""
+        if request.arith is not None:
+            raise CannotProceed("a float run")
+        rule = self._rule(request, declined)
+        from ..engine.watch import watched
+
+        with watched(rule.function):
+            return rule.vectorised_pair(request.p, request.q, on_grid,
+                                        split_values=self.split_values)
+
+    def _rule(self, request: Request, declined: dict):
+        """The PyTorch rule of ``request`` where this route takes it (else a decline)."""
         why = declined_for(request)
-        if why is not None or request.arith is not None:
-            raise CannotProceed(why or "a float run")
+        if why is not None:
+            raise CannotProceed(why)
         if not self.split_values:
             asked = declined.get(SPLITS_AS_VALUES.name)
             if asked is None or asked.retry != "splits":
                 raise CannotProceed("runs only when the splits as values ask for it")
-        from ..engine.watch import watched
-
-        rule = request.tensor_rule
-        with watched(rule.function):
-            return rule.vectorised_pair(request.p, request.q, on_grid,
-                                        split_values=self.split_values)
+        return request.tensor_rule
 
 
 SPLITS_AS_VALUES = TensorAxis("tensor-axis", True)
