@@ -45,75 +45,14 @@ from .engine.exact import DEFAULT_MAX_PATHS, gc_paused
 from .methods import get_method
 from .routes import plan, plan_pair
 from .routes.forked import start_in_fork
-from .verify import (VERDICTS, Verification, checked, draft_law_lines, draft_law_of,
-                     request_of, shipped_lines, shipped_of, verdict_of)
+from .verdict import (GRID_ABOVE_TOTAL, VERDICT_TEXT, VERDICTS, ThreeRuns, Verdict, as_float,
+                      exact_difference, exact_sign, grid_text, is_symbolic, short_figure,
+                      split_line, tolerated, verdict_of)
+from .verify import (Verification, checked, draft_law_lines, draft_law_of, request_of,
+                     shipped_lines, shipped_of)
 
 __all__ = ["BiasSplit", "split_bias", "softmax_exact", "VERDICTS", "exact_sign",
            "exact_difference", "verdict_of", "tolerated", "grid_text"]
-
-VERDICT_TEXT = {"lossless": "LOSSLESS", "lossy-grid": "LOSSY BY THE GRID ONLY",
-                "lossy-rounding": "LOSSY BY ROUNDING ONLY", "lossy-logic": "LOSSY BY LOGIC"}
-
-
-def tolerated(verdict: str, bias, tolerance) -> bool:
-    """Whether a grid or rounding bias is within ``tolerance`` (exit 0); a logic bias never is.
-
-    >>> tolerated("lossy-grid", Fraction(1, 8), Fraction(1, 8)), tolerated("lossy-logic", 0, 1)
-    (True, False)
-    """
-    return (verdict in ("lossy-grid", "lossy-rounding") and tolerance is not None
-            and exact_sign(exact_difference(bias, tolerance)) <= 0)
-
-
-def grid_text(grid: int) -> str:
-    """A grid size as printed: ``2**24`` for a power of two."""
-    return f"2**{grid.bit_length() - 1}" if grid & (grid - 1) == 0 else str(grid)
-
-
-def _is_symbolic(x) -> bool:
-    return hasattr(x, "free_symbols")
-
-
-def exact_difference(a, b):
-    """``a - b`` exactly: a Fraction, or a simplified sympy number (``0`` when it is zero).
-
-    >>> import sympy
-    >>> exact_difference(Fraction(1, 2), Fraction(1, 3))
-    Fraction(1, 6)
-    >>> exact_difference(sympy.exp(1) / (1 + sympy.exp(1)), 1 - 1 / (1 + sympy.exp(1)))
-    Fraction(0, 1)
-    """
-    if not (_is_symbolic(a) or _is_symbolic(b)):
-        return Fraction(a) - Fraction(b)
-    import sympy
-
-    d = sympy.sympify(a) - sympy.sympify(b)
-    v = sympy.N(d, 60)
-    if v.is_Number and v != 0 and abs(v) > sympy.Float(10) ** -50:
-        return d           # clearly non-zero (exact_sign decides its sign): no simplification
-    d = sympy.simplify(d)
-    if d.is_Rational:
-        return Fraction(int(d.p), int(d.q))
-    return d
-
-
-def exact_sign(d) -> int:
-    """The sign of an exact number: exact for Fractions; for a sympy number, decided by
-    evaluation at increasing precision (a non-zero number is eventually separated from 0)."""
-    if not _is_symbolic(d):
-        return (d > 0) - (d < 0)
-    import sympy
-
-    if d.is_zero:
-        return 0
-    for digits in (30, 100, 400):
-        v = sympy.N(d, digits)
-        if v != 0 and abs(v) > sympy.Float(10) ** (-(digits - 10)):
-            return 1 if v > 0 else -1
-    if sympy.simplify(d) == 0:
-        return 0
-    raise Undecided(f"cannot decide the sign of {d}")
-
 
 def _tv(law: dict, target: Dist):
     """``TV(law, target) = sum max(law - target, 0)``, exactly, with the signed differences
@@ -134,7 +73,7 @@ def _tv(law: dict, target: Dist):
     tv = Fraction(0)
     for d in positive:
         tv = tv + d
-    if _is_symbolic(tv):
+    if is_symbolic(tv):
         import sympy
 
         tv = sympy.together(tv) if len(positive) > 1 else tv
@@ -252,21 +191,31 @@ class BiasSplit:
                                                                            self.p)[0]
 
     @property
+    def judged(self) -> Verdict:
+        """The three runs' :class:`~exactspec.verdict.Verdict` (its word, tolerance, fields)."""
+        if "_same_as_grid" not in self.__dict__:
+            same = None
+            if self.rounded is not None and self.grid_only is not None:
+                same = _same_law(self.rounded.law, self.grid_only.law, self.p.labels)
+            self.__dict__["_same_as_grid"] = same
+        return Verdict(ThreeRuns.of(self.arith if self.rounded is not None else None,
+                                    self.grid),
+                       self.bias, self.bias_exact_arith, self.bias_grid_only,
+                       same_as_grid=self.__dict__["_same_as_grid"], tolerance=self.tolerance)
+
+    @property
     def verdict(self) -> str:
-        same = None
-        if self.rounded is not None and self.grid_only is not None:
-            same = _same_law(self.rounded.law, self.grid_only.law, self.p.labels)
-        return verdict_of(exact_sign(self.bias) == 0, exact_sign(self.bias_exact_arith) == 0,
-                          rounded=self.rounded is not None, same_as_grid=same)
+        """One word of :data:`~exactspec.verdict.VERDICTS`."""
+        return self.judged.word
 
     @property
     def within_tolerance(self) -> bool:
-        return tolerated(self.verdict, self.bias, self.tolerance)
+        return self.judged.within_tolerance
 
     @property
     def ok(self) -> bool:
         """Exit 0: lossless, or a grid or rounding bias within the tolerance."""
-        return self.verdict == "lossless" or self.within_tolerance
+        return self.judged.ok
 
     @property
     def run(self) -> Verification:
@@ -285,7 +234,8 @@ class BiasSplit:
         grid; ``null`` without a grid), exact strings, and ``*_float`` twins."""
         run = self.run
         labels = self.p.labels
-        run.__dict__["_verdict"] = self.verdict   # known here: no second pairing of the run
+        judged = self.judged
+        run.__dict__["_verdict"] = judged.word    # known here: no second pairing of the run
         out: dict[str, Any] = {k: v for k, v in run.to_json().items()
                                if k not in ("differs", "bias", "verdict")}
         out.update({
@@ -294,21 +244,11 @@ class BiasSplit:
             "labels": [str(t) for t in labels],
             "target": {str(t): exact_str(self.p[t]) for t in labels},
             "output": {str(t): exact_str(run.law[t]) for t in labels},
-            "lossless": self.verdict == "lossless",
+            "lossless": judged.word == "lossless",
             "acceptance": exact_str(run.acceptance),
-            "acceptance_float": _float(run.acceptance),
+            "acceptance_float": as_float(run.acceptance),
             "paths": run.paths,
-            "arith": self.arith or "exact",
-            "grid": self.rounded_grid,
-            "verdict": self.verdict,
-            "bias": exact_str(self.bias),
-            "bias_float": _float(self.bias),
-            "bias_exact_arith": exact_str(self.bias_exact_arith),
-            "bias_exact_arith_float": _float(self.bias_exact_arith),
-            "bias_grid_only": (None if self.bias_grid_only is None
-                               else exact_str(self.bias_grid_only)),
-            "bias_grid_only_float": (None if self.bias_grid_only is None
-                                     else _float(self.bias_grid_only)),
+            **judged.fields(),
         })
         if self.differences:
             out["differs"] = [str(t) for t in self.differences]
@@ -330,18 +270,13 @@ class BiasSplit:
             out["draft_law"] = "exact"
         if self.logits:
             out["inputs"] = "logits"
-        if self.tolerance is not None:
-            out["tolerance"] = exact_str(self.tolerance)
-            out["within_tolerance"] = self.within_tolerance
+        out.update(judged.tolerance_fields())
         return out
 
     @property
     def rounded_grid(self) -> int | None:
-        if self.rounded is None:
-            return self.grid
-        from .engine.floats import get_format
-
-        return self.grid if self.grid is not None else get_format(self.arith).grid
+        """The uniform grid of the run asked for (:attr:`~exactspec.verdict.ThreeRuns.grid`)."""
+        return ThreeRuns.of(self.arith if self.rounded is not None else None, self.grid).grid
 
     def text(self, exact: bool = False) -> str:
         """A table of the run asked for beside the exact-arithmetic run, the acceptance in
@@ -428,60 +363,6 @@ class BiasSplit:
         return "\n".join(lines)
 
 
-def short_figure(x, exact: bool = False) -> str:
-    """:func:`~exactspec.core.text.figure` of ``x``, or only its decimal to three digits
-    when its exact value is too long for the line (``~2.00e-08``): the second figure of a
-    line whose first gives the way to the digits.
-
-    >>> short_figure(Fraction(1, 4)), short_figure(Fraction(10**30 + 1, 3 * 10**40))
-    ('0.25 (exactly 1/4)', '~3.33e-11')
-    """
-    from .core.text import figure
-
-    text = figure(x, exact)
-    return text if ", --exact)" not in text else f"~{_float(x):#.3g}"
-
-
-#: The note under the three TVs when exact arithmetic on the grid is further from the target
-#: than the run asked for.
-GRID_ABOVE_TOTAL = ("note: the grid alone gives a larger TV than the {run}: its rounding "
-                    "cancels part of the grid's bias (the three TVs are distances, they do "
-                    "not add up)")
-
-
-def split_line(arith, grid, bias, bias_exact_arith, bias_grid_only, exact=False) -> str:
-    """The three TVs side by side: the run asked for, exact arithmetic with ideal uniforms,
-    exact arithmetic on the grid (each its decimal figure first, :func:`short_figure`); a
-    second line, :data:`GRID_ABOVE_TOTAL`, when
-    the grid's TV is larger than the run's (rounding cancelled part of the grid's bias).
-
-    >>> split_line("float32", 2**24, Fraction(3, 2**26), Fraction(0), Fraction(1, 2**26))
-    'TV to the target: float32 run ~4.47e-08 (exactly 3/67108864); exact arithmetic, ideal uniforms 0; exact arithmetic on the grid of 2**24 ~1.49e-08 (exactly 1/67108864)'
-    >>> print(split_line("float32", 2**24, Fraction(1, 2**26), 0, Fraction(3, 2**26)))
-    ... # doctest: +NORMALIZE_WHITESPACE
-    TV to the target: float32 run ~1.49e-08 (exactly 1/67108864); exact arithmetic, ideal
-    uniforms 0; exact arithmetic on the grid of 2**24 ~4.47e-08 (exactly 3/67108864)
-    note: the grid alone gives a larger TV than the float32 run: its rounding cancels part of
-    the grid's bias (the three TVs are distances, they do not add up)
-    """
-    def shown(x):
-        return "not computed" if x is None else short_figure(x, exact)
-
-    name = f"{arith} run" if arith else f"grid {grid_text(grid)} run" if grid else "run"
-    out = f"TV to the target: {name} {shown(bias)}; exact arithmetic, ideal uniforms " \
-          f"{shown(bias_exact_arith)}"
-    if grid is not None:
-        out += f"; exact arithmetic on the grid of {grid_text(grid)} {shown(bias_grid_only)}"
-        if arith and bias_grid_only is not None and bias is not None and \
-                exact_sign(exact_difference(bias_grid_only, bias)) > 0:
-            out += "\n" + GRID_ABOVE_TOTAL.format(run=name)
-    return out
-
-
-def _float(x) -> float:
-    return float(x.evalf(30)) if _is_symbolic(x) else float(x)
-
-
 def _enumerate(m, p, q, k, *, grid, max_paths, arith=None, rows=None, keep_paths=False,
                elementwise="correct", sum_order=None, optional=False) -> Verification | None:
     """One run of ``m`` on the exact ``p``, ``q`` as the planner enumerates it (in ``arith``
@@ -497,7 +378,7 @@ def _enumerate(m, p, q, k, *, grid, max_paths, arith=None, rows=None, keep_paths
 
 def _verification(m, p, q, k, answer, *, grid, arith=None, sum_order=None) -> Verification:
     enumeration = answer.enumeration
-    if any(_is_symbolic(v) for v in enumeration.law.values()):
+    if any(is_symbolic(v) for v in enumeration.law.values()):
         import sympy
 
         enumeration.law = {t: sympy.simplify(v) for t, v in enumeration.law.items()}
@@ -639,11 +520,8 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
             Fraction(tolerance)
         if tolerance < 0:
             raise InvalidInput(f"tolerance={exact_str(tolerance)}: need a number >= 0")
-    fmt = None
-    if arith is not None:
-        from .engine.floats import get_format
-
-        fmt = get_format(arith)
+    runs = ThreeRuns.of(arith, grid)
+    fmt = runs.format
     if elementwise != "correct" and fmt is None:
         raise InvalidInput(f"elementwise={elementwise!r} applies to a float run: give arith "
                            "(--arith float32, ...)")
@@ -673,7 +551,7 @@ def split_bias(method, p=None, q=None, k: int = 1, *, arith: str | None = None,
         if p is None or q is None:
             raise InvalidInput("give p and q (or logits_p and logits_q)")
         m, p, q = checked(method, p, q, k)
-    on_grid = grid if grid is not None or fmt is None else fmt.grid
+    on_grid = runs.grid
     rows = None
     if use_logits and fmt is not None:
         rows = (_float_softmax_dist(logits_p, labels, fmt, p, elementwise),

@@ -19,38 +19,11 @@ from .engine.exact import DEFAULT_MAX_PATHS, Enumeration
 from .core.errors import InvalidInput
 from .methods import Method, get_method
 from .routes import Request, plan
+from .verdict import VERDICTS, verdict_of
 
 __all__ = ["Verification", "verify", "simulate", "certificate_of", "certificate_paths",
            "verify_to_certificate", "VERDICTS", "verdict_of", "request_of", "checked",
            "is_user_method", "as_k"]
-
-VERDICTS = ("lossless", "lossy-grid", "lossy-rounding", "lossy-logic")
-
-
-def verdict_of(lossless: bool, ideal_lossless: bool, *, rounded: bool = False,
-               same_as_grid: bool | None = None) -> str:
-    """The verdict of a run, one word of :data:`VERDICTS`, from exact comparisons.
-
-    ``lossless``: the run asked for gives ``p`` exactly; ``ideal_lossless``: the same rule in
-    exact arithmetic with ideal uniforms does; ``rounded``: the run asked for computes in a float
-    format; ``same_as_grid``: its law equals that of exact arithmetic on its uniform grid
-    (``None`` when that run is not available).  A lossy run whose ideal twin is lossless is
-    ``"lossy-grid"`` when the grid alone makes the whole difference (always so without a float
-    format), ``"lossy-rounding"`` when the float run is lossy beyond the grid.
-
-    >>> verdict_of(False, True), verdict_of(False, True, rounded=True, same_as_grid=False)
-    ('lossy-grid', 'lossy-rounding')
-    >>> verdict_of(False, False, rounded=True), verdict_of(True, False)
-    ('lossy-logic', 'lossless')
-    """
-    if lossless:
-        return "lossless"
-    if not ideal_lossless:
-        return "lossy-logic"
-    if not rounded or same_as_grid:
-        return "lossy-grid"
-    return "lossy-rounding"
-
 
 @dataclass
 class Verification:

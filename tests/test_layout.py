@@ -26,7 +26,7 @@ LAYERS = [
     ("numpy_backend",),
     ("key",),
     ("methods",),
-    ("verify", "rounding"),
+    ("verdict", "verify", "rounding"),
     ("bounds",),
     ("sequences",),
     ("gallery", "testing", "pytest_plugin", "replay"),

@@ -90,20 +90,15 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
     operation rounded, the format's generator grid, long sums in ``sum_order``), exact
     arithmetic with ideal uniforms, and exact arithmetic on the run's grid; where any of them
     is not tracked, the path route runs all three."""
-    from ..rounding import tolerated
-    from ..verify import verdict_of
+    from ..verdict import ThreeRuns, Verdict
 
     target_row = pair.target(ctx)
     draft_row = pair.draft(ctx)
     labels = tuple(pair.labels)
     n = len(labels)
     gamma = m - 1
-    fmt = None
-    if arith is not None:
-        from ..engine.floats import get_format
-
-        fmt = get_format(arith)
-    on_grid = grid if grid is not None else (fmt.grid if fmt is not None else None)
+    runs = ThreeRuns.of(arith, grid)
+    fmt, on_grid = runs.format, runs.grid
 
     def call_law(**kw):
         return factored_call_law(rule, target_row, draft_row, gamma, max_paths=max_paths, **kw)
@@ -115,10 +110,10 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
             again = call_law(arith=arith, grid=grid, sum_order=sum_order)
         except CannotProceed:       # the same call not followed twice: its calls differ
             again = None
-        ideal_call = asked_call if fmt is None and grid is None else call_law()
+        ideal_call = asked_call if runs.ideal_is_asked else call_law()
         grid_call = None
         if on_grid is not None:
-            grid_call = asked_call if fmt is None else call_law(grid=on_grid)
+            grid_call = asked_call if runs.grid_is_asked else call_law(grid=on_grid)
     check_unchanged(rule.function, before, rule.spec)
     if again is None or again.terms != asked_call.terms:
         raise HiddenState(f"{rule.spec} keeps hidden state: its call, run again, gave a "
@@ -134,8 +129,8 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
     same = None if grid_only is None or fmt is None else asked.same_law(grid_only, m)
     tv, tv_ideal = asked.tv(p, tv_k), ideal.tv(p, tv_k)
     tv_grid = None if grid_only is None else tv if same else grid_only.tv(p, tv_k)
-    verdict = verdict_of(asked.lossless, ideal.lossless, rounded=fmt is not None,
-                         same_as_grid=same)
+    judged = Verdict(runs, tv, tv_ideal, tv_grid, same_as_grid=same, tolerance=tolerance,
+                     lossless=asked.lossless, ideal_lossless=ideal.lossless)
     report: dict[str, Any] = {
         "kind": "exactspec-user-sequence-report",
         "verifier": describe,
@@ -167,15 +162,7 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
                     f"{n} branches (vectorised, not counted as paths); the call's law is "
                     "computed once and is the same at every context of a context-free pair",
         },
-        "arith": fmt.name if fmt is not None else "exact",
-        "grid": on_grid,
-        "verdict": verdict,
-        "bias": exact_str(tv),
-        "bias_float": float(tv),
-        "bias_exact_arith": exact_str(tv_ideal),
-        "bias_exact_arith_float": float(tv_ideal),
-        "bias_grid_only": None if tv_grid is None else exact_str(tv_grid),
-        "bias_grid_only_float": None if tv_grid is None else float(tv_grid),
+        **judged.fields(),
         "floats_converted": 0,
     })
     if not asked.lossless:
@@ -213,8 +200,7 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
                                       "law": exact_str(law_v), "target": exact_str(target_v)}
         report["exact_arith"] = exact_arith
     if tolerance is not None:
-        within = tolerated(verdict, tv, tolerance)
-        if within and tv_k < m:      # a lower bound within the tolerance decides nothing
+        if judged.within_tolerance and tv_k < m:      # a lower bound within the tolerance decides nothing
             from ..core.errors import TooLarge
 
             raise TooLarge(f"--tolerance {exact_str(tolerance)}: the TV of the first {m} "
@@ -222,9 +208,8 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
                            f"{DENSE_LIMIT:,}; the TV of the first {tv_k} ({float(tv):.3g}) is "
                            "within the tolerance but only a lower bound (a smaller --tokens)",
                            estimate=n ** m, budget=DENSE_LIMIT)
-        report["tolerance"] = exact_str(tolerance)
-        report["within_tolerance"] = within
-    report["ok"] = verdict == "lossless" or bool(report.get("within_tolerance"))
+        report.update(judged.tolerance_fields())
+    report["ok"] = judged.ok
     return report
 
 
