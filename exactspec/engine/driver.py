@@ -49,8 +49,9 @@ def depth_first(s, body: Callable[[Any], Any], leaf: Callable[[Any, Any], None],
 
     Parameters
     ----------
-    s : sampler
-        Has ``_reset()``, ``_advance()``, ``_depth`` and ``_prefix`` (the engine's samplers).
+    s : Enumerating
+        Has ``_reset()``, ``_advance()``, ``_depth`` and ``_prefix`` (the engine's samplers;
+        :class:`~exactspec.engine.interface.Enumerating`).
     body : callable
         ``body(s) -> result``: one run (user code runs inside it).
     leaf : callable
