@@ -658,7 +658,7 @@ def test_numpy_rows_equal_the_scalar_route(fmt):
     import operator
 
     from exactspec.torch_layer import float_rows
-    from exactspec.torch_layer.tensor import _extreme_one
+    from exactspec.torch_layer.tensor import element_extreme
 
     rng = random.Random(13)
     values = _format_values(rng, fmt, 300)
@@ -669,7 +669,7 @@ def test_numpy_rows_equal_the_scalar_route(fmt):
         assert all(same(a.value, op(x, y).value) for a, x, y in zip(rows, xs, ys))
     for maximum in (True, False):
         rows = float_rows.extreme(xs, ys, fmt, maximum)
-        assert all(a is _extreme_one(x, y, maximum) for a, x, y in zip(rows, xs, ys))
+        assert all(a is element_extreme(x, y, maximum) for a, x, y in zip(rows, xs, ys))
     assert float_rows.binary(operator.add, xs[:3], ys[:3], fmt) is None     # too short
     assert float_rows.binary(operator.add, xs, [Fraction(1)] * 500, fmt) is None
 

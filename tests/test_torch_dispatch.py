@@ -29,15 +29,17 @@ LAYER = Path(__file__).resolve().parent.parent / "exactspec" / "torch_layer"
 
 #: Every module-level name of ``torch_layer/tensor.py`` before it was split by concern.
 TENSOR_NAMES = [
-    "SUM_TERMS", "STABLE_SORT_LANE", "MAX_ELEMENTS", "check_size", "_PYTHON_DTYPES",
-    "dtype_arg", "check_device", "OPS", "ValuesIndices", "Size", "Storage", "_contiguous",
-    "broadcast_shapes", "_scalar_dtype", "result_type", "as_tensor", "_flatten",
-    "_numpy_dtype", "_dtype_of_values", "_index_value", "_dim", "Tensor", "_rebuilt", "read",
-    "_rationals", "_one", "_checked", "_multi_indices", "_product", "_SIGNS", "decide",
-    "_law_token_decide", "_same_value", "_is_sympy", "_truth", "_is_inf", "_extreme",
-    "_extreme_one", "_sum", "_running_sum", "_running_product", "_running", "_unpacked_double",
-    "_exact_power", "_settle_float", "_float_power", "_check_int_range", "_truncated_division",
-    "cast_format", "_arg_index", "TieOrder", "_tie_ordered", "_sorted_order"]
+    "SUM_TERMS", "STABLE_SORT_LANE", "MAX_ELEMENTS", "check_size", "PYTHON_DTYPES",
+    "dtype_arg", "check_device", "OPS", "ValuesIndices", "Size", "Storage",
+    "contiguous_strides", "broadcast_shapes", "scalar_dtype", "result_type", "as_tensor",
+    "flattened", "numpy_dtype", "dtype_of_values", "index_value", "dim_index", "Tensor",
+    "rebuilt_tensor", "read", "all_rationals", "python_value", "checked_index",
+    "multi_indices", "index_tuples", "DECIDED_SIGNS", "decide", "law_token_decide",
+    "same_value", "is_sympy", "truth", "is_inf", "tensor_extreme", "element_extreme",
+    "lane_sum", "running_sum", "running_product", "running", "unpacked_double",
+    "exact_element_power", "settled_float", "float_element_power", "check_int_range",
+    "truncated_division", "cast_format", "arg_index", "TieOrder", "tie_ordered",
+    "sorted_order"]
 
 #: The generic modules: they ask the rules, never test a value type.
 GENERIC = ["tensor.py", "tensor_core.py", "tensor_views.py", "tensor_indexing.py",
@@ -147,7 +149,7 @@ def test_a_split_stays_a_value_until_read_and_selects_a_mixture():
     chosen = only(fn.where(condition, Tensor.of(4), Tensor.of(7)))
     assert type(chosen) is Mixture and (chosen.a, chosen.b) == (4, 7)
     assert sampler.asked == 0 and cast(split, D.bool_) is split                  # select, cast
-    assert T._truth(split) is split                                               # truth
+    assert T.truth(split) is split                                               # truth
     assert cast(chosen, D.int64) is chosen
     with pytest.raises(CannotProceed, match="selected by a split converted"):
         cast(chosen, D.float64)

@@ -30,7 +30,7 @@ from ..core.signals import CannotProceed
 from .context import undecided
 from .dispatch import ARITH, DECIDE, register  # noqa: F401  (ARITH, DECIDE: the examples)
 
-__all__ = ["LawIndex", "Split", "Mixture", "Pair"]
+__all__ = ["LawIndex", "Split", "Mixture", "Pair", "no_one_value", "law_token_decide"]
 
 
 class LawIndex:
@@ -155,7 +155,7 @@ class Pair(tuple):
         return tuple.__new__(cls, (ideal, on_grid))
 
 
-def _no_one_value(v, what: str):
+def no_one_value(v, what: str):
     """A value of the draft's branches (or a token kept as its law) has no one value."""
     raise CannotProceed(f"a value of the draft's branches {what}")
 
@@ -176,7 +176,7 @@ def _law_token_arith(op, a, b, arith=None):
     raise CannotProceed(f"the {t.what} token used in a computation")
 
 
-def _law_token_decide(op, a, b, decide=None, truth=None) -> bool:
+def law_token_decide(op, a, b, decide=None, truth=None) -> bool:
     """A token kept as its law compared with a plain integer: the answer when it is the same
     for every token of the law's support (``token != -1``); else not tracked."""
     t, c = (a, b) if type(a) is LawIndex else (b, a)
@@ -198,9 +198,9 @@ def _law_token_power(x, power):
     raise undecided("pow of a random value is beyond the exact method")
 
 
-register(LawIndex, rank=2, arith=_law_token_arith, decide=_law_token_decide,
-         cast=_law_token_cast, power=_law_token_power, python=_no_one_value,
-         number_test=_no_one_value)
+register(LawIndex, rank=2, arith=_law_token_arith, decide=law_token_decide,
+         cast=_law_token_cast, power=_law_token_power, python=no_one_value,
+         number_test=no_one_value)
 
 
 # -- the rules of a split and of a token selected by one ---------------------------------

@@ -76,7 +76,7 @@ from ..engine.exact import ExactSampler
 from ..engine.floats import FORMATS, FloatValue
 from ..engine.uniform import Uniform, UniformView
 from . import float_rows
-from .axis_values import LawIndex, Mixture, Pair, Split, _no_one_value
+from .axis_values import LawIndex, Mixture, Pair, Split, no_one_value
 from .context import CURRENT, current
 from .dispatch import OPS, UNSET, is_random, register
 from .rational_rows import rational_extreme, rational_row
@@ -351,7 +351,7 @@ register(Branched, rank=1, arith=_branched_arith, decide=_branched_decide,
          cast=_branched_cast, extreme=_branched_extreme,
          power=lambda x, power: x.map(power), opmath_scalar=_branched_opmath_scalar,
          opmath=_branched_opmath, read_at=_branched_read, index=_branched_index,
-         python=_no_one_value, number_test=_no_one_value)
+         python=no_one_value, number_test=no_one_value)
 
 
 def _split_select(condition: Split, a, b, dtype, cast):

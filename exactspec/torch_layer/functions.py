@@ -20,9 +20,9 @@ from ..engine.floats import FloatValue
 from . import dtypes as D
 from .context import current, refuse, undecided
 from .dispatch import INDEX, SELECT
-from .log_rationals import LogRational, _root, softmax_row as log_softmax_row
-from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, check_size, decide, read, \
-    result_type, _dim, _multi_indices
+from .log_rationals import LogRational, rational_root, softmax_row as log_softmax_row
+from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, check_size, decide, dim_index, \
+    multi_indices, read, result_type
 from .values import (HALF_FORMATS, UNSET, arith, cast, check_python_int, exact_number, is_nan,
                      is_random, scalar_to)
 
@@ -79,12 +79,12 @@ def _index_tensor(index) -> Tensor:
 def gather(t: Tensor, dim, index) -> Tensor:
     """``out[i][j] = t[index[i][j]][j]`` along ``dim`` (the shape of ``index``)."""
     index = _index_tensor(index)
-    d = _dim(dim, t.ndim)
+    d = dim_index(dim, t.ndim)
     if index.ndim != t.ndim:
         raise refuse("gather: index and input must have the same number of dimensions")
     data = t._st.data
     out = []
-    for idx, i in zip(_multi_indices(index._shape), index._values()):
+    for idx, i in zip(multi_indices(index._shape), index._values()):
         n = t._shape[d]
         if type(i) in INDEX:                    # the draft's index on every branch: checked
             i = INDEX[type(i)](i, n, "gather: ")  # and wrapped into 0..n-1 on each
@@ -107,7 +107,7 @@ def take_along_dim(t: Tensor, indices, dim=None) -> Tensor:
     indices = _index_tensor(indices)
     if dim is None:
         return gather(t.reshape(-1), 0, indices.reshape(-1))
-    d = _dim(dim, t.ndim)
+    d = dim_index(dim, t.ndim)
     shape_t, shape_i = list(t._shape), list(indices._shape)
     shape_t[d] = shape_i[d] = 1
     common = list(broadcast_shapes(tuple(shape_t), tuple(shape_i)))
@@ -123,7 +123,7 @@ def scatter_into(t: Tensor, dim, index, src, reduce=None) -> Tensor:
     if reduce is not None:
         raise refuse("scatter with reduce= is outside exactspec's tensor layer")
     index = _index_tensor(index)
-    d = _dim(dim, t.ndim)
+    d = dim_index(dim, t.ndim)
     _same_dtype("scatter", t, src)
     if isinstance(src, Tensor):
         values = src[tuple(slice(0, n) for n in index._shape)]._values() if src.ndim else \
@@ -131,7 +131,7 @@ def scatter_into(t: Tensor, dim, index, src, reduce=None) -> Tensor:
     else:
         values = [src] * index.numel()
     positions, seen = [], {}
-    for idx, i, v in zip(_multi_indices(index._shape), index._values(), values):
+    for idx, i, v in zip(multi_indices(index._shape), index._values(), values):
         n = t._shape[d]
         if not -n <= i < n:
             raise refuse(f"scatter: index {i} is out of bounds for dimension {d} of size {n}")
@@ -159,13 +159,13 @@ def scatter_add_into(t: Tensor, dim, index, src) -> Tensor:
     Exact and integer sums do not depend on their order; a float place that receives two
     values under ``--arith`` is refused (torch does not fix the order of the additions)."""
     index = _index_tensor(index)
-    d = _dim(dim, t.ndim)
+    d = dim_index(dim, t.ndim)
     _same_dtype("scatter_add", t, src)
     src = as_tensor(src)
     values = src[tuple(slice(0, n) for n in index._shape)]._values()
     ordered = t.dtype.kind != "float" or current().exact
     adds: dict = {}
-    for idx, i, v in zip(_multi_indices(index._shape), index._values(), values):
+    for idx, i, v in zip(multi_indices(index._shape), index._values(), values):
         n = t._shape[d]
         if not -n <= i < n:
             raise refuse(f"scatter_add: index {i} is out of bounds for dimension {d} of size "
@@ -244,7 +244,7 @@ def cat(tensors, dim=0) -> Tensor:
     tensors = [as_tensor(t) for t in tensors]
     tensors = [t for t in tensors if not (t.ndim == 1 and t.numel() == 0)] or tensors[:1]
     dtype = result_type(*tensors)
-    d = _dim(dim, tensors[0].ndim)
+    d = dim_index(dim, tensors[0].ndim)
     for t in tensors:
         if t.ndim != tensors[0].ndim or any(a != b for k, (a, b) in
                                             enumerate(zip(t._shape, tensors[0]._shape)) if k != d):
@@ -310,7 +310,7 @@ def exp_value(v):
     if v == 0:
         return Fraction(1)
     if type(v) is LogRational and v.c == 0:          # exp(log(r) / n): rational or not
-        root = _root(v.r, v.n)
+        root = rational_root(v.r, v.n)
         if root is not None:
             return root
     import sympy
@@ -321,7 +321,7 @@ def exp_value(v):
 def log_value(v):
     """``log`` of one element: exact (0 at 1, a :class:`~.log_rationals.LogRational` at a
     positive rational, else a sympy number) or correctly rounded; the log of exponential
-    noise is kept for a race (:class:`~.random.LogNoise`)."""
+    noise is kept for a race (:class:`~.noise.LogNoise`)."""
     if hasattr(v, "log_noise"):
         return v.log_noise()
     if is_random(v):
@@ -369,7 +369,7 @@ def softmax(t: Tensor, dim=-1, dtype=None) -> Tensor:
     t = t.to(dtype) if dtype is not None else t
     if t.dtype.kind != "float":
         raise refuse("softmax of a non-float tensor")
-    d = _dim(dim, t.ndim)
+    d = dim_index(dim, t.ndim)
     outer, lanes = t._lanes(d)
     rows = []
     for lane in lanes:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-__all__ = ["LogRational", "softmax_row", "MAX_POWER"]
+__all__ = ["LogRational", "softmax_row", "MAX_POWER", "rational_root"]
 
 #: The largest exponent a rescaling raises ``r`` to (``log(r) * a / b`` is ``log(r**a) / b``);
 #: beyond it the element becomes the sympy number (``r**a`` would be too large to be useful).
@@ -63,7 +63,7 @@ def _iroot_big(x: int, d: int) -> int:
     return lo
 
 
-def _root(r: Fraction, d: int):
+def rational_root(r: Fraction, d: int):
     """``r**(1/d)`` when it is rational, else ``None``."""
     a, b = _iroot(r.numerator, d), _iroot(r.denominator, d)
     return None if a is None or b is None else Fraction(a, b)
@@ -101,7 +101,7 @@ class LogRational:
         if n > 1:
             for d in _primes(n):
                 while n % d == 0:
-                    root = _root(r, d)
+                    root = rational_root(r, d)
                     if root is None:
                         break
                     r, n = root, n // d
@@ -339,7 +339,7 @@ def softmax_row(lane):
         if n > 1:                  # (r / r_0)**(1/n): the common factor r_0**(1/n) cancels
             if base is None:
                 base = r
-            r = _root(r / base, n)
+            r = rational_root(r / base, n)
             if r is None:
                 return None
         weights.append(r)

@@ -62,7 +62,7 @@ from .tensor import (MAX_ELEMENTS, Size, Tensor, as_tensor, check_device, check_
                      result_type)
 from .values import UNSET, scalar_to
 
-__all__ = ["installed", "make_module", "MODELLED_VERSION", "TorchVersion"]
+__all__ = ["installed", "make_module", "MODELLED_VERSION", "TorchVersion", "LayerModule"]
 
 #: ``torch.__version__`` while the layer stands in for torch: the torch release whose CPU
 #: semantics the layer's tests check it against (``tests/test_torch_half.py``,
@@ -118,7 +118,7 @@ class TorchVersion(str):
     __hash__ = str.__hash__
 
 
-class _LayerModule(types.ModuleType):
+class LayerModule(types.ModuleType):
     """A module of the layer: an unknown attribute is refused with the user's line."""
 
     _what = "outside exactspec's tensor layer"
@@ -129,7 +129,7 @@ class _LayerModule(types.ModuleType):
         raise refuse(f"{self.__name__.replace('exactspec-', '')}.{name} is {self._what}")
 
 
-class _CudaModule(_LayerModule):
+class _CudaModule(LayerModule):
     _what = "refused: exactspec runs a PyTorch rule on its own CPU tensor layer, not on a GPU"
 
 
@@ -177,7 +177,7 @@ def _ignore(drop=False, **kwargs):
 
 
 def _jit_module() -> types.ModuleType:
-    jit = _LayerModule("torch.jit")
+    jit = LayerModule("torch.jit")
     jit.script = jit.trace = jit.unused = jit.export = jit.interface = _returns_it
     jit.script_if_tracing = jit.trace_module = _returns_it
     jit.ignore = _ignore
@@ -252,10 +252,10 @@ def _options(kwargs):
 
 def make_module() -> types.ModuleType:
     """A fresh module object standing for ``torch``."""
-    torch = _LayerModule("exactspec-torch", "exactspec's exact tensor layer standing in for torch")
+    torch = LayerModule("exactspec-torch", "exactspec's exact tensor layer standing in for torch")
     torch.__name__ = "torch"
-    nn = _LayerModule("torch.nn")
-    functional = _LayerModule("torch.nn.functional")
+    nn = LayerModule("torch.nn")
+    functional = LayerModule("torch.nn.functional")
     cuda = _CudaModule("torch.cuda")
     jit = _jit_module()
     torch.nn, nn.functional, torch.cuda, torch.jit = nn, functional, cuda, jit

@@ -9,7 +9,7 @@ a draw that branches through the engine, as ``torch.rand`` does:
 - ``random.random()``, NumPy's ``random()`` / ``random_sample()`` / ``rand()`` (module
   functions and ``np.random.default_rng(seed)``'s methods): one uniform, ideal in the exact
   run (the engine's uniform, on ``--grid N`` when given), under ``--arith`` on the float64
-  grid ``j / 2**53`` that these generators draw from (a :class:`~.random.GridUniform` of
+  grid ``j / 2**53`` that these generators draw from (a :class:`~.grid_uniforms.GridUniform` of
   ``float64`` beside rows of another format, the format's own grid under ``--arith
   float64``): the law of ``torch.rand(1, dtype=torch.float64)``.  NumPy's ``random(dtype=
   np.float32)`` is on ``j / 2**24``.
@@ -70,7 +70,7 @@ def _uniform(dtype=D.float64):
     wrapped number and a 0-dim tensor both leave a dimensioned tensor's dtype as it is)."""
     from .tensor import Tensor
 
-    return Tensor.new([_rnd._uniform(_rnd._sampler(), dtype)], (), dtype)
+    return Tensor.new([_rnd.fresh_uniform(_rnd.drawing_run(), dtype)], (), dtype)
 
 
 def _index(n: int, what: str) -> int:
@@ -79,7 +79,7 @@ def _index(n: int, what: str) -> int:
 
     if n <= 0:
         raise IndexError("Cannot choose from an empty sequence")
-    run = _rnd._sampler()
+    run = _rnd.drawing_run()
     if n == 1:
         return 0
     dist = Dist([Fraction(1, n)] * n, list(range(n)), check=False)

@@ -67,7 +67,7 @@ from contextlib import contextmanager, nullcontext
 from ..core.errors import ExactspecError, InvalidInput
 from ..core.signals import count_as_user
 from .context import current
-from .module import _LayerModule, installed
+from .module import LayerModule, installed
 
 __all__ = ["load"]
 
@@ -215,7 +215,7 @@ def _layer():
     """The tensor layer installed for the block unless it already is (an adapter file is
     imported under it)."""
     present = sys.modules.get("torch")
-    with nullcontext() if isinstance(present, _LayerModule) else installed():
+    with nullcontext() if isinstance(present, LayerModule) else installed():
         yield
 
 
@@ -235,7 +235,7 @@ def _forget_new_modules(before: set, top: str = "") -> None:
             values = list(vars(held).values())
         except TypeError:
             continue
-        if any(isinstance(v, _LayerModule) for v in values):
+        if any(isinstance(v, LayerModule) for v in values):
             sys.modules.pop(key, None)
 
 

@@ -90,20 +90,21 @@ from fractions import Fraction  # noqa: F401  (the examples above)
 
 # the tensor's methods of each concern, made its own where their modules are imported
 from . import tensor_elementwise, tensor_indexing, tensor_reductions, tensor_views  # noqa: F401
-from .axis_values import _law_token_decide  # noqa: F401
+from .axis_values import law_token_decide  # noqa: F401
 from .dispatch import OPS
-from .tensor_core import (MAX_ELEMENTS, STABLE_SORT_LANE, SUM_TERMS, Size, Storage, Tensor,
-                          ValuesIndices, _PYTHON_DTYPES, _contiguous, _dim, _dtype_of_values,
-                          _flatten, _index_value, _numpy_dtype, _rebuilt, _scalar_dtype,
-                          as_tensor, broadcast_shapes, check_device, check_size, dtype_arg,
-                          result_type)
-from .tensor_elements import (_SIGNS, _check_int_range, _checked, _exact_power, _extreme_one,
-                              _float_power, _is_inf, _is_sympy, _multi_indices, _one, _product,
-                              _rationals, _same_value, _settle_float, _truncated_division,
-                              _truth, _unpacked_double, cast_format, decide, read)
-from .tensor_elementwise import _extreme
-from .tensor_reductions import (TieOrder, _arg_index, _running, _running_product, _running_sum,
-                                _sorted_order, _sum, _tie_ordered)
+from .tensor_core import (MAX_ELEMENTS, PYTHON_DTYPES, STABLE_SORT_LANE, SUM_TERMS, Size,
+                          Storage, Tensor, ValuesIndices, as_tensor, broadcast_shapes,
+                          check_device, check_size, contiguous_strides, dim_index, dtype_arg,
+                          dtype_of_values, flattened, index_value, numpy_dtype, rebuilt_tensor,
+                          result_type, scalar_dtype)
+from .tensor_elements import (DECIDED_SIGNS, all_rationals, cast_format, check_int_range,
+                              checked_index, decide, element_extreme, exact_element_power,
+                              float_element_power, index_tuples, is_inf, is_sympy,
+                              multi_indices, python_value, read, same_value, settled_float,
+                              truncated_division, truth, unpacked_double)
+from .tensor_elementwise import tensor_extreme
+from .tensor_reductions import (TieOrder, arg_index, lane_sum, running, running_product,
+                                running_sum, sorted_order, tie_ordered)
 
 __all__ = ["Tensor", "Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "MAX_ELEMENTS",
            "TieOrder", "result_type", "as_tensor", "broadcast_shapes", "check_size", "dtype_arg",

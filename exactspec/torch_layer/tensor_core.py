@@ -24,14 +24,16 @@ from ..engine.floats import FORMATS, FloatValue
 from . import dtypes as D
 from .context import current, refuse, user_line
 from .dispatch import OPS, PYTHON, UNSET
-from .tensor_elements import _one, _same_value, _unpacked_double
+from .tensor_elements import python_value, same_value, unpacked_double
 from .values import cast, exact_number, is_random, scalar_to
 
 #: ``Tensor`` is defined here and documented where the layer gathers it (``tensor``), so it is
 #: not listed: one description of ``torch.Tensor`` on the site.
 __all__ = ["Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "MAX_ELEMENTS",
            "OPS", "ValuesIndices", "result_type", "as_tensor", "broadcast_shapes",
-           "check_size", "dtype_arg", "check_device", "tensor_methods"]
+           "check_size", "dtype_arg", "check_device", "tensor_methods", "PYTHON_DTYPES",
+           "contiguous_strides", "scalar_dtype", "flattened", "numpy_dtype", "dtype_of_values",
+           "index_value", "dim_index", "rebuilt_tensor"]
 
 #: Under ``--arith``, the longest float sum taken left to right without a declared order.
 SUM_TERMS = 4
@@ -62,7 +64,7 @@ def check_size(n: int, what: str) -> int:
 
 #: Python's number types as a dtype argument, as torch reads them (``dtype=float`` is
 #: ``float64``, ``dtype=int`` is ``int64``)
-_PYTHON_DTYPES = {float: D.float64, int: D.int64, bool: D.bool_}
+PYTHON_DTYPES = {float: D.float64, int: D.int64, bool: D.bool_}
 
 
 def dtype_arg(d):
@@ -75,8 +77,8 @@ def dtype_arg(d):
     """
     if d is None or isinstance(d, D.DType):
         return d
-    if isinstance(d, type) and d in _PYTHON_DTYPES:
-        return _PYTHON_DTYPES[d]
+    if isinstance(d, type) and d in PYTHON_DTYPES:
+        return PYTHON_DTYPES[d]
     raise refuse(f"dtype {d!r} is not a dtype of exactspec's tensor layer (give torch.float32, "
                  "torch.float64, ... or Python's float, int, bool)")
 
@@ -112,7 +114,8 @@ class Storage:
         self.version = 0
 
 
-def _contiguous(shape) -> tuple:
+def contiguous_strides(shape) -> tuple:
+    """The strides of a contiguous (row-major) tensor of ``shape``."""
     strides, step = [], 1
     for n in reversed(shape):
         strides.append(step)
@@ -132,7 +135,8 @@ def broadcast_shapes(*shapes) -> tuple:
     return tuple(out)
 
 
-def _scalar_dtype(x):
+def scalar_dtype(x):
+    """The dtype torch gives a Python number ``x`` (or one float value of a format)."""
     if isinstance(x, bool):
         return D.bool_
     if isinstance(x, int):
@@ -151,7 +155,7 @@ def result_type(*xs) -> D.DType:
         elif x is None:
             continue
         else:
-            d, g = _scalar_dtype(x), 2
+            d, g = scalar_dtype(x), 2
         groups[g] = d if groups[g] is None else D.promote(groups[g], d)
     out = groups[0]
     for g in (1, 2):
@@ -174,13 +178,15 @@ def as_tensor(x, dtype=None) -> "Tensor":
     return Tensor.of(x, dtype)
 
 
-def _flatten(data, shape=None):
+def flattened(data, shape=None):
+    """``(values, shape)`` of nested lists (or a tensor, or one value): the values in row-major
+    order."""
     if isinstance(data, Tensor):
         return data._values(), tuple(data.shape)
     if isinstance(data, (list, tuple)):
         if not data:
             return [], (0,)
-        parts = [_flatten(x) for x in data]
+        parts = [flattened(x) for x in data]
         inner = parts[0][1]
         if any(p[1] != inner for p in parts):
             raise refuse("torch.tensor of nested lists of different lengths")
@@ -188,7 +194,7 @@ def _flatten(data, shape=None):
     return [data], ()
 
 
-def _numpy_dtype(data):
+def numpy_dtype(data):
     """The layer's dtype of a NumPy array or scalar (``None`` for anything else)."""
     if type(data).__module__ != "numpy" or not hasattr(data, "dtype"):
         return None
@@ -199,7 +205,9 @@ def _numpy_dtype(data):
     return D.DTYPES[name]
 
 
-def _dtype_of_values(values) -> D.DType:
+def dtype_of_values(values) -> D.DType:
+    """The dtype ``torch.tensor`` infers from the values (bool, int, a float format's, else the
+    default dtype)."""
     if values and all(isinstance(v, bool) for v in values):
         return D.bool_
     if values and all(isinstance(v, int) for v in values):
@@ -210,7 +218,8 @@ def _dtype_of_values(values) -> D.DType:
     return D.default_dtype()
 
 
-def _index_value(i) -> int:
+def index_value(i) -> int:
+    """An index argument as a Python int (an int or a one-element integer tensor)."""
     if isinstance(i, Tensor):
         if i.numel() != 1 or i.dtype.kind == "float":
             raise refuse("an index must be an integer (or a one-element integer tensor)")
@@ -220,8 +229,10 @@ def _index_value(i) -> int:
     return i
 
 
-def _dim(d, ndim: int) -> int:
-    d = _index_value(d)
+def dim_index(d, ndim: int) -> int:
+    """The dimension argument ``d`` of a tensor of ``ndim`` dimensions in ``range(ndim)``
+    (negative counts from the end), refused when out of range."""
+    d = index_value(d)
     n = max(ndim, 1)
     if not -n <= d < n:
         raise refuse(f"dim {d} is out of range for a tensor of {ndim} dimensions")
@@ -252,26 +263,26 @@ class Tensor:
     def new(cls, values: list, shape, dtype: D.DType) -> "Tensor":
         """A fresh contiguous tensor holding ``values`` (already of ``dtype``)."""
         shape = tuple(shape)
-        return cls(Storage(values), shape, _contiguous(shape), 0, dtype)
+        return cls(Storage(values), shape, contiguous_strides(shape), 0, dtype)
 
     @classmethod
     def of(cls, data, dtype=None) -> "Tensor":
         """``torch.tensor(data, dtype=dtype)``; a NumPy array or scalar keeps its dtype, as
         ``torch.tensor`` keeps it (its floats taken at their exact binary values)."""
         dtype = dtype_arg(dtype)
-        numpy_dtype = _numpy_dtype(data)
-        if numpy_dtype is not None:
+        array_dtype = numpy_dtype(data)
+        if array_dtype is not None:
             data = data.tolist() if hasattr(data, "tolist") else data.item()
-        values, shape = _flatten(data)
-        dtype = dtype or numpy_dtype or (data.dtype if isinstance(data, Tensor)
-                                         else _dtype_of_values(values))
+        values, shape = flattened(data)
+        dtype = dtype or array_dtype or (data.dtype if isinstance(data, Tensor)
+                                         else dtype_of_values(values))
         if dtype.kind == "float" and not current().exact:
-            values = [_unpacked_double(v) if type(v) is int else v for v in values]
+            values = [unpacked_double(v) if type(v) is int else v for v in values]
         return cls.new([cast(v, dtype) for v in values], shape, dtype)
 
     def __reduce__(self):
         # rebuilt by this module's function: pickle never looks the class up as torch.Tensor
-        return (_rebuilt, (self._st, self._shape, self._strides, self._off, self.dtype))
+        return (rebuilt_tensor, (self._st, self._shape, self._strides, self._off, self.dtype))
 
     # -- shape -------------------------------------------------------------------------
     @property
@@ -281,7 +292,7 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return Size(self._shape)
-        return self._shape[_dim(dim, self.ndim)]
+        return self._shape[dim_index(dim, self.ndim)]
 
     @property
     def ndim(self) -> int:
@@ -300,10 +311,10 @@ class Tensor:
         return D.device("cpu")
 
     def stride(self, dim=None):
-        return self._strides if dim is None else self._strides[_dim(dim, self.ndim)]
+        return self._strides if dim is None else self._strides[dim_index(dim, self.ndim)]
 
     def is_contiguous(self) -> bool:
-        expected = _contiguous(self._shape)
+        expected = contiguous_strides(self._shape)
         return all(n == 1 or a == b for n, a, b in zip(self._shape, self._strides, expected))
 
     def _positions(self) -> list:
@@ -337,7 +348,7 @@ class Tensor:
         if len(set(positions)) != len(positions):
             seen = {}
             for pos, v in zip(positions, values):
-                if pos in seen and not _same_value(seen[pos], v):
+                if pos in seen and not same_value(seen[pos], v):
                     raise refuse("an indexed write puts different values in one place: which "
                                  "one torch keeps depends on the hardware's order")
                 seen[pos] = v
@@ -350,7 +361,7 @@ class Tensor:
     def to(self, *args, **kwargs) -> "Tensor":
         dtype = dtype_arg(kwargs.get("dtype"))
         for a in list(args) + [kwargs.get("device")]:
-            if isinstance(a, D.DType) or (isinstance(a, type) and a in _PYTHON_DTYPES):
+            if isinstance(a, D.DType) or (isinstance(a, type) and a in PYTHON_DTYPES):
                 dtype = dtype_arg(a)
             elif isinstance(a, Tensor):
                 dtype = a.dtype
@@ -466,12 +477,12 @@ class Tensor:
     def __bool__(self):
         if self.numel() != 1:
             raise refuse(f"the truth value of a tensor of {self.numel()} elements is ambiguous")
-        return bool(_one(cast(self._values()[0], D.bool_)))
+        return bool(python_value(cast(self._values()[0], D.bool_)))
 
     def __int__(self):
         if self.numel() != 1:
             raise refuse(f"int() of a tensor of {self.numel()} elements")
-        return _one(cast(self._values()[0], D.int64))
+        return python_value(cast(self._values()[0], D.int64))
 
     def __index__(self):
         if self.dtype.kind == "float":
@@ -505,7 +516,7 @@ class Tensor:
         raise refuse(f"Tensor.{name} is outside exactspec's tensor layer")
 
 
-def _rebuilt(storage, shape, strides, offset, dtype) -> Tensor:
+def rebuilt_tensor(storage, shape, strides, offset, dtype) -> Tensor:
     """A tensor unpickled (:meth:`Tensor.__reduce__`)."""
     return Tensor(storage, shape, strides, offset, dtype)
 

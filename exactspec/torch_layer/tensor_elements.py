@@ -23,7 +23,10 @@ from .dispatch import (DECIDE, INDEX, NUMBER_TEST, OPS, POWER, PYTHON, READ_AT, 
                        binary_rule)
 from .values import arith, exact_number, is_nan, is_random
 
-__all__ = ["read", "decide", "cast_format"]
+__all__ = ["read", "decide", "cast_format", "all_rationals", "python_value", "checked_index",
+           "multi_indices", "index_tuples", "DECIDED_SIGNS", "same_value", "is_sympy", "truth",
+           "is_inf", "element_extreme", "unpacked_double", "exact_element_power",
+           "settled_float", "float_element_power", "check_int_range", "truncated_division"]
 
 
 def read(data: list, position):
@@ -36,12 +39,12 @@ def read(data: list, position):
     return data[position]
 
 
-def _rationals(values) -> bool:
+def all_rationals(values) -> bool:
     """Every value a plain ``Fraction``."""
     return all(type(v) is Fraction for v in values)
 
 
-def _one(v):
+def python_value(v):
     """``v`` as one Python value (a value of the draft's branches has none: its type's rule,
     :data:`~.dispatch.PYTHON`, refuses it)."""
     if type(v) in PYTHON:
@@ -49,7 +52,9 @@ def _one(v):
     return v
 
 
-def _checked(i, n, d):
+def checked_index(i, n, d):
+    """The index ``i`` into dimension ``d`` of size ``n`` in ``range(n)``, refused when out of
+    bounds."""
     if type(i) in INDEX:                      # an index on every draft branch
         return INDEX[type(i)](i, n, "")
     if not -n <= i < n:
@@ -57,18 +62,21 @@ def _checked(i, n, d):
     return i % n
 
 
-def _multi_indices(shape):
-    return list(_product([range(n) for n in shape]))
+def multi_indices(shape):
+    """Every index tuple of a tensor of ``shape``, in row-major order."""
+    return list(index_tuples([range(n) for n in shape]))
 
 
-def _product(ranges):
+def index_tuples(ranges):
+    """Every tuple of one element of each range, the last varying fastest."""
     out = [()]
     for r in ranges:
         out = [c + (i,) for c in out for i in r]
     return out
 
 
-_SIGNS: dict = {}        # comparisons of exact sympy numbers already decided
+#: Comparisons of exact sympy numbers already decided: ``(op, a, b) -> bool``.
+DECIDED_SIGNS: dict = {}
 
 
 def decide(op, a, b) -> bool:
@@ -76,20 +84,20 @@ def decide(op, a, b) -> bool:
     of the engine; one of exact sympy numbers (an exact softmax) is remembered."""
     if type(a) is Fraction and type(b) is Fraction:          # the common case first
         return op(a, b)
-    if _is_sympy(a) or _is_sympy(b):
+    if is_sympy(a) or is_sympy(b):
         try:
             key = (op, a, b)
-            hit = _SIGNS.get(key)
+            hit = DECIDED_SIGNS.get(key)
         except TypeError:
             key, hit = None, None
         if hit is not None:
             return hit
-        out = _truth(op(a, b))
-        if key is not None and len(_SIGNS) < 1 << 16:
-            _SIGNS[key] = out
+        out = truth(op(a, b))
+        if key is not None and len(DECIDED_SIGNS) < 1 << 16:
+            DECIDED_SIGNS[key] = out
         return out
     if type(a) in DECIDE or type(b) in DECIDE:     # a value type's own (a draft axis)
-        return binary_rule(DECIDE, a, b)(op, a, b, decide, _truth)
+        return binary_rule(DECIDE, a, b)(op, a, b, decide, truth)
     run = current()
     if "uniform_noise" in run.__dict__:          # a uniform whose log is noise: not again
         OPS["check_not_noise"](a, b)
@@ -98,20 +106,25 @@ def decide(op, a, b) -> bool:
         r = lazy(op, a, b)
         if r is not None:
             return r
-    return _truth(op(a, b))
+    return truth(op(a, b))
 
 
-def _same_value(a, b) -> bool:
+def same_value(a, b) -> bool:
+    """``a`` and ``b`` the same value: one random value, or equal numbers (NaN is no value's
+    equal)."""
     if is_random(a) or is_random(b):
         return a is b
     return not is_nan(a) and decide(operator.eq, exact_number(a), exact_number(b))
 
 
-def _is_sympy(x) -> bool:
+def is_sympy(x) -> bool:
+    """``x`` a sympy object (an exact irrational number)."""
     return type(x).__module__.startswith("sympy")
 
 
-def _truth(r) -> bool:
+def truth(r) -> bool:
+    """The result of a comparison as a bool (a split stays a value until read); one the exact
+    method cannot decide is refused."""
     if isinstance(r, bool):
         return r
     if type(r) in TRUTH:                          # a split stays a value until read
@@ -122,7 +135,8 @@ def _truth(r) -> bool:
         raise undecided(f"a comparison the exact method cannot decide ({err})") from None
 
 
-def _is_inf(v) -> bool:
+def is_inf(v) -> bool:
+    """``v`` an infinite float."""
     t = type(v)
     if t is Fraction:                          # the common case first
         return False
@@ -132,7 +146,8 @@ def _is_inf(v) -> bool:
     return isinstance(x, float) and math.isinf(x)
 
 
-def _extreme_one(x, y, maximum: bool):
+def element_extreme(x, y, maximum: bool):
+    """The larger (``maximum``) or smaller of two elements; a NaN propagates."""
     if type(x) is Fraction and type(y) is Fraction:          # the common case first
         return (y if x < y else x) if maximum else (y if y < x else x)
     if is_nan(x) or is_nan(y):
@@ -142,7 +157,7 @@ def _extreme_one(x, y, maximum: bool):
     return y if decide(operator.lt, y, x) else x
 
 
-def _unpacked_double(v: int) -> float:
+def unpacked_double(v: int) -> float:
     """A Python int in ``torch.tensor(data, dtype=<a float dtype>)``: read as a double first,
     as torch unpacks it (``2**60 + 2**36 + 1`` is ``2**60`` in ``float32``)."""
     try:
@@ -152,28 +167,29 @@ def _unpacked_double(v: int) -> float:
                      "refuses it too)") from None
 
 
-def _exact_power(x, n: int):
+def exact_element_power(x, n: int):
     """``x ** n`` of one exact element (``n`` an integer): IEEE's ``inf`` for ``0 ** -k``."""
     if type(x) in POWER:                       # on every draft branch (a drawn token: refused)
-        return POWER[type(x)](x, lambda v: _exact_power(v, n))
+        return POWER[type(x)](x, lambda v: exact_element_power(v, n))
     if is_random(x):
         raise undecided("pow of a random value is beyond the exact method")
     if isinstance(x, float):                   # inf, nan (nan ** 0 is 1, as in torch)
-        return _settle_float(x ** n)
+        return settled_float(x ** n)
     if n < 0 and x == 0:
         return math.inf
     return x ** n
 
 
-def _settle_float(r):
+def settled_float(r):
+    """A float result as an exact ``Fraction`` when finite (``inf`` and ``nan`` kept)."""
     return Fraction(r) if math.isfinite(r) else r
 
 
-def _float_power(x, n: int, fmt):
+def float_element_power(x, n: int, fmt):
     """``x ** n`` of one element under ``--arith`` as torch's CPU kernel computes it (see
     :meth:`Tensor.pow`)."""
     if type(x) in POWER:                       # on every draft branch
-        return POWER[type(x)](x, lambda v: _float_power(v, n, fmt))
+        return POWER[type(x)](x, lambda v: float_element_power(v, n, fmt))
     if n == 0:
         return FloatValue(1.0, fmt)
     if n == 1:
@@ -193,7 +209,7 @@ def _float_power(x, n: int, fmt):
     return arith(operator.truediv, FloatValue(1.0, fmt), square)
 
 
-def _check_int_range(values, dtype) -> None:
+def check_int_range(values, dtype) -> None:
     """Integer results outside the dtype's range are refused: torch wraps them around."""
     bound = 2 ** (dtype.bits - 1)
     for v in values:
@@ -202,7 +218,7 @@ def _check_int_range(values, dtype) -> None:
                          "it around (an overflow), exactspec does not model that")
 
 
-def _truncated_division(a, b):
+def truncated_division(a, b):
     """Integer division rounded toward zero (``div(..., rounding_mode="trunc")``)."""
     if b == 0:
         raise refuse("integer division by zero (torch raises ZeroDivisionError)")
@@ -211,5 +227,6 @@ def _truncated_division(a, b):
 
 
 def cast_format(v: FloatValue, fmt) -> FloatValue:
+    """The float value ``v`` rounded into the format ``fmt``."""
     x = v.value
     return FloatValue(fmt.round(Fraction(x)) if math.isfinite(x) else x, fmt)

@@ -27,12 +27,13 @@ from .dispatch import EXTREME, OPS, binary_rule
 from .rational_rows import rational_extreme, rational_row
 from .tensor_core import (Tensor, as_tensor, broadcast_shapes, check_size, result_type,
                           tensor_methods)
-from .tensor_elements import (_check_int_range, _exact_power, _extreme_one, _float_power,
-                              _rationals, _truncated_division, decide, _is_inf)
+from .tensor_elements import (all_rationals, check_int_range, decide, element_extreme,
+                              exact_element_power, float_element_power, is_inf,
+                              truncated_division)
 from .values import (HALF_FORMATS, arith, cast, cast_row, check_python_int, is_nan, opmath_arith,
                      opmath_scalar, scalar_to)
 
-__all__ = ["TensorElementwise"]
+__all__ = ["TensorElementwise", "tensor_extreme"]
 
 
 @tensor_methods
@@ -68,7 +69,7 @@ class TensorElementwise:
                 return out
         av = a._expanded_values(shape) if isinstance(a, Tensor) else [a] * n
         bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * n
-        if dtype.kind == "float" and current().exact and _rationals(av) and _rationals(bv) \
+        if dtype.kind == "float" and current().exact and all_rationals(av) and all_rationals(bv) \
                 and (op is not operator.truediv or all(bv)):
             # exact rationals: cast leaves them as they are and arith is the plain operation
             out = rational_row(op, av, bv) if n >= float_rows.MIN_ROW else None
@@ -91,7 +92,7 @@ class TensorElementwise:
             return Tensor.new(out, shape, dtype)
         out = [arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
         if dtype.kind == "int":
-            _check_int_range(out, dtype)
+            check_int_range(out, dtype)
         return Tensor.new(out, shape, dtype)
 
     def _opmath(self, other, op, dtype, shape):
@@ -178,7 +179,7 @@ class TensorElementwise:
                          "exactspec's tensor layer")
         if rounding_mode == "floor":
             return self // o
-        return self._binary(o, _truncated_division)
+        return self._binary(o, truncated_division)
 
     def remainder(self, o):
         return self % o
@@ -243,11 +244,11 @@ class TensorElementwise:
             if n < 0:
                 raise refuse("integers to negative integer powers are not allowed (torch "
                              "refuses it too)")
-            out = [_exact_power(cast(v, dtype), n) for v in self._values()]
-            _check_int_range(out, dtype if dtype is not D.bool_ else D.int64)
+            out = [exact_element_power(cast(v, dtype), n) for v in self._values()]
+            check_int_range(out, dtype if dtype is not D.bool_ else D.int64)
             return Tensor.new(out, self._shape, dtype if dtype is not D.bool_ else D.int64)
         if current().exact:
-            return Tensor.new([_exact_power(cast(v, dtype), n) for v in self._values()],
+            return Tensor.new([exact_element_power(cast(v, dtype), n) for v in self._values()],
                               self._shape, dtype)
         if n not in (0, 1, 2, 3, -1, -2):
             raise refuse(f"pow with exponent {exponent} under --arith: torch's CPU kernel calls "
@@ -255,7 +256,7 @@ class TensorElementwise:
                          "model (exponents 0, 1, 2, 3, -1, -2 are computed as torch does); "
                          "write the product out, or run exactly")
         fmt = FORMATS[dtype.name]
-        return Tensor.new([_float_power(cast(v, dtype), n, fmt) for v in self._values()],
+        return Tensor.new([float_element_power(cast(v, dtype), n, fmt) for v in self._values()],
                           self._shape, dtype)
 
     __pow__ = pow
@@ -352,10 +353,10 @@ class TensorElementwise:
         return Tensor.new([is_nan(v) for v in self._values()], self._shape, D.bool_)
 
     def isinf(self):
-        return Tensor.new([_is_inf(v) for v in self._values()], self._shape, D.bool_)
+        return Tensor.new([is_inf(v) for v in self._values()], self._shape, D.bool_)
 
     def isfinite(self):
-        return Tensor.new([not (_is_inf(v) or is_nan(v)) for v in self._values()], self._shape,
+        return Tensor.new([not (is_inf(v) or is_nan(v)) for v in self._values()], self._shape,
                           D.bool_)
 
     def clamp(self, min=None, max=None):
@@ -366,9 +367,9 @@ class TensorElementwise:
                 scalar_to(bound, result_type(self, bound))
         out = self
         if min is not None:
-            out = _extreme(out, min, maximum=True)
+            out = tensor_extreme(out, min, maximum=True)
         if max is not None:
-            out = _extreme(out, max, maximum=False)
+            out = tensor_extreme(out, max, maximum=False)
         return out
 
     clip = clamp
@@ -387,10 +388,10 @@ class TensorElementwise:
         return self.clamp(max=max)
 
     def maximum(self, other):
-        return _extreme(self, other, maximum=True)
+        return tensor_extreme(self, other, maximum=True)
 
     def minimum(self, other):
-        return _extreme(self, other, maximum=False)
+        return tensor_extreme(self, other, maximum=False)
 
     def where(self, condition, other):
         return OPS["where"](condition, self, other)
@@ -492,7 +493,7 @@ class TensorElementwise:
         raise refuse("normal_: Gaussian noise is outside exactspec's tensor layer")
 
 
-def _extreme(a, b, maximum: bool):
+def tensor_extreme(a, b, maximum: bool):
     """``torch.maximum``/``minimum`` (and clamp's two halves): NaN propagates."""
     a = as_tensor(a) if not isinstance(a, Tensor) else a
     dtype = result_type(a, b)
@@ -500,7 +501,7 @@ def _extreme(a, b, maximum: bool):
     av = a._expanded_values(shape)
     bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * len(av)
     if dtype.kind == "float" and current().exact and len(av) >= float_rows.MIN_ROW and \
-            not isinstance(b, Tensor) and type(b) in (int, float, Fraction) and _rationals(av):
+            not isinstance(b, Tensor) and type(b) in (int, float, Fraction) and all_rationals(av):
         y = cast(b, dtype)               # one cast of the scalar for the whole row (a Python
         if type(y) is Fraction:          # float counted once, as every literal is)
             return Tensor.new(rational_extreme(av, [y] * len(av), maximum), shape, dtype)
@@ -515,7 +516,7 @@ def _extreme(a, b, maximum: bool):
     for x, y in zip(av, bv):
         x, y = cast(x, dtype), cast(y, dtype)
         if type(x) in EXTREME or type(y) in EXTREME:       # a value type's own (per branch)
-            out.append(binary_rule(EXTREME, x, y)(x, y, maximum, dtype, _extreme_one))
+            out.append(binary_rule(EXTREME, x, y)(x, y, maximum, dtype, element_extreme))
         else:
-            out.append(_extreme_one(x, y, maximum))
+            out.append(element_extreme(x, y, maximum))
     return Tensor.new(out, shape, dtype)

@@ -18,9 +18,9 @@ import math
 from . import dtypes as D
 from .context import refuse
 from .dispatch import OPS
-from .tensor_core import (Tensor, _dim, _index_value, as_tensor, broadcast_shapes, check_size,
-                          tensor_methods)
-from .tensor_elements import _checked, _multi_indices, _product, read
+from .tensor_core import (Tensor, as_tensor, broadcast_shapes, check_size, dim_index,
+                          index_value, tensor_methods)
+from .tensor_elements import checked_index, index_tuples, multi_indices, read
 from .values import UNSET, cast, check_python_int, scalar_to
 
 __all__ = ["TensorIndexing"]
@@ -44,7 +44,7 @@ class TensorIndexing:
             elif isinstance(k, bool):
                 k = Tensor.of(k)
             elif isinstance(k, Tensor) and k.ndim == 0 and k.dtype.kind == "int":
-                k = _index_value(k)             # torch selects with it: a view, like an int
+                k = index_value(k)             # torch selects with it: a view, like an int
             items.append(k)
         used = sum(k.ndim if isinstance(k, Tensor) and k.dtype is D.bool_ else
                    0 if k is None or k is Ellipsis else 1 for k in items)
@@ -64,7 +64,7 @@ class TensorIndexing:
             if k is None:
                 parts.append(("none",))
             elif isinstance(k, slice):
-                if k.step is not None and _index_value(k.step) <= 0:
+                if k.step is not None and index_value(k.step) <= 0:
                     raise refuse("a slice step must be positive (torch refuses it too)")
                 n = self._shape[d]
                 parts.append(("slice", d, range(*k.indices(n))))
@@ -73,7 +73,7 @@ class TensorIndexing:
                 if tuple(k._shape) != tuple(self._shape[d:d + k.ndim]):
                     raise refuse(f"mask of shape {list(k._shape)} does not match the indexed "
                                  f"shape {list(self._shape[d:d + k.ndim])}")
-                hits = [idx for idx, v in zip(_multi_indices(k._shape), k._values()) if v]
+                hits = [idx for idx, v in zip(multi_indices(k._shape), k._values()) if v]
                 for j in range(k.ndim):
                     parts.append(("adv", d + j, Tensor.new([h[j] for h in hits], (len(hits),),
                                                            D.int64)))
@@ -85,7 +85,7 @@ class TensorIndexing:
                 parts.append(("adv", d, k))
                 d += 1
             else:
-                i = _index_value(k)
+                i = index_value(k)
                 n = self._shape[d]
                 if not -n <= i < n:
                     raise refuse(f"index {i} is out of bounds for dimension {d} of size {n}")
@@ -110,8 +110,8 @@ class TensorIndexing:
             return tuple(shape), None, view             # positions: view._positions()
         adv = [p for p in parts if p[0] == "adv"]
         bshape = broadcast_shapes(*(p[2]._shape for p in adv))
-        adv_values = [[_checked(v, self._shape[p[1]], p[1]) for v in p[2]._expanded_values(bshape)]
-                      for p in adv]
+        adv_values = [[checked_index(v, self._shape[p[1]], p[1])
+                       for v in p[2]._expanded_values(bshape)] for p in adv]
         where = [i for i, p in enumerate(parts) if p[0] == "adv"]
         together = where == list(range(where[0], where[-1] + 1))
         layout = []                      # output blocks: ("adv",) or a basic part
@@ -133,7 +133,7 @@ class TensorIndexing:
                   else b[2] for b in layout]
         positions = []
         adv_dims = [p[1] for p in adv]
-        for combo in _product(ranges):
+        for combo in index_tuples(ranges):
             pos = self._off
             for block, c in zip(layout, combo):
                 if block[0] == "adv":
@@ -209,7 +209,7 @@ class TensorIndexing:
     def index_add_(self, dim, index, source, alpha=1):
         """``index_add_``: slice ``index[i]`` of ``self`` along ``dim`` gets slice ``i`` of
         ``source`` added (a ``scatter_add_`` with the index spread over the slice)."""
-        d = _dim(dim, self.ndim)
+        d = dim_index(dim, self.ndim)
         source = as_tensor(source) if alpha == 1 else as_tensor(source) * alpha
         index = as_tensor(index).reshape(-1)
         shape = [1] * source.ndim

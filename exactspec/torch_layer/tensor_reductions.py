@@ -23,13 +23,14 @@ from ..engine.floats import FORMATS, FloatValue
 from . import dtypes as D
 from .context import current, refuse, undecided
 from .dispatch import OPS
-from .tensor_core import (SUM_TERMS, STABLE_SORT_LANE, Tensor, ValuesIndices, _dim, _index_value,
-                          tensor_methods)
-from .tensor_elements import _same_value, cast_format, decide
-from .tensor_elementwise import _extreme
+from .tensor_core import (SUM_TERMS, STABLE_SORT_LANE, Tensor, ValuesIndices, dim_index,
+                          index_value, tensor_methods)
+from .tensor_elements import cast_format, decide, same_value
+from .tensor_elementwise import tensor_extreme
 from .values import arith, cast, is_nan, is_random
 
-__all__ = ["TensorReductions", "TieOrder"]
+__all__ = ["TensorReductions", "TieOrder", "lane_sum", "running_sum", "running_product",
+           "running", "arg_index", "tie_ordered", "sorted_order"]
 
 
 @tensor_methods
@@ -38,7 +39,7 @@ class TensorReductions:
 
     def _lanes(self, dim):
         """``(outer shape, lanes)``: the values along ``dim`` for every other index."""
-        d = _dim(dim, self.ndim)
+        d = dim_index(dim, self.ndim)
         if self.ndim == 0:
             return (), [self._values()]
         order = [i for i in range(self.ndim) if i != d] + [d]
@@ -57,10 +58,10 @@ class TensorReductions:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         if len(dims) > 1:
             t = self
-            for dd in sorted((_dim(x, self.ndim) for x in dims), reverse=True):
+            for dd in sorted((dim_index(x, self.ndim) for x in dims), reverse=True):
                 t = t._reduce(dd, keepdim, f, dtype)
             return t
-        d = _dim(dims[0], self.ndim)
+        d = dim_index(dims[0], self.ndim)
         outer, lanes = self._lanes(d)
         shape = list(outer)
         if keepdim and self.ndim:
@@ -69,7 +70,7 @@ class TensorReductions:
 
     def sum(self, dim=None, keepdim=False, dtype=None):
         out_dtype = dtype or (self.dtype if self.dtype.kind == "float" else D.int64)
-        return self._reduce(dim, keepdim, lambda lane: _sum(lane, out_dtype), out_dtype)
+        return self._reduce(dim, keepdim, lambda lane: lane_sum(lane, out_dtype), out_dtype)
 
     def mean(self, dim=None, keepdim=False):
         if self.dtype.kind != "float":
@@ -81,7 +82,7 @@ class TensorReductions:
     def cumsum(self, dim, dtype=None):
         """The running sum along ``dim``, exact in the exact run, under ``--arith`` accumulated
         as torch's CPU kernel accumulates it (see :meth:`cumprod`)."""
-        return self._running_along(dim, dtype, _running_sum)
+        return self._running_along(dim, dtype, running_sum)
 
     def cumprod(self, dim, dtype=None):
         """The running product along ``dim`` (the accepted prefix as ``accepted.cumprod(1)``):
@@ -89,25 +90,25 @@ class TensorReductions:
         ``--arith``, accumulated as torch's CPU kernel accumulates them (``float64`` for
         ``float32`` and ``float64``, ``float32`` for ``float16``/``bfloat16``), each output
         rounded to the dtype."""
-        return self._running_along(dim, dtype, _running_product)
+        return self._running_along(dim, dtype, running_product)
 
-    def _running_along(self, dim, dtype, running):
+    def _running_along(self, dim, dtype, accumulated):
         out_dtype = dtype or (self.dtype if self.dtype.kind == "float" else D.int64)
-        d = _dim(dim, self.ndim)
+        d = dim_index(dim, self.ndim)
         order = [i for i in range(self.ndim) if i != d] + [d]
         moved = self.permute(order) if self.ndim else self.reshape(1)
         out = Tensor.new([None] * self.numel(), moved._shape, out_dtype)
         _, lanes = self._lanes(d) if self.ndim else ((), [self._values()])
-        out._st.data[:] = [v for lane in lanes for v in running(lane, out_dtype)]
+        out._st.data[:] = [v for lane in lanes for v in accumulated(lane, out_dtype)]
         inverse = [order.index(i) for i in range(self.ndim)]
         return (out.permute(inverse) if self.ndim else out.reshape(())).contiguous()
 
     def _arg(self, dim, keepdim, largest):
         if dim is None:
             flat = self.reshape(-1) if self.is_contiguous() else self.clone().reshape(-1)
-            i = _arg_index(flat._values(), largest)
+            i = arg_index(flat._values(), largest)
             return Tensor.new([i], (1,) * self.ndim if keepdim else (), D.int64)
-        return self._reduce(dim, keepdim, lambda lane: _arg_index(lane, largest), D.int64)
+        return self._reduce(dim, keepdim, lambda lane: arg_index(lane, largest), D.int64)
 
     def _no_bool_arg(self, name):
         if self.dtype is D.bool_:               # torch: "argmax_cpu" not implemented for 'Bool'
@@ -124,10 +125,10 @@ class TensorReductions:
 
     def _extreme_reduce(self, dim, keepdim, largest, other):
         if other is not None:
-            return _extreme(self, other, maximum=largest)
+            return tensor_extreme(self, other, maximum=largest)
         if dim is None:
             values = self._values()
-            return Tensor.new([values[_arg_index(values, largest)]], (), self.dtype)
+            return Tensor.new([values[arg_index(values, largest)]], (), self.dtype)
         idx = self._arg(dim, keepdim, largest)
         outer, lanes = self._lanes(dim)
         vals = [lane[i] for lane, i in zip(lanes, idx._values())]
@@ -156,11 +157,11 @@ class TensorReductions:
                             D.bool_)
 
     def sort(self, dim=-1, descending=False, stable=False):
-        d = _dim(dim, self.ndim)
+        d = dim_index(dim, self.ndim)
         outer, lanes = self._lanes(d)
-        orders = [_sorted_order(lane, descending) for lane in lanes]
+        orders = [sorted_order(lane, descending) for lane in lanes]
         indices = orders if stable or not lanes or len(lanes[0]) <= STABLE_SORT_LANE else \
-            [_tie_ordered(lane, o, o, "sort(stable=False) on a lane of more than "
+            [tie_ordered(lane, o, o, "sort(stable=False) on a lane of more than "
                           f"{STABLE_SORT_LANE} elements") for lane, o in zip(lanes, orders)]
         return self._from_lanes(d, [[lane[i] for i in o] for lane, o in zip(lanes, orders)],
                                 indices, len(lanes[0]) if lanes else 0)
@@ -169,14 +170,14 @@ class TensorReductions:
         return self.sort(dim, descending, stable).indices
 
     def topk(self, k, dim=-1, largest=True, sorted=True):
-        k = _index_value(k)
-        d = _dim(dim, self.ndim)
+        k = index_value(k)
+        d = dim_index(dim, self.ndim)
         outer, lanes = self._lanes(d)
         if lanes and not 0 <= k <= len(lanes[0]):
             raise refuse(f"topk: k={k} is out of range for a dimension of {len(lanes[0])}")
-        orders = [_sorted_order(lane, largest) for lane in lanes]
+        orders = [sorted_order(lane, largest) for lane in lanes]
         return self._from_lanes(d, [[lane[i] for i in o[:k]] for lane, o in zip(lanes, orders)],
-                                [_tie_ordered(lane, o[:k], o, "topk")
+                                [tie_ordered(lane, o[:k], o, "topk")
                                  for lane, o in zip(lanes, orders)], k)
 
     def _from_lanes(self, d, value_lanes, index_lanes, n):
@@ -200,7 +201,8 @@ class TensorReductions:
         return OPS["multinomial"](self, num_samples, replacement)
 
 
-def _sum(lane, dtype):
+def lane_sum(lane, dtype):
+    """The sum of one lane in ``dtype``, in the order :mod:`.tensor` declares."""
     if dtype.kind != "float":
         return sum((cast(v, dtype) for v in lane), 0)
     lane = [cast(v, dtype) for v in lane]
@@ -231,15 +233,17 @@ def _sum(lane, dtype):
     return cast(total, dtype)
 
 
-def _running_sum(lane, dtype):
-    return _running(lane, dtype, operator.add, 0, "sum")
+def running_sum(lane, dtype):
+    """``cumsum`` of one lane (see :func:`running`)."""
+    return running(lane, dtype, operator.add, 0, "sum")
 
 
-def _running_product(lane, dtype):
-    return _running(lane, dtype, operator.mul, 1, "product")
+def running_product(lane, dtype):
+    """``cumprod`` of one lane (see :func:`running`)."""
+    return running(lane, dtype, operator.mul, 1, "product")
 
 
-def _running(lane, dtype, op, start: int, what: str):
+def running(lane, dtype, op, start: int, what: str):
     """The cumulative ``op`` of ``lane`` (``cumsum``, ``cumprod``): exact in the exact run and
     for integers; under ``--arith`` accumulated in float64 for float32 and float64 values, in
     float32 for float16 and bfloat16, each partial result rounded into the dtype."""
@@ -261,7 +265,7 @@ def _running(lane, dtype, op, start: int, what: str):
     return out
 
 
-def _arg_index(values, largest: bool) -> int:
+def arg_index(values, largest: bool) -> int:
     """The first index of the largest (smallest) value; a NaN wins."""
     if not values:
         raise refuse("argmax/argmin of an empty tensor")
@@ -306,18 +310,20 @@ class TieOrder:
         return f"TieOrder({self.index})"
 
 
-def _tie_ordered(lane, chosen, order, what) -> list:
+def tie_ordered(lane, chosen, order, what) -> list:
     """``chosen`` (indices into ``lane``), each replaced by a :class:`TieOrder` when its value
     is tied with another value of the lane (``order`` is the lane sorted)."""
     tied = set()
     for a, b in zip(order, order[1:]):
         x, y = lane[a], lane[b]
-        if (is_nan(x) and is_nan(y)) or (not is_nan(x) and not is_nan(y) and _same_value(x, y)):
+        if (is_nan(x) and is_nan(y)) or (not is_nan(x) and not is_nan(y) and same_value(x, y)):
             tied.update((a, b))
     return [TieOrder(i, what) if i in tied else i for i in chosen]
 
 
-def _sorted_order(values, descending: bool) -> list:
+def sorted_order(values, descending: bool) -> list:
+    """The indices of ``values`` in stable sorted order (ascending, or ``descending``); NaN
+    sorts as the largest."""
     def compare(i, j):
         a, b = values[i], values[j]
         na, nb = is_nan(a), is_nan(b)

@@ -17,9 +17,9 @@ import math
 
 from . import dtypes as D
 from .context import refuse
-from .tensor_core import (Size, Tensor, _contiguous, _dim, _index_value, as_tensor,
-                          broadcast_shapes, check_size, tensor_methods)
-from .tensor_elements import _multi_indices, _one
+from .tensor_core import (Size, Tensor, as_tensor, broadcast_shapes, check_size,
+                          contiguous_strides, dim_index, index_value, tensor_methods)
+from .tensor_elements import multi_indices, python_value
 from .values import cast
 
 __all__ = ["TensorViews"]
@@ -32,7 +32,7 @@ class TensorViews:
     def _shape_arg(self, shape) -> list:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
             shape = shape[0]
-        shape = [_index_value(n) for n in shape]
+        shape = [index_value(n) for n in shape]
         if shape.count(-1) > 1:
             raise refuse("only one dimension can be -1")
         if -1 in shape:
@@ -48,18 +48,18 @@ class TensorViews:
         shape = self._shape_arg(shape)
         if not self.is_contiguous():
             raise refuse("view of a non-contiguous tensor: use reshape (torch refuses it too)")
-        return self._view(shape, _contiguous(shape), self._off)
+        return self._view(shape, contiguous_strides(shape), self._off)
 
     def reshape(self, *shape):
         shape = self._shape_arg(shape)
         if self.is_contiguous():
-            return self._view(shape, _contiguous(shape), self._off)
+            return self._view(shape, contiguous_strides(shape), self._off)
         return Tensor.new(self._values(), shape, self.dtype)
 
     def flatten(self, start_dim=0, end_dim=-1):
         if self.ndim == 0:
             return self.reshape(1)
-        a, b = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)
+        a, b = dim_index(start_dim, self.ndim), dim_index(end_dim, self.ndim)
         shape = list(self._shape[:a]) + [math.prod(self._shape[a:b + 1])] + \
             list(self._shape[b + 1:])
         return self.reshape(shape)
@@ -78,14 +78,14 @@ class TensorViews:
         if dim is None:
             keep = [i for i, n in enumerate(self._shape) if n != 1]
         else:
-            dims = {_dim(d, self.ndim) for d in (dim if isinstance(dim, (tuple, list))
+            dims = {dim_index(d, self.ndim) for d in (dim if isinstance(dim, (tuple, list))
                                                   else (dim,))}
             keep = [i for i, n in enumerate(self._shape) if not (i in dims and n == 1)]
         return self._view([self._shape[i] for i in keep], [self._strides[i] for i in keep],
                           self._off)
 
     def unsqueeze(self, dim):
-        d = _index_value(dim)
+        d = index_value(dim)
         if not -(self.ndim + 1) <= d <= self.ndim:
             raise refuse(f"unsqueeze dim {d} is out of range")
         d %= self.ndim + 1
@@ -97,7 +97,7 @@ class TensorViews:
     def expand(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
             shape = shape[0]
-        shape = [_index_value(n) for n in shape]
+        shape = [index_value(n) for n in shape]
         extra = len(shape) - self.ndim
         if extra < 0:
             raise refuse(f"expand to {shape}: fewer dimensions than the tensor's")
@@ -125,7 +125,7 @@ class TensorViews:
         """``repeat``: the tensor tiled ``sizes`` times (a copy, as torch makes)."""
         if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, Size)):
             sizes = sizes[0]
-        sizes = [_index_value(n) for n in sizes]
+        sizes = [index_value(n) for n in sizes]
         if len(sizes) < self.ndim or any(n < 0 for n in sizes):
             raise refuse(f"repeat{tuple(sizes)}: give a non-negative count for every dimension "
                          f"of the tensor ({self.ndim})")
@@ -134,9 +134,9 @@ class TensorViews:
         check_size(math.prod(shape), f"repeat{tuple(sizes)}")
         src = t._values()
         values = []
-        for idx in _multi_indices(shape):
+        for idx in multi_indices(shape):
             flat = 0
-            for i, a, st in zip(idx, t._shape, _contiguous(t._shape)):
+            for i, a, st in zip(idx, t._shape, contiguous_strides(t._shape)):
                 flat += (i % a) * st
             values.append(src[flat])
         return Tensor.new(values, shape, self.dtype)
@@ -145,10 +145,10 @@ class TensorViews:
         """``repeat_interleave``: each element (each slice along ``dim``) repeated, by one
         count or a count per element."""
         t = self.reshape(-1) if dim is None else self
-        d = 0 if dim is None else _dim(dim, t.ndim)
+        d = 0 if dim is None else dim_index(dim, t.ndim)
         n = t._shape[d]
-        counts = [_index_value(c) for c in as_tensor(repeats)._values()] \
-            if isinstance(repeats, Tensor) else [_index_value(repeats)]
+        counts = [index_value(c) for c in as_tensor(repeats)._values()] \
+            if isinstance(repeats, Tensor) else [index_value(repeats)]
         if len(counts) == 1:
             counts = counts * n
         if len(counts) != n or any(c < 0 for c in counts):
@@ -164,7 +164,7 @@ class TensorViews:
         than the tensor has dimensions."""
         if len(dims) == 1 and isinstance(dims[0], (tuple, list, Size)):
             dims = dims[0]
-        dims = [_index_value(n) for n in dims]
+        dims = [index_value(n) for n in dims]
         return self.repeat([1] * (self.ndim - len(dims)) + dims)
 
     def outer(self, other):
@@ -177,7 +177,7 @@ class TensorViews:
     ger = outer
 
     def index_select(self, dim, index):
-        d = _dim(dim, self.ndim)
+        d = dim_index(dim, self.ndim)
         key = (slice(None),) * d + (as_tensor(index).reshape(-1),)
         return self[key]
 
@@ -186,7 +186,7 @@ class TensorViews:
             dims = dims[0]
         key = [slice(None)] * self.ndim
         out = self
-        for d in {_dim(x, self.ndim) for x in dims}:
+        for d in {dim_index(x, self.ndim) for x in dims}:
             key = (slice(None),) * d + (Tensor.of(list(range(self._shape[d] - 1, -1, -1)),
                                                   D.int64),)
             out = out[key]
@@ -195,8 +195,8 @@ class TensorViews:
     def nonzero(self, as_tuple=False):
         """The indices of the non-zero elements in row-major order (``[count, ndim]``, or one
         1-D tensor per dimension with ``as_tuple``)."""
-        flags = [bool(_one(cast(v, D.bool_))) for v in self._values()]
-        hits = [idx for idx, f in zip(_multi_indices(self._shape), flags) if f]
+        flags = [bool(python_value(cast(v, D.bool_))) for v in self._values()]
+        hits = [idx for idx, f in zip(multi_indices(self._shape), flags) if f]
         if as_tuple:
             return tuple(Tensor.new([h[d] for h in hits], (len(hits),), D.int64)
                          for d in range(max(self.ndim, 1)))
@@ -209,27 +209,27 @@ class TensorViews:
             else self[mask]
 
     def unbind(self, dim=0):
-        d = _dim(dim, self.ndim)
+        d = dim_index(dim, self.ndim)
         return tuple(self.select(d, i) for i in range(self._shape[d]))
 
     def select(self, dim, index):
-        d = _dim(dim, self.ndim)
-        return self[(slice(None),) * d + (_index_value(index),)]
+        d = dim_index(dim, self.ndim)
+        return self[(slice(None),) * d + (index_value(index),)]
 
     def narrow(self, dim, start, length):
-        d = _dim(dim, self.ndim)
-        start = _index_value(start)
-        return self[(slice(None),) * d + (slice(start, start + _index_value(length)),)]
+        d = dim_index(dim, self.ndim)
+        start = index_value(start)
+        return self[(slice(None),) * d + (slice(start, start + index_value(length)),)]
 
     def split(self, split_size, dim=0):
-        d = _dim(dim, self.ndim)
+        d = dim_index(dim, self.ndim)
         n = self._shape[d]
         if isinstance(split_size, (list, tuple)):
-            sizes = [_index_value(x) for x in split_size]
+            sizes = [index_value(x) for x in split_size]
             if sum(sizes) != n:
                 raise refuse(f"split sizes {sizes} do not add up to {n}")
         else:
-            size = _index_value(split_size)
+            size = index_value(split_size)
             if size <= 0:
                 raise refuse("split size must be positive")
             sizes = [min(size, n - i) for i in range(0, n, size)]
@@ -240,14 +240,14 @@ class TensorViews:
         return tuple(out)
 
     def chunk(self, chunks, dim=0):
-        n = self._shape[_dim(dim, self.ndim)]
-        chunks = _index_value(chunks)
+        n = self._shape[dim_index(dim, self.ndim)]
+        chunks = index_value(chunks)
         return self.split(max(1, -(-n // chunks)), dim)
 
     def permute(self, *dims):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = dims[0]
-        dims = [_dim(d, self.ndim) for d in dims]
+        dims = [dim_index(d, self.ndim) for d in dims]
         if sorted(dims) != list(range(self.ndim)):
             raise refuse(f"permute{tuple(dims)}: not a permutation of the dimensions")
         return self._view([self._shape[d] for d in dims], [self._strides[d] for d in dims],
@@ -255,7 +255,7 @@ class TensorViews:
 
     def transpose(self, a, b):
         dims = list(range(self.ndim))
-        a, b = _dim(a, self.ndim), _dim(b, self.ndim)
+        a, b = dim_index(a, self.ndim), dim_index(b, self.ndim)
         dims[a], dims[b] = dims[b], dims[a]
         return self.permute(dims)
 
