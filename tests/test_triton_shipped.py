@@ -192,10 +192,10 @@ def test_a_bad_refuse_is_refused(site, refuse):
 
 
 def test_the_stand_in_refuses_every_use_and_reads_as_itself(site):
-    from exactspec.torch_layer.shipped import _Unloaded
+    from exactspec.torch_layer.shipped_source import Unloaded
 
-    stand_in = _Unloaded("kernelengine", "why", [("name", "kernelengine.x"),
-                                                 ("other", "kernelengine.y")])
+    stand_in = Unloaded("kernelengine", "why", [("name", "kernelengine.x"),
+                                                ("other", "kernelengine.y")])
     assert stand_in.line == "'name' from kernelengine.x: it uses 'other' from kernelengine.y: why"
     assert "could not be loaded" in repr(stand_in)
     uses = {"a call": lambda: stand_in(), "an item": lambda: stand_in[0],
