@@ -31,7 +31,6 @@ from typing import Any
 
 from ..core.dist import exact_str
 from ..core.rank_one import compose, find_nonzero, mass, tv_to_power, value_at
-from ..core.signals import CannotProceed
 from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
 from ..engine.watch import watched
 from ..torch_layer.factored import factored_call_law
@@ -106,16 +105,15 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
     before = state_fingerprint(rule.function)
     with watched(rule.function):
         asked_call = call_law(arith=arith, grid=grid, sum_order=sum_order)
-        try:
-            again = call_law(arith=arith, grid=grid, sum_order=sum_order)
-        except CannotProceed:       # the same call not followed twice: its calls differ
-            again = None
+        # run again: a call this route cannot follow the second time raises CannotProceed,
+        # and the planner takes the path route, which refuses hidden state in its own words
+        again = call_law(arith=arith, grid=grid, sum_order=sum_order)
         ideal_call = asked_call if runs.ideal_is_asked else call_law()
         grid_call = None
         if on_grid is not None:
             grid_call = asked_call if runs.grid_is_asked else call_law(grid=on_grid)
     check_unchanged(rule.function, before, rule.spec)
-    if again is None or again.terms != asked_call.terms:
+    if again.terms != asked_call.terms:
         raise HiddenState(f"{rule.spec} keeps hidden state: its call, run again, gave a "
                           "different law, so its calls depend on what ran before")
     p = tuple(Fraction(v) for v in target_row.probs)
