@@ -39,6 +39,7 @@ from .checker import (CertificateError, Deadline, Report, Unreplayable, examine,
                       exact_number, is_sequence, replay_paths, run_command)
 from .core.dist import Dist
 from .core.errors import InvalidInput, TooLarge
+from .core.user_code import import_user_module
 from .generic_checker import examine_generic
 from .methods import METHODS, load_user_method
 from .methods.base import Method
@@ -78,8 +79,6 @@ def _own_rule(reference: str):
     file exactspec ships under :data:`OWN_RULES`, the object a module-level function whose
     parameters are ``(s, p, q)`` or ``(s, p, q, k)``.  ``None`` otherwise (nothing is
     imported then)."""
-    import importlib
-
     module_name, _, name = reference.partition(":")
     if not module_name.startswith(OWN_RULES) or not name.isidentifier():
         return None
@@ -90,7 +89,7 @@ def _own_rule(reference: str):
     if not ((_PACKAGE / relative).with_suffix(".py").is_file()
             or (_PACKAGE / relative / "__init__.py").is_file()):
         return None
-    module = importlib.import_module(module_name)
+    module = import_user_module(reference, module_name)
     function = module.__dict__.get(name)
     if not inspect.isfunction(function) or function.__module__ != module_name:
         return None

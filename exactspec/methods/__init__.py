@@ -6,12 +6,8 @@ True
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
-from pathlib import Path
-
 from ..core.errors import InvalidInput, did_you_mean
+from ..core.user_code import load_user_object
 from .base import Method, as_method
 from . import naive as _naive, sps as _sps, top1 as _top1
 
@@ -72,33 +68,3 @@ def load_user_method(spec: str) -> Method:
         return Method(name=spec, run=rule, summary=rule.summary, k_values=(1,), user=True,
                       tensor_rule=rule)
     return as_method(load_user_object(spec), name=spec)
-
-
-def load_user_object(spec: str):
-    """The object named by ``path/to/file.py:function`` or ``package.module:function``."""
-    where, _, name = spec.rpartition(":")
-    if not where or not name:
-        raise InvalidInput(f"method {spec!r}: expected file.py:function or module:function")
-    if where.endswith(".py") or "/" in where:
-        path = Path(where)
-        if not path.is_file():
-            raise InvalidInput(f"method {spec!r}: no such file {where}")
-        module_name = f"_exactspec_user_{abs(hash(str(path.resolve())))}"
-        loader_spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(loader_spec)
-        sys.modules[module_name] = module
-        try:
-            loader_spec.loader.exec_module(module)
-        except Exception as err:  # the user's file failed to import: report it in one line
-            raise InvalidInput(f"method {spec!r}: importing {where} failed: "
-                               f"{type(err).__name__}: {err}") from None
-    else:
-        try:
-            module = importlib.import_module(where)
-        except Exception as err:
-            raise InvalidInput(f"method {spec!r}: cannot import {where}: "
-                               f"{type(err).__name__}: {err}") from None
-    function = getattr(module, name, None)
-    if function is None:
-        raise InvalidInput(f"method {spec!r}: {where} has no function {name!r}")
-    return function

@@ -20,16 +20,14 @@ under ``--arith``.
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import sys
 import time
-import traceback
 from fractions import Fraction
 from pathlib import Path
 
 from ..core.errors import ExactspecError, InvalidInput
 from ..core.signals import CannotProceed, user_code
+from ..core.user_code import import_user_file, user_function, user_line
 from ..engine.driver import depth_first
 from ..core.integer_rows import exact_sum, fraction_of, fractions_over, integer_row
 from ..engine.exact import gc_paused
@@ -102,33 +100,10 @@ def load_pytorch_rule(spec: str):
     if not where or not name or not where.endswith(".py") or not path.is_file() or \
             not imports_torch(path):
         return None
-    module_name = f"_exactspec_torch_rule_{abs(hash(str(path.resolve())))}"
-    loader_spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(loader_spec)
-    try:
-        with installed():
-            sys.modules[module_name] = module
-            loader_spec.loader.exec_module(module)
-    except ExactspecError:
-        raise
-    except ModuleNotFoundError as err:
-        missing = err.name or ""
-        if missing.startswith("torch."):           # a part of torch the layer does not have
-            raise InvalidInput(f"{missing} is outside exactspec's tensor layer, which stands "
-                               "in for torch and torch.nn.functional"
-                               f"{_user_where(err, path)}") from None
-        raise InvalidInput(f"method {spec!r}: importing {where} under exactspec's tensor layer "
-                           f"failed: {type(err).__name__}: {err}{_user_where(err, path)}") \
-            from None
-    except Exception as err:
-        raise InvalidInput(f"method {spec!r}: importing {where} under exactspec's tensor layer "
-                           f"failed: {type(err).__name__}: {err}{_user_where(err, path)}") \
-            from None
-    finally:
-        sys.modules.pop(module_name, None)
-    function = getattr(module, name, None)
-    if function is None:
-        raise InvalidInput(f"method {spec!r}: {where} has no function {name!r}")
+    module = import_user_file(spec, path, prefix="_exactspec_torch_rule_", under=installed,
+                              keep=False, during=" under exactspec's tensor layer", line=True,
+                              passes=(ExactspecError,), explain=lambda err: _outside(err, path))
+    function = user_function(module, spec)
     if not callable(function):
         raise InvalidInput(f"method {spec!r}: {name} is not a function of (p, q) (it is "
                            f"{type(function).__name__} {function!r:.40})")
@@ -183,10 +158,13 @@ def _integer(v):
     return v
 
 
-def _user_where(err, path) -> str:
-    frames = [f for f in traceback.extract_tb(err.__traceback__)
-              if Path(f.filename).resolve() == Path(path).resolve()]
-    return f" ({Path(path).name}:{frames[-1].lineno})" if frames else ""
+def _outside(err, path) -> str | None:
+    """The message of a file that imports a part of torch the layer does not have."""
+    missing = (err.name or "") if isinstance(err, ModuleNotFoundError) else ""
+    if missing.startswith("torch."):
+        return (f"{missing} is outside exactspec's tensor layer, which stands in for torch and "
+                f"torch.nn.functional{user_line(err, path)}")
+    return None
 
 
 class _Row:
@@ -306,7 +284,7 @@ class PyTorchRule:
                 raise
             except Exception as err:
                 raise InvalidInput(f"the PyTorch rule {self.spec} raised {type(err).__name__}: "
-                                   f"{err}{_user_where(err, self.path)}") from None
+                                   f"{err}{user_line(err, self.path)}") from None
         return p.labels[index]
 
     @gc_paused
@@ -490,7 +468,7 @@ class PyTorchRule:
                 raise
             except Exception as err:
                 raise InvalidInput(f"the PyTorch rule {self.spec} raised {type(err).__name__}: "
-                                   f"{err}{_user_where(err, self.path)}") from None
+                                   f"{err}{user_line(err, self.path)}") from None
         return tuple(target.labels[i] for i in tokens)
 
     def _tokens(self, result, n: int) -> list:
