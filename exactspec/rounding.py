@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .core.dist import Dist, exact_str
+from .core.dist import Dist, exact_str, law_distance
 from .core.integer_rows import fraction_of, integer_row, reduced_fraction
 from .core.errors import InvalidInput, Undecided
 from .engine.exact import DEFAULT_MAX_PATHS, gc_paused
@@ -99,7 +99,9 @@ def _run_tv(run: Verification, p: Dist):
 
 
 def _tv_rows(law: dict, target: Dist):
-    """:func:`_tv` on integer rows when every value is a rational; ``None`` otherwise."""
+    """:func:`_tv` on integer rows when every value is a rational; ``None`` otherwise: the
+    rows over one denominator ``d``, their TV (:func:`~exactspec.core.dist.law_distance`,
+    divided by ``d``) and their signed differences."""
     from .core.dist import integer_row_of
 
     labels = target.labels
@@ -111,9 +113,9 @@ def _tv_rows(law: dict, target: Dist):
     (ia, da), (ib, db) = a, b
     d = da * db // math.gcd(da, db)
     fa, fb = d // da, d // db
-    diffs = [x * fa - y * fb for x, y in zip(ia, ib)]
-    tv = fraction_of(sum(v for v in diffs if v > 0), d)
-    return tv, {t: fraction_of(v, d) for t, v in zip(labels, diffs) if v}
+    rows = [x * fa for x in ia], [y * fb for y in ib]
+    tv = law_distance(*rows) / d
+    return tv, {t: fraction_of(x - y, d) for t, x, y in zip(labels, *rows) if x != y}
 
 
 def _same_law(a: dict, b: dict, labels) -> bool:

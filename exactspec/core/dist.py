@@ -678,7 +678,7 @@ def overlap(p: Dist, q: Dist):
 
 
 def total_variation(p: Dist, q: Dist):
-    """Total-variation distance between two finite distributions.
+    """Total-variation distance between two finite distributions (:func:`law_distance`).
 
     Equivalent to ``sum(abs(p[t] - q[t]) for t in p) / 2``.
 
@@ -686,22 +686,36 @@ def total_variation(p: Dist, q: Dist):
     Fraction(1, 6)
     """
     _same_labels(p, q)
-    rows = integer_row_of(p), integer_row_of(q)
-    if rows[0] is not None and rows[1] is not None:
-        (pp, d_p), (qq, d_q) = rows
-        excess = (a * d_q - b * d_p for a, b in zip(pp, qq))
-        return fraction_of(sum(x for x in excess if x > 0), d_p * d_q)
-    terms = [max(a - b, 0) for a, b in zip(p.probs, q.probs)]
-    return sum(terms[1:], terms[0])
+    return law_distance(p, q)
 
 
 def law_distance(law, target) -> Fraction:
-    """``TV(law, target) = sum max(law - target, 0)`` of two laws given as mappings (token, or
-    sequence of tokens, to probability); a key missing from one has probability 0 there.
+    """The total variation distance ``sum_t max(law(t) - target(t), 0)``, exactly: half of
+    ``sum_t |law(t) - target(t)|`` over the union of the supports, for laws of one mass.
 
+    Parameters
+    ----------
+    law, target : Dist, mapping or sequence
+        Probabilities by label (a key missing from one is 0 there) or by index (a list or a
+        tuple); two :class:`Dist` of rationals on the same labels as integer rows.
+
+    Examples
+    --------
     >>> law_distance({"a": Fraction(1, 2), "b": Fraction(1, 2)}, {"a": Fraction(1)})
     Fraction(1, 2)
+    >>> law_distance([Fraction(1, 3), Fraction(2, 3)], [Fraction(1, 2), Fraction(1, 2)])
+    Fraction(1, 6)
     """
+    if isinstance(law, Dist) and isinstance(target, Dist) and law.labels == target.labels:
+        rows = integer_row_of(law), integer_row_of(target)
+        if rows[0] is not None and rows[1] is not None:
+            (pp, d_p), (qq, d_q) = rows
+            excess = (a * d_q - b * d_p for a, b in zip(pp, qq))
+            return fraction_of(sum(x for x in excess if x > 0), d_p * d_q)
+        terms = [max(a - b, 0) for a, b in zip(law.probs, target.probs)]
+        return sum(terms[1:], terms[0])
+    law, target = (dict(enumerate(x)) if isinstance(x, (list, tuple)) else x
+                   for x in (law, target))
     keys = list(target) + [k for k in law if k not in target]
     return sum((max(law.get(k, 0) - target.get(k, 0), 0) for k in keys), Fraction(0))
 
