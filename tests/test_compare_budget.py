@@ -30,13 +30,13 @@ class FakeClock:
 
 @pytest.fixture(autouse=True)
 def clock(monkeypatch):
-    """The engine's clock (``exactspec.engine.exact._clock``, whose median seconds of a path
+    """The engine's clock (``exactspec.engine.path_estimate.clock``, whose median seconds of a path
     size a plain walk against its seconds budget) moves a millisecond a reading: no budget
     here depends on the machine; a test sets ``clock.step`` for the seconds a path takes."""
-    from exactspec.engine import exact
+    from exactspec.engine import path_estimate
 
     fake = FakeClock(1e-3)
-    monkeypatch.setattr(exact, "_clock", fake)
+    monkeypatch.setattr(path_estimate, "clock", fake)
     return fake
 
 

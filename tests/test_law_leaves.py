@@ -18,7 +18,7 @@ from exactspec.core.dist import Dist, overlap, residual
 from exactspec.core.errors import InvalidInput, TooLarge
 from exactspec.core.exact_values import ExactFraction, exact_values
 from exactspec.core.signals import CannotProceed, SignalCaught
-from exactspec.engine import exact
+from exactspec.engine import exact_sampler
 from exactspec.engine.exact import enumerate_paths, estimate_paths
 from exactspec.engine.law_leaves import LawSampler, _Shared, enumerate_law_leaves
 from exactspec.gallery import one_draft
@@ -477,7 +477,7 @@ def test_hidden_state_refused_under_watch():
 
 
 def test_a_rule_that_never_stops_drawing_meets_the_call_budget(monkeypatch):
-    monkeypatch.setattr(exact, "MAX_CALLS", 500)
+    monkeypatch.setattr(exact_sampler, "MAX_CALLS", 500)
     p = Dist.parse("1/2,1/2")
 
     def forever(s, p, q, k=1):

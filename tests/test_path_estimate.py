@@ -31,14 +31,14 @@ class FakeClock:
 
 @pytest.fixture(autouse=True)
 def clock(monkeypatch):
-    """The engine's clock (``exactspec.engine.exact._clock``: the median seconds of a path
+    """The engine's clock (``exactspec.engine.path_estimate.clock``: the median seconds of a path
     that the seconds budget multiplies, the cut of a round past ``MAX_SECONDS / 10``) moves
     a microsecond a reading, so that no estimate or refusal here depends on the machine; a
     test sets ``clock.step`` for the seconds a path takes."""
-    from exactspec.engine import exact
+    from exactspec.engine import path_estimate
 
     fake = FakeClock(1e-6)
-    monkeypatch.setattr(exact, "_clock", fake)
+    monkeypatch.setattr(path_estimate, "clock", fake)
     return fake
 
 

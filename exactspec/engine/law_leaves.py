@@ -73,10 +73,10 @@ from ..core.dist import Dist
 from ..core.errors import InvalidInput, TooLarge
 from ..core.exact_values import floats_converted
 from ..core.signals import CannotProceed
-from . import exact
+from . import exact_sampler
 from .driver import depth_first
-from .exact import (DEFAULT_MAX_PATHS, MAX_SECONDS, Enumeration, ExactSampler, _check_unchanged,
-                    _nothing, _over_budget, _snapshot, check_seconds, estimate_paths)
+from .exact import (DEFAULT_MAX_PATHS, MAX_SECONDS, Enumeration, ExactSampler, check_seconds,
+                    check_unchanged, estimate_paths, input_snapshot, over_budget, unwatched)
 from .uniform import Uniform
 from .watch import Fingerprint, watched
 
@@ -369,7 +369,7 @@ class LawSampler(ExactSampler):
         if type(leaf) is not LeafLaw:
             return self._choose(what, [(leaf, 1, what)])     # its one token
         self._calls += 1                # no branch: the call counted, as on the walk (a
-        if self._calls > exact.MAX_CALLS:                     # rule that never stops drawing)
+        if self._calls > exact_sampler.MAX_CALLS:             # rule that never stops drawing)
             self._choose(what, [(None, 1, what)])            # (the walk's refusal)
         return LawToken(self.shared, leaf, what, self._run)
 
@@ -552,8 +552,8 @@ def enumerate_law_leaves(method: Callable, p, q, k: int = 1, *, grid: int | None
                       "--backend numpy, a smaller instance")
     if progress is None:
         progress = bool(estimate and estimate > 200_000 and sys.stderr.isatty())
-    before = _snapshot(p), _snapshot(q)
-    with watched(method) if watch else _nothing():
+    before = input_snapshot(p), input_snapshot(q)
+    with watched(method) if watch else unwatched():
         result, digest = _leaves(method, p, q, k, factory, shared, progress, estimate, watch,
                                  max_paths, max_seconds)
         if watch:
@@ -564,7 +564,7 @@ def enumerate_law_leaves(method: Callable, p, q, k: int = 1, *, grid: int | None
                     "it reads hidden randomness or state (a generator made at import, a "
                     "counter, the clock); make every random choice through the sampler s")
     if watch:
-        _check_unchanged(before, p, q)
+        check_unchanged(before, p, q)
     return result
 
 
@@ -697,7 +697,7 @@ def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
 
     def every(count):
         if max_paths is not None and count % 1024 == 0:
-            refusal = _over_budget(count, estimate, max_paths, _clock() - start, max_seconds)
+            refusal = over_budget(count, estimate, max_paths, _clock() - start, max_seconds)
             if refusal is not None:
                 raise refusal
         if progress and count % 20000 == 0:

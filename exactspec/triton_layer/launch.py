@@ -36,6 +36,8 @@ from ..torch_layer.branched import Branched
 from ..torch_layer.tensor import Tensor, read
 from ..torch_layer.values import UNSET
 from . import language as tl
+from .operators import as_block
+from .blocks import element
 from .errors import HERE, KERNELS, ours, refuse, where
 from .state import LAUNCHES as _LAUNCHES
 from .state import Launch, launch, launch_option
@@ -419,12 +421,12 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
     lanes = _mask_lanes(mask, shape, "tl.load")
     others = None
     if other is not None and lanes is not None:
-        ob = tl._as_block(other, elem)
+        ob = as_block(other, elem)
         ob._defined("tl.load's other")
         others = _expand(ob.t, shape)._values()
     data = mem.storage.data
     out, undefined = [], []
-    zero = tl._element(0, elem)
+    zero = element(0, elem)
     for i, off in enumerate(offsets):
         if lanes is not None and not lanes[i]:
             if others is not None:
@@ -473,7 +475,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
                      "Triton layer")
     mem, elem = pointer.base, pointer.dtype.element_ty
     shape = tuple(pointer.t.shape)
-    vb = tl._as_block(value, elem)
+    vb = as_block(value, elem)
     values = _expand(vb.t, shape)._values()
     marks = _expand(vb.undefined, shape)._values() if vb.undefined is not None else None
     lanes = _mask_lanes(mask, shape, "tl.store")

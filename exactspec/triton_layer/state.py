@@ -1,5 +1,6 @@
 """The launch in progress: the kernel, the grid, this program's id, the options, and which
-program stored and loaded each address (read by :mod:`.language` and :mod:`.launch`).
+program stored and loaded each address (read by the language's modules, gathered in
+:mod:`.language`, and by :mod:`.launch`).
 
 >>> launch_option("enable_fp_fusion", True)
 True
