@@ -254,9 +254,9 @@ class fraction_paths:
     def __enter__(self):
         import exactspec.bounds.closed_forms as closed_forms
         import exactspec.core.dist as dist_module
-        import exactspec.optimum.alpha_star as alpha_star
+        import exactspec.optimum.closed_form as closed_form
 
-        self.saved = [(m, m.integer_row_of) for m in (alpha_star, closed_forms, dist_module)]
+        self.saved = [(m, m.integer_row_of) for m in (closed_form, closed_forms, dist_module)]
         for module, _ in self.saved:
             module.integer_row_of = lambda d: None
         return self

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 import exactspec.bounds.closed_forms as closed_forms
 import exactspec.core.dist as dist_module
 import exactspec.core.integer_rows as integer_rows
-import exactspec.optimum.alpha_star as alpha_star
+import exactspec.optimum.closed_form as closed_form
 from exactspec.core.dist import Dist, integer_row_of, overlap, total_variation
 from exactspec.core.errors import InvalidInput, NotExact
 from exactspec.core.integer_rows import (MAX_DENOMINATOR_BITS, common_denominator, exact_sum,
@@ -31,7 +31,7 @@ def _softmax_rows(n, seed, temperature=1.0, noise=0.5):
 
 def _fraction_paths(monkeypatch):
     """Switch every integer fast path off: what remains is the Fraction code."""
-    for module in (alpha_star, closed_forms, dist_module):
+    for module in (closed_form, closed_forms, dist_module):
         monkeypatch.setattr(module, "integer_row_of", lambda d: None)
 
 
@@ -174,13 +174,13 @@ def test_lazy_rows_read_like_built_ones():
     assert lazy[17] == built[17] and lazy.index(17) == 17 and len(lazy) == 400
     assert list(lazy.values()) == list(built.probs)
     assert lazy.to_json() == built.to_json()
-    opt = alpha_star.optimum(lazy, Dist(q, normalize=True), 3)
+    opt = closed_form.optimum(lazy, Dist(q, normalize=True), 3)
     assert opt.a_star._probs is None and sum(opt.a_star.probs) == opt.alpha_star
     tight = set(opt.tight)
     assert tight and len(tight) < len(lazy)
     for t, v in zip(lazy.labels, opt.a_star.probs):   # untight entries are p's own values
         assert (v is lazy[t]) if t not in tight else v <= lazy[t]
-    assert opt == alpha_star.optimum(built, Dist(q.tolist(), normalize=True), 3)
+    assert opt == closed_form.optimum(built, Dist(q.tolist(), normalize=True), 3)
     import pickle
     assert pickle.loads(pickle.dumps(opt.a_star)) == opt.a_star
 
@@ -203,11 +203,11 @@ def _instances():
 def test_optimum_rrs_overlap_equal_their_fraction_paths(k, monkeypatch):
     monkeypatch.setattr(integer_rows, "INTEGER_ROW_MIN", 1)     # short rows too
     instances = list(_instances())
-    fast = [(alpha_star.optimum(p, q, k), closed_forms.rrs_acceptance(p, q, k),
+    fast = [(closed_form.optimum(p, q, k), closed_forms.rrs_acceptance(p, q, k),
              overlap(p, q), total_variation(p, q)) for p, q in instances]
     _fraction_paths(monkeypatch)
     for (p, q), (opt, rrs, ov, tv) in zip(instances, fast):
-        ref = alpha_star.optimum(p, q, k)
+        ref = closed_form.optimum(p, q, k)
         assert opt.alpha_star == ref.alpha_star
         assert opt.a_star.probs == ref.a_star.probs
         assert opt.order == ref.order and opt.tight == ref.tight

@@ -555,11 +555,11 @@ def test_bucketed_ties_zeros_and_near_ties_at_k_1_and_12(k):
 def test_bucketed_run_longer_than_the_integer_prefix_sums_take(monkeypatch):
     """A run longer than the integer running sums allow falls back to float running sums
     (same tolerance against the exact twin)."""
-    import exactspec.numpy_backend.optimum as optimum_module
+    import exactspec.numpy_backend.bucketed as optimum_module
 
     p, q = gaussian_pair(3000, 0.5, seed=8)
     before = optimum_bucketed(p, q, 4)
-    monkeypatch.setattr(optimum_module, "_INT_PREFIX_MAX", 16)
+    monkeypatch.setattr(optimum_module, "INT_PREFIX_MAX", 16)
     after = optimum_bucketed(p, q, 4)
     assert int(after.sorted_tokens[0]) > 16
     P, Q = exact_pair(p, q)
@@ -571,7 +571,7 @@ def test_bucketed_run_longer_than_the_integer_prefix_sums_take(monkeypatch):
 
 def _watch_the_walk(monkeypatch):
     """Wrap the bucketed walk's chain tests to record the lengths they return."""
-    import exactspec.numpy_backend.optimum as optimum_module
+    import exactspec.numpy_backend.bucketed as optimum_module
 
     numpy_path_only(monkeypatch)
     log = {"per_bucket": [], "per_token": []}
@@ -629,7 +629,7 @@ def test_a_chain_test_without_its_slack_is_caught(monkeypatch):
     """The tests above can fail: a tangent test that lets through tokens up to 1.5 times over
     the line (slack -1/3) takes non-records into the chain, and ``a*`` then differs from the
     exact twin's."""
-    import exactspec.numpy_backend.optimum as optimum_module
+    import exactspec.numpy_backend.bucketed as optimum_module
 
     numpy_path_only(monkeypatch)
     p, q = gaussian_pair(6000, 0.5, seed=21)

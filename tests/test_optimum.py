@@ -452,7 +452,7 @@ def test_order_is_exact_beyond_float_resolution_and_matches_cross_multiplication
     import random
     from functools import cmp_to_key
 
-    from exactspec.optimum.alpha_star import _order_indices
+    from exactspec.optimum.closed_form import _order_indices
 
     eps = F(1, 10**30)
     p = Dist([F(1, 3) + eps, F(1, 3), F(1, 3) - eps])

@@ -111,7 +111,7 @@ def test_exact_checks_at_candidate_states_and_thresholds():
     """The spot checks' shortcuts, exactly: ``alpha*`` at the candidate states equals ``alpha*``
     over every state, RRS by residual thresholds equals the recursion, and the NumPy-sorted
     exact order equals the all-``Fraction`` one."""
-    from exactspec.bounds.closed_forms import _ratio_order
+    from exactspec.bounds.closed_forms import exact_ratio_order
     from exactspec.sweep.exact_check import (alpha_star_integer, candidate_states,
                                              exact_order, integer_row,
                                              rrs_acceptances_integer, rrs_thresholds_integer)
@@ -123,7 +123,7 @@ def test_exact_checks_at_candidate_states_and_thresholds():
             Np, Sp = integer_row(P[b])
             Nq, Sq = integer_row(Q[b])
             order = exact_order(P[b], Q[b], Np, Nq)
-            assert order == _ratio_order(Np, Nq)
+            assert order == exact_ratio_order(Np, Nq)
             states = candidate_states(P[b], Q[b], KS, order)
             assert sum(map(len, states)) < 300 * len(KS) // 4    # a shortcut indeed
             assert (alpha_star_integer(Np, Sp, Nq, Sq, KS, order, states)

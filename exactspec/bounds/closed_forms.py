@@ -31,7 +31,7 @@ from ..methods.kseq import kseq_beta
 __all__ = ["same", "acceptance_of", "explicit_acceptance_of", "rrs_acceptance",
            "rrs_residuals", "kseq_beta", "kseq_acceptance", "spechub_acceptance",
            "khisti_alpha_star", "optimum_common_denominator", "KHISTI_FIGURE_2", "SEED_TABLE",
-           "SEED_P", "SEED_Q"]
+           "SEED_P", "SEED_Q", "exact_ratio_order"]
 
 F = Fraction
 
@@ -194,16 +194,16 @@ def optimum_common_denominator(p: Dist, q: Dist, k: int):
     """
     import math
 
-    from ..optimum.alpha_star import Optimum, _check_k, _pair
+    from ..optimum.alpha_star import Optimum, check_k, law_pair
 
-    p, q = _pair(p, q)
-    k = _check_k(k)
+    p, q = law_pair(p, q)
+    k = check_k(k)
     dp = math.lcm(*(v.denominator for v in p.probs))
     dq = math.lcm(*(v.denominator for v in q.probs))
     big_p = [v.numerator * (dp // v.denominator) for v in p.probs]
     big_q = [v.numerator * (dq // v.denominator) for v in q.probs]
     n = len(big_p)
-    order = _ratio_order(big_p, big_q)
+    order = exact_ratio_order(big_p, big_q)
     dqk = dq ** k
     scale = dp * dqk                      # F_j * scale is an integer
     f = q_sum = 0
@@ -225,7 +225,7 @@ def optimum_common_denominator(p: Dist, q: Dist, k: int):
                    order=tuple(p.labels[i] for i in order), tight=tuple(tight), k=k)
 
 
-def _ratio_order(big_p: list, big_q: list) -> list:
+def exact_ratio_order(big_p: list, big_q: list) -> list:
     """Token indices by ``Q/P`` ascending (``P = 0`` last, ties by index), exactly."""
     def rounded(i):
         try:

@@ -23,7 +23,7 @@ from ..core.dist import exact_str
 from ..routes.merged import PLAIN_PATHS
 from ..core.errors import InvalidInput, NotExact, TooLarge, Undecided
 from ..methods import METHODS, get_method
-from ..optimum.alpha_star import _checks_and_skips, _pair, optimum
+from ..optimum.alpha_star import checks_and_skips, law_pair, optimum
 
 __all__ = ["compare", "optimal_report", "exact_verification", "draft_law_optimum",
            "PLAIN_PATHS", "COMPARE_MAX_PATHS", "COMPARE_MAX_SECONDS", "COMPARE_MAX_PLAN",
@@ -205,7 +205,7 @@ def compare(p, q, k: int = 1, methods=None, *, max_paths: int = COMPARE_MAX_PATH
 
     Exact values are lowest-terms strings; floats only under keys ending ``_float``.
     """
-    p, q = _pair(p, q)
+    p, q = law_pair(p, q)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInput(f"k={k}: need at least one draft")
     opt = optimum(p, q, k)
@@ -237,10 +237,10 @@ def optimal_report(p, q, k: int) -> dict:
     ('21/25', {'a': '9/25', 'b': '7/25', 'c': '1/5'}, ['a', 'b', 'c'], ['a', 'b'], \
 {'closed_form': True, 'brute_force': True, 'max_flow': True})
     """
-    p, q = _pair(p, q)
+    p, q = law_pair(p, q)
     opt = optimum(p, q, k)
     out = opt.to_json()
     out["alpha_star_float"] = float(opt.alpha_star)
     out["labels"] = [str(lab) for lab in p.labels]
-    out["checks"], out["checks_skipped"] = _checks_and_skips(p, q, k, opt)
+    out["checks"], out["checks_skipped"] = checks_and_skips(p, q, k, opt)
     return out

@@ -9,11 +9,11 @@ checker its caller gave.
 
 from fractions import Fraction
 
-from .reading import _short, load_certificate
+from .reading import load_certificate, short_repr
 from .report import (KIND_CLAIM, KIND_GENERIC, KIND_PATHS, KIND_SYMBOLIC, MAX_PATHS,
                      CertificateError, Deadline, OutOfTime, Report, Unreplayable)
-from .schema import (MAX_K, _path_numbers, _path_schema, expect_integer, expect_keys,
-                     expect_list, expect_text, is_sequence, kind_of)
+from .schema import (MAX_K, expect_integer, expect_keys, expect_list, expect_text,
+                     is_sequence, kind_of, path_numbers, path_schema)
 
 __all__ = ["check_paths", "examine", "check_certificate"]
 
@@ -23,7 +23,7 @@ def check_paths(cert, what="certificate", max_paths=MAX_PATHS, deadline=None):
     acceptance, claim.  Returns a list of problems; raises :class:`CertificateError` off the
     schema."""
     deadline = deadline or Deadline()
-    tables, paths = _path_schema(cert, what)
+    tables, paths = path_schema(cert, what)
     if len(paths) > max_paths:
         raise CertificateError(f"{what}: {len(paths)} paths, more than the budget of "
                                f"{max_paths} (--max-paths to allow more)")
@@ -36,7 +36,7 @@ def check_paths(cert, what="certificate", max_paths=MAX_PATHS, deadline=None):
     seen = set()
     for number, path in enumerate(paths):
         deadline.check()
-        branches, recorded, choices = _path_numbers(path, number, sequence, what)
+        branches, recorded, choices = path_numbers(path, number, sequence, what)
         product = Fraction(1)
         for prob in branches:
             if not 0 < prob <= 1:
@@ -73,8 +73,8 @@ def check_paths(cert, what="certificate", max_paths=MAX_PATHS, deadline=None):
             seen.add(key)
         output = path["output"]
         if output not in law:
-            problems.append(f"path {number}: output {_short(output)} is not a token of the "
-                            "target")
+            problems.append(f"path {number}: output {short_repr(output)} is not a token of "
+                            "the target")
             continue
         law[output] += product
         total += product
@@ -172,15 +172,16 @@ def examine(cert, resolve=None, replay=True, max_paths=MAX_PATHS, deadline=None,
             data = sorted(set(obj) - set(_CLAIM_REQUIRED) - set(_CLAIM_OPTIONAL))
             if data:
                 report.notes.append("the claim's own data (" + ", ".join(
-                    _short(k) for k in data[:8]) + ") are not part of the check: only its "
+                    short_repr(k) for k in data[:8]) + ") are not part of the check: only its "
                     "parts are")
             report.notes.append("a claim certificate: its parts are checked, not that they "
                                 "make the claim's statement")
             parts = expect_list(obj["parts"], f"{what}: parts")
             if not parts:
                 name, statement = obj.get("claim"), obj.get("statement")
-                named = f"the claim {_short(name)}" if isinstance(name, str) else "the claim"
-                said = (f": nothing here checks its statement ({_short(statement, 200)})"
+                named = (f"the claim {short_repr(name)}" if isinstance(name, str)
+                         else "the claim")
+                said = (f": nothing here checks its statement ({short_repr(statement, 200)})"
                         if isinstance(statement, str) else "")
                 rerun = (f"; exactspec prove {name} derives it again"
                          if isinstance(name, str) and name.replace("-", "").isalnum() else "")
@@ -208,8 +209,9 @@ def examine(cert, resolve=None, replay=True, max_paths=MAX_PATHS, deadline=None,
                     if not legacy and (inner["method"] != method or inner["k"] != k):
                         report.problems.append(
                             f"{prefix}case {number}: a witness names method "
-                            f"{_short(inner['method'])}, k = {inner['k']}; the certificate "
-                            f"{_short(method)}, k = {k}")
+                            f"{short_repr(inner['method'])}, k = {inner['k']}; "
+                            "the certificate "
+                            f"{short_repr(method)}, k = {k}")
                         continue
                     one(dict(inner, method=method, k=k), what, f"{prefix}case {number}: ")
             if not obj["cases"]:
@@ -231,7 +233,7 @@ def examine(cert, resolve=None, replay=True, max_paths=MAX_PATHS, deadline=None,
             report.problems += [prefix + p for p in inner.problems]
             report.unchecked += [prefix + p for p in inner.unchecked]
         else:
-            raise CertificateError(f"{what}: unknown certificate kind {_short(kind)}")
+            raise CertificateError(f"{what}: unknown certificate kind {short_repr(kind)}")
 
     try:
         walk(cert, "certificate", "", True)

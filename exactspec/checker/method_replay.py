@@ -10,12 +10,13 @@ drafts, acceptance and probability with the record.
 
 from fractions import Fraction
 
-from .reading import _short, exact_number
-from .report import _RAISED, CertificateError, Deadline, OutOfTime, Unreplayable, _Replays
+from .reading import exact_number, short_repr
+from .report import (RAISED_SIGNALS, CertificateError, Deadline, OutOfTime, ReplaySignal,
+                     Unreplayable)
 
 __all__ = ["replay_paths"]
 
-class _Mismatch(_Replays):
+class _Mismatch(ReplaySignal):
     pass
 
 
@@ -79,7 +80,7 @@ def _exact(x):
     ratio = getattr(x, "as_integer_ratio", None)
     if ratio is not None:
         return Fraction(*ratio())
-    raise _Mismatch(f"the method computed {_short(x)}, not an exact rational")
+    raise _Mismatch(f"the method computed {short_repr(x)}, not an exact rational")
 
 
 def _grid_points(lo, hi, grid):
@@ -235,7 +236,7 @@ def replay_paths(cert, run, dist_class, deadline=None, name=None):
         choices = [(index, [exact_number(a) for a in alternatives])
                    for index, alternatives in path["choices"]]
         sampler = _ReplaySampler(choices, grid, deadline)
-        del _RAISED[:]
+        del RAISED_SIGNALS[:]
         try:
             output = run(sampler, p, q, k)
         except (OutOfTime, Unreplayable):
@@ -247,8 +248,8 @@ def replay_paths(cert, run, dist_class, deadline=None, name=None):
             problems.append(f"path {number}: replay through {name} raised "
                             f"{type(err).__name__}: {str(err)[:200]}")
             continue
-        if _RAISED:              # the method caught the replay's signal and went on
-            caught = _RAISED[0]
+        if RAISED_SIGNALS:              # the method caught the replay's signal and went on
+            caught = RAISED_SIGNALS[0]
             if isinstance(caught, (OutOfTime, Unreplayable)):
                 raise type(caught)(f"{caught} (caught by {name}, which went on)")
             problems.append(f"path {number}: replay through {name}: {caught} (the method "

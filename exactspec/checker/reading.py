@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from .report import MAX_BYTES, MAX_DEPTH, MAX_DIGITS, CertificateError
 
-__all__ = ["load_certificate", "parse_certificate", "exact_number"]
+__all__ = ["load_certificate", "parse_certificate", "exact_number", "short_repr"]
 
 def load_certificate(path, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH):
     """Read a certificate file: at most ``max_bytes`` (one more byte read tells a larger
@@ -90,11 +90,13 @@ def exact_number(value, what="a value"):
             raise CertificateError(f"{what}: an integer of more than {MAX_DIGITS} digits")
         return Fraction(value)
     if not isinstance(value, str):
-        raise CertificateError(f"{what}: {_short(value)} is not an exact value (a string N/D)")
+        raise CertificateError(f"{what}: {short_repr(value)} is not an exact value "
+                               "(a string N/D)")
     if len(value) > 2 * MAX_DIGITS + 2:
         raise CertificateError(f"{what}: more than {MAX_DIGITS} digits")
     if not _NUMBER.fullmatch(value):
-        raise CertificateError(f"{what}: {_short(value)} is not an integer or a fraction N/D")
+        raise CertificateError(f"{what}: {short_repr(value)} is not an integer or a "
+                               "fraction N/D")
     numerator, _, denominator = value.partition("/")
     if len(numerator.lstrip("-")) > MAX_DIGITS or len(denominator) > MAX_DIGITS:
         raise CertificateError(f"{what}: more than {MAX_DIGITS} digits")
@@ -103,7 +105,8 @@ def exact_number(value, what="a value"):
     return Fraction(int(numerator), int(denominator or 1))
 
 
-def _short(value, width=60) -> str:
+def short_repr(value, width=60) -> str:
+    """``repr(value)``, cut to ``width`` characters with ``...`` when longer."""
     text = repr(value)
     return text if len(text) <= width else text[:width - 3] + "..."
 

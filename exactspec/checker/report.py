@@ -9,7 +9,7 @@ import time
 __all__ = ["EXIT_OK", "EXIT_REJECTED", "EXIT_BAD_INPUT", "EXIT_NOT_CHECKED", "MAX_BYTES",
            "MAX_DEPTH", "MAX_PATHS", "MAX_SECONDS", "MAX_DIGITS", "KIND_PATHS", "KIND_CLAIM",
            "KIND_SYMBOLIC", "KIND_GENERIC", "CertificateError", "OutOfTime", "Unreplayable",
-           "Deadline", "Report"]
+           "Deadline", "Report", "RAISED_SIGNALS", "ReplaySignal"]
 
 EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT, EXIT_NOT_CHECKED = 0, 1, 2, 4
 
@@ -36,22 +36,22 @@ class CertificateError(ValueError):
 
 #: The replay's own exceptions raised during the current path (a method that catches one
 #: and goes on is found out: :func:`replay_paths` reads this list after each path).
-_RAISED: list = []
+RAISED_SIGNALS: list = []
 
 
-class _Replays(Exception):
+class ReplaySignal(Exception):
     """An exception of the replay raised through the method's code: noted when made."""
 
     def __init__(self, *args):
         super().__init__(*args)
-        _RAISED.append(self)
+        RAISED_SIGNALS.append(self)
 
 
-class OutOfTime(_Replays):
+class OutOfTime(ReplaySignal):
     """The check's time budget ran out (the certificate is then not checked)."""
 
 
-class Unreplayable(_Replays):
+class Unreplayable(ReplaySignal):
     """The method refuses the replay's work as too large: the part is not checked."""
 
 

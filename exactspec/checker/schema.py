@@ -3,11 +3,12 @@ and may have, the types and ranges of its values, read into exact numbers; anyth
 schema is a :class:`~.report.CertificateError` (bad input).
 """
 
-from .reading import _short, exact_number
+from .reading import exact_number, short_repr
 from .report import CertificateError
 
-__all__ = ["expect_keys", "kind_of", "expect_list", "expect_text", "expect_integer", "is_sequence",
-           "SUM_ORDERS", "ELEMENTWISE", "ARITH_FORMATS", "MAX_K", "MAX_GRID", "MAX_M"]
+__all__ = ["expect_keys", "kind_of", "expect_list", "expect_text", "expect_integer",
+           "is_sequence", "SUM_ORDERS", "ELEMENTWISE", "ARITH_FORMATS", "MAX_K", "MAX_GRID",
+           "MAX_M", "path_numbers", "path_schema"]
 
 def expect_keys(obj, what, required, optional=()):
     if not isinstance(obj, dict):
@@ -17,7 +18,7 @@ def expect_keys(obj, what, required, optional=()):
         raise CertificateError(f"{what}: missing key {missing[0]!r}")
     unknown = sorted(set(obj) - set(required) - set(optional))
     if unknown:
-        raise CertificateError(f"{what}: unknown key {_short(unknown[0])}")
+        raise CertificateError(f"{what}: unknown key {short_repr(unknown[0])}")
 
 
 def kind_of(obj, what):
@@ -73,7 +74,7 @@ def is_sequence(cert) -> bool:
     return isinstance(cert, dict) and "m" in cert
 
 
-def _path_schema(cert, what):
+def path_schema(cert, what):
     """Check a path certificate's keys and value types; returns its parsed numbers."""
     sequence = is_sequence(cert)
     if sequence:
@@ -92,7 +93,7 @@ def _path_schema(cert, what):
         if cert["grid"] is not None:
             expect_integer(cert["grid"], f"{what}: grid", 1, MAX_GRID)
         if "arith" in cert and cert["arith"] not in ARITH_FORMATS:
-            raise CertificateError(f"{what}: arith {_short(cert['arith'])} is not one of "
+            raise CertificateError(f"{what}: arith {short_repr(cert['arith'])} is not one of "
                                    f"{', '.join(ARITH_FORMATS)}")
         _sum_order_schema(cert, cert.get("arith"), what)
         labels = expect_list(cert["labels"], f"{what}: labels")
@@ -101,13 +102,14 @@ def _path_schema(cert, what):
             raise CertificateError(f"{what}: labels are integers or strings")
     expect_text(cert["method"], f"{what}: method")
     if cert["claim"] not in ("lossless", "law"):
-        raise CertificateError(f"{what}: claim {_short(cert['claim'])}: 'lossless' or 'law'")
+        raise CertificateError(f"{what}: claim {short_repr(cert['claim'])}: "
+                               "'lossless' or 'law'")
     tables = {}
     for field in ("target", "law") + (() if sequence else ("draft",)):
         table = cert[field]
         if not isinstance(table, dict):
             raise CertificateError(f"{what}: {field}: an object token -> exact value expected")
-        tables[field] = {lab: exact_number(v, f"{what}: {field}[{_short(lab)}]")
+        tables[field] = {lab: exact_number(v, f"{what}: {field}[{short_repr(lab)}]")
                          for lab, v in table.items()}
     if not sequence:
         tables["acceptance"] = exact_number(cert["acceptance"], f"{what}: acceptance")
@@ -129,13 +131,13 @@ def _replay_schema(cert, what):
     if not isinstance(cert["parameters"], dict):
         raise CertificateError(f"{what}: parameters: an object expected")
     if cert["arith"] is not None and cert["arith"] not in ARITH_FORMATS:
-        raise CertificateError(f"{what}: arith {_short(cert['arith'])} is not one of "
+        raise CertificateError(f"{what}: arith {short_repr(cert['arith'])} is not one of "
                                f"{', '.join(ARITH_FORMATS)}")
     if cert["grid"] is not None:
         expect_integer(cert["grid"], f"{what}: grid", 1, MAX_GRID)
     if cert["elementwise"] not in ELEMENTWISE:
-        raise CertificateError(f"{what}: elementwise {_short(cert['elementwise'])} is not one "
-                               f"of {', '.join(ELEMENTWISE)}")
+        raise CertificateError(f"{what}: elementwise {short_repr(cert['elementwise'])} is "
+                               f"not one of {', '.join(ELEMENTWISE)}")
     if cert["elementwise"] != "correct" and cert["arith"] is None:
         raise CertificateError(f"{what}: elementwise {cert['elementwise']!r} of an exact run "
                                "(it names the exp and log of a float run, arith)")
@@ -182,11 +184,13 @@ def _sum_order_schema(cert, arith, what):
     head, sep, threads = order.partition(":") if isinstance(order, str) else (None, "", "")
     if arith is None or head not in SUM_ORDERS or (sep and not (
             head == "torch-avx2" and threads.isdigit() and 1 <= int(threads) <= 1024)):
-        raise CertificateError(f"{what}: sum_order {_short(order)} is not one of "
+        raise CertificateError(f"{what}: sum_order {short_repr(order)} is not one of "
                                f"{', '.join(SUM_ORDERS)} (torch-avx2:T) of a float run")
 
 
-def _path_numbers(path, number, sequence, what):
+def path_numbers(path, number, sequence, what):
+    """Check one path's keys and value types; returns its branches, choices and probability
+    parsed."""
     where = f"{what}: path {number}"
     if sequence:
         expect_keys(path, where, _PATH_SEQUENCE)

@@ -15,8 +15,8 @@ from ..engine.symbolic import prove_symbolic
 from ..core.errors import InvalidInput
 from ..methods import METHODS
 from ..methods.rrs import RRS_STEPS, rrs
-from ..optimum.alpha_star import (_realisable_by_flow, alpha_star_brute_force, alpha_star_max_flow,
-                       g, infeasible_set, optimum)
+from ..optimum.alpha_star import (alpha_star_brute_force, alpha_star_max_flow, g,
+                                  infeasible_set, optimum, realisable_by_flow)
 from ..verify import verify
 from .base import PROVED, REFUTED, UNDECIDED, Claim, ClaimResult, random_pair, \
     symbolic_certificate
@@ -123,7 +123,7 @@ def check_a_star_feasible_optimal(size: int = 800) -> ClaimResult:
             problems.append(f"a*({bad}) > g_k(q({bad}))")
         if opt.alpha_star != alpha_star_brute_force(p, q, k):
             problems.append("alpha* is not the minimum cut: a* is not optimal")
-        if not _realisable_by_flow(a, q, k):
+        if not realisable_by_flow(a, q, k):
             problems.append("the max flow with sink capacities a* does not saturate them")
         prefix_a = prefix_q = Fraction(0)
         for t in opt.order:

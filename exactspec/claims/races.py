@@ -100,13 +100,13 @@ def check_race_laws() -> ClaimResult:
                    f"Gumbel-max on {count} random rational laws (1-5 tokens, zeros allowed); "
                    "polytope volumes of the race cones = w_j / sum w")
     from ..engine.symbolic import prove_symbolic
-    from ..gallery.engines import _relu_residual
+    from ..gallery.engines import relu_residual
 
     def race_rule(s, p, q, k):
         x = s.draft(q)
         if s.coin(min(1, p[x] / q[x])):
             return s.accept(x)
-        r = _relu_residual(list(p.probs), list(q.probs))
+        r = relu_residual(list(p.probs), list(q.probs))
         return p.labels[(r / s.exponentials(len(p))).argmax()]
 
     proof = prove_symbolic(race_rule, 2)

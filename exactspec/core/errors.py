@@ -6,7 +6,7 @@ print it as a one-line error and exit 2.
 
 
 #: The function that notes an error made while user code runs (set by :mod:`.signals`).
-_RECORD: list = []
+ERROR_RECORDERS: list = []
 
 
 class ExactspecError(Exception):
@@ -18,8 +18,8 @@ class ExactspecError(Exception):
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls, *args, **kwargs)
-        if _RECORD:
-            _RECORD[0](self)
+        if ERROR_RECORDERS:
+            ERROR_RECORDERS[0](self)
         return self
 
 

@@ -168,7 +168,7 @@ def record(err: BaseException) -> None:
         _ORPHANS.append(err)
 
 
-errors._RECORD.append(record)
+errors.ERROR_RECORDERS.append(record)
 
 
 def _through_user(err: BaseException) -> bool:

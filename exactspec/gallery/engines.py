@@ -61,14 +61,12 @@ from ..sequences.chains import draft_chain
 from ..sequences.context import ContextPair
 from ..sequences.multitoken import Verifier, prove_sequence
 
-__all__ = [
-    "EngineRule", "vllm_call", "vllm_race_over_p_call", "vllm_recovered_tokens", "mrv2_call",
-    "mrv2_shared_draft_noise_call", "flashinfer_chain_call", "flashinfer_reused_uniform_call",
-    "hf_call", "hf_all_accepts_call", "sglang_chain_call", "sglang_untried_residual_call",
-    "block_kernel_call", "product_uniform_chain_call", "ENGINE_GALLERY", "ENGINE_RULES",
-    "EngineGalleryRow",
-    "run_engine_gallery",
-]
+__all__ = ["EngineRule", "vllm_call", "vllm_race_over_p_call", "vllm_recovered_tokens",
+           "mrv2_call", "mrv2_shared_draft_noise_call", "flashinfer_chain_call",
+           "flashinfer_reused_uniform_call", "hf_call", "hf_all_accepts_call",
+           "sglang_chain_call", "sglang_untried_residual_call", "block_kernel_call",
+           "product_uniform_chain_call", "ENGINE_GALLERY", "ENGINE_RULES", "EngineGalleryRow",
+           "run_engine_gallery", "relu_residual"]
 
 
 def _rows(pair: ContextPair, ctx: tuple, drafts: list):
@@ -84,7 +82,8 @@ def _rows(pair: ContextPair, ctx: tuple, drafts: list):
     return P, Q
 
 
-def _relu_residual(p: list, q: list) -> list:
+def relu_residual(p: list, q: list) -> list:
+    """The residual ``max(p - q, 0)`` entry by entry (not normalised)."""
     return [max(a - b, 0) for a, b in zip(p, q)]
 
 
@@ -106,7 +105,7 @@ def vllm_call(s, pair: ContextPair, ctx, gamma: int, *, race_over_p: bool = Fals
     E = s.exponentials(n)                                             # one per request
     recovered = []
     for t in range(gamma):                                            # every position, eagerly
-        r = P[t] if race_over_p else _relu_residual(P[t], Q[t])
+        r = P[t] if race_over_p else relu_residual(P[t], Q[t])
         if noise_per_position and t > 0:
             E = s.exponentials(n)
         if any(v > 0 for v in r):
@@ -138,7 +137,7 @@ def vllm_recovered_tokens(s, pair: ContextPair, ctx, gamma: int, *,
     for t in range(gamma):
         if noise_per_position and t > 0:
             E = s.exponentials(n)
-        r = _relu_residual(P[t], Q[t])
+        r = relu_residual(P[t], Q[t])
         recovered.append(V[(r / E).argmax()] if any(v > 0 for v in r) else V[0])
     return tuple(drafts), tuple(recovered)
 
@@ -175,7 +174,7 @@ def mrv2_call(s, pair: ContextPair, ctx, gamma: int, *, shared: bool = False) ->
             if log(P[t][index[x]]) > log(u) + log(Q[t][index[x]]):   # strict, in log space
                 out.append(x)
                 continue
-            row = _relu_residual(P[t], Q[t])
+            row = relu_residual(P[t], Q[t])
         else:
             row = P[gamma]                                            # the bonus slot
         G = draft_noise[t] if (shared and t < gamma) else s.gumbels(n)
@@ -222,7 +221,7 @@ def flashinfer_chain_call(s, pair: ContextPair, ctx, gamma: int, *,
             break
     for _ in range(pos + 1, gamma):                                   # metric draws, unused
         s.uniform()
-    R = _relu_residual(P[pos], Q[pos]) if pos < gamma else P[gamma]
+    R = relu_residual(P[pos], Q[pos]) if pos < gamma else P[gamma]
     total = sum(R)
     u_final = u_reject if (reuse and u_reject is not None) else s.uniform()
     out.append(_first_exceeding(V, R, u_final * total))
@@ -257,7 +256,7 @@ def hf_call(s, pair: ContextPair, ctx, gamma: int, *, all_accepts: bool = False)
         while n < gamma and accepted[n]:
             n += 1
     if n < gamma:
-        row = _relu_residual(P[n], Q[n])
+        row = relu_residual(P[n], Q[n])
         total = sum(row)
         row = [v / total for v in row]
     else:
@@ -357,7 +356,7 @@ def product_uniform_chain_call(s, pair: ContextPair, ctx, gamma: int) -> tuple:
         else:
             pos = i
             break
-    R = _relu_residual(P[pos], Q[pos]) if pos < gamma else P[gamma]
+    R = relu_residual(P[pos], Q[pos]) if pos < gamma else P[gamma]
     out.append(_first_exceeding(V, R, s.uniform() * sum(R)))
     return tuple(out)
 

@@ -47,8 +47,9 @@ from ..core.errors import InvalidInput
 from .placement import LATER, KeyPlacement, key_placement
 
 __all__ = ["draw_drafts", "selection_law", "acceptance_law", "key_law", "smallest_key",
-           "smallest_key_lazy", "smallest_key_steps", "expected_key_draws", "check_selection_law",
-           "MECHANISM_PLAIN_PATHS"]
+           "smallest_key_lazy", "smallest_key_steps", "expected_key_draws",
+           "check_selection_law", "MECHANISM_PLAIN_PATHS", "count_laws", "lowest_update",
+           "tie_break"]
 
 
 # -- polynomials in z with Fraction coefficients ---------------------------------------------
@@ -149,7 +150,7 @@ def _choose(s, law: Dist, what: str, uniforms: bool):
     return s.draw(law, what)
 
 
-def _tie_break(s, tied: dict, what: str, uniforms: bool):
+def tie_break(s, tied: dict, what: str, uniforms: bool):
     """The smallest key among drafts sharing the lowest slot: each draft equally likely."""
     if len(tied) == 1:
         return next(iter(tied))
@@ -173,10 +174,10 @@ def smallest_key(s, plan: KeyPlacement, drafts, *, uniforms: bool = False) -> An
             lowest, tied = j, {x: 1}
         elif j == lowest:
             tied[x] = tied.get(x, 0) + 1
-    return _tie_break(s, tied, "smallest key in its slot", uniforms)
+    return tie_break(s, tied, "smallest key in its slot", uniforms)
 
 
-def _lowest_update(lowest, tied: tuple, x, j) -> tuple:
+def lowest_update(lowest, tied: tuple, x, j) -> tuple:
     """:func:`smallest_key`'s update of ``(lowest slot, tied counts)`` after a key of ``x``
     falls in slot ``j``, with the counts as a tuple ``((token, n), ...)`` in the order the
     tokens were met (a dict's order), so that the pair can be a merged state."""
@@ -216,9 +217,9 @@ def smallest_key_steps(plan: KeyPlacement, drafts):
     def step(s, p, q, k, state):
         i, lowest, tied = state
         if i == len(drafts):
-            return Done(_tie_break(s, dict(tied), "smallest key in its slot", False))
+            return Done(tie_break(s, dict(tied), "smallest key in its slot", False))
         j = s.draw(plan.slot_law(drafts[i]), f"key{i + 1} slot")
-        return (i + 1, *_lowest_update(lowest, tied, drafts[i], j))
+        return (i + 1, *lowest_update(lowest, tied, drafts[i], j))
 
     return Stepped(start, step, name="smallest key")
 
@@ -248,7 +249,7 @@ def smallest_key_lazy(s, plan: KeyPlacement, drafts, *, uniforms: bool = False) 
             lowest, tied = j, {t: n}
         else:
             tied[t] = n
-    return _tie_break(s, tied, "smallest key in its slot", uniforms)
+    return tie_break(s, tied, "smallest key in its slot", uniforms)
 
 
 def draw_drafts(s, q: Dist, k: int) -> tuple:
@@ -267,7 +268,7 @@ def draw_drafts(s, q: Dist, k: int) -> tuple:
     exact_walk = isinstance(s, ExactSampler) or getattr(s, "replays_exact_engine", False)
     if not (exact_walk and is_exact_dist(q)):
         return draft_law("iid").draw_multiset(s, q, k)
-    chain = _count_laws(q, k)
+    chain = count_laws(q, k)
     drafted: list = []
     left = k
     for i, t in enumerate(chain["support"]):
@@ -285,7 +286,7 @@ _COUNT_LAWS: list = [None, None, None]
 MAX_COUNT_TERMS = 200_000
 
 
-def _count_laws(q: Dist, k: int) -> dict:
+def count_laws(q: Dist, k: int) -> dict:
     """``(i, n) -> law of the count of the i-th draftable token given n drafts left``."""
     if _COUNT_LAWS[0] is q and _COUNT_LAWS[1] == k:
         return _COUNT_LAWS[2]

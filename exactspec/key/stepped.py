@@ -17,7 +17,7 @@ reach the same state instead of running each one.
 
 **Why it has the same law, acceptances and number of paths.**  It makes the same random
 choices from the same laws as ``key``, in another order: the count of token ``i`` (a binomial
-given the drafts left, :func:`.selection._count_laws`), then the slots of that token's keys,
+given the drafts left, :func:`.selection.count_laws`), then the slots of that token's keys,
 then the count of token ``i + 1``, ...; ``key`` draws every count before any slot.  The
 count of token ``i + 1`` depends only on the drafts left, never on a slot, and the slot law
 of a key depends only on its token.  So each path of ``key`` is a path here with the same
@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from ..engine.merged import Done, Stepped
 from .placement import key_placement
-from .selection import _count_laws, _lowest_update, _tie_break
+from .selection import count_laws, lowest_update, tie_break
 
 __all__ = ["KEY_STEPS"]
 
@@ -60,12 +60,12 @@ def _start(p, q, k):
 def _step(s, p, q, k, state):
     nxt, left, pending, lowest, tied = state
     plan = key_placement(p, q, k)
-    chain = _count_laws(q, k)
+    chain = count_laws(q, k)
     if pending:                                  # one key of the current token: its slot
         t = chain["support"][nxt - 1]
         drawn = k - left - pending
         j = s.draw(plan.slot_law(t), f"key{drawn + 1} slot")
-        return (nxt, left, pending - 1, *_lowest_update(lowest, tied, t, j))
+        return (nxt, left, pending - 1, *lowest_update(lowest, tied, t, j))
     if left:                                     # how many drafts the next token gets
         return count_next(s, chain, chain["support"], state)
     return verify_selected(s, plan, tied)
@@ -85,7 +85,7 @@ def count_next(s, chain, order, state):
 def verify_selected(s, plan, tied):
     """The last step: the selected draft (ties in the lowest slot broken uniformly) is
     accepted with probability ``beta``, else the residual is drawn."""
-    x = _tie_break(s, dict(tied), "smallest key in its slot", False)
+    x = tie_break(s, dict(tied), "smallest key in its slot", False)
     if s.coin(plan.beta[x], "accept"):
         return Done(s.accept(x))
     return Done(s.draw(plan.residual, "residual"))

@@ -18,19 +18,10 @@ import numpy as np
 
 from ..core.errors import InvalidInput, NotExact
 
-__all__ = [
-    "EPS",
-    "namespace",
-    "as_rows",
-    "as_labels",
-    "normalized",
-    "prefix_sum",
-    "cumulative_min",
-    "ratio_key",
-    "ratio_order",
-    "g_float",
-    "g_increment",
-]
+__all__ = ["EPS", "namespace", "as_rows", "as_labels", "normalized", "prefix_sum",
+           "cumulative_min", "ratio_key", "ratio_order", "g_float", "g_increment",
+           "INT_PREFIX_MAX", "SCRATCH", "fix_ties", "float64_values", "power_by_squaring",
+           "prefix_sums_into", "rows_and_sums"]
 
 #: The unit roundoff of float64 (half an ulp of 1).
 EPS = 2.0 ** -53
@@ -44,7 +35,7 @@ def namespace(xp: Any = None):
     return np if xp is None else xp
 
 
-def _values(x: Any) -> Any:
+def float64_values(x: Any) -> Any:
     """Dists and sequences of exact numbers as float64 values (correctly rounded)."""
     probs = getattr(x, "probs", None)
     if probs is not None and hasattr(x, "labels"):        # a Dist
@@ -76,7 +67,7 @@ def as_rows(x: Any, name: str = "p", xp: Any = None):
     >>> rows.shape, was_1d
     ((1, 3), True)
     """
-    arr, was_1d, _ = _rows_and_sums(x, name, xp)
+    arr, was_1d, _ = rows_and_sums(x, name, xp)
     return arr, was_1d
 
 
@@ -84,7 +75,7 @@ def as_rows(x: Any, name: str = "p", xp: Any = None):
 _SCALE_LIMIT = 2.0 ** 32
 
 
-def _rows_and_sums(x: Any, name: str = "p", xp: Any = None):
+def rows_and_sums(x: Any, name: str = "p", xp: Any = None):
     """:func:`as_rows`, and the sums of the rows (shape ``(batch,)``).
 
     A row whose sum is far from 1 (outside ``[2^-32, 2^32]``, an overflowing sum included) is
@@ -94,7 +85,7 @@ def _rows_and_sums(x: Any, name: str = "p", xp: Any = None):
     their sums, so nothing else changes; ratios ``q/p`` between two rows given at very
     different scales (``p * 1e-300`` against ``q * 1e300``) stay finite.
 
-    >>> rows, _, sums = _rows_and_sums(np.array([3 * 2.0 ** -1000, 2.0 ** -1000]))
+    >>> rows, _, sums = rows_and_sums(np.array([3 * 2.0 ** -1000, 2.0 ** -1000]))
     >>> rows.tolist(), sums.tolist()
     ([[0.75, 0.25]], [1.0])
     """
@@ -113,7 +104,7 @@ def _rows_and_sums(x: Any, name: str = "p", xp: Any = None):
             raise InvalidInput(f"{name} has a row that sums to 0: nothing to normalize")
         return arr, x.ndim == 1, sums
     try:
-        arr = xp.asarray(_values(x), dtype=xp.float64)
+        arr = xp.asarray(float64_values(x), dtype=xp.float64)
     except (TypeError, ValueError) as err:
         raise InvalidInput(f"{name}: cannot read as an array of probabilities ({err})") from None
     if arr.ndim not in (1, 2):
@@ -179,7 +170,7 @@ def prefix_sum(x, xp: Any = None):
     True
     """
     xp = namespace(xp)
-    if xp is np and x.dtype == np.float64 and x.size and x.shape[-1] <= _INT_PREFIX_MAX:
+    if xp is np and x.dtype == np.float64 and x.size and x.shape[-1] <= INT_PREFIX_MAX:
         shifted = x + _SPLIT
         if shifted.min() >= _SPLIT and shifted.max() < 2 * _SPLIT:
             return _integer_prefix_sum(x, shifted)
@@ -189,7 +180,7 @@ def prefix_sum(x, xp: Any = None):
 
 
 #: Integer prefix sums up to this many terms per row (the remainders' sums fit in an int64).
-_INT_PREFIX_MAX = 1 << 20
+INT_PREFIX_MAX = 1 << 20
 _SPLIT_BITS = np.float64(_SPLIT).view(np.int64)
 _ROUNDER = 1.5 * 2.0 ** 52                               # adding it rounds |y| < 2^51 to an int
 _ROUNDER_BITS = np.float64(_ROUNDER).view(np.int64)
@@ -221,10 +212,10 @@ def _integer_prefix_sum(x, shifted):
     return total
 
 
-def _prefix_sums_into(x, result, spare, spare2):
+def prefix_sums_into(x, result, spare, spare2):
     """:func:`_integer_prefix_sum` in caller-owned buffers (NumPy, float64, no temporaries):
     running sums along the last axis of ``x``, whose entries must lie in ``[0, 2)`` with
-    sums below 2 and at most :data:`_INT_PREFIX_MAX` per row.  ``x`` is kept; ``result``
+    sums below 2 and at most :data:`INT_PREFIX_MAX` per row.  ``x`` is kept; ``result``
     receives the sums (and is returned); ``spare`` and ``spare2`` (same shape) are
     overwritten.  The same values, to the bit, as :func:`prefix_sum` on those rows.
     """
@@ -286,7 +277,7 @@ class _Scratch(threading.local):
 #: float64 per thread: about 26 MiB at this size).
 SCRATCH_MAX_TOKENS = 1 << 18
 
-_SCRATCH = _Scratch()
+SCRATCH = _Scratch()
 
 
 def _cumsum(x, xp):
@@ -385,7 +376,7 @@ def ratio_order(p, q, xp: Any = None):
         tie_row = ties[b]
         if not bool(xp.any(tie_row)):
             continue
-        order = _fix_ties(order, b, tie_row, p, q, xp)
+        order = fix_ties(order, b, tie_row, p, q, xp)
     return order
 
 
@@ -413,7 +404,7 @@ def _packed_order(hi):
     return order, keys[..., 1:] == keys[..., :-1]
 
 
-def _fix_ties(order, b, tie_row, p, q, xp):
+def fix_ties(order, b, tie_row, p, q, xp):
     """Re-sort the runs of equal rounded ratios in row ``b`` by the exact ratio, then index."""
     false = xp.zeros((1,), dtype=xp.bool)
     in_run = xp.concat([tie_row, false]) | xp.concat([false, tie_row])
@@ -433,7 +424,7 @@ def _fix_ties(order, b, tie_row, p, q, xp):
     return xp.concat([order[:b], row[None, :], order[b + 1:]], axis=0)
 
 
-def _power(x, k: int):
+def power_by_squaring(x, k: int):
     """``x ** k`` for an integer ``k >= 0`` by repeated squaring (much faster than ``pow``)."""
     result = None
     base = x
@@ -450,7 +441,7 @@ def g_float(k: int, x, xp: Any = None):
     """``g_k(x) = 1 - (1 - x)^k`` in floats, with ``1 - x`` clipped at 0 (absolute error
     within ``(k + 2) 2^-53`` of the exact value at the same ``x``)."""
     xp = namespace(xp)
-    return 1.0 - _power(xp.maximum(1.0 - x, 0.0), k)
+    return 1.0 - power_by_squaring(xp.maximum(1.0 - x, 0.0), k)
 
 
 #: Up to this many drafts :func:`g_increment` runs Horner's scheme (``k`` steps).
@@ -471,7 +462,7 @@ def g_increment(k: int, before, step, xp: Any = None):
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.minimum(np.where(a > 0, step / np.where(a > 0, a, 1.0), 1.0), 1.0)
             rest = -np.expm1(k * np.log1p(-ratio))           # 1 - (b/a)^k, b/a = 1 - ratio
-        return _power(a, k) * rest
+        return power_by_squaring(a, k) * rest
     b = xp.maximum(a - step, 0.0)
     total = xp.ones_like(a)
     b_power = xp.ones_like(a)

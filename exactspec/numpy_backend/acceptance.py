@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import _power, namespace, normalized
-from .optimum import _check_k, _pair_rows
+from ._arrays import namespace, normalized, power_by_squaring
+from .optimum import check_k, pair_rows
 
 __all__ = ["one_draft_acceptance", "rrs_acceptance", "rrs_rejection", "rrs_rejection_factors",
            "ONE_DRAFT_ATOL", "RRS_ATOL"]
@@ -40,7 +40,7 @@ def one_draft_acceptance(p, q, xp: Any = None):
     array([0.75, 0.5 ])
     """
     xp = namespace(xp)
-    P, Q, _ = _pair_rows(p, q, xp)
+    P, Q, _ = pair_rows(p, q, xp)
     return xp.sum(xp.minimum(normalized(P, xp), normalized(Q, xp)), axis=-1)
 
 
@@ -60,7 +60,7 @@ def _rrs_steps(p, q, k: int, xp):
     refused."""
     from ..core.errors import TooLarge
 
-    P, Q, _ = _pair_rows(p, q, xp)
+    P, Q, _ = pair_rows(p, q, xp)
     Q = normalized(Q, xp)
     r = normalized(P, xp)
     alive = xp.ones(r.shape[:-1], dtype=xp.bool)
@@ -99,8 +99,8 @@ def rrs_rejection_factors(p, q, k: int, xp: Any = None):
     from ..core.errors import TooLarge
 
     xp = namespace(xp)
-    k = _check_k(k)
-    batch = _pair_rows(p, q, xp)[0].shape[0]
+    k = check_k(k)
+    batch = pair_rows(p, q, xp)[0].shape[0]
     if k * batch > MAX_RRS_FACTORS:
         raise TooLarge(f"RRS rejection factors at k = {k:,}: {k * batch:,} numbers, over the "
                        f"budget of {MAX_RRS_FACTORS:,}: use a smaller k (the acceptance alone "
@@ -120,10 +120,10 @@ def rrs_rejection(p, q, k: int, xp: Any = None):
     left is raised to that power (any ``k``).
     """
     xp = namespace(xp)
-    k = _check_k(k)
+    k = check_k(k)
     product = None
     for tv, repeat in _rrs_steps(p, q, k, xp):
-        term = tv if repeat == 1 else _power(tv, repeat)
+        term = tv if repeat == 1 else power_by_squaring(tv, repeat)
         product = term if product is None else product * term
         if xp is np and not product.any():               # 0 stays 0: every row is done
             break

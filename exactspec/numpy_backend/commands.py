@@ -19,10 +19,10 @@ import math
 import numpy as np
 
 from ..core.errors import InvalidInput, TooLarge
-from ._arrays import _values, as_labels, as_rows
+from ._arrays import as_labels, as_rows, float64_values
 from .acceptance import (ONE_DRAFT_ATOL, RRS_ATOL, one_draft_acceptance, rrs_acceptance,
                          rrs_rejection_factors)
-from .optimum import (A_STAR_ATOL, A_STAR_RTOL, ALPHA_STAR_ATOL, _check_k, optimum_bucketed,
+from .optimum import (A_STAR_ATOL, A_STAR_RTOL, ALPHA_STAR_ATOL, check_k, optimum_bucketed,
                       optimum_sorted)
 from .samplers import SAMPLERS, sample
 
@@ -53,7 +53,8 @@ def _instance(p, q, normalize: bool):
     if not normalize:                                    # the rows as given (as_rows may
         for name, row in (("p", p), ("q", q)):           # have rescaled them)
             try:
-                total = math.fsum(np.asarray(_values(row), dtype=np.float64).ravel().tolist())
+                total = math.fsum(
+                    np.asarray(float64_values(row), dtype=np.float64).ravel().tolist())
             except OverflowError:                        # entries near the largest float
                 total = math.inf
             if abs(total - 1) > 1e-9:
@@ -75,7 +76,7 @@ def optimal_float(p, q, k: int, *, normalize: bool = True, method: str = "bucket
     ``a_star_rtol_float``), ``rrs_acceptance_float`` for comparison, ``sorted_tokens`` and
     the bookkeeping keys ``backend``, ``exact`` (false), ``kind``, ``k``, ``tokens``.
     """
-    k = _check_k(k)
+    k = check_k(k)
     P, Q, labels = _instance(p, q, normalize)
     if method == "bucketed":
         opt = optimum_bucketed(P, Q, k)
@@ -113,7 +114,7 @@ def verify_float(method, p, q, k: int = 1, *, normalize: bool = True,
     ``"sampled"``), ``tolerance_float``.
     """
     name = getattr(method, "name", method)
-    k = _check_k(k)
+    k = check_k(k)
     if name not in VERIFY_METHODS:
         raise InvalidInput(f"method {name!r}: the NumPy backend verifies "
                            f"{', '.join(VERIFY_METHODS)}; use the exact engine for others")
@@ -165,7 +166,7 @@ def simulate_float(method, p, q, k: int = 1, n: int = 10_000, *, seed: int = 0,
     (``exactspec simulate --backend numpy``): counts, empirical law, acceptance with its 95%
     Wilson interval, and the empirical law's total variation to ``p``."""
     name = getattr(method, "name", method)
-    k = _check_k(k)
+    k = check_k(k)
     if name not in SAMPLERS:
         raise InvalidInput(f"method {name!r}: the NumPy samplers are {', '.join(SAMPLERS)}")
     if not isinstance(n, int) or n < 1:
@@ -194,7 +195,7 @@ def compare_float(p, q, k: int, methods=("rrs",), *, normalize: bool = True) -> 
     """Acceptance of i.i.d.-draft methods against ``alpha*`` in floats
     (``exactspec compare --backend numpy``): rows of ``method``, ``acceptance_float`` and
     ``ratio_to_optimal_float``."""
-    k = _check_k(k)
+    k = check_k(k)
     P, Q, _ = _instance(p, q, normalize)
     alpha = float(optimum_bucketed(P, Q, k).alpha_star[0])
     rows = []

@@ -35,8 +35,8 @@ import numpy as np
 
 from ..core.errors import InvalidInput
 from ._arrays import as_rows, g_increment, prefix_sum
-from .optimum import _check_k, optimum_sorted
-from .samplers import _rows as _pair_rows
+from .optimum import check_k, optimum_sorted
+from .samplers import normalised_rows
 
 __all__ = ["FloatKeyPlacement", "key_placement", "verify_key", "sample_key", "KeySamples",
            "W_ATOL", "W_RTOL"]
@@ -137,8 +137,8 @@ def key_placement(p, q, k: int) -> FloatKeyPlacement:
     -------
     FloatKeyPlacement
     """
-    k = _check_k(k)
-    P, Q, _ = _pair_rows(p, q)
+    k = check_k(k)
+    P, Q, _ = normalised_rows(p, q)
     opt = optimum_sorted(P, Q, k)
     order = opt.order
     batch, n = order.shape
@@ -317,7 +317,7 @@ def verify_key(p, q, drafts, rng, *, lazy: bool = False,
     :data:`exactspec.numpy_backend.samplers.SAMPLERS`), or with ``details=True``
     ``(tokens, accepted, selected, key_draws)``.
     """
-    P, Q, one_row = _pair_rows(p, q)
+    P, Q, one_row = normalised_rows(p, q)
     d = np.asarray(drafts)
     k = d.shape[-1]
     plan = placement if placement is not None else key_placement(P, Q, k)
@@ -418,11 +418,11 @@ def sample_key(p, q, k: int, rng, n=None, *, lazy: bool = False,
     or ``n`` per row).  ``rng`` is a ``numpy.random.Generator``.  ``placement``: reuse a
     :func:`key_placement` of the same rows (computed here otherwise).
     """
-    k = _check_k(k)
+    k = check_k(k)
     if not isinstance(rng, np.random.Generator):
         raise InvalidInput("rng must be a numpy.random.Generator, e.g. "
                            "numpy.random.default_rng(0)")
-    P, Q, one_row = _pair_rows(p, q)
+    P, Q, one_row = normalised_rows(p, q)
     plan = key_placement(P, Q, k) if placement is None else placement
     if one_row and n is None:
         n = 1

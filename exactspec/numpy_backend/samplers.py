@@ -29,10 +29,10 @@ import numpy as np
 
 from ..core.errors import InvalidInput
 from ._arrays import as_rows
-from .optimum import _check_k, _pair_rows
+from .optimum import check_k, pair_rows
 
 __all__ = ["Samples", "SAMPLERS", "draft_iid", "draft_wor", "verify_sps", "verify_rrs",
-           "verify_rrs_wor", "sample"]
+           "verify_rrs_wor", "sample", "normalised_rows"]
 
 #: Largest number of floats a per-sample work array may hold (memory bound, ~128 MB).
 _CHUNK_FLOATS = 16_000_000
@@ -58,9 +58,9 @@ class Samples:
     drafts: np.ndarray
 
 
-def _rows(p, q):
+def normalised_rows(p, q):
     """Paired, normalised rows of ``p`` and ``q`` and whether both came as one row."""
-    P, Q, one_row = _pair_rows(p, q, np)
+    P, Q, one_row = pair_rows(p, q, np)
     return P / P.sum(axis=-1, keepdims=True), Q / Q.sum(axis=-1, keepdims=True), one_row
 
 
@@ -105,7 +105,7 @@ def draft_iid(q, k: int, rng, n=None) -> np.ndarray:
     >>> draft_iid([0.0, 1.0], 3, np.random.default_rng(0)).tolist()
     [[1, 1, 1]]
     """
-    k = _check_k(k)
+    k = check_k(k)
     Q, one_row = as_rows(q, "q")
     rows, shape = _layout(Q.shape[0], n, one_row)
     cdf = np.cumsum(Q, axis=-1)
@@ -124,7 +124,7 @@ def draft_wor(q, k: int, rng, n=None) -> np.ndarray:
     >>> sorted(draft_wor([0.5, 0.5, 0.0], 2, np.random.default_rng(1))[0].tolist())
     [0, 1]
     """
-    k = _check_k(k)
+    k = check_k(k)
     Q, one_row = as_rows(q, "q")
     support = int(np.min(np.sum(Q > 0, axis=-1)))
     if k > support:
@@ -169,7 +169,7 @@ def _flat_drafts(drafts, n_rows, one_row, name="drafts"):
 def verify_sps(p, q, drafts, rng) -> tuple[np.ndarray, np.ndarray]:
     """The one-draft rule on given drafts: accept ``x`` iff ``u1 < p(x)/q(x)``, else draw
     from ``norm((p - q)_+)`` with a fresh ``u2``.  Returns ``(tokens, accepted)``."""
-    P, Q, one_row = _rows(p, q)
+    P, Q, one_row = normalised_rows(p, q)
     d, rows, shape = _flat_drafts(drafts, P.shape[0], one_row)
     if d.shape[1] != 1:
         raise InvalidInput(f"sps takes one draft per sample, got {d.shape[1]}")
@@ -180,7 +180,7 @@ def verify_rrs(p, q, drafts, rng) -> tuple[np.ndarray, np.ndarray]:
     """Recursive rejection sampling on given i.i.d. drafts: ``r = p``; accept ``X_i`` iff
     ``u_i < r(X_i)/q(X_i)``, else ``r <- norm((r - q)_+)``; if all are rejected, draw from
     ``r`` with a fresh uniform.  Returns ``(tokens, accepted)``."""
-    P, Q, one_row = _rows(p, q)
+    P, Q, one_row = normalised_rows(p, q)
     d, rows, shape = _flat_drafts(drafts, P.shape[0], one_row)
     return _verify_recursive(P, Q, d, rows, rng, shape)
 
@@ -212,7 +212,7 @@ def verify_rrs_wor(p, q, drafts, rng) -> tuple[np.ndarray, np.ndarray]:
     ``X_i`` iff ``u_i < r_i(X_i)/q_i(X_i)``, else ``r_{i+1} = norm((r_i - q_i)_+)`` and
     ``q_{i+1}`` is ``q_i`` without ``X_i``, renormalised; if all are rejected, draw from
     ``r_{k+1}``.  Returns ``(tokens, accepted)``.  Works per sample (``O(k |V|)`` each)."""
-    P, Q, one_row = _rows(p, q)
+    P, Q, one_row = normalised_rows(p, q)
     d, rows, shape = _flat_drafts(drafts, P.shape[0], one_row)
     m, k = d.shape
     n = P.shape[-1]
@@ -271,14 +271,14 @@ def sample(method: str, p, q, k: int, rng, n=None) -> Samples:
     if method not in SAMPLERS:
         raise InvalidInput(f"method {method!r}: the NumPy samplers are "
                            f"{', '.join(SAMPLERS)}")
-    k = _check_k(k)
+    k = check_k(k)
     if method == "sps" and k != 1:
         raise InvalidInput(f"sps takes only k = 1, not k = {k}")
     if not isinstance(rng, np.random.Generator):
         raise InvalidInput("rng must be a numpy.random.Generator, e.g. "
                            "numpy.random.default_rng(0)")
     draft, verify_kernel = SAMPLERS[method]
-    P, Q, one_row = _rows(p, q)
+    P, Q, one_row = normalised_rows(p, q)
     if one_row and n is None:
         n = 1
     draws = (n or 1) * (1 if one_row else P.shape[0]) * k

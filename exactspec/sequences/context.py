@@ -32,7 +32,8 @@ from typing import Callable
 from ..core.dist import Dist, exact_str, overlap, parse_labels as _parse_labels
 from ..core.errors import ExactspecError, InvalidInput, NotExact, TooLarge
 
-__all__ = ["ContextPair", "context_key", "parse_context", "random_model_pair"]
+__all__ = ["ContextPair", "context_key", "labels_json", "parse_context", "random_model_pair",
+           "read_dist"]
 
 
 def parse_labels(labels, n: int | None = None, name: str = "labels") -> tuple:
@@ -153,7 +154,7 @@ class ContextPair:
         if p.labels != q.labels:
             raise InvalidInput(f"p and q have different labels: {list(p.labels)} vs "
                                f"{list(q.labels)}")
-        table = {"labels": _labels_json(p.labels), "target": {"": _dist_text(p)},
+        table = {"labels": labels_json(p.labels), "target": {"": _dist_text(p)},
                  "draft": {"": _dist_text(q)}}
         pair = cls(lambda ctx: p, lambda ctx: q, p.labels, name=name, table=table)
         pair.context_free_rows = (p, q)      # the same rows at every context
@@ -191,7 +192,7 @@ class ContextPair:
             for key, value in table[side].items():
                 ctx = parse_context(key, labels)
                 where = f"{side}[{key!r}]"
-                entries[ctx] = _read_dist(value, labels, where)
+                entries[ctx] = read_dist(value, labels, where)
             parsed[side] = entries
 
         def lookup(side):
@@ -205,7 +206,7 @@ class ContextPair:
                 raise AssertionError("the root context is always present")
             return f
 
-        plain = {"labels": _labels_json(labels),
+        plain = {"labels": labels_json(labels),
                  "target": {k: _json_dist(v) for k, v in table["target"].items()},
                  "draft": {k: _json_dist(v) for k, v in table["draft"].items()}}
         return cls(lookup("target"), lookup("draft"), labels, name=name, table=plain)
@@ -233,7 +234,7 @@ class ContextPair:
                 value = self._functions[side](ctx)
             except ExactspecError as err:
                 raise type(err)(f"{where}: {err}") from None
-            hit = _read_dist(value, self.labels, where)
+            hit = read_dist(value, self.labels, where)
             self._cache[key] = hit
         return hit
 
@@ -270,7 +271,7 @@ class ContextPair:
             return json.loads(json.dumps(self._table))
         if depth is None:
             raise InvalidInput("a pair given by functions needs depth= to be written as a table")
-        out = {"labels": _labels_json(self.labels), "target": {}, "draft": {}}
+        out = {"labels": labels_json(self.labels), "target": {}, "draft": {}}
         for ctx in self.contexts(depth):
             out["target"][context_key(ctx)] = _dist_text(self.target(ctx))
             out["draft"][context_key(ctx)] = _dist_text(self.draft(ctx))
@@ -287,7 +288,7 @@ class ContextPair:
         >>> ContextPair.context_free("1/4,3/4", "1/2,1/2").recorded_table()
         {'labels': None, 'target': {'': ['1/4', '3/4']}, 'draft': {'': ['1/2', '1/2']}}
         """
-        out: dict = {"labels": _labels_json(self.labels)}
+        out: dict = {"labels": labels_json(self.labels)}
         table = self._table
         for side in ("target", "draft"):
             if table is not None and isinstance(table.get(side), list):
@@ -375,14 +376,15 @@ def _reject_constant(name: str):
     raise NotExact(f"{name} is not a finite number")
 
 
-def _labels_json(labels):
+def labels_json(labels):
     """Labels for a JSON table: ``None`` for the default ``0..n-1`` (kept as integers)."""
     if tuple(labels) == tuple(range(len(labels))):
         return None
     return [str(lab) for lab in labels]
 
 
-def _read_dist(value, labels, where: str) -> Dist:
+def read_dist(value, labels, where: str) -> Dist:
+    """A table entry (a Dist, a mapping, a text or a sequence) as a Dist on ``labels``."""
     if isinstance(value, Dist):
         d = value
     elif isinstance(value, Mapping):

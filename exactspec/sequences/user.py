@@ -380,7 +380,7 @@ def position_pair(table: dict) -> ContextPair:
     """A pair given by per-position rows: ``{"labels": .., "target": [row0, row1, ..],
     "draft": [row0, ..]}``; position ``i`` (the ``i``-th generated token) uses row ``i`` (the
     last row beyond the list)."""
-    from .context import _read_dist  # the table reader's own row parser
+    from .context import read_dist  # the table reader's own row parser
 
     labels = table.get("labels")
     rows = {}
@@ -396,15 +396,15 @@ def position_pair(table: dict) -> ContextPair:
     from .context import parse_labels
 
     labels = tuple(parse_labels(labels, name="labels"))
-    parsed = {side: [_read_dist(r, labels, f"{side}[{i}]") for i, r in enumerate(v)]
+    parsed = {side: [read_dist(r, labels, f"{side}[{i}]") for i, r in enumerate(v)]
               for side, v in rows.items()}
 
     def pick(side):
         return lambda ctx: parsed[side][min(len(ctx), len(parsed[side]) - 1)]
 
-    from .context import _labels_json
+    from .context import labels_json
 
-    table = {"labels": _labels_json(labels),
+    table = {"labels": labels_json(labels),
              **{side: [[exact_str(v) for v in d.probs] for d in parsed[side]]
                 for side in ("target", "draft")}}
     return ContextPair(pick("target"), pick("draft"), labels, name="per-position rows",

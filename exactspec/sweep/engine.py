@@ -31,8 +31,8 @@ from .rows import probabilities, sum_tolerance
 from .summary import summarize
 
 __all__ = ["SweepConfig", "SweepResult", "sweep", "sweep_arrays", "ArrayDump", "connect",
-           "block_ranges",
-           "estimate_seconds", "DEFAULT_BLOCK_MB", "LONG_SWEEP_SECONDS"]
+           "block_ranges", "estimate_seconds", "DEFAULT_BLOCK_MB", "LONG_SWEEP_SECONDS",
+           "compute_local", "compute_on", "require_dask"]
 
 #: Default size of one block's float64 array of rows, in MB (one of target or draft).
 DEFAULT_BLOCK_MB = 32
@@ -40,7 +40,8 @@ DEFAULT_BLOCK_MB = 32
 LONG_SWEEP_SECONDS = 60
 
 
-def _require_dask():
+def require_dask():
+    """Raise :class:`InvalidInput` when Dask is not installed."""
     try:
         import dask  # noqa: F401
     except ImportError:
@@ -374,7 +375,7 @@ def _check_handshake(address: str, conn, first: bytes, timeout: float) -> None:
 
 def connect(address: str, timeout: float = 10.0):
     """A ``distributed.Client`` on the scheduler at ``address``, or one line of error."""
-    _require_dask()
+    require_dask()
     try:
         from distributed import Client
     except ImportError:
@@ -478,7 +479,7 @@ def sweep(dump, k=(1, 2, 4, 8), *, methods=None, logits: bool = False,
         A ``distributed.Client``, or the address of a scheduler to connect to; default the
         local threaded scheduler with ``workers`` threads (default: the machine's cores).
     """
-    _require_dask()
+    require_dask()
     import dask
 
     started = time.perf_counter()
@@ -519,10 +520,10 @@ def sweep(dump, k=(1, 2, 4, 8), *, methods=None, logits: bool = False,
         client = own_client = connect(scheduler, scheduler_timeout)
     try:
         if client is None:
-            results = _compute_local(tasks, workers, progress, sizes)
+            results = compute_local(tasks, workers, progress, sizes)
             where = f"local threads ({workers or os.cpu_count()})"
         else:
-            results = _compute_on(client, tasks, progress, sizes)
+            results = compute_on(client, tasks, progress, sizes)
             where = str(getattr(client.scheduler, "address", client))
     finally:
         if own_client is not None:
@@ -608,7 +609,9 @@ def _task_rows(tasks, sizes):
     return {t.key: n for t, n in zip(tasks, sizes)}
 
 
-def _compute_local(tasks, workers, progress, sizes=None):
+def compute_local(tasks, workers, progress, sizes=None):
+    """Compute Dask ``tasks`` on local threads (``workers`` of them), with a progress line
+    of ``sizes`` rows."""
     import dask
 
     bar = contextlib.nullcontext()
@@ -634,7 +637,9 @@ def _compute_local(tasks, workers, progress, sizes=None):
                                  num_workers=workers or os.cpu_count() or 1))
 
 
-def _compute_on(client, tasks, progress, sizes=None):
+def compute_on(client, tasks, progress, sizes=None):
+    """Compute Dask ``tasks`` on a distributed ``client``, with a progress line of ``sizes``
+    rows."""
     from distributed import as_completed
 
     futures = client.compute(tasks)

@@ -48,7 +48,7 @@ from itertools import accumulate
 
 import numpy as np
 
-from ..bounds.closed_forms import _ratio_order, kseq_acceptance
+from ..bounds.closed_forms import exact_ratio_order, kseq_acceptance
 from ..core.dist import Dist
 from ..core.errors import InvalidInput
 from ..methods.kseq import rho_star
@@ -185,7 +185,7 @@ def alpha_star_integer(Np, Sp, Nq, Sq, ks, order=None, states=None,
     [Fraction(3, 5), Fraction(21, 25), Fraction(1, 1)]
     """
     if order is None:
-        order = _ratio_order(list(Np), list(Nq))
+        order = exact_ratio_order(list(Np), list(Nq))
     A, B = prefix or _prefix_integers(Np, Nq, order)
     out = []
     for j, k in enumerate(ks):

@@ -40,7 +40,7 @@ import numpy as np
 from ..core.errors import InvalidInput, did_you_mean
 from ..numpy_backend import (key_placement, one_draft_acceptance, optimum_bucketed,
                              rrs_acceptance, sample)
-from ..numpy_backend._arrays import _power
+from ..numpy_backend._arrays import power_by_squaring
 
 __all__ = ["METHODS", "column", "block_figures", "kseq_float", "tokens_per_call",
            "shared_figures", "chunk_rows", "Workspace", "CHUNK_VALUES"]
@@ -372,7 +372,7 @@ def _shared_chunk(P, Q, ks, lo, out, brackets, ws):
     Pc = _prefix(ps, ws.get("Pc", (c, n)))
     Qc = _prefix(qs, ws.get("Qc", (c, n)))
     # alpha* = 1 + min(0, min_j h_j), h_j = 1 - (1 - Q_j)^k - P_j before the last state
-    # (h_n = 0: the whole vocabulary); powers by repeated squaring, as _power
+    # (h_n = 0: the whole vocabulary); powers by repeated squaring, as power_by_squaring
     rest = np.subtract(1.0, Qc[:, :-1], out=ws.get("rest", (c, n - 1)))
     np.maximum(rest, 0.0, out=rest)
     top = ws.get("top", (c, n - 1))
@@ -381,7 +381,7 @@ def _shared_chunk(P, Q, ks, lo, out, brackets, ws):
         if k not in powers:
             half = powers.get(k // 2) if k % 2 == 0 else None
             powers[k] = (np.multiply(half, half, out=ws.get(f"power{k}", (c, n - 1)))
-                         if half is not None else _power(rest, k))
+                         if half is not None else power_by_squaring(rest, k))
         np.subtract(1.0, powers[k], out=top)             # rounded as optimum_sorted does
         top -= Pc[:, :-1]
         low = top.min(axis=-1) if top.shape[-1] else np.zeros(c)
@@ -441,7 +441,7 @@ def _kseq_brackets(rs, Pc, Qc, ks, br, ws):
             np.minimum(beta_all, 1.0, out=beta_all)
             rest_all = np.subtract(1.0, beta_all, out=ws.get("k_rest", (m,)))
             rho_beta_all = np.divide(beta_all, band_all, out=ws.get("k_rho_beta", (m,)))
-            powers = {1: rest_all}                       # (1 - beta)^k by squaring, as _power
+            powers = {1: rest_all}                       # (1 - beta)^k by squaring, as above
             gap_all = ws.get("k_gap", (m,))
             below_all = ws.get("k_below", (m,), np.bool_)
         for j, k in enumerate(ks):
@@ -457,7 +457,8 @@ def _kseq_brackets(rs, Pc, Qc, ks, br, ws):
                     half = powers.get(k // 2) if k % 2 == 0 else None
                     powers[k] = (np.multiply(half, half, out=ws.get(f"k_power{k}", (m,)))
                                  if half is not None else None)
-                power = powers[k][at] if powers[k] is not None else _power(rest_all[at], k)
+                power = (powers[k][at] if powers[k] is not None
+                         else power_by_squaring(rest_all[at], k))
                 gap = np.subtract(1.0, power, out=gap_all[at])
                 gap -= rho_beta_all[at]
                 below = np.less_equal(gap, 0.0, out=below_all[at])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..claims import all_claims, get_claim
 from ..claims.base import ClaimResult
-from .engine import _compute_local, _compute_on, _require_dask, connect
+from .engine import compute_local, compute_on, connect, require_dask
 
 __all__ = ["run_claims"]
 
@@ -23,7 +23,7 @@ def run_claims(names=None, *, client=None, scheduler: str | None = None,
                scheduler_timeout: float = 10.0, progress: bool = False,
                full: bool = True) -> list:
     """``[(claim, result)]`` for the named claims (default all), computed as Dask tasks."""
-    _require_dask()
+    require_dask()
     import dask
 
     claims = [get_claim(n) for n in names] if names else all_claims()
@@ -32,8 +32,8 @@ def run_claims(names=None, *, client=None, scheduler: str | None = None,
     if client is None and scheduler is not None:
         client = own = connect(scheduler, scheduler_timeout)
     try:
-        results = (_compute_local(tasks, None, progress) if client is None
-                   else _compute_on(client, tasks, progress))
+        results = (compute_local(tasks, None, progress) if client is None
+                   else compute_on(client, tasks, progress))
     finally:
         if own is not None:
             own.close()

@@ -34,21 +34,9 @@ from mpmath.ctx_iv import MPIntervalContext
 
 from ...core.errors import InvalidInput, Undecided
 
-__all__ = [
-    "Rho",
-    "rho",
-    "rho_closed_form",
-    "Limit",
-    "rho_limit",
-    "Monotonicity",
-    "rho_decreasing",
-    "TightInstance",
-    "tight_instance",
-    "rational_tight_instances",
-    "TightFamily",
-    "tight_family",
-    "certified_sign",
-]
+__all__ = ["Rho", "rho", "rho_closed_form", "Limit", "rho_limit", "Monotonicity",
+           "rho_decreasing", "TightInstance", "tight_instance", "rational_tight_instances",
+           "TightFamily", "tight_family", "certified_sign", "check_k", "gap_power"]
 
 Sign = Callable[[sp.Expr], int]
 
@@ -176,7 +164,9 @@ def _min(values: Sequence[sp.Expr], sign: Sign) -> tuple[int, sp.Expr]:
     return best, values[best]
 
 
-def _check_k(k, name: str = "k") -> int:
+def check_k(k, name: str = "k") -> int:
+    """The number of drafts ``k`` (argument ``name``) as an int, checked: an integer of at
+    least 1."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise InvalidInput(f"{name}={k!r}: must be an integer number of drafts")
     k = int(k)
@@ -259,7 +249,7 @@ def rho(k: int) -> Rho:
     ...
     exactspec.core.errors.InvalidInput: k=0: need at least one draft
     """
-    return _rho(_check_k(k))
+    return _rho(check_k(k))
 
 
 @functools.lru_cache(maxsize=None)
@@ -427,7 +417,7 @@ def _symbolic_decrease() -> tuple[sp.Expr, list[str]] | None:
     return sp.logcombine(derivative.subs(t, _K - 1)), steps
 
 
-def _gap_power(k: int) -> tuple[int, int]:
+def gap_power(k: int) -> tuple[int, int]:
     """``(1 - rho_k)^(k-1) = ((k-1)/(2k-1))^(k-1) (k/(2k-1))^k`` as (numerator, denominator)."""
     return (k - 1)**(k - 1) * k**k, (2 * k - 1)**(2 * k - 1)
 
@@ -454,13 +444,13 @@ def _exact_decrease(k_max: int) -> list[str]:
     """
     if k_max < 2:
         return [f"k_max={k_max}: nothing to compare"]
-    n2, d2 = _gap_power(2)
+    n2, d2 = gap_power(2)
     if not (0 < n2 < d2):
         raise AssertionError("0 < m_2 < 1 must hold")
     steps = [f"rho_1 = 1 > rho_2 = {1 - Fraction(n2, d2)}"]
     last = min(k_max, _INTEGER_LIMIT)
     for k in range(2, last):
-        (n, d), (n1, d1) = _gap_power(k), _gap_power(k + 1)
+        (n, d), (n1, d1) = gap_power(k), gap_power(k + 1)
         if not n**k * d1**(k - 1) < n1**(k - 1) * d**k:
             raise AssertionError(f"rho_{k} > rho_{k + 1} failed: docs/math.md would be wrong")
     if last > 2:
@@ -511,7 +501,7 @@ def rho_decreasing(k_max: int = 50, *, symbolic: bool = True) -> Monotonicity:
     >>> rho_decreasing(10, symbolic=False).method
     'exact comparison of consecutive values, k = 1..10'
     """
-    k_max = _check_k(k_max, "k_max")
+    k_max = check_k(k_max, "k_max")
     steps = _exact_decrease(k_max)
     exact_method = f"exact comparison of consecutive values, k = 1..{k_max}"
     if k_max > _INTEGER_LIMIT:
@@ -607,7 +597,7 @@ def tight_instance(k: int) -> TightInstance:
     >>> tight_instance(3).rrs
     1 - 6*sqrt(15)/125
     """
-    k = _check_k(k)
+    k = check_k(k)
     a = rho(k).argmax
     return _instance(k, sp.Rational(1, 2) if a is None else a)
 
@@ -632,7 +622,7 @@ def rational_tight_instances(k: int, n: int) -> list[tuple[Fraction, Fraction]]:
     [(Fraction(3, 5), Fraction(107, 125)), (Fraction(33, 50), Fraction(106487, 125000)), \
 (Fraction(333, 500), Fraction(106481537, 125000000))]
     """
-    k = _check_k(k)
+    k = check_k(k)
     if k == 1:
         raise InvalidInput("k=1: every a is tight (ratio 1), nothing to approach")
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
@@ -690,7 +680,7 @@ def tight_family(k: int) -> TightFamily:
     >>> fam.rrs, fam.alpha_star, fam.proved
     (a**5 - a**3 + 1, 1, True)
     """
-    k = _check_k(k)
+    k = check_k(k)
     a = sp.Symbol("a", positive=True)
     sign = _unit_interval_sign(a)
     canon = sp.cancel

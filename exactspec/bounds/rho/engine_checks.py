@@ -40,7 +40,7 @@ from typing import Any, Sequence
 
 import sympy as sp
 
-from .closed_form import (_check_k, _gap_power, certified_sign, rational_tight_instances, rho,
+from .closed_form import (certified_sign, check_k, gap_power, rational_tight_instances, rho,
                           tight_family)
 from ...core.dist import Dist, exact_str
 from ...engine.interval import piecewise
@@ -94,10 +94,10 @@ def rho_enclosure(k: int, digits: int = 40) -> tuple[Fraction, Fraction]:
     >>> lo, hi
     (Fraction(50881, 62500), Fraction(814097, 1000000))
     """
-    k = _check_k(k)
+    k = check_k(k)
     if k == 1:
         return Fraction(1), Fraction(1)
-    n, d = _gap_power(k)
+    n, d = gap_power(k)
     root, exact = sp.integer_nthroot(n * d**(k - 2), k - 1)     # (N/D)^(1/(k-1)) * D
     if exact:
         value = 1 - Fraction(int(root), d)
@@ -242,7 +242,7 @@ def engine_tight_family(k: int) -> EngineFamily:
     >>> fam.acceptance, fam.lossless, fam.coupling_acceptance, fam.cut_minimum, fam.proved
     (a**3 - a**2 + 1, True, 1, 1, True)
     """
-    k = _check_k(k)
+    k = check_k(k)
     a = sp.Symbol("a")
     rrs, coupling = get_method("rrs"), tight_family_coupling
 
@@ -339,7 +339,7 @@ def engine_tight_instance(k: int) -> EngineInstance:
     """
     from ...engine.algebraic import exact_root
 
-    k = _check_k(k)
+    k = check_k(k)
     r = rho(k)
     argmax = sp.Rational(1, 2) if r.argmax is None else r.argmax
     a = exact_root(argmax)
@@ -411,7 +411,7 @@ def rational_tight_checks(k: int, n: int = 4) -> list[RationalInstance]:
     >>> [(str(r.a), str(r.ratio), r.above) for r in rational_tight_checks(3, 2)]
     [('7/10', '82507/100000', True), ('77/100', '8141454157/10000000000', True)]
     """
-    k = _check_k(k)
+    k = check_k(k)
     rows = []
     lower = rho_enclosure(k, 60)[0]
     for a, hand_ratio in rational_tight_instances(k, n):
@@ -653,7 +653,7 @@ def two_token_bound(k: int | None = None) -> TwoTokenBound:
     >>> two_token_bound(3).proved, two_token_bound().proved
     (True, True)
     """
-    kk = sp.Symbol("k", integer=True, positive=True) if k is None else _check_k(k)
+    kk = sp.Symbol("k", integer=True, positive=True) if k is None else check_k(k)
     a, P = sp.symbols("a P", positive=True)
     Q = 1 - a
     N = 1 - (P - Q) * a**(kk - 1)

@@ -20,7 +20,7 @@ from typing import Any
 
 import sympy as sp
 
-from .closed_form import _check_k, rho_closed_form
+from .closed_form import check_k, rho_closed_form
 
 __all__ = ["DERIVE_MAX_K", "rho_large_report", "rho_large_text"]
 
@@ -35,7 +35,7 @@ def _values(k: int):
     from ...core.budget import digits_of_bits
     from ...core.errors import TooLarge
 
-    k = _check_k(k)
+    k = check_k(k)
     if k >= 10**MAX_K_DIGITS:
         digits = digits_of_bits(k.bit_length())
         raise TooLarge(f"rho: k has about {digits:,} digits, over the budget of {MAX_K_DIGITS:,} "
