@@ -25,7 +25,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Callable, Iterable
 
-from ..core.dist import Dist, integer_row_of
+from ..core.dist import Dist, integer_row_of, law_distance
 from ..methods.kseq import kseq_beta
 
 __all__ = ["same", "acceptance_of", "explicit_acceptance_of", "rrs_acceptance",
@@ -70,10 +70,6 @@ def explicit_acceptance_of(method, p, q, k: int = 1):
     return verify(method, p, q, k, max_paths=None).explicit_acceptance
 
 
-def _tv(r: list, q: list):
-    return sum((max(a - b, 0) for a, b in zip(r, q)), F(0))
-
-
 def rrs_residuals(p: Dist, q: Dist, k: int) -> list:
     """``[r_0, r_1, ...]``: RRS's residuals as lists, ``r_0 = p``,
     ``r_i = norm(max(0, r_{i-1} - q))``; stops early when ``r_i = q`` (no more rejections)."""
@@ -105,7 +101,7 @@ def rrs_acceptance(p: Dist, q: Dist, k: int) -> Fraction:
     for i in range(k):
         if i >= len(chain):        # r_{i-1} = q: that step accepted surely
             return F(1)
-        product *= _tv(chain[i], qs)
+        product *= law_distance(chain[i], qs)
         if product == 0:
             return F(1)
     return 1 - product

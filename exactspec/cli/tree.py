@@ -21,9 +21,9 @@ def cmd_tree(args) -> int:
         if args.search:
             check_search_options(args)          # before the spec's verifier is imported
             from ..sequences.context import read_spec
-            from ..sequences.user import _SPEC_KEYS, load_verifier
+            from ..sequences.user import SPEC_KEYS, load_verifier
 
-            spec, base = read_spec(args.spec, "spec", _SPEC_KEYS)
+            spec, base = read_spec(args.spec, "spec", SPEC_KEYS)
             name = args.verifier or spec.get("verifier")
             gamma = args.gamma if args.gamma is not None else spec.get("gamma")
             m = args.m if args.m is not None else spec.get("m")

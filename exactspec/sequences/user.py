@@ -53,13 +53,16 @@ from ..engine.runs import enumerate_runs
 from ..engine.watch import watched
 from .context import ContextPair, context_key, parse_context, read_spec
 from .multitoken import Verifier, sequence_certificate
+from .user_loading import load_user_function, load_verifier, trusted_function
+from .user_summary import user_text
 
 __all__ = ["UserVerifier", "as_user_verifier", "load_user_function", "load_verifier", "user_report",
            "user_text", "HiddenState", "position_pair", "builtin_report", "recorded_pair",
-           "trusted_function", "replay_certificate", "DEFAULT_MAX_SECONDS"]
+           "trusted_function", "replay_certificate", "DEFAULT_MAX_SECONDS", "SPEC_KEYS"]
 
-_SPEC_KEYS = {"model", "labels", "target", "draft", "verifier", "gamma", "m", "context",
-              "arith", "grid", "tolerance"}
+#: The keys of a user's spec (``exactspec tree SPEC --verifier F``, :func:`user_report`).
+SPEC_KEYS = {"model", "labels", "target", "draft", "verifier", "gamma", "m", "context",
+             "arith", "grid", "tolerance"}
 
 
 # -- the verifier ------------------------------------------------------------------------------
@@ -214,28 +217,6 @@ def as_user_verifier(obj, gamma: int | None = None) -> UserVerifier:
     raise InvalidInput(f"{obj!r}: give a function or file.py:function")
 
 
-def load_verifier(spec: str, base: Path | None = None, *, gamma: int | None = None,
-                  m: int | None = None) -> Callable:
-    """The user's multi-position verifier named ``spec`` (relative to ``base``), as ``tree
-    --verifier`` and a spec's ``"verifier"`` take it: a PyTorch rule ``fn(p, q)`` (a file
-    that imports torch) loaded on the tensor layer and made the whole call of ``gamma + 1``
-    target rows and ``gamma`` draft rows (``m`` rows and ``m - 1`` draft rows without
-    ``gamma``, as ``verify FILE:fn --tokens m`` hands it), any other function as
-    :func:`load_user_function` loads it."""
-    from ..torch_layer import load_pytorch_rule
-
-    rule = load_pytorch_rule(_resolved(spec, base))
-    if rule is None:
-        return load_user_function(spec, base)
-    positions = gamma + 1 if isinstance(gamma, int) and not isinstance(gamma, bool) else m
-    if positions is None:
-        raise InvalidInput(f"{spec}: a PyTorch rule needs the number of draft positions each "
-                           "call is handed: give 'gamma' (or 'm') in the spec, or --gamma")
-    from .torch_rules import pytorch_whole_call
-
-    return pytorch_whole_call(rule, positions)
-
-
 def _rows_of_every_position(pair, name: str):
     """``pair`` as a PyTorch rule's whole call reads it: the same target and draft rows at
     every position, a context-free pair (a table with only the root context ``""`` becomes
@@ -254,27 +235,6 @@ def _rows_of_every_position(pair, name: str):
     raise InvalidInput(f"{name}: a PyTorch rule is handed the same target and draft rows at "
                        "every draft position, so its pair must be context-free: give only "
                        "the root context \"\" in 'target' and 'draft'")
-
-
-def _resolved(spec: str, base: Path | None) -> str:
-    """``spec`` with its file taken relative to ``base`` where it is found there only."""
-    where, _, name = spec.rpartition(":")
-    if base is not None and where.endswith(".py") and not Path(where).is_absolute() \
-            and not Path(where).is_file() and (base / where).is_file():
-        return f"{base / where}:{name}"
-    return spec
-
-
-def load_user_function(spec: str, base: Path | None = None) -> Callable:
-    """The function named by ``path/to/file.py:function`` (relative to ``base``) or
-    ``module:function``."""
-    from ..methods import load_user_object
-
-    spec = _resolved(spec, base)
-    function = load_user_object(spec)
-    if not callable(function):
-        raise InvalidInput(f"{spec}: not a function")
-    return function
 
 
 # -- hidden state --------------------------------------------------------------------------------
@@ -473,7 +433,7 @@ def user_report(spec, function=None, *, pair: ContextPair | None = None,
     rows (``f(s, drafts, p, q)``, a PyTorch rule) is enumerated once per state on a
     context-free pair, not once per context.
     """
-    spec, base = read_spec(spec, "spec", _SPEC_KEYS)
+    spec, base = read_spec(spec, "spec", SPEC_KEYS)
     if function is None:
         function = spec.get("verifier")
         if not isinstance(function, str) or ":" not in function:
@@ -679,21 +639,6 @@ def recorded_pair(model: dict) -> ContextPair:
     return ContextPair.from_table(model)
 
 
-def trusted_function(reference: str, m: int) -> Callable:
-    """The user's verifier named ``reference`` as ``exactspec tree --verifier`` and ``verify
-    --tokens M`` load it: a PyTorch rule ``fn(p, q)`` as the whole call for ``m`` tokens, any
-    other function as given.  Only for a reference the person checking a certificate named
-    (``--trust``)."""
-    from ..torch_layer import load_pytorch_rule
-
-    rule = load_pytorch_rule(reference)
-    if rule is None:
-        return load_user_function(reference)
-    from .torch_rules import pytorch_whole_call
-
-    return pytorch_whole_call(rule, m)
-
-
 def replay_certificate(cert: dict, *, verifier: Verifier | None = None,
                        function: Callable | None = None,
                        max_paths: int | None = DEFAULT_MAX_PATHS) -> dict:
@@ -768,86 +713,3 @@ def _call_law_json(law: dict) -> dict:
         key = context_key(tokens)
         out[key] = out.get(key, 0) + w
     return {k: exact_str(v) for k, v in out.items() if v != 0}
-
-
-def _elementwise_text(report: dict) -> str:
-    library = report.get("elementwise")
-    if library is None:
-        return ""
-    text = " (exp/log correctly rounded" if library == "correct" else \
-        f" (exp/log {library}'s {report['arith']}"
-    if report.get("sum_order") is not None:
-        text += f", long sums {report['sum_order']}"
-    return text + ")"
-
-
-def user_text(report: dict, max_rows: int = 24) -> str:
-    """A short summary of :func:`user_report`: verdict, tokens per call, the law of the first
-    ``m`` tokens beside the target (the differing sequences first)."""
-    if report.get("route") == "factored":
-        from .factored import factored_text
-
-        return factored_text(report)
-    v = report["verifier"]
-    head = (f"user verifier {v['function']} ({'rows of every position, gamma = ' + str(v['gamma']) if v['shape'] == 'rows' else 'whole call'}"
-            f"{', stateful' if v['stateful'] else ''}); {report['arith']} arithmetic"
-            f"{_elementwise_text(report)}; "
-            f"first m = {report['m']} tokens from context '{report['context']}'")
-    keys = list(report["target"]) + [k for k in report["law"] if k not in report["target"]]
-    differs = report.get("differs", [])
-    keys = [k for k in keys if k in differs] + [k for k in keys if k not in differs]
-    rows = [[k, report["target"].get(k, "0"), report["law"].get(k, "0"),
-             "differs" if k in differs else ""] for k in keys[:max_rows]]
-    widths = [max(len(str(r[i])) for r in [["tokens", "target", "law", ""]] + rows)
-              for i in range(4)]
-    table = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
-                      for r in [["tokens", "target", "law", ""]] + rows)
-    if len(keys) > max_rows:
-        more = len(keys) - max_rows
-        table += (f"\n... {more:,} more sequence{'s' if more > 1 else ''} (the differing ones "
-                  "first; --json lists every one)")
-    lines = [head, table,
-             f"tokens per call = {report['tokens_per_call']} "
-             f"({report['tokens_per_call_float']:.6g}); {report['paths']} paths, "
-             f"{report['calls_enumerated']} calls enumerated"]
-    verdict = report["verdict"]
-    if verdict == "lossless":
-        lines.append(f"PROVED: the first {report['m']} tokens follow the target's joint law "
-                     "exactly")
-    elif verdict == "lossy-rounding":
-        lines.append(f"REFUTED (lossy by rounding only): exact arithmetic with ideal uniforms "
-                     f"is lossless; TV = {report['bias']} (~{report['bias_float']:.3g})")
-    elif verdict == "lossy-grid":
-        lines.append(f"REFUTED (lossy by the grid only): exact arithmetic with ideal uniforms "
-                     f"is lossless; TV = {report['bias']} (~{report['bias_float']:.3g})")
-    else:
-        lines.append(f"REFUTED (lossy by logic): TV = {report['bias_exact_arith']}"
-                     f"; differs at {', '.join(differs[:8])}")
-    if report["arith"] != "exact" or report["grid"] is not None:
-        lines.append(_split_line(report))
-    if "tolerance" in report and verdict in ("lossy-grid", "lossy-rounding"):
-        lines.append(f"tolerance {report['tolerance']}: the bias is "
-                     + ("within it" if report["within_tolerance"] else "ABOVE it"))
-    return "\n".join(lines)
-
-
-def _split_line(report: dict) -> str:
-    """The TVs of the three runs side by side, as the one-position report prints them."""
-    from ..rounding import split_line
-
-    def value(key):
-        text = report.get(key)
-        return None if text is None else _exact(text)
-
-    return split_line(None if report["arith"] == "exact" else report["arith"], report["grid"],
-                      value("bias"), value("bias_exact_arith"), value("bias_grid_only"))
-
-
-def _exact(text: str):
-    """An exact value printed by :func:`exact_str` read back (a Fraction, or a sympy number)."""
-    try:
-        return Fraction(text)
-    except ValueError:
-        import sympy
-
-        return sympy.sympify(text)
