@@ -2,7 +2,9 @@
 
 - :mod:`.alpha_star`: ``alpha*``, the accepted-token law ``a*`` and the tight prefixes, three
   ways (closed form, brute force over subsets, exact max flow over draft multisets); the
-  optimum of any draft law; the exact transport flow used by the ``optimal`` method;
+  optimum of any draft law; the exact transport flow used by the ``optimal`` method (gathered
+  from :mod:`exactspec.optimum.closed_form`, :mod:`.subsets`, :mod:`.multisets`,
+  :mod:`.max_flow`, :mod:`.law_optima` and :mod:`.checks`);
 - :mod:`.draft_laws`: how the ``k`` drafts of one position are drawn (i.i.d., without
   replacement, SpecHub's hub law), with their exact multiset laws.
 

@@ -6,5 +6,6 @@
 - :mod:`.chains`: chains of ``gamma`` drafted tokens verified token by token;
 - :mod:`.block`: Sun et al.'s block verification;
 - :mod:`.trees`: token trees, per-node rules (RRS, optimal transport), the sequence-level bug
-  classes, the ``exactspec tree`` report.
+  classes, the ``exactspec tree`` report (gathered from :mod:`.node_rules`,
+  :mod:`.tree_verifier`, :mod:`.positional`, :mod:`.sequence_bugs` and :mod:`.tree_spec`).
 """
