@@ -214,7 +214,7 @@ class Dist(Mapping):
     Fraction(3, 4)
     """
 
-    __slots__ = ("labels", "_probs", "_index", "_integer_row", "_base", "_exact")
+    __slots__ = ("labels", "_probs", "_index", "_integer_row", "_base", "_exact", "_hash")
 
     def __init__(self, probs, labels=None, *, normalize: bool = False, name: str = "p",
                  check: bool = True):
@@ -416,7 +416,12 @@ class Dist(Mapping):
         return len(self.labels)
 
     def __hash__(self):
-        return hash((self.labels, self.probs))
+        try:                     # read-only: hashed once (a state key of merged states)
+            return self._hash
+        except AttributeError:
+            value = hash((self.labels, self.probs))
+            object.__setattr__(self, "_hash", value)
+            return value
 
     def __eq__(self, other):
         if isinstance(other, Dist):

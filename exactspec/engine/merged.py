@@ -20,6 +20,17 @@ step's probability, and merging adds vectors.  A step ending in ``Done(y)`` adds
 ``P(state, y drafted)`` to the acceptance.  An explicit accept (``s.accept``) is carried in the
 state key until the output, so ``explicit_acceptance`` is exact too.
 
+**Linear in the vocabulary per state.**  A transition never copies a vector: the one it
+reaches is held as ``sum_j w_j D_j + fixes`` (:class:`_Drafted`), where ``D_j`` is the vector
+of a state it came from, ``w_j`` the summed probability of the steps from there, and
+``fixes`` a sparse correction at the tokens those steps drafted (``weight - w D_j[t]``, which
+makes the entry the whole weight).  A vector is built (a sparse mapping) only when an entry
+of it is read: once per state, in ``O(V)``.  One sampler runs every state, so a law's
+options are listed once, not once per transition (:class:`_MergedSampler`).  With a state
+key hashed in ``O(1)`` (a :class:`~exactspec.core.dist.Dist` caches its hash) and a step
+that does ``O(1)`` work per choice, a run costs ``O(V)`` per state plus ``O(1)`` per
+transition.
+
 The plain method stays the reference semantics; tests check that both interpreters agree.
 
 >>> from exactspec.core.dist import Dist
@@ -32,6 +43,7 @@ The plain method stays the reference semantics; tests check that both interprete
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from dataclasses import dataclass
@@ -42,12 +54,42 @@ from ..core.errors import InvalidInput, TooLarge
 from .driver import depth_first
 from .exact import Enumeration, ExactSampler
 
-__all__ = ["Stepped", "Done", "MergedEnumeration", "enumerate_merged", "DEFAULT_MAX_STATES"]
+__all__ = ["Stepped", "Done", "MergedEnumeration", "enumerate_merged", "DEFAULT_MAX_STATES",
+           "by_identity"]
 
 #: Refuse a run whose frontier grows beyond this many distinct states.
 DEFAULT_MAX_STATES = 10**6
 #: A run that takes longer than this many seconds shows a progress line (on a terminal).
 PROGRESS_AFTER = 2.0
+
+
+def by_identity(function: Callable, kept: int = 1024) -> Callable:
+    """``function`` remembered by the identity of its arguments: for read-only arguments (a
+    :class:`~exactspec.core.dist.Dist`, a number) a step computes its tables once per state
+    instead of once per transition.  The arguments are held while remembered, so an
+    identity is never taken for another's; at most ``kept`` calls are remembered.
+
+    >>> calls = []
+    >>> double = by_identity(lambda row: calls.append(1) or [2 * v for v in row])
+    >>> row = (1, 2)
+    >>> double(row) is double(row), len(calls)
+    (True, 1)
+    """
+    memo: dict = {}
+
+    @functools.wraps(function)
+    def remembered(*args):
+        key = tuple(map(id, args))
+        hit = memo.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], args)):
+            return hit[1]
+        value = function(*args)
+        if len(memo) >= kept:
+            memo.clear()
+        memo[key] = (args, value)
+        return value
+
+    return remembered
 
 
 @dataclass(frozen=True)
@@ -110,6 +152,107 @@ class _Mass:
         self.count = count
 
 
+class _Drafted:
+    """A vector ``P(state, t drafted)`` over token positions, built when first read.
+
+    Until then it is ``sum_j scale_j * source_j + fixes``: ``terms`` maps ``id(source)`` to
+    ``[scale, source]`` (sources are vectors of the previous generation, or ``None`` for the
+    zero vector, never stored), ``fixes`` a sparse mapping position -> value.  Built, it is
+    the sparse mapping ``values`` (positions with entry 0 may be absent).
+    """
+
+    __slots__ = ("terms", "fixes", "values")
+
+    def __init__(self):
+        self.terms: dict = {}
+        self.fixes: dict = {}
+        self.values = None
+
+    def add(self, scale, source) -> None:
+        """Add ``scale * source`` (``source`` a built or pending vector of the previous
+        generation, or ``None``)."""
+        if source is None:
+            return
+        if source.values is None and not source.fixes and len(source.terms) == 1:
+            (inner_scale, inner), = source.terms.values()   # a pure rescaling: look through
+            scale, source = scale * inner_scale, inner
+        term = self.terms.get(id(source))
+        if term is None:
+            self.terms[id(source)] = [scale, source]
+        else:
+            term[0] = term[0] + scale
+
+    def fix(self, position: int, value) -> None:
+        """Add ``value`` at ``position``."""
+        fixes = self.fixes
+        old = fixes.get(position)
+        fixes[position] = value if old is None else old + value
+
+    def built(self) -> dict:
+        """The entries as a mapping position -> value (built once, iteratively)."""
+        if self.values is not None:
+            return self.values
+        pending = [self]
+        while pending:                         # build the sources first, deepest last
+            top = pending[-1]
+            waiting = [src for _, src in top.terms.values() if src.values is None]
+            if waiting:
+                pending.extend(waiting)
+                continue
+            pending.pop()
+            if top.values is not None:
+                continue
+            values: dict = {}
+            for scale, src in top.terms.values():
+                get = values.get
+                for i, v in src.values.items():
+                    old = get(i)
+                    values[i] = scale * v if old is None else old + scale * v
+            for i, v in top.fixes.items():
+                old = values.get(i)
+                values[i] = v if old is None else old + v
+            top.values = values
+            top.terms = top.fixes = None
+        return self.values
+
+    def at(self, position: int):
+        """The entry at ``position``."""
+        return self.built().get(position, 0)
+
+
+def _entry(drafted, position: int):
+    """``drafted[position]`` of a vector or ``None`` (the zero vector)."""
+    return 0 if drafted is None else drafted.at(position)
+
+
+class _MergedSampler(ExactSampler):
+    """The exact sampler, one for every state of a run, that lists the options of a law
+    once (a ``Dist`` is read-only) instead of on every transition."""
+
+    #: Forget the listed options once they hold this many in all.
+    OPTIONS_KEPT = 4_000_000
+
+    def __init__(self, grid=None):
+        super().__init__(grid=grid)
+        self._options: dict = {}
+        self._listed = 0
+
+    def draw(self, dist, what: str = "draw"):
+        """A token drawn from ``dist`` (as :meth:`ExactSampler.draw`)."""
+        probs = self._law(dist, what)           # validated once per law, remembered
+        key = (id(dist), what)
+        hit = self._options.get(key)
+        if hit is None or hit[0] is not dist:
+            options = [(lab, pr, f"{what} {lab}") for lab, pr in zip(dist.labels, probs)
+                       if pr != 0]
+            if self._listed + len(options) > self.OPTIONS_KEPT:
+                self._options.clear()
+                self._listed = 0
+            self._options[key] = hit = (dist, options)
+            self._listed += len(options)
+        return self._choose(what, hit[1])
+
+
 def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = None,
                      max_states: int | None = DEFAULT_MAX_STATES,
                      max_steps: int = 100_000,
@@ -138,14 +281,13 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
     shown = False
     labels = tuple(p.labels)
     index = {lab: i for i, lab in enumerate(labels)}
-    n = len(labels)
-    zero = [0] * n
     law = {lab: 0 for lab in labels}
     acceptance = explicit = total = 0
     paths = states = transitions = 0
     used_drafts = used_accept = False
     no_accept = (False, None)
-    frontier: dict = {(stepped.start(p, q, k), no_accept): _Mass(Fraction(1), zero, 1)}
+    frontier: dict = {(stepped.start(p, q, k), no_accept): _Mass(Fraction(1), None, 1)}
+    sampler = _MergedSampler(grid=grid)
     generation = 0
     try:
         while frontier:
@@ -163,15 +305,11 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                     transitions += 1
                     w = s.weight
                     weight = mass.weight * w
+                    source = mass.drafted
+                    fresh = None
                     if s.drafted:
                         used_drafts = True
                         fresh = {index[x] for x in s.drafted}
-                        drafted = [weight if i in fresh else (d * w if d else 0)
-                                   for i, d in enumerate(mass.drafted)]
-                    elif w == 1:
-                        drafted = mass.drafted
-                    else:
-                        drafted = [d * w if d else 0 for d in mass.drafted]
                     acc = (True, s.accepted_token) if s.did_accept else accepted
                     used_accept = used_accept or acc[0]
                     if isinstance(result, Done):
@@ -181,7 +319,13 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                                                f"token of p (labels {list(labels)})")
                         law[y] = law[y] + weight
                         total = total + weight
-                        acceptance = acceptance + drafted[index[y]]
+                        at = index[y]
+                        if fresh is not None and at in fresh:
+                            acceptance = acceptance + weight
+                        elif source is not None:
+                            d = source.at(at)
+                            if d:
+                                acceptance = acceptance + d * w
                         if acc[0] and acc[1] == y:
                             explicit = explicit + weight
                         paths += mass.count
@@ -189,11 +333,19 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                         key = (result, acc)
                         seen = following.get(key)
                         if seen is None:
-                            following[key] = _Mass(weight, drafted, mass.count)
+                            following[key] = seen = _Mass(weight, None, mass.count)
                         else:
                             seen.weight = seen.weight + weight
-                            seen.drafted = [a + b for a, b in zip(seen.drafted, drafted)]
                             seen.count += mass.count
+                        if source is not None or fresh is not None:
+                            target = seen.drafted
+                            if target is None:
+                                target = seen.drafted = _Drafted()
+                            target.add(w, source)
+                            if fresh is not None:
+                                for i in fresh:
+                                    d = _entry(source, i)
+                                    target.fix(i, weight - d * w if d else weight)
                     if progress and transitions % 512 == 1:
                         now = time.perf_counter()
                         if now >= quiet_until:
@@ -203,8 +355,8 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                                     f"states, {len(following):,} next, {paths:,} paths finished")
                             print("\r" + line.ljust(78), end="", file=sys.stderr, flush=True)
 
-                depth_first(ExactSampler(grid=grid),
-                            lambda s, state=state: stepped.step(s, p, q, k, state), leaf)
+                depth_first(sampler, lambda s, state=state: stepped.step(s, p, q, k, state),
+                            leaf)
             if max_states is not None and len(following) > max_states:
                 raise TooLarge(
                     f"{stepped.name or 'the method'}: {len(following):,} distinct states after "

@@ -32,6 +32,7 @@ sqrt(11)/5 + 4/5
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -40,7 +41,7 @@ from typing import Any
 
 from ..core.budget import check_power
 from ..core.dist import Dist, exact_str
-from ..engine.merged import Done, Stepped
+from ..engine.merged import Done, Stepped, by_identity
 from ..core.errors import InvalidInput, NotExact
 from .base import Method
 
@@ -60,11 +61,47 @@ def kseq_beta(p: Dist, q: Dist, rho) -> Any:
     return sum((min(a / rho, b) for a, b in zip(p.probs, q.probs)), Fraction(0))
 
 
-def _gap(p, q, k, rho):
-    """``p_acc(rho) - rho beta(rho)``: positive below ``rho*``, at most 0 from ``rho*`` on."""
-    b = kseq_beta(p, q, rho)
+def _gap(p, q, k, rho, beta=None):
+    """``p_acc(rho) - rho beta(rho)``: positive below ``rho*``, at most 0 from ``rho*`` on
+    (``beta``: a :class:`_BetaTable` of ``(p, q)``, else :func:`kseq_beta`)."""
+    b = kseq_beta(p, q, rho) if beta is None else beta(rho)
     check_power(1 - b, k, f"K-SEQ's acceptance 1 - (1 - beta)^k at k = {k}")
     return 1 - (1 - b) ** k - rho * b
+
+
+class _BetaTable:
+    """``beta(rho)`` in ``O(log V)`` after one pass over the tokens: the ratios ``p/q``
+    sorted (``keys``), ``below[j]`` the mass of ``p`` on the tokens of the first ``j`` ratios
+    and ``above[j]`` the mass of ``q`` on the others, so that ``beta(rho) = below[j] / rho +
+    above[j]`` with ``j`` the number of ratios ``<= rho`` (equal to :func:`kseq_beta`)."""
+
+    def __init__(self, p: Dist, q: Dist):
+        groups: dict = {}
+        for a, b in zip(p.probs, q.probs):
+            if b != 0:                     # q(x) = 0 adds min(p(x)/rho, 0) = 0
+                ratio = a / b
+                seen = groups.get(ratio)
+                groups[ratio] = (a, b) if seen is None else (seen[0] + a, seen[1] + b)
+        self.keys = sorted(groups)
+        below, above = [Fraction(0)], [Fraction(0)]
+        for key in self.keys:
+            below.append(below[-1] + groups[key][0])
+        for key in reversed(self.keys):
+            above.append(above[-1] + groups[key][1])
+        above.reverse()
+        self.below, self.above = below, above
+
+    def __call__(self, rho):
+        j = bisect.bisect_right(self.keys, rho)
+        return self.below[j] / rho + self.above[j]
+
+    def mass_p_at_most(self, rho):
+        """``sum of p(x)`` over ``q(x) > 0``, ``p(x) <= rho q(x)``."""
+        return self.below[bisect.bisect_right(self.keys, rho)]
+
+    def mass_q_at_least(self, rho):
+        """``sum of q(x)`` over ``q(x) > 0``, ``p(x) >= rho q(x)``."""
+        return self.above[bisect.bisect_left(self.keys, rho)]
 
 
 def simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
@@ -178,21 +215,25 @@ def _rho_star(p: Dist, q: Dist, k: int, tolerance: Fraction) -> RhoStar:
                        estimate=k, budget=MAX_ROOT_DEGREE)
     x = sympy.Symbol("x")
     one = Fraction(1)
-    if _gap(p, q, k, one) <= 0:
+    beta = _BetaTable(p, q)
+    if _gap(p, q, k, one, beta) <= 0:
         return RhoStar(one, one, one, (one, one), sympy.Integer(0))
     top = Fraction(k)
-    ratios = sorted({a / b for a, b in zip(p.probs, q.probs) if a > 0 and b > 0
-                     and 1 < a / b < top})
-    lo = one
-    hi = top
-    for b in ratios + [top]:
-        if _gap(p, q, k, b) <= 0:
-            hi = b
-            break
-        lo = b
+    candidates = [b for b in beta.keys if 1 < b < top] + [top]
+    # the first candidate where the gap (non-increasing in rho) is <= 0, by bisection; the
+    # last one (top = k) always is
+    first, last = 0, len(candidates) - 1
+    while first < last:
+        middle = (first + last) // 2
+        if _gap(p, q, k, candidates[middle], beta) <= 0:
+            last = middle
+        else:
+            first = middle + 1
+    hi = candidates[first]
+    lo = candidates[first - 1] if first else one
     # on (lo, hi): beta(rho) = A / rho + B
-    A = sum((a for a, b in zip(p.probs, q.probs) if b > 0 and a <= lo * b), Fraction(0))
-    B = sum((b for a, b in zip(p.probs, q.probs) if b > 0 and a >= hi * b), Fraction(0))
+    A = beta.mass_p_at_most(lo)
+    B = beta.mass_q_at_least(hi)
     rA, rB = sympy.Rational(A.numerator, A.denominator), sympy.Rational(B.numerator,
                                                                        B.denominator)
     poly = sympy.expand(x ** k - (x * (1 - rB) - rA) ** k - x ** k * (rA + rB * x))
@@ -207,7 +248,7 @@ def _rho_star(p: Dist, q: Dist, k: int, tolerance: Fraction) -> RhoStar:
     a, b = lo, hi            # invariant: gap(a) > 0 >= gap(b), so a < rho* <= b
     while b - a > tolerance / 2:
         mid = (a + b) / 2
-        if _gap(p, q, k, mid) <= 0:
+        if _gap(p, q, k, mid, beta) <= 0:
             b = mid
         else:
             a = mid
@@ -270,16 +311,33 @@ def kseq(s, p, q, k=1):
     return _kseq_planned(s, p, q, k, DEFAULT_TOLERANCE)
 
 
+@by_identity
+def _step_residual(p, q, k, rho):
+    return kseq_residual(p, q, k, rho)
+
+
+@by_identity
+def _step_ratios(p, q, rho) -> dict:
+    """``x -> min(1, p(x) / (rho q(x)))``, filled as drafts are met."""
+    return {}
+
+
 def _steps(rho_of):
+    rho_of = by_identity(rho_of)     # rho, the residual and the ratios once per (p, q, k)
+
     def start(p, q, k):
         return 0
 
     def step(s, p, q, k, i):
         rho = rho_of(p, q, k)
         if i == k:
-            return Done(s.draw(kseq_residual(p, q, k, rho), "residual"))
+            return Done(s.draw(_step_residual(p, q, k, rho), "residual"))
         x = s.draft(q, f"draft{i + 1}")
-        if s.coin(min(1, p[x] / (rho * q[x])), f"accept{i + 1}"):
+        ratios = _step_ratios(p, q, rho)
+        ratio = ratios.get(x)
+        if ratio is None:
+            ratio = ratios[x] = min(1, p[x] / (rho * q[x]))
+        if s.coin(ratio, f"accept{i + 1}"):
             return Done(s.accept(x))
         return i + 1
 

@@ -8,7 +8,11 @@ Drafts without replacement (:class:`exactspec.optimum.draft_laws.WithoutReplacem
 ``Y ~ r_{k+1}``.  Needs ``k <=`` the number of tokens ``q`` can draft (refused otherwise).
 
 :data:`RRS_WOR_STEPS` is the same rule one draft per step over the state
-``(r_i, set of tokens drafted)``, for the merged-state interpreter.
+``(r_i, set of tokens drafted)``, for the merged-state interpreter.  Unlike RRS, that state
+grows with the vocabulary: ``q_{i+1}`` depends on which tokens were rejected, so after ``i``
+rejections there are up to ``C(|V|, i)`` states (ordered drafts of one set merge), each
+drafting over about ``|V|`` tokens: ``k = 2`` takes about ``|V|^2`` transitions, ``O(1)``
+work each (the restricted ``q`` is formed once per state).
 
 >>> from exactspec import Dist, verify
 >>> p, q = Dist.parse("1/2,3/10,1/5", labels="abc"), Dist.parse("1/5,1/5,3/5", labels="abc")
@@ -18,6 +22,8 @@ Drafts without replacement (:class:`exactspec.optimum.draft_laws.WithoutReplacem
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 from ..core.dist import residual
 from ..optimum.draft_laws import WithoutReplacement, restricted
@@ -46,11 +52,18 @@ def _start(p, q, k):
     return (p, frozenset())
 
 
+@lru_cache(maxsize=256)
+def _restricted(q, drawn):
+    """``restricted(q, drawn)`` once per state (``q`` is read-only and hashes once), not once
+    per transition."""
+    return restricted(q, drawn)
+
+
 def _step(s, p, q, k, state):
     r, drawn = state
     if len(drawn) == k:
         return Done(s.draw(r, "residual"))
-    qi = restricted(q, drawn) if drawn else q
+    qi = _restricted(q, drawn) if drawn else q
     x = s.draft(qi, f"draft{len(drawn) + 1}")
     if s.coin(min(1, r[x] / qi[x]), f"accept{len(drawn) + 1}"):
         return Done(s.accept(x))

@@ -32,8 +32,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..core.dist import Dist
-from ..optimum.draft_laws import Hub, is_exact_dist
-from ..engine.merged import Done, Stepped
+from ..optimum.draft_laws import Hub, is_exact_dist, point_mass, restricted
+from ..engine.merged import Done, Stepped, by_identity
 from .base import Method
 
 __all__ = ["spechub", "spechub_plan", "SPECHUB_STEPS", "METHOD"]
@@ -103,16 +103,35 @@ def _start(p, q, k):
     return "drafts"
 
 
-def _step(s, p, q, k, state):
+@by_identity
+def _step_plan(p, q) -> dict:
+    """The plan of one ``(p, q)`` and the hub's second-draft laws, once per pair (a step
+    would otherwise check the rows and build those laws on every transition)."""
     exact = is_exact_dist(p) and is_exact_dist(q)
-    plan = _cached_plan(p, q) if exact else spechub_plan(p, q)
+    plan = dict(_cached_plan(p, q) if exact else spechub_plan(p, q))
+    a = plan["hub"]
+    plan["second"] = (point_mass(q.labels, a), restricted(q, {a}))
+    return plan
+
+
+def _hub_pair(s, q, plan):
+    """The two drafts of :meth:`~exactspec.optimum.draft_laws.Hub.draw`, from the plan's
+    laws."""
+    a = plan["hub"]
+    x1 = s.draft(q, "draft1")
+    x2 = s.draft(plan["second"][0] if x1 != a else plan["second"][1], "draft2")
+    return x1, x2
+
+
+def _step(s, p, q, k, state):
+    plan = _step_plan(p, q)
     if state == "residual":
         if "residual" not in plan:
             g2 = plan["g2"]
             plan["residual"] = Dist.from_weights([g2[t] for t in p.labels], p.labels)
         return Done(s.draw(plan["residual"], "residual"))
     a = plan["hub"]
-    x1, x2 = _HUB.draw(s, q, 2)
+    x1, x2 = _hub_pair(s, q, plan)
     i = x1 if x1 != a else x2
     first = plan["pair_ia"] if x1 != a else plan["pair_ai"]
     numerator = p[i] if x1 != a else plan["g1"][i]
