@@ -1131,9 +1131,11 @@ def test_a_full_disk_is_one_line_naming_the_file(capsys, tmp_path):
 
 # -- work without bounds, refused up front or done in seconds -----------------------------------
 def test_a_long_exact_row_is_refused_before_the_path_estimate(capsys, tmp_path):
-    """``verify sps --normalize`` on 200,000 entries: reading takes 2 s, but the path
-    estimate then runs the method over every entry at least 40 times (about a second a run:
-    minutes, then refused as millions of paths); now refused up front with that estimate.
+    """A rule on the paths with ``--normalize`` on 200,000 entries: reading takes 2 s, but the
+    path estimate then runs the method over every entry at least 40 times (about a second a
+    run: minutes, then refused as millions of paths); refused up front with that estimate.
+    (The one-draft rule itself is no longer refused there: law leaves prove it, about
+    ``2 V`` leaves; this rule adds to its resampled token, which law leaves do not follow.)
     ``simulate --n 10**29`` likewise (it ran forever)."""
     import random
 
@@ -1141,10 +1143,12 @@ def test_a_long_exact_row_is_refused_before_the_path_estimate(capsys, tmp_path):
     for name in ("p", "q"):
         (tmp_path / f"{name}.json").write_text(
             json.dumps([rng.randint(1, 1000) for _ in range(200_000)]))
+    rule = tmp_path / "rule.py"
+    rule.write_text("def f(s, p, q):\n    return s.draw(p) + 0\n")
     rows = ["--p", f"@{tmp_path / 'p.json'}", "--q", f"@{tmp_path / 'q.json'}", "--normalize"]
-    refused(capsys, ["verify", "sps", *rows], "200,000 entries", "40 runs", "24 s",
+    refused(capsys, ["verify", f"{rule}:f", *rows], "200,000 entries", "40 runs", "24 s",
             "--backend numpy")
-    refused(capsys, ["verify", "sps", *rows, "--json"], "200,000 entries")
+    refused(capsys, ["verify", f"{rule}:f", *rows, "--json"], "200,000 entries")
     refused(capsys, ["simulate", "sps", "--p", "1/2,1/2", "--q", "1/2,1/2", "--n", 10**29],
             "samples", "1.1e+24 s", "600 s")
 

@@ -582,3 +582,49 @@ def test_the_residual_memo_is_no_hidden_state_of_a_rule():
     enumerate_law_leaves(rule, p, q)
     check_unchanged(rule, before, "rule")
     assert verify(rule, p, q).lossless
+
+
+def _rows(n: int) -> list[str]:
+    rng = random.Random(3)
+    return [",".join(str(rng.randint(1, 9)) for _ in range(n)) for _ in "pq"]
+
+
+def test_the_command_line_proves_past_the_probe_limit(monkeypatch, capsys):
+    """The command line's limit on the path estimate's probes assumes every run reads every
+    entry (the plain walk's cost): with law leaves the one-draft rule's runs do not, so it is
+    proved where the limit would have refused the walk (here the limit is made small enough
+    to refuse 2,000 entries)."""
+    import json
+
+    from exactspec.cli import arguments, main
+
+    monkeypatch.setattr(arguments, "ESTIMATE_SECONDS", 0.2)
+    p, q = _rows(2000)
+    code = main(["verify", "sps", "--p", p, "--q", q, "--normalize", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["lossless"] and out["route"] == "law-leaves"
+    code = main(["verify", "examples/my_rule.py:my_rule", "--p", p, "--q", q, "--normalize",
+                 "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["lossless"] and out["route"] == "law-leaves"
+
+
+def test_a_slow_rule_past_the_probe_limit_is_refused_up_front(monkeypatch, capsys, tmp_path):
+    """A rule whose every run is slow (a loop over the vocabulary) meets the limit on the
+    estimate's probes with law leaves too: its probes are stopped at twice the limit, and the
+    path route refuses it up front, in one line with its estimate."""
+    from exactspec.cli import arguments, main
+
+    monkeypatch.setattr(arguments, "ESTIMATE_SECONDS", 0.05)
+    rule = tmp_path / "slow.py"
+    rule.write_text("def f(s, p, q):\n"
+                    "    x = s.draft(q)\n"
+                    "    total = 0\n"
+                    "    for _ in range(10**6):\n"
+                    "        total += 1\n"
+                    "    return x\n")
+    p, q = _rows(2000)
+    code = main(["verify", f"{rule}:f", "--p", p, "--q", q, "--normalize"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "40 runs" in err and "2,000 entries" in err

@@ -17,20 +17,25 @@ ESTIMATE_PROBES = 40
 ESTIMATE_SECONDS = 6.0
 
 
-def check_exact_probes(args, p) -> None:
-    """Refuse, before any run, an exact enumeration over a distribution so long that the
-    path estimate's probes alone (:data:`ESTIMATE_PROBES` runs, each over every entry)
-    would pass :data:`ESTIMATE_SECONDS` (:func:`~exactspec.core.budget.check_exact_runs`);
+def exact_probes_limited(args):
+    """The block in which an exact enumeration runs for the command: the path route refuses,
+    before any run, a walk over distributions so long that the path estimate's probes alone
+    (:data:`ESTIMATE_PROBES` runs, each over every entry) would pass :data:`ESTIMATE_SECONDS`
+    (:func:`~exactspec.core.budget.probes_limited`); the planner's other routes (law leaves,
+    merged states, a PyTorch rule's tensor axis) are tried first and are not held to it.
     ``--max-paths N`` insists, and a PyTorch rule (whose draft is a tensor axis, not a path
     per token) is not sized here."""
-    from ..core.budget import check_exact_runs
+    import contextlib
+
+    from ..core.budget import probes_limited
 
     if args.max_paths is not None or is_pytorch_rule(getattr(args, "method", None)
                                                      or getattr(args, "check", None)):
-        return
-    check_exact_runs(len(p), ESTIMATE_PROBES, ESTIMATE_SECONDS,
-                     f"the path estimate's {ESTIMATE_PROBES} runs of the method",
-                     instead="--backend numpy (float64 estimates), or --max-paths N to insist")
+        return contextlib.nullcontext()
+    return probes_limited(ESTIMATE_PROBES, ESTIMATE_SECONDS,
+                          f"the path estimate's {ESTIMATE_PROBES} runs of the method",
+                          instead="--backend numpy (float64 estimates), or --max-paths N to "
+                                  "insist")
 
 
 def is_pytorch_rule(method) -> bool:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .arguments import check_exact_probes
+from .arguments import exact_probes_limited
 from .output import emit
 from .process import EXIT_OK, UsageError
 from .readers import read_pair
@@ -20,7 +20,10 @@ def cmd_probability(args) -> int:
     if not args.seconds > 0 or args.seconds == float("inf"):
         raise UsageError(f"--seconds={args.seconds}: must be a positive number of seconds")
     p, q = read_pair(args)
-    check_exact_probes(args, p)
+    from ..core.budget import check_probe_limit
+
+    with exact_probes_limited(args):
+        check_probe_limit(len(p))        # a check is walked path by path: no other route
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     report = probability_report(args.check, p, q, k=args.k, grid=args.grid, arith=args.arith,
                                 max_paths=max_paths, max_failing=args.failing,

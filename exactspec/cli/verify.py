@@ -5,7 +5,7 @@ rule (``--tokens``).
 
 from __future__ import annotations
 
-from .arguments import check_exact_probes
+from .arguments import exact_probes_limited
 from .float64 import float_command
 from .multiposition import search_sequences, sequence_report
 from .output import emit, aligned_table, write_json
@@ -99,7 +99,14 @@ def cmd_verify(args) -> int:
             args.elementwise != "correct":
         return _verify_arith(args)
     p, q = read_pair(args)
-    check_exact_probes(args, p)
+    with exact_probes_limited(args):
+        return _verify_exact(args, p, q)
+
+
+def _verify_exact(args, p, q) -> int:
+    """``verify`` in exact arithmetic (on ``--grid N`` beside ideal uniforms)."""
+    from ..verify import verify
+
     max_paths = args.max_paths if args.max_paths is not None else 10**7
     if args.certificate:   # streamed to the file as the paths are enumerated
         from ..core.files import output_path
@@ -177,11 +184,11 @@ def _verify_arith(args) -> int:
                            elementwise=args.elementwise, sum_order=args.sum_order)
     else:
         p, q = read_pair(args)
-        check_exact_probes(args, p)
-        split = split_bias(args.method, p, q, args.k, arith=args.arith, grid=args.grid,
-                           tolerance=tolerance, max_paths=max_paths,
-                           keep_paths=bool(args.certificate), elementwise=args.elementwise,
-                           sum_order=args.sum_order)
+        with exact_probes_limited(args):
+            split = split_bias(args.method, p, q, args.k, arith=args.arith, grid=args.grid,
+                               tolerance=tolerance, max_paths=max_paths,
+                               keep_paths=bool(args.certificate),
+                               elementwise=args.elementwise, sum_order=args.sum_order)
     if args.certificate:
         write_json(args.certificate, split.run.certificate())
     emit(split.to_json, args.json, lambda: split.text(args.exact))

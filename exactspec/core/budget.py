@@ -15,6 +15,8 @@ exactspec.core.errors.TooLarge: g_k: (4/5)**1000000000 has about 903,089,987 dig
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from fractions import Fraction
 
@@ -22,7 +24,8 @@ from .errors import TooLarge
 
 __all__ = ["MAX_EXACT_DIGITS", "MAX_FILE_BYTES", "MAX_EXPONENT", "MAX_NUMBER_CHARS",
            "MAX_TOKENS", "power_bits", "check_power", "digits_of_bits", "sequence_count",
-           "check_sequences", "exact_run_seconds", "check_exact_runs"]
+           "check_sequences", "exact_run_seconds", "check_exact_runs", "probes_limited",
+           "check_probe_limit", "probe_limit"]
 
 MAX_EXACT_DIGITS = 10**6       # one exact number may have this many decimal digits
 MAX_FILE_BYTES = 64 * 2**20    # a distribution file is read up to 64 MiB
@@ -146,3 +149,45 @@ def check_exact_runs(entries: int, runs: int, seconds: float, what: str,
         raise TooLarge(f"p and q of {entries:,} entries: {what} alone take at least {shown} s "
                        f"of exact arithmetic, over the budget of {seconds:,.0f} s: use "
                        f"{instead}", estimate=math.ceil(estimate), budget=math.floor(seconds))
+
+
+#: The limit on the path estimate's probes that a caller (the command line) set for the runs
+#: below it: ``(runs, seconds, what, instead)``, or ``None``.
+_PROBE_LIMIT: contextvars.ContextVar = contextvars.ContextVar("exact_probe_limit",
+                                                               default=None)
+
+
+@contextlib.contextmanager
+def probes_limited(runs: int, seconds: float, what: str,
+                   instead: str = "--backend numpy (float64 estimates)"):
+    """Within the block, the path route refuses up front (:func:`check_probe_limit`) a walk
+    whose path estimate's ``runs`` probes alone would pass ``seconds``; the routes tried
+    before it (a tensor axis, merged states, law leaves) are not held to it.
+
+    >>> with probes_limited(40, 6.0, "the path estimate's 40 probes"):
+    ...     check_probe_limit(200_000)
+    Traceback (most recent call last):
+    ...
+    exactspec.core.errors.TooLarge: p and q of 200,000 entries: the path estimate's 40 probes alone take at least 24 s of exact arithmetic, over the budget of 6 s: use --backend numpy (float64 estimates)
+    >>> check_probe_limit(200_000)      # outside such a block: no limit
+    """
+    token = _PROBE_LIMIT.set((runs, seconds, what, instead))
+    try:
+        yield
+    finally:
+        _PROBE_LIMIT.reset(token)
+
+
+def probe_limit() -> tuple | None:
+    """The limit of the enclosing :func:`probes_limited` block, ``(runs, seconds, what,
+    instead)``, or ``None`` outside every such block."""
+    return _PROBE_LIMIT.get()
+
+
+def check_probe_limit(entries: int) -> None:
+    """The limit of :func:`probes_limited` applied to a walk over ``entries`` entries (none
+    outside such a block)."""
+    limit = _PROBE_LIMIT.get()
+    if limit is not None:
+        runs, seconds, what, instead = limit
+        check_exact_runs(entries, runs, seconds, what, instead)

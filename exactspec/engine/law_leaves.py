@@ -69,10 +69,12 @@ from fractions import Fraction
 from dataclasses import dataclass
 from typing import Callable
 
+from ..core.budget import check_exact_runs, probe_limit
 from ..core.dist import Dist
 from ..core.errors import InvalidInput, TooLarge
 from ..core.exact_values import floats_converted
 from ..core.signals import CannotProceed
+from ..core.supervise import can_supervise, supervised
 from . import exact_sampler
 from .driver import depth_first
 from .exact import (DEFAULT_MAX_PATHS, MAX_SECONDS, Enumeration, ExactSampler, check_seconds,
@@ -532,22 +534,13 @@ def enumerate_law_leaves(method: Callable, p, q, k: int = 1, *, grid: int | None
     if max_seconds is None and max_paths == DEFAULT_MAX_PATHS:
         max_seconds = MAX_SECONDS
     if max_paths is not None or progress:
-        for warm in (False, True):
-            timing: list = []
-            estimate = estimate_paths(method, p, q, k, sampler_factory=factory, watch=watch,
-                                      timing=timing, max_paths=max_paths,
-                                      max_seconds=max_seconds)
-            _refused_quietly(shared)
-            if max_paths is not None and estimate > max_paths:
-                raise TooLarge(
-                    f"about {estimate:,} paths (a law leaf each) to enumerate, over the budget "
-                    f"of {max_paths:,}: use --backend numpy, or --max-paths N to insist",
-                    estimate=estimate, budget=max_paths)
-            per_path = timing[0] * (2 if watch else 1)
-            if warm or max_seconds is None or estimate * per_path <= max_seconds:
-                break
-            # over by its seconds: the first probes paid for one-time work (the residual,
-            # a law's options, a fresh pick's law); estimate again with them remembered
+        limit = probe_limit()
+        if limit is not None and can_supervise() and not _cheap(limit, len(p)):
+            estimate, per_path = _estimated_within(limit, method, p, q, k, factory, shared,
+                                                   watch, max_paths, max_seconds)
+        else:
+            estimate, per_path = _estimated(method, p, q, k, factory, shared, watch,
+                                            max_paths, max_seconds)
         check_seconds(estimate, per_path, max_seconds, max_paths,
                       "--backend numpy, a smaller instance")
     if progress is None:
@@ -566,6 +559,72 @@ def enumerate_law_leaves(method: Callable, p, q, k: int = 1, *, grid: int | None
     if watch:
         check_unchanged(before, p, q)
     return result
+
+
+def _estimated(method, p, q, k, factory, shared, watch, max_paths, max_seconds) -> tuple:
+    """``(estimate, seconds per leaf)`` by the path estimate with law leaves; a refusal by
+    the count (:class:`~exactspec.core.errors.TooLarge`) or a caught refusal of a law token
+    (:class:`~exactspec.core.signals.CannotProceed`) raised."""
+    for warm in (False, True):
+        timing: list = []
+        estimate = estimate_paths(method, p, q, k, sampler_factory=factory, watch=watch,
+                                  timing=timing, max_paths=max_paths, max_seconds=max_seconds)
+        _refused_quietly(shared)
+        if max_paths is not None and estimate > max_paths:
+            raise TooLarge(
+                f"about {estimate:,} paths (a law leaf each) to enumerate, over the budget "
+                f"of {max_paths:,}: use --backend numpy, or --max-paths N to insist",
+                estimate=estimate, budget=max_paths)
+        per_path = timing[0] * (2 if watch else 1)
+        if warm or max_seconds is None or estimate * per_path <= max_seconds:
+            break
+        # over by its seconds: the first probes paid for one-time work (the residual,
+        # a law's options, a fresh pick's law); estimate again with them remembered
+    return estimate, per_path
+
+
+def _cheap(limit, entries: int) -> bool:
+    """Whether the limit's probes fit its seconds even if every run read every entry (the
+    path route's lower estimate, :func:`~exactspec.core.budget.check_exact_runs`)."""
+    runs, seconds, what, instead = limit
+    try:
+        check_exact_runs(entries, runs, seconds, what, instead)
+    except TooLarge:
+        return False
+    return True
+
+
+def _estimated_within(limit, method, p, q, k, factory, shared, watch, max_paths,
+                      max_seconds) -> tuple:
+    """:func:`_estimated` in a supervised child under a caller's limit on the estimate's
+    probes (:func:`~exactspec.core.budget.probes_limited`, the command line's): a rule whose
+    probes alone run past twice the limit's seconds is stopped (the limit assumes nothing
+    about the cost of one run, which law leaves make small) and the route declines over its
+    budget, so that the path route refuses it up front with its estimate.  A rule that
+    fails in the child is estimated again here, where its error keeps its traceback (the
+    user's line); it fails the same way, its probes being seeded."""
+    runs, seconds, what, _instead = limit
+
+    def work():
+        try:
+            return ("estimate",) + _estimated(method, p, q, k, factory, shared, watch,
+                                              max_paths, max_seconds)
+        except TooLarge as refusal:              # sent back as its parts (exact types)
+            return ("too-large", str(refusal), refusal.estimate, refusal.budget)
+        except CannotProceed as why:
+            return ("declined", str(why))
+        except Exception:                        # noqa: BLE001 - made again here, below
+            return ("failed",)
+
+    outcome = supervised(work, seconds=2 * seconds, what=f"{what} (with law leaves)",
+                         advice="--max-paths N to insist")
+    if outcome[0] == "too-large":
+        raise TooLarge(outcome[1], estimate=outcome[2], budget=outcome[3])
+    if outcome[0] == "declined":
+        raise CannotProceed(outcome[1])
+    if outcome[0] == "failed":   # the rule's own error, raised here with its traceback (the
+        return _estimated(method, p, q, k, factory, shared, watch, max_paths, max_seconds)
+    return outcome[1], outcome[2]
 
 
 def _refused_quietly(shared: _Shared) -> None:

@@ -6,13 +6,17 @@ depth-first driver (:func:`exactspec.engine.driver.depth_first`) by the exact wa
 randomness refused, every path run twice and compared, inputs read-only).  It takes every
 request; it declines only a grid run whose thresholds are not rational numbers (a user's
 ``sympy.exp`` has no place on a grid of rationals), and a walk over its budget where merged
-states may take over (``retry "merged"``, :mod:`exactspec.routes.merged`).
+states may take over (``retry "merged"``, :mod:`exactspec.routes.merged`).  Within a caller's
+limit on the path estimate's probes (:func:`exactspec.core.budget.probes_limited`: the command
+line's), a walk whose probes alone would pass it is refused before any run, after the routes
+before this one have had their turn.
 """
 
 from __future__ import annotations
 
 import os
 
+from ..core.budget import check_probe_limit
 from ..core.errors import InvalidInput, TooLarge, names_its_line
 from ..core.signals import CannotProceed
 from ..engine.exact import enumerate_paths
@@ -33,6 +37,7 @@ class Paths:
         p, q = request.float_rows()
         run = naming_user_lines(request.run, request.name) if request.user else request.run
         try:
+            check_probe_limit(len(p))      # a caller's limit on the estimate's probes
             enumeration = enumerate_paths(run, p, q, request.k, grid=request.grid,
                                           keep_paths=request.keep_paths,
                                           max_paths=request.max_paths,
