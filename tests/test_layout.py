@@ -193,3 +193,63 @@ def test_the_checker_rule_sees_an_import_of_exactspec_or_a_library():
     source = "import json\nfrom fractions import Fraction\nimport sympy\n"
     assert {lib for lib in _absolute_imports(source) if lib not in sys.stdlib_module_names} \
         == {"sympy"}
+
+
+def private_names_used(name: str, is_package: bool, source: str) -> list[str]:
+    """The private names (one leading underscore) of *other* exactspec modules that module
+    ``name`` imports (``from .x import _y``) or reads off an imported module (``x._y``)."""
+    package = name.split(".") if is_package else name.split(".")[:-1]
+    tree = ast.parse(source)
+    modules: dict[str, str] = {}                  # a local name -> the module it is bound to
+    used = []
+
+    def private(attr: str) -> bool:
+        return attr.startswith("_") and not attr.startswith("__")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "exactspec":
+                continue
+            for alias in node.names:
+                candidate = f"{target}.{alias.name}"
+                if candidate in MODULES:
+                    modules[alias.asname or alias.name] = candidate
+                elif private(alias.name) and target != name:
+                    used.append(f"{name} imports {target}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "exactspec" and alias.asname:
+                    modules[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and private(node.attr)
+                and modules[node.value.id] != name):
+            used.append(f"{name} reads {modules[node.value.id]}.{node.attr}")
+    return used
+
+
+def test_no_private_names_across_modules():
+    """What one module uses of another is public there: named without a leading underscore,
+    documented, in its ``__all__`` where it has one (ARCHITECTURE.md)."""
+    used = [u for name, path in MODULES.items()
+            for u in private_names_used(name, path.name == "__init__.py", path.read_text())]
+    assert not used, "private names used across modules:\n" + "\n".join(sorted(used))
+
+
+@pytest.mark.parametrize("source", ["from .dist import _residual_memo\n",
+                                    "def later():\n    from ..engine.exact import _walk\n",
+                                    "from . import dist\nx = dist._cache\n",
+                                    "from exactspec.core import dist as d\nd._cache\n"])
+def test_the_check_sees_private_names(source):
+    """The check can fail: a private name imported from, or read off, another module."""
+    assert private_names_used("exactspec.core.fake", False, source)
+
+
+def test_the_check_lets_a_module_keep_its_own_private_names():
+    assert not private_names_used("exactspec.core.dist", False, "from .text import figure\n"
+                                  "from . import text\ntext.figure\n")
