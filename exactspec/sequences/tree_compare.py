@@ -27,6 +27,7 @@ from typing import Any
 
 from ..core.dist import exact_str
 from ..core.errors import InvalidInput, TooLarge, Undecided
+from ..verdict import verdict_of
 from .context import context_key
 from .multitoken import prove_sequence
 
@@ -100,7 +101,7 @@ def sequence_compare(spec, *, max_paths: int | None = 10**6) -> dict:
         tpc = proof.tokens_per_call
         entry.update({"verifier": verifier.describe(), "drafted": verifier.drafted,
                       "lossless": proof.lossless,
-                      "verdict": "lossless" if proof.lossless else "lossy-logic",
+                      "verdict": verdict_of(proof.lossless, proof.lossless),
                       "tokens_per_call": tpc, "paths": proof.paths})
         if not proof.lossless:
             entry["tv"] = exact_str(proof.tv)

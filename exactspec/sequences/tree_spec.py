@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.dist import exact_str
 from ..core.errors import InvalidInput
+from ..verdict import verdict_of
 from .context import ContextPair, context_key, parse_context, read_spec
 from .multitoken import call_law, prove_sequence
 from .tree_verifier import Tree
@@ -155,7 +156,7 @@ def tree_report(spec, *, max_paths: int | None = 10**6) -> dict:
         "lossless": proof.lossless,
         # exact arithmetic, ideal uniforms: a lossy law is the logic's (the one vocabulary of
         # every route; --arith and --grid pair runs in sequences.user.builtin_report)
-        "verdict": "lossless" if proof.lossless else "lossy-logic",
+        "verdict": verdict_of(proof.lossless, proof.lossless),
         "arith": "exact",
         "grid": None,
         "bias": exact_str(proof.tv),

@@ -542,26 +542,21 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
             max_seconds=None, sum_order=None) -> dict:
     """The report of :func:`user_report`: the run asked for (``arith``, ``grid``), the same
     verifier in exact arithmetic with ideal uniforms, and in exact arithmetic on the grid."""
-    from ..rounding import tolerated
-    from ..verify import verdict_of
+    from ..verdict import ThreeRuns, Verdict
 
-    fmt = None
-    if arith is not None:
-        from ..engine.floats import get_format
-
-        fmt = get_format(arith)
-    on_grid = grid if grid is not None else (fmt.grid if fmt is not None else None)
+    runs = ThreeRuns.of(arith, grid)
+    fmt, on_grid = runs.format, runs.grid
     target = pair.joint(m, ctx)
     if elementwise != "correct" and arith is None:
         raise InvalidInput(f"elementwise={elementwise!r} applies to a float run: give arith "
                            "(--arith float32, ...)")
     asked = _prove(verifier, pair, m, ctx, target, arith, grid, max_paths,
                    elementwise, max_seconds, sum_order)
-    ideal = asked if on_grid is None else _prove(verifier, pair, m, ctx, target, None, None,
-                                                 max_paths, max_seconds=max_seconds)
+    ideal = asked if runs.ideal_is_asked else _prove(verifier, pair, m, ctx, target, None,
+                                                     None, max_paths, max_seconds=max_seconds)
     grid_only = None
     if on_grid is not None:
-        if fmt is None:
+        if runs.grid_is_asked:
             grid_only = asked
         else:
             try:
@@ -573,8 +568,8 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
     tv_grid = None if grid_only is None else law_distance(grid_only.law, target)
     differs = [t for t in target if asked.law[t] != target[t]]
     same = None if grid_only is None or fmt is None else grid_only.law == asked.law
-    verdict = verdict_of(not differs, tv_ideal == 0, rounded=fmt is not None,
-                         same_as_grid=same)
+    judged = Verdict(runs, tv, tv_ideal, tv_grid, same_as_grid=same, tolerance=tolerance,
+                     lossless=not differs, ideal_lossless=tv_ideal == 0)
     report: dict[str, Any] = {
         "kind": "exactspec-user-sequence-report",
         "verifier": verifier.describe(),
@@ -589,15 +584,7 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
         "call_law": _call_law_json(asked.root.law),
         "paths": asked.paths,
         "calls_enumerated": asked.calls,
-        "arith": fmt.name if fmt is not None else "exact",
-        "grid": on_grid,
-        "verdict": verdict,
-        "bias": exact_str(tv),
-        "bias_float": float(tv),
-        "bias_exact_arith": exact_str(tv_ideal),
-        "bias_exact_arith_float": float(tv_ideal),
-        "bias_grid_only": None if tv_grid is None else exact_str(tv_grid),
-        "bias_grid_only_float": None if tv_grid is None else float(tv_grid),
+        **judged.fields(),
         "floats_converted": ideal.floats,
     }
     if differs:
@@ -614,10 +601,8 @@ def _report(verifier: UserVerifier, pair: ContextPair, m: int, ctx: tuple, *, ar
             "law": _law_json(ideal.law), "tokens_per_call": exact_str(ideal.tpc),
             "paths": ideal.paths,
             "differs": [context_key(t) for t in target if ideal.law[t] != target[t]]}
-    if tolerance is not None:
-        report["tolerance"] = exact_str(tolerance)
-        report["within_tolerance"] = tolerated(verdict, tv, tolerance)
-    report["ok"] = verdict == "lossless" or bool(report.get("within_tolerance"))
+    report.update(judged.tolerance_fields())
+    report["ok"] = judged.ok
     if certificate:
         with watched(verifier.function):
             enumeration = enumerate_runs(lambda s: _generate(s, verifier, pair, m, ctx),
