@@ -144,12 +144,39 @@ class MergedEnumeration(Enumeration):
 
 
 class _Mass:
-    __slots__ = ("weight", "drafted", "count")
+    """A merged state: its probability, ``P(state, t drafted)`` and its number of paths.
+
+    While its generation is being reached it holds ``sources`` (``id(mass) -> [w, mass]``:
+    the summed probability ``w`` of the steps from each state of the previous generation)
+    and ``fixes`` (the drafted tokens' corrections); :meth:`settle` then forms ``weight =
+    sum w P(source)`` and the vector, once per pair of states instead of once per step.
+    """
+
+    __slots__ = ("weight", "drafted", "count", "sources", "fixes")
 
     def __init__(self, weight, drafted, count):
         self.weight = weight
         self.drafted = drafted
         self.count = count
+        self.sources: dict | None = None
+        self.fixes: dict | None = None
+
+    def settle(self) -> None:
+        """Form the probability and the vector from the sources and fixes."""
+        weight = 0
+        drafted = None
+        for scale, source in self.sources.values():
+            weight = weight + scale * source.weight
+            if source.drafted is not None:
+                if drafted is None:
+                    drafted = _Drafted()
+                drafted.add(scale, source.drafted)
+        if self.fixes:
+            if drafted is None:
+                drafted = _Drafted()
+            drafted.fixes = self.fixes
+        self.weight, self.drafted = weight, drafted
+        self.sources = self.fixes = None
 
 
 class _Drafted:
@@ -181,12 +208,6 @@ class _Drafted:
             self.terms[id(source)] = [scale, source]
         else:
             term[0] = term[0] + scale
-
-    def fix(self, position: int, value) -> None:
-        """Add ``value`` at ``position``."""
-        fixes = self.fixes
-        old = fixes.get(position)
-        fixes[position] = value if old is None else old + value
 
     def built(self) -> dict:
         """The entries as a mapping position -> value (built once, iteratively)."""
@@ -282,7 +303,7 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
     labels = tuple(p.labels)
     index = {lab: i for i, lab in enumerate(labels)}
     law = {lab: 0 for lab in labels}
-    acceptance = explicit = total = 0
+    acceptance = explicit = 0
     paths = states = transitions = 0
     used_drafts = used_accept = False
     no_accept = (False, None)
@@ -297,14 +318,14 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                                f"{max_steps} steps", estimate=None, budget=max_steps)
             states += len(frontier)
             following: dict = {}
+            aliases: dict = {}
             for (state, accepted), mass in frontier.items():
 
                 def leaf(s, result, state=state, accepted=accepted, mass=mass):
                     nonlocal transitions, used_drafts, used_accept, acceptance, explicit, \
-                        total, paths, quiet_until, shown
+                        paths, quiet_until, shown
                     transitions += 1
                     w = s.weight
-                    weight = mass.weight * w
                     source = mass.drafted
                     fresh = None
                     if s.drafted:
@@ -317,8 +338,8 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                         if y not in law:
                             raise InvalidInput(f"the method returned {y!r}, which is not a "
                                                f"token of p (labels {list(labels)})")
+                        weight = mass.weight * w
                         law[y] = law[y] + weight
-                        total = total + weight
                         at = index[y]
                         if fresh is not None and at in fresh:
                             acceptance = acceptance + weight
@@ -330,22 +351,32 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                             explicit = explicit + weight
                         paths += mass.count
                     else:
-                        key = (result, acc)
-                        seen = following.get(key)
-                        if seen is None:
-                            following[key] = seen = _Mass(weight, None, mass.count)
+                        alias = (id(result), acc)      # the same state object: no compare
+                        hit = aliases.get(alias)
+                        if hit is not None and hit[0] is result:
+                            seen = hit[1]
                         else:
-                            seen.weight = seen.weight + weight
-                            seen.count += mass.count
-                        if source is not None or fresh is not None:
-                            target = seen.drafted
-                            if target is None:
-                                target = seen.drafted = _Drafted()
-                            target.add(w, source)
-                            if fresh is not None:
-                                for i in fresh:
-                                    d = _entry(source, i)
-                                    target.fix(i, weight - d * w if d else weight)
+                            key = (result, acc)
+                            seen = following.get(key)
+                            if seen is None:
+                                following[key] = seen = _Mass(None, None, 0)
+                                seen.sources = {}
+                            aliases[alias] = (result, seen)
+                        seen.count += mass.count
+                        term = seen.sources.get(id(mass))
+                        if term is None:
+                            seen.sources[id(mass)] = [w, mass]
+                        else:
+                            term[0] = term[0] + w
+                        if fresh is not None:
+                            fixes = seen.fixes
+                            if fixes is None:
+                                fixes = seen.fixes = {}
+                            for i in fresh:        # the entry becomes the whole weight
+                                d = _entry(source, i)
+                                value = (mass.weight - d) * w if d else mass.weight * w
+                                old = fixes.get(i)
+                                fixes[i] = value if old is None else old + value
                     if progress and transitions % 512 == 1:
                         now = time.perf_counter()
                         if now >= quiet_until:
@@ -362,6 +393,9 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                     f"{stepped.name or 'the method'}: {len(following):,} distinct states after "
                     f"{generation} steps, over the budget of {max_states:,}",
                     estimate=len(following), budget=max_states)
+            del aliases
+            for mass in following.values():
+                mass.settle()
             frontier = following
     except BaseException:
         if shown:                                      # end the progress line
@@ -372,6 +406,7 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
         print("\r" + line.ljust(78), file=sys.stderr)
     if not used_drafts:
         acceptance = explicit
+    total = sum(law.values(), 0)
     return MergedEnumeration(labels=labels, law=law, acceptance=acceptance,
                              explicit_acceptance=explicit, paths=paths, total=total,
                              used_drafts=used_drafts, used_accept=used_accept,

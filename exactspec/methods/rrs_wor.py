@@ -11,8 +11,10 @@ Drafts without replacement (:class:`exactspec.optimum.draft_laws.WithoutReplacem
 ``(r_i, set of tokens drafted)``, for the merged-state interpreter.  Unlike RRS, that state
 grows with the vocabulary: ``q_{i+1}`` depends on which tokens were rejected, so after ``i``
 rejections there are up to ``C(|V|, i)`` states (ordered drafts of one set merge), each
-drafting over about ``|V|`` tokens: ``k = 2`` takes about ``|V|^2`` transitions, ``O(1)``
-work each (the restricted ``q`` is formed once per state).
+drafting over about ``|V|`` tokens; after the ``k``-th the drafted set is dropped (only the
+residual is read), so the last draw is made from at most ``C(|V|, k - 1)`` states.
+``k = 2`` takes about ``2 |V|^2`` transitions, ``O(1)`` work each (the restricted ``q`` and
+the residual are formed once per state).
 
 >>> from exactspec import Dist, verify
 >>> p, q = Dist.parse("1/2,3/10,1/5", labels="abc"), Dist.parse("1/5,1/5,3/5", labels="abc")
@@ -27,7 +29,7 @@ from functools import lru_cache
 
 from ..core.dist import residual
 from ..optimum.draft_laws import WithoutReplacement, restricted
-from ..engine.merged import Done, Stepped
+from ..engine.merged import Done, Stepped, by_identity
 from .base import Method
 
 __all__ = ["rrs_wor", "RRS_WOR_STEPS", "METHOD"]
@@ -59,18 +61,28 @@ def _restricted(q, drawn):
     return restricted(q, drawn)
 
 
+@by_identity
+def _last_rejection(r, qi):
+    """The state after the last rejection, one object per state before it (the merged-state
+    interpreter then finds it without comparing residuals)."""
+    return (residual(r, qi), None)
+
+
 def _step(s, p, q, k, state):
     r, drawn = state
-    if len(drawn) == k:
+    if drawn is None or len(drawn) == k:
         return Done(s.draw(r, "residual"))
     qi = _restricted(q, drawn) if drawn else q
     x = s.draft(qi, f"draft{len(drawn) + 1}")
     if s.coin(min(1, r[x] / qi[x]), f"accept{len(drawn) + 1}"):
         return Done(s.accept(x))
+    if len(drawn) + 1 == k:     # every draft rejected: which ones no longer matters
+        return _last_rejection(r, qi)
     return (residual(r, qi), drawn | {x})
 
 
-#: RRS without replacement one draft per step (state: the residual and the drafted set).
+#: RRS without replacement one draft per step (state: the residual and the drafted set; after
+#: the last rejection the residual alone, so that those states merge).
 RRS_WOR_STEPS = Stepped(_start, _step, name="rrs-wor")
 
 
