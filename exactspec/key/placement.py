@@ -91,7 +91,7 @@ class KeyPlacement:
 
     Attributes
     ----------
-    optimum : Optimum
+    optimum : ~exactspec.optimum.closed_form.Optimum
         ``alpha*``, ``a*``, the ``q/p`` order and the tight prefixes.
     slot_tokens : tuple
         The token owning slot ``j`` (draftable tokens in ``q/p`` order).

@@ -1,7 +1,8 @@
 """The exact interpreter of the factored route: every draft position its own tensor axis.
 
 :class:`FactoredSampler` runs a multi-position PyTorch rule's body once per path of the random
-choices other than the drafts (:mod:`.factored` states the route and sums the call's law).
+choices other than the drafts (:mod:`exactspec.torch_layer.factored` states the route and sums
+the call's law).
 Draft ``x_i`` is a :class:`~exactspec.torch_layer.branched.Branched` value of axis ``i``; a
 path's weight is a number times one weight vector per axis (a comparison of a fresh uniform
 with a threshold of axis ``i`` is one branch point whose outcomes carry a vector on axis
