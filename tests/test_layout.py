@@ -253,3 +253,14 @@ def test_the_check_sees_private_names(source):
 def test_the_check_lets_a_module_keep_its_own_private_names():
     assert not private_names_used("exactspec.core.dist", False, "from .text import figure\n"
                                   "from . import text\ntext.figure\n")
+
+
+#: A module holds one contract; past this many lines it is split by concern (ARCHITECTURE.md).
+MAX_MODULE_LINES = 800
+
+
+def test_no_module_over_the_line_limit():
+    long = sorted(f"{name}: {lines} lines" for name, path in MODULES.items()
+                  if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES)
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split by concern):\n" + \
+        "\n".join(long)

@@ -584,11 +584,10 @@ def _estimated(method, p, q, k, factory, shared, watch, max_paths, max_seconds) 
 
 
 def _cheap(limit, entries: int) -> bool:
-    """Whether the limit's probes fit its seconds even if every run read every entry (the
-    path route's lower estimate, :func:`~exactspec.core.budget.check_exact_runs`)."""
-    runs, seconds, what, instead = limit
+    """Whether the limit's probes fit its seconds even if every run read every entry
+    (:func:`~exactspec.core.budget.check_exact_runs`)."""
     try:
-        check_exact_runs(entries, runs, seconds, what, instead)
+        check_exact_runs(entries, *limit)
     except TooLarge:
         return False
     return True
@@ -597,12 +596,10 @@ def _cheap(limit, entries: int) -> bool:
 def _estimated_within(limit, method, p, q, k, factory, shared, watch, max_paths,
                       max_seconds) -> tuple:
     """:func:`_estimated` in a supervised child under a caller's limit on the estimate's
-    probes (:func:`~exactspec.core.budget.probes_limited`, the command line's): a rule whose
-    probes alone run past twice the limit's seconds is stopped (the limit assumes nothing
-    about the cost of one run, which law leaves make small) and the route declines over its
-    budget, so that the path route refuses it up front with its estimate.  A rule that
-    fails in the child is estimated again here, where its error keeps its traceback (the
-    user's line); it fails the same way, its probes being seeded."""
+    probes (:func:`~exactspec.core.budget.probes_limited`): probes running past twice its
+    seconds are stopped and the route declines over its budget, so the path route refuses
+    up front with its estimate.  A rule failing in the child is estimated again here, where
+    its error keeps its traceback (the user's line); its probes are seeded."""
     runs, seconds, what, _instead = limit
 
     def work():
