@@ -723,6 +723,10 @@ def law_distance(law, target) -> Fraction:
             return fraction_of(sum(x for x in excess if x > 0), d_p * d_q)
         terms = [max(a - b, 0) for a, b in zip(law.probs, target.probs)]
         return sum(terms[1:], terms[0])
+    if isinstance(law, (list, tuple)) and isinstance(target, (list, tuple)) and \
+            len(law) == len(target):            # by index: integers stay integers
+        total = sum(a - b for a, b in zip(law, target) if a > b)
+        return Fraction(total) if type(total) is int else total
     law, target = (dict(enumerate(x)) if isinstance(x, (list, tuple)) else x
                    for x in (law, target))
     keys = list(target) + [k for k in law if k not in target]
