@@ -60,6 +60,7 @@ from ..engine.races import log
 from ..sequences.chains import draft_chain
 from ..sequences.context import ContextPair
 from ..sequences.multitoken import Verifier, prove_sequence
+from ..verdict import verdict_of
 
 __all__ = ["EngineRule", "vllm_call", "vllm_race_over_p_call", "vllm_recovered_tokens",
            "mrv2_call", "mrv2_shared_draft_noise_call", "flashinfer_chain_call",
@@ -442,7 +443,7 @@ def run_engine_gallery(pair: ContextPair, gammas=(1, 2), *, rules=None) -> list:
                 proof = prove_sequence(EngineRule(call, gamma), pair, gamma + 1)
                 rows.append(EngineGalleryRow(call.__name__.removesuffix("_call"), gamma,
                                              call is correct,
-                                             "lossless" if proof.lossless else "lossy-logic",
+                                             verdict_of(proof.lossless, proof.lossless),
                                              _simplified(proof.tv), proof.paths,
                                              proof.seconds))
     return rows
