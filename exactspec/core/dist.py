@@ -401,7 +401,7 @@ class Dist(Mapping):
 
     # -- mapping protocol ---------------------------------------------------------------
     def __getitem__(self, label):
-        # a token of the vocabulary-generic engine reads its own entry (engine/generic.py)
+        # a token of the vocabulary-generic engine reads its own entry (engine/generic/values.py)
         value_at = getattr(label, "value_at", None)
         if value_at is not None:
             return value_at(self)
