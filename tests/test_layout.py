@@ -60,11 +60,7 @@ def imports_in(name: str, is_package: bool, source: str) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.split(".")[0] == "exactspec")
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = import_target(node, package)
             if target.split(".")[0] != "exactspec":
                 continue
             found.add(target)
@@ -74,6 +70,14 @@ def imports_in(name: str, is_package: bool, source: str) -> set[str]:
                     found.add(candidate)
     found.discard(name)
     return found
+
+
+def import_target(node: ast.ImportFrom, package: list) -> str:
+    """The absolute module name of ``from ... import`` in a module of ``package``."""
+    if node.level:
+        base = package[: len(package) - node.level + 1]
+        return ".".join(base + ([node.module] if node.module else []))
+    return node.module or ""
 
 
 def _is_main_block(node) -> bool:
@@ -208,11 +212,7 @@ def private_names_used(name: str, is_package: bool, source: str) -> list[str]:
 
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = import_target(node, package)
             if target.split(".")[0] != "exactspec":
                 continue
             for alias in node.names:

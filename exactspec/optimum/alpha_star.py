@@ -1,14 +1,9 @@
 """The optimum for ``k`` drafts: ``alpha*``, the accepted-token law ``a*``, tight prefixes.
 
-For ``k`` i.i.d. drafts from ``q`` and target ``p`` (docs/math.md#the-optimum)::
-
-    alpha*(p, q, k) = min over A of [ p(A) + 1 - q(A)^k ]
-                    = min over B of [ g_k(q(B)) + p(V \\ B) ],    g_k(x) = 1 - (1 - x)^k,
-
-and the second minimum is attained at a prefix ``B`` of the tokens sorted by ``q/p`` ascending.
-:func:`optimum` computes it by the cumulative minimum ``F_j = min(F_{j-1} + p_j, g_k(Q_j))``,
-which also gives one optimal accepted-token law ``a*`` and the tight prefixes.  Every value is
-an exact ``Fraction``; the closed form is cross-checked by brute force over all subsets
+:func:`optimum` computes ``alpha*(p, q, k)`` for ``k`` i.i.d. drafts in closed form (a
+cumulative minimum over the tokens sorted by ``q/p``, :mod:`exactspec.optimum.closed_form`
+states it; docs/math.md#the-optimum), with one optimal accepted-token law ``a*`` and the
+tight prefixes, exactly; it is cross-checked by brute force over all subsets
 (:func:`alpha_star_brute_force`) and by an exact max-flow over draft multisets
 (:func:`alpha_star_max_flow`, which also handles drafts without replacement and SpecHub's hub
 law).  :func:`law_optimum` gives the optimum of any of those draft laws by brute force over

@@ -33,7 +33,7 @@ __all__ = ["Storage", "Size", "SUM_TERMS", "STABLE_SORT_LANE", "MAX_ELEMENTS",
            "OPS", "ValuesIndices", "result_type", "as_tensor", "broadcast_shapes",
            "check_size", "dtype_arg", "check_device", "tensor_methods", "PYTHON_DTYPES",
            "contiguous_strides", "scalar_dtype", "flattened", "numpy_dtype", "dtype_of_values",
-           "index_value", "dim_index", "rebuilt_tensor"]
+           "index_value", "dim_index", "rebuilt_tensor", "methods_into"]
 
 #: Under ``--arith``, the longest float sum taken left to right without a declared order.
 SUM_TERMS = 4
@@ -542,10 +542,19 @@ def tensor_methods(methods: type) -> type:
     type
         ``methods`` itself, so that this is a class decorator.
     """
-    for name, value in vars(methods).items():
-        if name in _NOT_METHODS:
-            continue
-        if name in vars(Tensor):
-            raise TypeError(f"Tensor.{name} is defined twice ({methods.__name__})")
-        setattr(Tensor, name, value)
-    return methods
+    return methods_into(Tensor)(methods)
+
+
+def methods_into(cls: type):
+    """The class decorator that makes the methods of a class body ``cls``'s, refusing a name
+    ``cls`` has already (:func:`tensor_methods` for :class:`Tensor`; the Triton layer's block
+    takes its methods the same way)."""
+    def decorate(methods: type) -> type:
+        for name, value in vars(methods).items():
+            if name in _NOT_METHODS:
+                continue
+            if name in vars(cls):
+                raise TypeError(f"{cls.__name__}.{name} is defined twice ({methods.__name__})")
+            setattr(cls, name, value)
+        return methods
+    return decorate

@@ -28,6 +28,7 @@ from ..engine.floats import FORMATS, FloatValue
 from ..torch_layer import dtypes as D
 from ..torch_layer.branched import Branched
 from ..torch_layer.tensor import Tensor
+from ..torch_layer.tensor_core import methods_into
 from ..torch_layer.values import UNSET
 from .errors import refuse
 
@@ -210,10 +211,6 @@ class tensor:
         raise refuse(f"the Triton block method .{name} is outside exactspec's Triton layer")
 
 #: names of a class body that are not methods to give the block
-_NOT_METHODS = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
-                          "__hash__"})
-
-
 def block_methods(methods: type) -> type:
     """Make the methods of the class body ``methods`` the block's (:class:`tensor`'s): the
     block's methods of one concern are written in a module of their own.  A name the block has
@@ -229,13 +226,7 @@ def block_methods(methods: type) -> type:
     type
         ``methods`` itself, so that this is a class decorator.
     """
-    for name, value in vars(methods).items():
-        if name in _NOT_METHODS:
-            continue
-        if name in vars(tensor):
-            raise TypeError(f"tensor.{name} is defined twice ({methods.__name__})")
-        setattr(tensor, name, value)
-    return methods
+    return methods_into(tensor)(methods)
 
 
 def block(t: Tensor, dtype_: dtype, undefined=None, product=False) -> tensor:
