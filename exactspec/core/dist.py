@@ -423,9 +423,8 @@ class Dist(Mapping):
         try:                     # read-only: hashed once (a state key of merged states)
             return self._hash
         except AttributeError:
-            value = hash((self.labels, self.probs))
-            object.__setattr__(self, "_hash", value)
-            return value
+            object.__setattr__(self, "_hash", hash((self.labels, self.probs)))
+            return self._hash
 
     def __eq__(self, other):
         if isinstance(other, Dist):
@@ -724,9 +723,10 @@ def law_distance(law, target) -> Fraction:
         terms = [max(a - b, 0) for a, b in zip(law.probs, target.probs)]
         return sum(terms[1:], terms[0])
     if isinstance(law, (list, tuple)) and isinstance(target, (list, tuple)) and \
-            len(law) == len(target):            # by index: integers stay integers
-        total = sum(a - b for a, b in zip(law, target) if a > b)
-        return Fraction(total) if type(total) is int else total
+            len(law) == len(target):   # by index, max(a - b, 0) as the engines compare
+        ints = all(type(v) is int for row in (law, target) for v in row)  # summed as ints
+        total = sum((max(a - b, 0) for a, b in zip(law, target)), 0 if ints else Fraction(0))
+        return Fraction(total) if ints else total
     law, target = (dict(enumerate(x)) if isinstance(x, (list, tuple)) else x
                    for x in (law, target))
     keys = list(target) + [k for k in law if k not in target]
