@@ -45,7 +45,7 @@ from .engine.exact import DEFAULT_MAX_PATHS, gc_paused
 from .methods import get_method
 from .routes import plan, plan_pair
 from .routes.forked import start_in_fork
-from .verdict import (GRID_ABOVE_TOTAL, VERDICT_TEXT, VERDICTS, ThreeRuns, Verdict, as_float,
+from .verdict import (GRID_ABOVE_TOTAL, VERDICTS, ThreeRuns, Verdict, as_float,
                       exact_difference, exact_sign, grid_text, is_symbolic, short_figure,
                       split_line, tolerated, verdict_of)
 from .verify import (Verification, checked, draft_law_lines, draft_law_of, request_of,

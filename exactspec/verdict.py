@@ -32,16 +32,12 @@ from typing import Any
 from .core.dist import exact_str
 from .core.errors import Undecided
 
-__all__ = ["GRID_ABOVE_TOTAL", "ThreeRuns", "VERDICTS", "VERDICT_TEXT", "Verdict",
+__all__ = ["GRID_ABOVE_TOTAL", "ThreeRuns", "VERDICTS", "Verdict",
            "as_float", "exact_difference", "exact_sign", "grid_text", "is_symbolic",
            "short_figure", "split_line", "tolerated", "verdict_of"]
 
 #: The words of a verdict, best first.
 VERDICTS = ("lossless", "lossy-grid", "lossy-rounding", "lossy-logic")
-
-#: A verdict's word as a report's headline prints it.
-VERDICT_TEXT = {"lossless": "LOSSLESS", "lossy-grid": "LOSSY BY THE GRID ONLY",
-                "lossy-rounding": "LOSSY BY ROUNDING ONLY", "lossy-logic": "LOSSY BY LOGIC"}
 
 
 def verdict_of(lossless: bool, ideal_lossless: bool, *, rounded: bool = False,

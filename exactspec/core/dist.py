@@ -139,12 +139,8 @@ def exact_str(value: Any) -> str:
     >>> exact_str(Fraction(6, 10)), exact_str(Fraction(1)), exact_str(0)
     ('3/5', '1', '0')
     """
-    if type(value) is Fraction:                 # the common case: no copy of the value
-        if value.denominator == 1:
-            return _int_text(value.numerator)
-        return f"{_int_text(value.numerator)}/{_int_text(value.denominator)}"
     if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
-        f = Fraction(value)
+        f = value if type(value) is Fraction else Fraction(value)   # a Fraction not copied
         if f.denominator == 1:
             return _int_text(f.numerator)
         return f"{_int_text(f.numerator)}/{_int_text(f.denominator)}"

@@ -283,7 +283,7 @@ def factored_text(report: dict) -> str:
                      f"gives {w['target']}; TV = {report['tv']} (~{report['tv_float']:.3g}), "
                      f"{report['tv_is']}; first token TV = {report['tv_first_token']}")
     if arith != "exact" or report["grid"] is not None:
-        from ..rounding import split_line
+        from ..verdict import split_line
 
         def value(key):
             text = report.get(key)

@@ -73,7 +73,7 @@ def user_text(report: dict, max_rows: int = 24) -> str:
 
 def _split_line(report: dict) -> str:
     """The TVs of the three runs side by side, as the one-position report prints them."""
-    from ..rounding import split_line
+    from ..verdict import split_line
 
     def value(key):
         text = report.get(key)
