@@ -20,7 +20,7 @@ from exactspec.core.exact_values import ExactFraction, exact_values
 from exactspec.core.signals import CannotProceed, SignalCaught
 from exactspec.engine import exact_sampler
 from exactspec.engine.exact import enumerate_paths, estimate_paths
-from exactspec.engine.law_leaves import LawSampler, _Shared, enumerate_law_leaves
+from exactspec.engine.law_leaves import LawSampler, SharedRuns, enumerate_law_leaves
 from exactspec.gallery import one_draft
 from exactspec.methods import METHODS, get_method
 from exactspec.methods.sps import sps, sps_uniforms
@@ -499,7 +499,7 @@ def _row_pair(n: int, seed: int):
 def test_estimate_counts_law_leaves():
     p, q = _row_pair(400, 1)
     counted = enumerate_law_leaves(sps, p, q).leaves
-    shared = _Shared()
+    shared = SharedRuns()
     estimate = estimate_paths(sps, p, q, 1, thorough=True,
                               sampler_factory=lambda: LawSampler(shared=shared))
     assert counted <= 2 * len(p)
@@ -589,11 +589,11 @@ def _rows(n: int) -> list[str]:
     return [",".join(str(rng.randint(1, 9)) for _ in range(n)) for _ in "pq"]
 
 
-def test_the_command_line_proves_past_the_probe_limit(monkeypatch, capsys):
+def test_the_command_line_proves_past_the_probe_limit(monkeypatch, capsys, tmp_path):
     """The command line's limit on the path estimate's probes assumes every run reads every
-    entry (the plain walk's cost): with law leaves the one-draft rule's runs do not, so it is
-    proved where the limit would have refused the walk (here the limit is made small enough
-    to refuse 2,000 entries)."""
+    entry (the plain walk's cost): the one-draft rule's runs do not, so it is proved where the
+    limit would have refused the walk (here the limit is made small enough to refuse 2,000
+    entries), by the draft axis, and by law leaves for a rule the axis declines."""
     import json
 
     from exactspec.cli import arguments, main
@@ -602,11 +602,23 @@ def test_the_command_line_proves_past_the_probe_limit(monkeypatch, capsys):
     p, q = _rows(2000)
     code = main(["verify", "sps", "--p", p, "--q", q, "--normalize", "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert code == 0 and out["lossless"] and out["route"] == "law-leaves"
+    assert code == 0 and out["lossless"] and out["route"] == "draft-axis"
     code = main(["verify", "examples/my_rule.py:my_rule", "--p", p, "--q", q, "--normalize",
                  "--json"])
     out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["lossless"] and out["route"] == "draft-axis"
+    rule = tmp_path / "hashed.py"
+    rule.write_text("from exactspec import residual\n\n\n"
+                    "def f(s, p, q):\n"
+                    "    x = s.draft(q)\n"
+                    "    assert {x: 1}[x] == 1\n"         # a hashed draft: the axis declines
+                    "    if s.uniform() < p[x] / q[x]:\n"
+                    "        return s.accept(x)\n"
+                    "    return s.pick(residual(p, q), s.uniform())\n")
+    code = main(["verify", f"{rule}:f", "--p", p, "--q", q, "--normalize", "--json"])
+    out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["lossless"] and out["route"] == "law-leaves"
+    assert "hashed" in out["declined"]["draft-axis"]
 
 
 def test_a_slow_rule_past_the_probe_limit_is_refused_up_front(monkeypatch, capsys, tmp_path):
@@ -619,7 +631,7 @@ def test_a_slow_rule_past_the_probe_limit_is_refused_up_front(monkeypatch, capsy
     rule = tmp_path / "slow.py"
     rule.write_text("def f(s, p, q):\n"
                     "    x = s.draft(q)\n"
-                    "    total = 0\n"
+                    "    total = {x: 0}[x]\n"          # a hashed draft: the axis declines
                     "    for _ in range(10**6):\n"
                     "        total += 1\n"
                     "    return x\n")

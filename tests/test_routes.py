@@ -171,10 +171,13 @@ def test_the_planner_records_the_route_and_why_the_others_declined():
     """The planner's answer names the route that answered and the reason of each before."""
     p, q = (Dist(row) for row in instance(0))
     answer = plan(request_of(_method("sps"), p, q))
-    assert answer.route == "law-leaves"
+    assert answer.route == "draft-axis"
     assert answer.declined == {"tensor-axis": "not a PyTorch rule",
                                "tensor-axis-branching": "not a PyTorch rule",
                                "merged-states": "no stepped form"}
+    answer = plan(request_of(_method("rrs"), p, q, 2))
+    assert answer.route == "law-leaves"
+    assert answer.declined["draft-axis"] == "2 drafts (the axis is one draft)"
     answer = plan(request_of(_method("hf_speculative_sampling.py:sample"), p, q))
     assert answer.route == "tensor-axis" and answer.declined == {}
     pair = plan_pair(request_of(_method("hf_speculative_sampling.py:sample"), p, q), 7)

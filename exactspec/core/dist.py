@@ -22,14 +22,14 @@ import numbers
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from . import integer_rows
-from .budget import MAX_EXPONENT, MAX_FILE_BYTES
+from .budget import MAX_EXPONENT
 from .errors import InvalidInput, NotExact, TooLarge
 from .integer_rows import float_fraction, fraction_of, integer_row
+from .row_files import read_npy_row, read_text_capped
 
 __all__ = [
     "Dist",
@@ -114,9 +114,12 @@ def parse_number(text: str, name: str) -> Fraction:
     ...
     exactspec.core.errors.TooLarge: tolerance='1e-100000000': the exponent -100,000,000 is over ...
     """
-    ratio = _RATIO.fullmatch(text)
-    if ratio is not None:             # the common "a/b": straight to the fraction
-        return Fraction(int(ratio.group(1)), int(ratio.group(2)))
+    a, slash, b = text.partition("/")     # the common "a/b": straight to the fraction
+    if slash and a.isdecimal() and b.isdecimal() and b[0] != "0":
+        return fraction_of(int(a), int(b))
+    ratio = _RATIO.fullmatch(text)        # the same with spaces
+    if ratio is not None:
+        return fraction_of(int(ratio.group(1)), int(ratio.group(2)))
     s = text.strip()
     if not s:
         raise InvalidInput(f"{name}: empty entry")
@@ -139,7 +142,8 @@ def exact_str(value: Any) -> str:
     >>> exact_str(Fraction(6, 10)), exact_str(Fraction(1)), exact_str(0)
     ('3/5', '1', '0')
     """
-    if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
+    if type(value) is Fraction or isinstance(value, (int, Fraction)) and \
+            not isinstance(value, bool):
         f = value if type(value) is Fraction else Fraction(value)   # a Fraction not copied
         if f.denominator == 1:
             return _int_text(f.numerator)
@@ -474,59 +478,6 @@ def _rebuild(labels, probs) -> Dist:
     return Dist(list(probs), labels, check=False)
 
 
-def _read_bytes_capped(path, name: str) -> bytes:
-    """At most :data:`~exactspec.core.budget.MAX_FILE_BYTES` of the regular file ``path``,
-    refused in one line (:func:`exactspec.core.files.read_bytes_capped`: a FIFO, a device
-    such as ``/dev/zero`` or a file over the budget)."""
-    from .files import read_bytes_capped
-
-    return read_bytes_capped(path, name, MAX_FILE_BYTES, "a distribution file")
-
-
-def read_text_capped(path, name: str = "file") -> str:
-    """The text of ``path`` as UTF-8, refused past :data:`~exactspec.core.budget.MAX_FILE_BYTES`
-    (``/dev/zero`` stops there) or when it is not UTF-8."""
-    data = _read_bytes_capped(path, name)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InvalidInput(f"{name}: {path} is not UTF-8 text (byte {err.start})") from None
-
-
-def read_npy_row(path, name: str = "file"):
-    """A one-dimensional ``.npy`` array of float16, float32, float64 or integers, read up to
-    :data:`~exactspec.core.budget.MAX_FILE_BYTES` and never unpickled.
-
-    >>> import numpy as np, tempfile, os
-    >>> f = os.path.join(tempfile.mkdtemp(), "row.npy")
-    >>> np.save(f, np.array([0.25, 0.75], dtype=np.float16))
-    >>> read_npy_row(f, "p").tolist(), Dist.parse("@" + f)
-    ([0.25, 0.75], Dist({0: 1/4, 1: 3/4}))
-    """
-    import io
-
-    import numpy as np
-
-    data = _read_bytes_capped(path, name)
-    try:
-        row = np.load(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, EOFError, OSError, TypeError) as err:
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        if "pickle" in first:
-            first = "not an array of numbers; pickled objects are never loaded"
-        raise InvalidInput(f"{name}: {path} is not a readable .npy array ({first})") from None
-    if not isinstance(row, np.ndarray):
-        raise InvalidInput(f"{name}: {path} holds several arrays (an .npz?): give one 1-D .npy")
-    if row.ndim != 1 or row.size == 0:
-        raise InvalidInput(f"{name}: {path} holds an array of shape {row.shape}: need one "
-                           "non-empty row (1-D)")
-    kind, size = row.dtype.kind, row.dtype.itemsize
-    if not (kind == "f" and size <= 8) and kind not in "iu":
-        raise InvalidInput(f"{name}: {path} holds {row.dtype.name}: need float16, float32, "
-                           "float64 or integers")
-    return row.astype(row.dtype.newbyteorder("="), copy=False)
-
-
 def _no_duplicates(pairs):
     keys = [key for key, _ in pairs]
     if len(set(keys)) != len(keys):
@@ -744,12 +695,10 @@ def residual(p: Dist, q: Dist) -> Dist:
     Raises :class:`InvalidInput` when ``p <= q`` everywhere (then ``p = q`` and the rule never
     rejects, so the residual is never formed).
 
-    A ``Dist`` is read-only, so the residual of the same two objects of rationals is the same
-    law: it is computed once per pair and remembered for the last :data:`RESIDUALS_KEPT`
-    pairs (by the objects themselves, held while remembered, so an identity is never taken
-    for another's; rows of symbolic entries are not remembered, their signs being decided
-    per case).
-    A rule that forms it on every path of an enumeration pays ``O(V)`` once, not per path.
+    A ``Dist`` is read-only, so the residual of two rows of rationals is computed once per
+    pair (on their integer rows) and remembered for the last :data:`RESIDUALS_KEPT` pairs (by
+    the objects themselves, held while remembered; symbolic rows are not remembered): a
+    rule forming it on every path pays ``O(V)`` once.
     Its entries are the stored exact values (plain ``Fraction``\\ s inside
     :func:`~exactspec.core.exact_values.exact_values` too).
     """
@@ -759,22 +708,28 @@ def residual(p: Dist, q: Dist) -> Dist:
             if pair[0] is p and pair[1] is q:
                 return pair[2]
     _same_labels(p, q)
-    masses = [max(a - b, 0) for a, b in zip(_STORED_PROBS(p), _STORED_PROBS(q))] if memo \
-        else positive_part(p, q)
-    total = sum(masses[1:], masses[0])
+    rows = (integer_row_of(p), integer_row_of(q)) if memo else (None,)
+    if (exact := None not in rows):      # rationals: max(0, P dq - Q dp) over one denominator
+        (ps, dp), (qs, dq) = rows
+        masses = [max(a * dq - b * dp, 0) for a, b in zip(ps, qs)]
+        total = sum(masses)
+    else:
+        masses = [max(a - b, 0) for a, b in zip(_STORED_PROBS(p), _STORED_PROBS(q))] if memo \
+            else positive_part(p, q)
+        total = sum(masses[1:], masses[0])
     if total == 0:
         raise InvalidInput("the residual max(0, p - q) is empty: p <= q everywhere")
-    law = Dist([m / total for m in masses], p.labels, check=False)
-    if memo and _rational(_STORED_PROBS(p)) and _rational(_STORED_PROBS(q)):
+    law = Dist._over_row(p, (masses, total)) if exact else \
+        Dist([m / total for m in masses], p.labels, check=False)
+    if memo and (exact or _rational(_STORED_PROBS(p)) and _rational(_STORED_PROBS(q))):
         _Residuals.pairs.append((p, q, law))
         del _Residuals.pairs[:-RESIDUALS_KEPT]
     return law
 
 
 def _rational(values) -> bool:
-    """Every value a plain rational: a residual of such rows is the same law in every case
-    of a symbolic run (a symbolic entry's sign, and so ``max(0, p - q)``, is decided per case,
-    so such a residual is never remembered)."""
+    """Every value a plain rational (a symbolic entry's sign is decided per case: such a
+    residual is never remembered)."""
     return all(type(v) is Fraction or type(v) is int for v in values)
 
 
@@ -783,10 +738,9 @@ RESIDUALS_KEPT = 4
 
 
 class _Residuals:
-    """The pairs :func:`residual` remembers, ``(p, q, residual)``, most recent last: the
-    library's cache, never a value a rule sees change (the same pair gives an equal law with
-    or without it), so the hidden-state check of a rule that calls :func:`residual` does
-    not count it (a class, like the library's other types, is not a rule's state)."""
+    """The pairs :func:`residual` remembers, ``(p, q, residual)``, most recent last: a cache
+    no rule sees change, so the hidden-state check does not count it (a class is no rule's
+    state)."""
 
     pairs: list = []
 

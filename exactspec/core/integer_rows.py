@@ -40,9 +40,10 @@ def common_denominator(values) -> int | None:
     """
     denominators = set()
     for v in values:
-        if type(v) is Fraction or type(v) is int:
-            denominators.add(v.denominator)
-        else:
+        t = type(v)
+        if t is Fraction:
+            denominators.add(v._denominator)
+        elif t is not int:
             return None
     d = 1
     for x in denominators:
@@ -65,11 +66,14 @@ def integer_row(values) -> tuple[list[int], int] | None:
     factor: dict[int, int] = {}
     out = []
     for v in values:
-        den = v.denominator
+        if type(v) is not Fraction:             # an int
+            out.append(v * d)
+            continue
+        den = v._denominator
         f = factor.get(den)
         if f is None:
             f = factor[den] = d // den
-        out.append(v.numerator * f)
+        out.append(v._numerator * f)
     return out, d
 
 

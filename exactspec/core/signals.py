@@ -47,8 +47,8 @@ import threading
 from . import errors
 from .errors import InvalidInput
 
-__all__ = ["EngineSignal", "SignalCaught", "user_code", "is_user_file", "count_as_user",
-           "record", "library_paths"]
+__all__ = ["EngineSignal", "SignalCaught", "user_code", "user_calls", "is_user_file",
+           "count_as_user", "record", "library_paths"]
 
 
 class SignalCaught(InvalidInput):
@@ -153,6 +153,7 @@ def is_user_file(name: str) -> bool:
 _LOCAL = threading.local()
 _ORPHANS: list = []          # made in a thread with no open record (a thread the user started)
 _OPEN = [0]                  # records open in any thread
+_ENTERED = [0]               # calls of user code opened so far (every thread)
 _COUNT = threading.Lock()
 
 
@@ -200,6 +201,12 @@ def _is_signal(err) -> bool:
     return isinstance(err, (EngineSignal, ExactspecError))
 
 
+def user_calls() -> int:
+    """How many calls of user code have been opened so far (:class:`user_code`): a caller
+    that sees it unchanged knows no user code ran meanwhile."""
+    return _ENTERED[0]
+
+
 class user_code:
     """Open the record of the engine's signals around one call of user code.
 
@@ -219,6 +226,7 @@ class user_code:
         stack.append(self.records)
         with _COUNT:
             _OPEN[0] += 1
+            _ENTERED[0] += 1
             if _OPEN[0] == 1:
                 _quiet_threads()
         return self

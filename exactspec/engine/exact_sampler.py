@@ -21,6 +21,7 @@ from fractions import Fraction
 
 from ..core.errors import InvalidInput, TooLarge
 from ..core.exact_values import ExactFraction, plain_fraction, stored_probs
+from ..core.integer_rows import exact_sum
 from ..core.signals import EngineSignal
 from .races import Noise, exact_race_options, race_weights
 from .uniform import Uniform, grid_count
@@ -201,7 +202,8 @@ class ExactSampler:
         floats = self.floats
         probs = [exact_probability(pr, what, self) for pr in stored_probs(dist)]
         if all(isinstance(pr, Fraction) for pr in probs):
-            if any(pr < 0 for pr in probs) or sum(probs) != 1:
+            if any(pr._numerator < 0 if type(pr) is Fraction else pr < 0 for pr in probs) \
+                    or not _sums_to_one(dist, probs):
                 from ..core.dist import exact_str
 
                 raise InvalidInput(
@@ -222,7 +224,8 @@ class ExactSampler:
 
         probs = [exact_probability(pr, what, self) for pr in dist.probs]
         for lab, pr in zip(dist.labels, probs):
-            if isinstance(pr, Fraction) and pr < 0:
+            if (pr._numerator < 0 if type(pr) is Fraction else isinstance(pr, Fraction) and
+                    pr < 0):
                 raise InvalidInput(f"{what}: the weight of {lab!r} is {exact_str(pr)}, "
                                    "negative")
         return probs
@@ -451,6 +454,15 @@ _SOFTMAX: dict = {}
 _SETTLED: dict = {}
 
 
+def _sums_to_one(dist, probs) -> bool:
+    """Whether the exact ``probs`` of ``dist`` sum to 1 (on its integer row where it has
+    one, kept with it)."""
+    from ..core.dist import Dist, integer_row_of
+
+    row = integer_row_of(dist) if type(dist) is Dist else None
+    return sum(row[0]) == row[1] if row is not None else exact_sum(probs) == 1
+
+
 def _at_most(a, b) -> bool:
     """``a <= b`` for exact numbers; for sympy numbers that sympy cannot order (an irrational
     sum equal to its bound but not simplified to it), ``b - a`` evaluated to 50 digits is not
@@ -522,8 +534,8 @@ def input_snapshot(dist) -> tuple:
     """What a method must not change in its input: labels and exact values (those user code
     reads too: :func:`~exactspec.core.exact_values.exact_values`)."""
     def values(probs):
-        return tuple((v.numerator, v.denominator) if isinstance(v, Fraction) else repr(v)
-                     for v in probs)
+        return tuple([(v._numerator, v._denominator) if isinstance(v, Fraction) else repr(v)
+                      for v in probs])
 
     plain = values(getattr(dist, "probs", ()))
     handed = getattr(dist, "_exact", None)

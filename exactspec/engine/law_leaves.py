@@ -77,6 +77,7 @@ from ..core.signals import CannotProceed
 from ..core.supervise import can_supervise, supervised
 from . import exact_sampler
 from .driver import depth_first
+from .exact_sums import ExactSums
 from .exact import (DEFAULT_MAX_PATHS, MAX_SECONDS, Enumeration, ExactSampler, check_seconds,
                     check_unchanged, estimate_paths, input_snapshot, over_budget, unwatched)
 from .uniform import Uniform
@@ -84,7 +85,8 @@ from .watch import Fingerprint, watched
 
 _clock = time.perf_counter  # taken before any watch replaces the clock
 
-__all__ = ["enumerate_law_leaves", "LawSampler", "LawToken", "FLOAT_RUN"]
+__all__ = ["enumerate_law_leaves", "LawSampler", "LawToken", "FLOAT_RUN", "Opaque", "OPAQUE",
+           "SharedRuns", "LeafTally", "leaf_pass", "law_of", "refuse_use", "refused_quietly"]
 
 #: The reason this route gives for a float run (``--arith``): it follows exact runs only.
 FLOAT_RUN = "float run"
@@ -95,7 +97,7 @@ MEMO_LIMIT = 4096
 MEMO_TOKENS = 2**22
 
 
-class _Shared:
+class SharedRuns:
     """What the runs of one enumeration share: laws checked, option lists built, laws of
     fresh picks (each remembered by the object it came from, held so its identity stays its
     own), and the refusals of law tokens made so far."""
@@ -176,29 +178,30 @@ def _digest(value) -> str:
     return hashlib.blake2b(repr(value).encode(), digest_size=16).hexdigest()
 
 
-def _refuse(opaque, use: str):
+def refuse_use(opaque, use: str):
     """Count and raise the refusal of a use of a law token (or of a used-up uniform)."""
     shared = object.__getattribute__(opaque, "_shared")
     what = object.__getattribute__(opaque, "_what")
     if type(opaque) is LawToken:
         what = f"a token drawn as a law leaf ({what})"
-    why = f"the rule {use} {what}: law leaves do not follow a value the rule reads"
+    why = f"the rule {use} {what}: {type(opaque).not_followed}"
     shared.refusals.append(why)
     raise CannotProceed(why)
 
 
-class _Opaque:
+class Opaque:
     """A value user code may hold and hand back, never read: every use raises
     :class:`~exactspec.core.signals.CannotProceed`."""
 
     __slots__ = ("_shared", "_what")
+    not_followed = "law leaves do not follow a value the rule reads"
 
-    def __init__(self, shared: _Shared, what: str):
+    def __init__(self, shared: SharedRuns, what: str):
         object.__setattr__(self, "_shared", shared)
         object.__setattr__(self, "_what", what)
 
     def __getattribute__(self, name):
-        _refuse(self, f"read the attribute {name!r} of")
+        refuse_use(self, f"read the attribute {name!r} of")
 
 
 _USES = {
@@ -231,33 +234,34 @@ for _op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod
 
 def _refusing(name: str, use: str):
     def method(self, *args, **kwargs):
-        _refuse(self, use)
+        refuse_use(self, use)
     method.__name__ = name
     return method
 
 
 for _name, _use in _USES.items():
-    setattr(_Opaque, _name, _refusing(_name, _use))
+    setattr(Opaque, _name, _refusing(_name, _use))
 del _name, _use, _op, _form
 
 
-class LawToken(_Opaque):
+class LawToken(Opaque):
     """A token drawn from a law, not enumerated: the rule may return it (directly or stored
     and handed back), nothing else (see the module's note)."""
 
     __slots__ = ("_law", "_run")
 
-    def __init__(self, shared: _Shared, law: LeafLaw, what: str, run: int):
+    def __init__(self, shared: SharedRuns, law: LeafLaw, what: str, run: int):
         object.__setattr__(self, "_shared", shared)
         object.__setattr__(self, "_what", what)
         object.__setattr__(self, "_law", law)
         object.__setattr__(self, "_run", run)
 
 
-_OPAQUE = frozenset({LawToken, _Opaque})
+OPAQUE = frozenset({LawToken, Opaque})
 
 
-def _law_of(token: LawToken) -> LeafLaw:
+def law_of(token: LawToken) -> LeafLaw:
+    """The law a law token stands for."""
     return object.__getattribute__(token, "_law")
 
 
@@ -279,12 +283,12 @@ class LawSampler(ExactSampler):
     grid : int, optional
         Explicit uniforms on ``{0, 1/N, ..., (N-1)/N}`` (a fresh pick's law is then the
         grid points' share of each token's interval).
-    shared : _Shared, optional
+    shared : SharedRuns, optional
         What the runs of one enumeration share (laws and option lists built once).
     """
 
-    def __init__(self, grid: int | None = None, shared: _Shared | None = None):
-        self.shared = shared if shared is not None else _Shared()
+    def __init__(self, grid: int | None = None, shared: SharedRuns | None = None):
+        self.shared = shared if shared is not None else SharedRuns()
         super().__init__(grid=grid)
         self._laws = self.shared.laws
 
@@ -297,8 +301,8 @@ class LawSampler(ExactSampler):
         """Refuse a law token (or a used-up uniform) handed to ``s.<what>``.  (One inside a
         list or a mapping is refused by the first operation the sampler does on it.)"""
         for v in args:
-            if type(v) in _OPAQUE:
-                _refuse(v, f"passed to s.{what}")
+            if type(v) in OPAQUE:
+                refuse_use(v, f"passed to s.{what}")
 
     # -- branches, with their option lists built once per law ---------------------------
     def _branch(self, dist, what: str):
@@ -331,7 +335,7 @@ class LawSampler(ExactSampler):
 
     def draft(self, q, what: str = "draft"):
         """One draft token from ``q``: a branch, as on the walk."""
-        if type(q) in _OPAQUE or type(what) in _OPAQUE:
+        if type(q) in OPAQUE or type(what) in OPAQUE:
             self._guard("draft", q, what)
         x = self._branch(q, what) if isinstance(q, Dist) else ExactSampler.draw(self, q, what)
         self.drafted.append(x)
@@ -347,7 +351,7 @@ class LawSampler(ExactSampler):
         """A token drawn from ``dist``: a :class:`LawToken` for a ``Dist`` of exact rationals
         with two or more tokens of positive probability (its one token when it has one); a
         branch for anything else."""
-        if type(dist) in _OPAQUE or type(what) in _OPAQUE:
+        if type(dist) in OPAQUE or type(what) in OPAQUE:
             self._guard("draw", dist, what)
         if not isinstance(dist, Dist):
             return ExactSampler.draw(self, dist, what)
@@ -379,10 +383,10 @@ class LawSampler(ExactSampler):
         """The inverse CDF of ``dist`` at ``u``: a :class:`LawToken` when ``u`` is a fresh
         uniform and ``dist`` a ``Dist`` of exact rationals whose cumulative sums reach 1 (then
         ``u`` is used up); otherwise as on the walk."""
-        if type(dist) in _OPAQUE or type(u) in _OPAQUE or type(what) in _OPAQUE:
+        if type(dist) in OPAQUE or type(u) in OPAQUE or type(what) in OPAQUE:
             self._guard("pick", dist, u, what)
-        if type(u) is Uniform and type(u.sampler) is _Opaque:     # used up by a law pick
-            _refuse(u.sampler, "looked up again")
+        if type(u) is Uniform and type(u.sampler) is Opaque:     # used up by a law pick
+            refuse_use(u.sampler, "looked up again")
         if (type(u) is Uniform and u.sampler is self and not u.linked and not u.spent
                 and u.lo == 0 and u.hi == 1 and isinstance(dist, Dist)):
             key = ("pick", id(dist))
@@ -432,7 +436,7 @@ class LawSampler(ExactSampler):
 
     def _use_up(self, u: Uniform) -> None:
         """``u`` picked a law token: any later reading of it refuses."""
-        spent = _Opaque(self.shared, f"a uniform (u{u.ident}) that picked a token as a law "
+        spent = Opaque(self.shared, f"a uniform (u{u.ident}) that picked a token as a law "
                                      "leaf")
         u.sampler = spent
         u.lo = spent
@@ -440,12 +444,12 @@ class LawSampler(ExactSampler):
 
     # -- the rest of the interface, guarded ---------------------------------------------------
     def coin(self, prob, what: str = "coin") -> bool:
-        if type(prob) in _OPAQUE or type(what) in _OPAQUE:
+        if type(prob) in OPAQUE or type(what) in OPAQUE:
             self._guard("coin", prob, what)
         return super().coin(prob, what)
 
     def accept(self, x):
-        if type(x) in _OPAQUE:
+        if type(x) in OPAQUE:
             self._guard("accept", x)
         return super().accept(x)
 
@@ -528,7 +532,7 @@ def enumerate_law_leaves(method: Callable, p, q, k: int = 1, *, grid: int | None
     if keep_paths or on_path is not None:
         raise CannotProceed("the paths themselves were asked for (a law leaf stands for one "
                             "path per token)")
-    shared = _Shared()
+    shared = SharedRuns()
     factory = lambda: LawSampler(grid=grid, shared=shared)  # noqa: E731
     estimate = None
     if max_seconds is None and max_paths == DEFAULT_MAX_PATHS:
@@ -547,10 +551,10 @@ def enumerate_law_leaves(method: Callable, p, q, k: int = 1, *, grid: int | None
         progress = bool(estimate and estimate > 200_000 and sys.stderr.isatty())
     before = input_snapshot(p), input_snapshot(q)
     with watched(method) if watch else unwatched():
-        result, digest = _leaves(method, p, q, k, factory, shared, progress, estimate, watch,
-                                 max_paths, max_seconds)
+        result, digest = leaf_pass(method, p, q, k, factory, shared, progress, estimate, watch,
+                                   max_paths, max_seconds)
         if watch:
-            _, again = _leaves(method, p, q, k, factory, shared, False, None, True)
+            _, again = leaf_pass(method, p, q, k, factory, shared, False, None, True)
             if again != digest:
                 raise InvalidInput(
                     "the method gave different results when the same paths were run twice: "
@@ -569,7 +573,7 @@ def _estimated(method, p, q, k, factory, shared, watch, max_paths, max_seconds) 
         timing: list = []
         estimate = estimate_paths(method, p, q, k, sampler_factory=factory, watch=watch,
                                   timing=timing, max_paths=max_paths, max_seconds=max_seconds)
-        _refused_quietly(shared)
+        refused_quietly(shared)
         if max_paths is not None and estimate > max_paths:
             raise TooLarge(
                 f"about {estimate:,} paths (a law leaf each) to enumerate, over the budget "
@@ -624,84 +628,41 @@ def _estimated_within(limit, method, p, q, k, factory, shared, watch, max_paths,
     return outcome[1], outcome[2]
 
 
-def _refused_quietly(shared: _Shared) -> None:
+def refused_quietly(shared: SharedRuns) -> None:
     """A law token's refusal that did not end the run (caught somewhere): decline."""
     if shared.refusals:
         raise CannotProceed(f"{shared.refusals[0]} (the refusal was caught, and the run went "
                             "on)")
 
 
-class _Sums:
-    """Exact sums by key, kept as integer numerators per (key, denominator): adding a
-    ``Fraction`` is an integer addition, not a ``Fraction`` one (the weights of one
-    enumeration share few denominators); each key's sum is formed once, at the end."""
+class LeafTally:
+    """What :func:`leaf_pass` sums, handed to a sampler that accounts its own leaves."""
 
-    __slots__ = ("parts", "other")
+    __slots__ = ("tokens", "sums", "used", "laws", "law_leaves", "law_weights", "in_drafts",
+                 "accepted")
 
-    def __init__(self):
-        self.parts: dict = {}        # (key, denominator) -> numerator
-        self.other: dict = {}        # key -> a sum of weights that are not Fractions
-
-    def add(self, key, w) -> None:
-        if type(w) is Fraction:
-            part = (key, w.denominator)
-            self.parts[part] = self.parts.get(part, 0) + w.numerator
-        else:
-            self.other[key] = self.other.get(key, 0) + w
-
-    def add_product(self, key, w, m) -> None:
-        """Add ``w * m`` (the product unreduced when both are Fractions)."""
-        if type(w) is Fraction and type(m) is Fraction:
-            part = (key, w.denominator * m.denominator)
-            self.parts[part] = self.parts.get(part, 0) + w.numerator * m.numerator
-        else:
-            self.other[key] = self.other.get(key, 0) + w * m
-
-    def totals(self) -> dict:
-        """Each key's exact sum."""
-        by_key: dict = {}
-        for (key, denominator), numerator in self.parts.items():
-            by_key.setdefault(key, {})
-            by_key[key][denominator] = numerator
-        out = dict(self.other)
-        for key, parts in by_key.items():
-            total = Fraction(0)
-            for denominator, numerator in parts.items():
-                total += Fraction(numerator, denominator)
-            out[key] = out[key] + total if key in out else total
-        return out
-
-    @staticmethod
-    def grand_total(*sums: "_Sums"):
-        """The sum over every key of every one of ``sums`` (parts of one denominator added
-        as integers first)."""
-        parts: dict = {}
-        total = Fraction(0)
-        for each in sums:
-            for (_, denominator), numerator in each.parts.items():
-                parts[denominator] = parts.get(denominator, 0) + numerator
-            for weight in each.other.values():
-                total = total + weight
-        for denominator, numerator in parts.items():
-            total = total + Fraction(numerator, denominator)
-        return total
+    def __init__(self, *parts):
+        for name, part in zip(self.__slots__, parts):
+            setattr(self, name, part)
 
 
-def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
-            max_paths=None, max_seconds=None):
+def leaf_pass(method, p, q, k, factory, shared, progress, estimate, fingerprint,
+              max_paths=None, max_seconds=None):
     """One pass over the leaves: ``(Enumeration, digest or None)``."""
     start = _clock()
     s = factory()
     labels = p.labels
     law = {lab: 0 for lab in labels}
-    tokens = _Sums()         # a returned token's weight, by token
-    sums = _Sums()           # "total", "acceptance", "explicit" of returned tokens
+    tokens = ExactSums()         # a returned token's weight, by token
+    sums = ExactSums()           # "total", "acceptance", "explicit" of returned tokens
     used = {"drafts": False, "accept": False}
     laws: dict = {}          # id(LeafLaw) -> LeafLaw
     law_leaves: dict = {}    # id(LeafLaw) -> the leaves that returned it
-    law_weights = _Sums()    # id(LeafLaw) -> weight
-    in_drafts = _Sums()      # (id(LeafLaw), distinct drafts) -> weight
-    accepted = _Sums()       # (id(LeafLaw), accepted token) -> weight
+    law_weights = ExactSums()    # id(LeafLaw) -> weight
+    in_drafts = ExactSums()      # (id(LeafLaw), distinct drafts) -> weight
+    accepted = ExactSums()       # (id(LeafLaw), accepted token) -> weight
+    extra = [0]              # paths an axis leaf stands for, beyond one each
+    tally = LeafTally(tokens, sums, used, laws, law_leaves, law_weights, in_drafts, accepted)
     digest = Fingerprint() if fingerprint else None
     s.record_choices = bool(fingerprint)
     last_report = [start]
@@ -710,13 +671,19 @@ def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
 
     def leaf(s, y):
         if len(shared.refusals) != refused:
-            _refused_quietly(shared)
+            refused_quietly(shared)
         w = s.weight
+        if type(w) is not Fraction and getattr(s, "axis", None) is not None:
+            # a weight per draft token (engine/draft_axis.py): the sampler accounts the leaf
+            extra[0] += s.axis_leaf(y, w, tally, labels)
+            if digest is not None:
+                digest.add(s.choices, s.axis_shown(y, w))
+            return
         if type(y) is LawToken:
             if object.__getattribute__(y, "_run") != s._run:
                 raise CannotProceed("the rule returned a token drawn as a law leaf on an "
                                     "earlier run (state kept from run to run)")
-            leaf_law = _law_of(y)
+            leaf_law = law_of(y)
             key = id(leaf_law)
             if key not in laws:
                 laws[key] = leaf_law
@@ -765,8 +732,8 @@ def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
                       flush=True)
 
     count = depth_first(s, lambda s: method(s, p, q, k), leaf, every=every)
-    _refused_quietly(shared)
-    total = _Sums.grand_total(tokens, law_weights)    # every leaf's weight, once
+    refused_quietly(shared)
+    total = ExactSums.grand_total(tokens, law_weights)    # every leaf's weight, once
     for key, weight in law_weights.totals().items():
         leaf_law = laws[key]
         for lab, pr in zip(leaf_law.labels, leaf_law.probs):
@@ -789,7 +756,7 @@ def _leaves(method, p, q, k, factory, shared, progress, estimate, fingerprint,
         print(f"\r  enumerated {count:,} law leaves" + " " * 20, file=sys.stderr)
     if not used["drafts"]:
         acceptance = explicit
-    stood_for = count + sum(n * (laws[key].support() - 1) for key, n in law_leaves.items())
+    stood_for = count + extra[0] + sum(n * (laws[key].support() - 1) for key, n in law_leaves.items())
     result = LawLeafEnumeration(labels=labels, law=law, acceptance=acceptance,
                                 explicit_acceptance=explicit, paths=stood_for,
                                 total=total,

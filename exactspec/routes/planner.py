@@ -17,9 +17,11 @@ The order, fastest first, the reference last:
    values;
 2. ``tensor-axis-branching``: the same with every split a branch point, when the first asks;
 3. ``merged-states`` (:mod:`exactspec.routes.merged`): a stepped method whose plain paths are too many;
-4. ``law-leaves`` (:mod:`exactspec.routes.law_leaves`): the walk with a resample returned as drawn one leaf;
-5. ``paths`` (:mod:`.paths`): the path enumeration, the reference semantics;
-6. ``merged-states-after-paths``: merged states where the walk went over its budget.
+4. ``draft-axis`` (:mod:`exactspec.routes.draft_axis`): a rule written with ``s``, its draft an
+   axis (the body run once per path of its other choices);
+5. ``law-leaves`` (:mod:`exactspec.routes.law_leaves`): the walk with a resample returned as drawn one leaf;
+6. ``paths`` (:mod:`.paths`): the path enumeration, the reference semantics;
+7. ``merged-states-after-paths``: merged states where the walk went over its budget.
 
 The conformance suite (``tests/test_routes.py``) runs every route of :data:`ONE_POSITION` on
 the same requests and holds each answer to the path enumeration's.
@@ -32,7 +34,7 @@ Examples
 >>> answer = plan(Request(run=m.run, name="sps", p=Dist.parse("1/2,1/2"),
 ...                       q=Dist.parse("1/3,2/3")))
 >>> answer.route, answer.enumeration.acceptance
-('law-leaves', Fraction(5, 6))
+('draft-axis', Fraction(5, 6))
 >>> sorted(answer.declined)
 ['merged-states', 'tensor-axis', 'tensor-axis-branching']
 """
@@ -40,7 +42,8 @@ Examples
 from __future__ import annotations
 
 from ..core.errors import ExactspecError, InvalidInput
-from ..core.signals import CannotProceed
+from ..core.signals import CannotProceed, user_calls
+from .draft_axis import DRAFT_AXIS
 from .law_leaves import LAW_LEAVES
 from .merged import MERGED_AFTER_PATHS, MERGED_STATES
 from .paths import PATHS
@@ -50,8 +53,8 @@ from .tensor_axis import SPLITS_AS_BRANCHES, SPLITS_AS_VALUES
 __all__ = ["ONE_POSITION", "TENSOR_AXIS", "plan", "plan_pair", "route_names"]
 
 #: The one-position routes, in the order the planner tries them.
-ONE_POSITION = (SPLITS_AS_VALUES, SPLITS_AS_BRANCHES, MERGED_STATES, LAW_LEAVES, PATHS,
-                MERGED_AFTER_PATHS)
+ONE_POSITION = (SPLITS_AS_VALUES, SPLITS_AS_BRANCHES, MERGED_STATES, DRAFT_AXIS, LAW_LEAVES,
+                PATHS, MERGED_AFTER_PATHS)
 
 #: The tensor-axis routes, which also give exact arithmetic with ideal uniforms and on a
 #: grid from one run (:func:`plan_pair`).
@@ -89,19 +92,25 @@ def plan_pair(request: Request, on_grid: int) -> tuple | None:
 
 def _first_answer(request: Request, routes, attempt, optional: bool):
     before = _fingerprint(request)
+    inputs = _inputs(request)
     declined: dict = {}
     try:
         for route in routes:
+            calls = user_calls()
             try:
                 enumeration = attempt(route, declined)
             except CannotProceed as why:
                 declined[route.name] = why
+                if user_calls() != calls:
+                    _inputs_unchanged(request, inputs)
                 continue
             except ExactspecError as refusal:
                 if not isinstance(refusal, route.declines_on) or \
                         isinstance(refusal, route.kept_refusals):
                     raise
                 declined[route.name] = CannotProceed(f"refused here: {refusal}")
+                if user_calls() != calls:
+                    _inputs_unchanged(request, inputs)
                 continue
             _check_unchanged(request, before)
             return Answer(enumeration, route.name,
@@ -113,6 +122,24 @@ def _first_answer(request: Request, routes, attempt, optional: bool):
         return None
     reasons = "; ".join(f"{name}: {why.why}" for name, why in declined.items())
     raise InvalidInput(f"{request.name}: no exact route takes this run ({reasons})")
+
+
+def _inputs(request: Request):
+    """A user's rule's ``p`` and ``q`` as they were before the first route ran."""
+    if not request.user:
+        return None
+    from ..engine.exact_sampler import input_snapshot
+
+    return input_snapshot(request.p), input_snapshot(request.q)
+
+
+def _inputs_unchanged(request: Request, inputs) -> None:
+    """A route that declined after the rule changed ``p`` or ``q``: refused here, before
+    the next route runs on the changed input."""
+    if inputs is not None:
+        from ..engine.exact_sampler import check_unchanged
+
+        check_unchanged(inputs, request.p, request.q)
 
 
 def _fingerprint(request: Request):
