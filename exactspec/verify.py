@@ -66,7 +66,8 @@ class Verification:
         cached = self.__dict__.get("_differs")
         if cached is None or cached[0] is not law:
             cached = self.__dict__["_differs"] = (
-                law, [lab for lab in self.p.labels if not _equal(law[lab], self.p[lab])])
+                law, [lab for lab, target in zip(self.p.labels, self.p.probs)
+                      if not _equal(law[lab], target)])
         return list(cached[1])
 
     @property
@@ -121,12 +122,13 @@ class Verification:
 
     def to_json(self) -> dict:
         """The ``verify --json`` object (docs/json.md#verify)."""
+        target = self.p.to_json()
         out: dict[str, Any] = {
             "method": self.method.name,
             "k": self.k,
             "labels": [str(lab) for lab in self.p.labels],
-            "target": self.p.to_json(),
-            "output": {str(lab): exact_str(self.law[lab]) for lab in self.p.labels},
+            "target": target,
+            "output": self._output_json(target),
             "lossless": self.lossless,
             "verdict": self.verdict,
             "acceptance": exact_str(self.acceptance),
@@ -148,6 +150,13 @@ class Verification:
             out["bias_exact_arith"] = out["bias"]
             out["bias_grid_only"] = None
         return out
+
+    def _output_json(self, target: dict) -> dict:
+        """The output law as text: the target's (``target``) when lossless in rationals."""
+        law = self.law
+        if self.lossless and all(type(v) is Fraction for v in law.values()):
+            return dict(target)
+        return {str(lab): exact_str(law[lab]) for lab in self.p.labels}
 
     def certificate(self) -> dict:
         """Every path with its branch probabilities and output, for the independent checker."""
@@ -396,7 +405,8 @@ def as_k(k):
 def _equal(a, b) -> bool:
     """Exact equality; for sympy numbers (a user's ``sympy.exp``, ``sqrt``) the difference is
     simplified, so that equal numbers written differently compare equal."""
-    if not (hasattr(a, "free_symbols") or hasattr(b, "free_symbols")):
+    if type(a) is Fraction and type(b) is Fraction or \
+            not (hasattr(a, "free_symbols") or hasattr(b, "free_symbols")):
         return a == b
     import sympy
 

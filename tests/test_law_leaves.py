@@ -617,7 +617,7 @@ def test_the_command_line_proves_past_the_probe_limit(monkeypatch, capsys, tmp_p
                     "    return s.pick(residual(p, q), s.uniform())\n")
     code = main(["verify", f"{rule}:f", "--p", p, "--q", q, "--normalize", "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert code == 0 and out["lossless"] and out["route"] == "law-leaves"
+    assert code == 0 and out["lossless"] and out["route"] == "law-leaves", out
     assert "hashed" in out["declined"]["draft-axis"]
 
 

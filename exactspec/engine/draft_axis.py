@@ -70,7 +70,7 @@ __all__ = ["enumerate_draft_axis", "AxisSampler", "AxisToken", "AxisValue", "Axi
 _clock = time.perf_counter  # taken before any watch replaces the clock
 
 #: Runs of the body (paths of the axis run) past which the route declines: each is ``O(V)``.
-MAX_RUNS = 4096
+MAX_RUNS = 512
 
 #: Rows at least this long are computed by :func:`~exactspec.torch_layer.rational_rows.rational_row`.
 _FAST_ROW = 64

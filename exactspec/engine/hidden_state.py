@@ -26,6 +26,7 @@ import types
 from typing import Any
 
 from ..core.errors import InvalidInput
+from ..core.signals import CannotProceed
 
 __all__ = ["HiddenState", "state_fingerprint", "check_unchanged"]
 
@@ -37,8 +38,13 @@ class HiddenState(InvalidInput):
 def _digest(value) -> Any:
     try:
         return pickle.dumps(value)
+    except CannotProceed:    # a route's stand-in (a law token, the draft) kept: never equal
+        return ("a stand-in value of a route", id(value))
     except Exception:  # noqa: BLE001 - unpicklable values are compared by their text
-        return repr(value)
+        try:
+            return repr(value)
+        except CannotProceed:
+            return ("a stand-in value of a route", id(value))
 
 
 def _kind(value) -> str:

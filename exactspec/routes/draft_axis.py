@@ -43,6 +43,11 @@ class DraftAxis:
                    for row in (request.p, request.q) for v in row.probs):
             raise CannotProceed("rows that are not plain rationals")
         from ..engine.draft_axis import enumerate_draft_axis
+        from ..engine.identity_reads import identity_reads
+
+        why = identity_reads(request.run) if request.user else None
+        if why is not None:
+            raise CannotProceed(f"the rule {why}, which no stand-in value can answer for")
 
         run = naming_user_lines(request.run, request.name) if request.user else request.run
         try:

@@ -102,7 +102,7 @@ def _first_answer(request: Request, routes, attempt, optional: bool):
             except CannotProceed as why:
                 declined[route.name] = why
                 if user_calls() != calls:
-                    _inputs_unchanged(request, inputs)
+                    _ran_unchanged(request, inputs, before)
                 continue
             except ExactspecError as refusal:
                 if not isinstance(refusal, route.declines_on) or \
@@ -110,7 +110,7 @@ def _first_answer(request: Request, routes, attempt, optional: bool):
                     raise
                 declined[route.name] = CannotProceed(f"refused here: {refusal}")
                 if user_calls() != calls:
-                    _inputs_unchanged(request, inputs)
+                    _ran_unchanged(request, inputs, before)
                 continue
             _check_unchanged(request, before)
             return Answer(enumeration, route.name,
@@ -133,13 +133,15 @@ def _inputs(request: Request):
     return input_snapshot(request.p), input_snapshot(request.q)
 
 
-def _inputs_unchanged(request: Request, inputs) -> None:
-    """A route that declined after the rule changed ``p`` or ``q``: refused here, before
-    the next route runs on the changed input."""
+def _ran_unchanged(request: Request, inputs, before) -> None:
+    """A route that declined after running the rule: a rule that changed ``p`` or ``q``, or
+    kept state (a value of that route held in a global), is refused here, before the next
+    route runs on what it changed."""
     if inputs is not None:
         from ..engine.exact_sampler import check_unchanged
 
         check_unchanged(inputs, request.p, request.q)
+    _check_unchanged(request, before)
 
 
 def _fingerprint(request: Request):
