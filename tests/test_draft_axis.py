@@ -24,29 +24,13 @@ from exactspec.engine.exact import enumerate_paths
 from exactspec.gallery import one_draft
 from exactspec.methods import METHODS, get_method
 from exactspec.methods.sps import sps, sps_uniforms
+from test_law_leaves import _pairs        # the same small pairs as law leaves
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MY_RULE = get_method(f"{EXAMPLES / 'my_rule.py'}:my_rule").run
 SHORTCUT = get_method(f"{EXAMPLES / 'my_rule.py'}:shortcut").run
 FLIPPED = get_method(f"{EXAMPLES / 'uniform_rules.py'}:flipped").run
 TWO_UNIFORMS = get_method(f"{EXAMPLES / 'uniform_rules.py'}:two_uniforms").run
-
-#: Small pairs: 2-5 tokens, zeros, ties, p = q, q a point mass, p zero where q is not.
-PAIRS = [
-    ("1/2,3/10,1/5", "1/5,1/5,3/5"),
-    ("1/2,1/2", "3/4,1/4"),
-    ("1/4,1/4,1/4,1/4", "1/2,0,1/4,1/4"),
-    ("0,1/3,1/3,1/3", "1/3,1/3,0,1/3"),
-    ("1/2,1/4,1/4", "1,0,0"),
-    ("1/5,1/5,1/5,1/5,1/5", "1/10,3/10,1/10,3/10,1/5"),
-    ("1/3,2/3", "1/3,2/3"),
-    ("1/8,3/8,0,1/2", "1/4,1/4,1/4,1/4"),
-]
-
-
-def _pairs():
-    return [(Dist.parse(a), Dist.parse(b)) for a, b in PAIRS]
-
 
 def _same(method, p, q, k=1, grid=None, **options):
     """``"axis"`` where the route answers with every figure of the walk, ``"declined: why"``

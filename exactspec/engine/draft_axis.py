@@ -685,14 +685,8 @@ def enumerate_draft_axis(method: Callable, p, q, k: int = 1, *, grid: int | None
 
     Parameters
     ----------
-    method : callable
-        ``method(s, p, q, k) -> token``, written against the sampling interface.
-    p, q : Dist
-        The target and the draft law.
-    k : int
-        Handed to the method.
-    grid : int, optional
-        Explicit uniforms on a grid of ``N`` points.
+    method, p, q, k, grid
+        As for :func:`~.law_leaves.enumerate_law_leaves`.
     max_paths : int or None
         The walk's budget: under the default, :data:`~.exact.MAX_SECONDS` seconds of runs;
         ``None`` insists (no limit of seconds; :data:`MAX_RUNS` still holds).

@@ -15,12 +15,10 @@ user's line).
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from ..core.errors import ExactspecError
 from ..core.signals import CannotProceed
-from .paths import naming_user_lines
 from .request import Request
+from .stand_ins import stand_in_run
 
 __all__ = ["DRAFT_AXIS", "DraftAxis"]
 
@@ -33,23 +31,9 @@ class DraftAxis:
     kept_refusals = ()
 
     def run(self, request: Request, declined: dict):
-        if request.tensor_rule is not None:
-            raise CannotProceed("a PyTorch rule")
-        if request.arith is not None:
-            raise CannotProceed("a float run")
-        if request.keep_paths or request.on_path is not None:
-            raise CannotProceed("the paths are listed (a certificate)")
-        if not all(type(v) is Fraction or type(v) is int
-                   for row in (request.p, request.q) for v in row.probs):
-            raise CannotProceed("rows that are not plain rationals")
         from ..engine.draft_axis import enumerate_draft_axis
-        from ..engine.identity_reads import identity_reads
 
-        why = identity_reads(request.run) if request.user else None
-        if why is not None:
-            raise CannotProceed(f"the rule {why}, which no stand-in value can answer for")
-
-        run = naming_user_lines(request.run, request.name) if request.user else request.run
+        run = stand_in_run(request)
         try:
             return enumerate_draft_axis(run, request.p, request.q, request.k,
                                         grid=request.grid, max_paths=request.max_paths,

@@ -13,12 +13,10 @@ of a law token or of the uniform that picked one.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from ..core.errors import TooLarge
 from ..core.signals import CannotProceed
-from .paths import naming_user_lines
 from .request import Request
+from .stand_ins import stand_in_run
 
 __all__ = ["LAW_LEAVES", "LawLeaves"]
 
@@ -31,23 +29,9 @@ class LawLeaves:
     kept_refusals = ()         # estimate, never smaller (a law leaf stands for paths)
 
     def run(self, request: Request, declined: dict):
-        if request.tensor_rule is not None:
-            raise CannotProceed("a PyTorch rule")
-        if request.arith is not None:
-            raise CannotProceed("a float run")
-        if request.keep_paths or request.on_path is not None:
-            raise CannotProceed("the paths are listed (a certificate)")
-        if not all(type(v) is Fraction or type(v) is int
-                   for row in (request.p, request.q) for v in row.probs):
-            raise CannotProceed("rows that are not plain rationals")
         from ..engine.law_leaves import enumerate_law_leaves
-        from ..engine.identity_reads import identity_reads
 
-        why = identity_reads(request.run) if request.user else None
-        if why is not None:
-            raise CannotProceed(f"the rule {why}, which no stand-in value can answer for")
-
-        run = naming_user_lines(request.run, request.name) if request.user else request.run
+        run = stand_in_run(request)
         try:
             return enumerate_law_leaves(run, request.p, request.q, request.k,
                                         grid=request.grid, max_paths=request.max_paths,
