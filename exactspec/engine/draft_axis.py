@@ -472,9 +472,10 @@ class AxisSampler(LawSampler):
             some_heads, some_tails = any(heads), any(tails)
         else:
             heads, tails = [_ZERO] * n, [_ZERO] * n
-            for i in live:
+            rest = no if no is not None else _complement([yes[i] for i in live])
+            for j, i in enumerate(live):
                 heads[i] = yes[i]
-                tails[i] = no[i] if no is not None else 1 - yes[i]
+                tails[i] = no[i] if no is not None else rest[j]
             some_heads = any(heads[i] for i in live)
             some_tails = any(tails[i] for i in live)
         options = []
