@@ -114,3 +114,30 @@ def test_tv_is_one_minus_overlap_and_symmetric(pq):
     assert total_variation(p, q) == 1 - overlap(p, q)
     assert total_variation(p, q) == total_variation(q, p)
     assert total_variation(p, q) == sum(abs(a - b) for a, b in zip(p.probs, q.probs)) / 2
+
+
+def test_a_long_row_of_ratio_texts_is_read_to_integers():
+    """A long row of ``"a/b"`` texts (as JSON files of long rows hold them) is read straight
+    to integers over a common denominator: the same Dist, the same refusals, the same text
+    as the general path, whose Fractions are built only when read."""
+    import random
+
+    from exactspec.core import integer_rows
+    from exactspec.core.errors import InvalidInput
+
+    rng = random.Random(5)
+    n = integer_rows.INTEGER_ROW_MIN + 3
+    weights = [rng.randint(0, 9) for _ in range(n)]
+    weights[0] += 1
+    total = sum(weights)
+    texts = [f"{w}/{total}" if w else "0" for w in weights]
+    fast = Dist(texts)
+    general = Dist([F(w, total) for w in weights])
+    assert fast == general and fast.probs == general.probs
+    assert fast.to_json() == {str(i): str(F(w, total)) for i, w in enumerate(weights)}
+    assert Dist([f"{w}/1" for w in weights], normalize=True) == general
+    with pytest.raises(InvalidInput, match=r"sums to 2, not 1 \(use --normalize"):
+        Dist([f"{2 * w}/{total}" for w in weights])
+    assert Dist([t.replace("/", " / ") for t in texts]) == general       # the general path
+    with pytest.raises(InvalidInput, match="sums to 0"):
+        Dist(["0"] * n, normalize=True)

@@ -495,3 +495,13 @@ def test_the_max_flow_cross_check_is_sized_to_its_budget():
     small = optimal_report(p, q, 2)
     assert small["checks"]["max_flow"] is True and small["checks_skipped"] == {}
     assert optimum_check_skips(p, q, 2) == {}
+
+
+def test_the_subset_refusal_at_full_vocabulary_writes_no_huge_number():
+    """The brute force's refusal at 152,064 tokens names ``2^152,064`` without its 45,776
+    digits (whose text Python refuses past 4,300 digits in a library call)."""
+    from exactspec.core.errors import TooLarge
+    from exactspec.optimum.subsets import refuse_subsets
+
+    with pytest.raises(TooLarge, match=r"2\^152,064 subsets of 152,064 tokens"):
+        refuse_subsets(152_064, "the brute-force optimum")

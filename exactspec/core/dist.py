@@ -154,6 +154,13 @@ def exact_str(value: Any) -> str:
     return str(expr)
 
 
+def _ratio_text(n: int, d: int) -> str:
+    """``exact_str(Fraction(n, d))`` of integers (``d > 0``), without the ``Fraction``."""
+    g = math.gcd(n, d)
+    n, d = n // g, d // g
+    return _int_text(n) if d == 1 else f"{_int_text(n)}/{_int_text(d)}"
+
+
 def _int_text(n: int) -> str:
     """Decimal text of any integer, past Python's default 4,300-digit limit on ``str(int)``."""
     try:
@@ -251,6 +258,17 @@ class Dist(Mapping):
         elif (check and normalize and len(values) >= integer_rows.INTEGER_ROW_MIN
                 and all(type(v) is float for v in values)):
             values, row = _normalized_floats(values, given_labels, name)
+        elif check and len(values) >= integer_rows.INTEGER_ROW_MIN and \
+                (row := _ratio_texts_row(values)) is not None:   # "a/b" texts: integers only
+            whole = sum(row[0])
+            if normalize and whole == 0:
+                raise InvalidInput(f"{name} sums to 0: nothing to normalize")
+            if normalize:
+                row = (row[0], whole)
+            elif whole != row[1]:
+                raise InvalidInput(f"{name} sums to {exact_str(Fraction(whole, row[1]))}, not 1 "
+                                   "(use --normalize to rescale)")
+            values = None                     # the Fractions made when first read
         elif check:
             values = [_exact_entry(v, name, lab) for lab, v in zip(given_labels, values)]
             for lab, v in zip(given_labels, values):
@@ -448,6 +466,9 @@ class Dist(Mapping):
 
     def to_json(self) -> dict:
         """``{label: "3/5"}`` with labels as strings and exact values as lowest-terms text."""
+        row = self._integer_row
+        if self._probs is None and row is not None and getattr(self, "_base", None) is None:
+            return {str(lab): _ratio_text(n, row[1]) for lab, n in zip(self.labels, row[0])}
         return {str(lab): exact_str(v) for lab, v in zip(self.labels, self.probs)}
 
     def to_floats(self) -> list[float]:
@@ -484,6 +505,29 @@ def _no_duplicates(pairs):
         dup = next(key for key in keys if keys.count(key) > 1)
         raise InvalidInput(f"duplicate key {dup!r} in a JSON object")
     return dict(pairs)
+
+
+def _ratio_texts_row(values) -> tuple[list[int], int] | None:
+    """Texts ``"a/b"`` and ``"a"`` of digits (as a JSON file of a long row writes them) as
+    an integer row over their common denominator, without a ``Fraction`` each; ``None`` for
+    any other entry or a common denominator over the budget (the general path reads them)."""
+    numerators, denominators = [], []
+    for v in values:
+        if type(v) is not str:
+            return None
+        a, slash, b = v.partition("/")
+        if not slash:
+            a, b = v, "1"
+        if not (a.isdecimal() and b.isdecimal() and b[0] != "0"):
+            return None
+        numerators.append(int(a))
+        denominators.append(int(b))
+    d = 1
+    for x in set(denominators):
+        d = math.lcm(d, x)
+        if d.bit_length() > integer_rows.MAX_DENOMINATOR_BITS:
+            return None
+    return [n * (d // b) for n, b in zip(numerators, denominators)], d
 
 
 def _exact_entry(v, name: str, lab) -> Any:

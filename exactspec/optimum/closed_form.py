@@ -71,7 +71,7 @@ def exact_masses(d: Any, name: str, labels=None) -> Dist:
     if dist._probs is None and row is not None and (not row[0] or min(row[0]) >= 0):
         return dist                               # exact, not read yet: keep it lazy
     if all(type(v) is Fraction for v in dist.probs):
-        if any(v.numerator < 0 for v in dist.probs):
+        if any(v._numerator < 0 for v in dist.probs):
             i = next(i for i, v in enumerate(dist.probs) if v.numerator < 0)
             raise InvalidInput(f"{name}[{dist.labels[i]}] = {exact_str(dist.probs[i])} is "
                                "negative")
@@ -89,13 +89,24 @@ def exact_masses(d: Any, name: str, labels=None) -> Dist:
     return Dist(values, dist.labels, check=False)
 
 
+#: The last exact laws checked, by identity (a Dist is read-only: checked once, not again
+#: by every function of the optimum it is handed to).
+_LAWS_CHECKED: dict = {}
+
+
 def exact_law(d: Any, name: str, labels=None) -> Dist:
     """``d`` as an exact probability law: ``Fraction`` entries summing to exactly 1."""
+    if _LAWS_CHECKED.get(id(d)) is d:
+        return d
     dist = exact_masses(d, name, labels)
     row = integer_row_of(dist)
     total = Fraction(sum(row[0]), row[1]) if row else sum(dist.probs, Fraction(0))
     if total != 1:
         raise InvalidInput(f"{name} sums to {exact_str(total)}, not 1")
+    if dist is d:
+        if len(_LAWS_CHECKED) >= 8:
+            _LAWS_CHECKED.clear()
+        _LAWS_CHECKED[id(d)] = d
     return dist
 
 
@@ -334,7 +345,9 @@ def _order_of_integers(pp: list[int], qq: list[int]) -> list[int]:
             end += 1
         if end - start > 1:                      # equal floats: the exact ratios decide
             run = keyed[start:end]
-            run.sort(key=lambda i: (Fraction(qq[i], pp[i]), i))
+            a = run[0]
+            if any(qq[i] * pp[a] != qq[a] * pp[i] for i in run):   # (all equal: index order)
+                run.sort(key=lambda i: (Fraction(qq[i], pp[i]), i))
             order += run
         else:
             order.append(keyed[start])

@@ -15,7 +15,7 @@ from itertools import combinations_with_replacement
 from typing import Any
 
 from ..core.budget import digits_of_bits
-from ..core.dist import Dist
+from ..core.dist import Dist, integer_row_of
 from ..core.errors import InvalidInput, TooLarge
 from .closed_form import check_draft_law_name, check_k, exact_law
 
@@ -43,7 +43,8 @@ def hub_index(q: Dist) -> int:
 
 def draft_support(q: Dist, k: int, law: str) -> list[int]:
     """Validate ``(q, k, law)``; return the indices of ``q``'s support."""
-    support = [i for i, v in enumerate(q.probs) if v != 0]
+    row = integer_row_of(q)           # its integers where it has them (no Fraction each)
+    support = [i for i, v in enumerate(row[0] if row is not None else q.probs) if v != 0]
     if law == "wor" and k > len(support):
         raise InvalidInput(
             f"k={k}: drafting without replacement needs k <= {len(support)}, the number of "

@@ -29,8 +29,9 @@ MAX_SUBSET_TOKENS = 20
 def refuse_subsets(n: int, what: str) -> None:
     """Raise :class:`TooLarge` when ``n`` tokens have more subsets than ``what`` may enumerate."""
     if n > MAX_SUBSET_TOKENS:
+        count = f"2^{n} = {2 ** n}" if n <= 64 else f"2^{n:,}"   # its digits, when few
         raise TooLarge(
-            f"{what} enumerates all 2^{n} = {2 ** n} subsets of {n} tokens; the budget is "
+            f"{what} enumerates all {count} subsets of {n:,} tokens; the budget is "
             f"{MAX_SUBSET_TOKENS} tokens (2^{MAX_SUBSET_TOKENS} subsets)",
             estimate=2 ** n, budget=2 ** MAX_SUBSET_TOKENS)
 
