@@ -1,7 +1,7 @@
 """Draft axis: a rule written with the sampler ``s`` run once per path with its draft an axis.
 
-Law leaves (:mod:`.law_leaves`) run a one-draft rule once per draft token: about ``1.5 V``
-runs at ``V`` tokens, each a few exact operations.  Here ``s.draft(q)`` answers an
+Law leaves (:mod:`exactspec.engine.law_leaves`) run a one-draft rule once per draft token:
+about ``1.5 V`` runs at ``V`` tokens, each a few exact operations.  Here ``s.draft(q)`` answers an
 :class:`AxisToken` that stands for every token of ``q``'s support at once, and the values
 read at it are :class:`AxisValue`\\ s holding one value per draft token, each computed by the
 scalar operation the walk applies on that token's path (``p[x]``, ``p[x] / q[x]``, ``min(1,
@@ -69,7 +69,7 @@ __all__ = ["enumerate_draft_axis", "AxisSampler", "AxisToken", "AxisValue", "Axi
 
 _clock = time.perf_counter  # taken before any watch replaces the clock
 
-#: Runs of the body (paths of the axis run) past which the route declines: each is ``O(V)``.
+#: The most runs of the body the route makes before it declines (each run costs ``O(V)``).
 MAX_RUNS = 512
 
 #: Rows at least this long are computed by :func:`~exactspec.torch_layer.rational_rows.rational_row`.

@@ -1,6 +1,7 @@
 """What the two routes that hand a rule stand-in values share: the requests they take.
 
-The draft axis (:mod:`.draft_axis`) and law leaves (:mod:`.law_leaves`) run a rule written
+The draft axis (:mod:`exactspec.routes.draft_axis`) and law leaves
+(:mod:`exactspec.routes.law_leaves`) run a rule written
 with the sampler ``s`` with values that stand for many (the draft as every token at once, a
 resample as its law).  Both take exact runs only, of rows of plain rationals, never a
 PyTorch rule (its own axis routes take it) nor a request that lists its paths (a
