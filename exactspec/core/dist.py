@@ -114,9 +114,9 @@ def parse_number(text: str, name: str) -> Fraction:
     ...
     exactspec.core.errors.TooLarge: tolerance='1e-100000000': the exponent -100,000,000 is over ...
     """
-    a, slash, b = text.partition("/")     # the common "a/b": straight to the fraction
-    if slash and a.isdecimal() and b.isdecimal() and b[0] != "0":
-        return fraction_of(int(a), int(b))
+    parts = _digit_ratio(text)            # the common "a/b": straight to the fraction
+    if parts is not None:
+        return fraction_of(*parts)
     ratio = _RATIO.fullmatch(text)        # the same with spaces
     if ratio is not None:
         return fraction_of(int(ratio.group(1)), int(ratio.group(2)))
@@ -507,26 +507,31 @@ def _no_duplicates(pairs):
     return dict(pairs)
 
 
+def _digit_ratio(text: str) -> tuple[int, int] | None:
+    """``"a/b"`` or ``"a"`` written in digits alone (``b`` not starting with 0) as
+    ``(a, b)``; ``None`` for any other text."""
+    a, slash, b = text.partition("/")
+    if not slash:
+        b = "1"
+    if a.isdecimal() and b.isdecimal() and b[0] != "0":
+        return int(a), int(b)
+    return None
+
+
 def _ratio_texts_row(values) -> tuple[list[int], int] | None:
     """Texts ``"a/b"`` and ``"a"`` of digits (as a JSON file of a long row writes them) as
     an integer row over their common denominator, without a ``Fraction`` each; ``None`` for
     any other entry or a common denominator over the budget (the general path reads them)."""
     numerators, denominators = [], []
     for v in values:
-        if type(v) is not str:
+        parts = _digit_ratio(v) if type(v) is str else None
+        if parts is None:
             return None
-        a, slash, b = v.partition("/")
-        if not slash:
-            a, b = v, "1"
-        if not (a.isdecimal() and b.isdecimal() and b[0] != "0"):
-            return None
-        numerators.append(int(a))
-        denominators.append(int(b))
-    d = 1
-    for x in set(denominators):
-        d = math.lcm(d, x)
-        if d.bit_length() > integer_rows.MAX_DENOMINATOR_BITS:
-            return None
+        numerators.append(parts[0])
+        denominators.append(parts[1])
+    d = integer_rows.lcm_within_budget(set(denominators))
+    if d is None:
+        return None
     return [n * (d // b) for n, b in zip(numerators, denominators)], d
 
 

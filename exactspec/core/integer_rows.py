@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-__all__ = ["INTEGER_ROW_MIN", "MAX_DENOMINATOR_BITS", "common_denominator", "integer_row", "exact_sum",
+__all__ = ["INTEGER_ROW_MIN", "MAX_DENOMINATOR_BITS", "common_denominator", "lcm_within_budget",
+           "integer_row", "exact_sum",
            "fraction_of", "reduced_fraction", "float_fraction", "fractions_over"]
 
 #: Rows shorter than this stay with ``Fraction``s (there the integer bookkeeping costs more
@@ -45,6 +46,15 @@ def common_denominator(values) -> int | None:
             denominators.add(v._denominator)
         elif t is not int:
             return None
+    return lcm_within_budget(denominators)
+
+
+def lcm_within_budget(denominators) -> int | None:
+    """``lcm`` of positive integers, or ``None`` past :data:`MAX_DENOMINATOR_BITS` bits.
+
+    >>> lcm_within_budget({4, 6}), lcm_within_budget([2 ** 9000])
+    (12, None)
+    """
     d = 1
     for x in denominators:
         d = math.lcm(d, x)

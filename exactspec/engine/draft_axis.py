@@ -55,13 +55,13 @@ from typing import Callable
 
 from ..core.dist import Dist
 from ..core.exact_values import stored_probs
-from ..core.integer_rows import exact_sum, fraction_of, reduced_fraction
+from ..core.integer_rows import exact_sum, reduced_fraction
 from ..core.signals import CannotProceed, is_user_file
 from ..torch_layer.rational_rows import rational_row
 from .exact import DEFAULT_MAX_PATHS, MAX_SECONDS, check_unchanged, input_snapshot, unwatched
 from .law_leaves import (FLOAT_RUN, OPAQUE, LawLeafEnumeration, LawSampler, LawToken, Opaque,
                          SharedRuns, law_of, leaf_pass, refuse_use)
-from .uniform import Uniform
+from .uniform import Uniform, below_ideal, below_on_grid
 from .watch import watched
 
 __all__ = ["enumerate_draft_axis", "AxisSampler", "AxisToken", "AxisValue", "AxisWeights",
@@ -119,18 +119,18 @@ class AxisWeights:
     """A path weight per draft token (aligned with the axis; ``0`` where a token's path
     left this branch)."""
 
-    __slots__ = ("values", "mask", "_zeros")
+    __slots__ = ("values", "mask", "_has_zero")
 
     def __init__(self, values: list, mask: bool = False):
         self.values = values
         self.mask = mask          # every value the 0 or the 1 of this module (a condition)
-        self._zeros = None
+        self._has_zero = None
 
-    def zeros(self) -> bool:
+    def has_zero(self) -> bool:
         """Whether some token weighs 0 (its path left this branch)."""
-        if self._zeros is None:
-            self._zeros = not all(self.values)
-        return self._zeros
+        if self._has_zero is None:
+            self._has_zero = not all(self.values)
+        return self._has_zero
 
     def __mul__(self, other):
         if type(other) is AxisWeights:
@@ -421,7 +421,7 @@ class AxisSampler(LawSampler):
             return None
         if self._live[0] is w:
             return self._live[1]
-        live = None if not w.zeros() else [i for i, v in enumerate(w.values) if v]
+        live = None if not w.has_zero() else [i for i, v in enumerate(w.values) if v]
         self._live = (w, live)
         return live
 
@@ -542,20 +542,10 @@ class AxisSampler(LawSampler):
         n = self.grid
         for i in (range(len(values)) if live is None else live):
             v = values[i]
-            if type(v) is Fraction:
-                a, b = v._numerator, v._denominator
-            elif type(v) is int:
-                a, b = v, 1
-            else:
+            if type(v) is not Fraction and type(v) is not int:
                 _decline(self.shared, "a uniform compared with a bool read at the draft (the "
                                       "walk words it)")
-            if n is None:
-                below[i] = _ZERO if a <= 0 else _ONE if a >= b else v
-            else:
-                a *= n
-                count = -(-a // b) if strict else a // b + 1
-                below[i] = _ZERO if count <= 0 else _ONE if count >= n else \
-                    fraction_of(count, n)
+            below[i] = below_ideal(v) if n is None else below_on_grid(v, n, strict)
         result = self._axis_choice("uniform", below, f"u{u.ident} {'<' if strict else '<='} "
                                                       "c[draft]")
         self._use_up(u)

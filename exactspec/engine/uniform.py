@@ -22,8 +22,9 @@ import math
 from fractions import Fraction
 
 from ..core.exact_values import exact_operand
+from ..core.integer_rows import fraction_of
 
-__all__ = ["Uniform", "UniformView", "grid_count"]
+__all__ = ["Uniform", "UniformView", "grid_count", "below_ideal", "below_on_grid"]
 
 
 def grid_count(lo, hi, grid: int) -> int:
@@ -149,3 +150,27 @@ class Uniform(UniformView):
 
     def __repr__(self):
         return f"u{self.ident} in [{self.lo}, {self.hi})"
+
+
+def below_ideal(x):
+    """``P(u < x) = P(u <= x)`` for an ideal uniform on ``[0, 1)``: ``x`` clipped to [0, 1].
+
+    >>> below_ideal(Fraction(1, 3)), below_ideal(-1), below_ideal(2)
+    (Fraction(1, 3), Fraction(0, 1), Fraction(1, 1))
+    """
+    num, den = x.numerator, x.denominator
+    return Fraction(0) if num <= 0 else Fraction(1) if num >= den else \
+        (x if type(x) is Fraction else Fraction(x))
+
+
+def below_on_grid(x, n: int, strict: bool):
+    """``P(u < x)`` (``strict``) or ``P(u <= x)`` for a fresh uniform on the grid
+    ``{0, 1/n, ..., (n-1)/n}``: the grid points below the cut, ``ceil(x n)`` for ``u < x`` and
+    ``floor(x n) + 1`` for ``u <= x``, clipped to ``0..n``, over ``n``.
+
+    >>> below_on_grid(Fraction(1, 4), 8, True), below_on_grid(Fraction(1, 4), 8, False)
+    (Fraction(1, 4), Fraction(3, 8))
+    """
+    a, b = x.numerator * n, x.denominator
+    k = -(-a // b) if strict else a // b + 1
+    return Fraction(0) if k <= 0 else Fraction(1) if k >= n else fraction_of(k, n)

@@ -70,11 +70,11 @@ import math
 import operator
 from fractions import Fraction
 
-from ..core.integer_rows import exact_sum, fraction_of, fractions_over, integer_row
+from ..core.integer_rows import exact_sum, fractions_over, integer_row
 from ..core.signals import CannotProceed
 from ..engine.exact import ExactSampler
 from ..engine.floats import FORMATS, FloatValue
-from ..engine.uniform import Uniform, UniformView
+from ..engine.uniform import Uniform, UniformView, below_ideal, below_on_grid
 from . import float_rows
 from .axis_values import LawIndex, Mixture, Pair, Split, no_one_value
 from .context import CURRENT, current
@@ -448,30 +448,6 @@ def _complement(row: list) -> list:
     return out
 
 
-def _below_ideal(x):
-    """``P(u < x) = P(u <= x)`` for an ideal uniform on ``[0, 1)``: ``x`` clipped to [0, 1].
-
-    >>> _below_ideal(Fraction(1, 3)), _below_ideal(-1), _below_ideal(2)
-    (Fraction(1, 3), Fraction(0, 1), Fraction(1, 1))
-    """
-    num, den = x.numerator, x.denominator
-    return _ZERO if num <= 0 else _ONE if num >= den else \
-        (x if type(x) is Fraction else Fraction(x))
-
-
-def below_on_grid(x, n: int, strict: bool):
-    """``P(u < x)`` (``strict``) or ``P(u <= x)`` for a fresh uniform on the grid
-    ``{0, 1/n, ..., (n-1)/n}``: the grid points below the cut, ``ceil(x n)`` for ``u < x`` and
-    ``floor(x n) + 1`` for ``u <= x``, clipped to ``0..n``, over ``n``.
-
-    >>> below_on_grid(Fraction(1, 4), 8, True), below_on_grid(Fraction(1, 4), 8, False)
-    (Fraction(1, 4), Fraction(3, 8))
-    """
-    a, b = x.numerator * n, x.denominator
-    k = -(-a // b) if strict else a // b + 1
-    return _ZERO if k <= 0 else _ONE if k >= n else fraction_of(k, n)
-
-
 _ZERO, _ONE = Fraction(0), Fraction(1)
 
 
@@ -591,7 +567,7 @@ class VectorSampler(ExactSampler):
         or ideal."""
         n = self.grid
         return [_ZERO if x is None else
-                below_on_grid(x, n, strict) if n is not None else _below_ideal(x)
+                below_on_grid(x, n, strict) if n is not None else below_ideal(x)
                 for x in self._thresholds(values, never)]
 
     def _branched_split(self, u, below: list, what: str):
@@ -678,7 +654,7 @@ class PairSampler(VectorSampler):
         """The weights of a branched comparison with ideal uniforms and on the grid (a scalar
         comparison reads :attr:`grid`: :class:`~exactspec.core.signals.CannotProceed` (``retry="apart"``))."""
         xs, n = self._thresholds(values, never), self.pair_grid
-        return Pair([_ZERO if x is None else _below_ideal(x) for x in xs],
+        return Pair([_ZERO if x is None else below_ideal(x) for x in xs],
                     [_ZERO if x is None else below_on_grid(x, n, strict) for x in xs])
 
     def _choose_split(self, below, what: str) -> bool:
