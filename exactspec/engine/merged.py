@@ -53,6 +53,7 @@ from typing import Any, Callable
 from ..core.errors import InvalidInput, TooLarge
 from .driver import depth_first
 from .exact import Enumeration, ExactSampler
+from .step_budget import StepBudget
 
 __all__ = ["Stepped", "Done", "MergedEnumeration", "enumerate_merged", "DEFAULT_MAX_STATES",
            "by_identity"]
@@ -120,6 +121,10 @@ class Stepped:
         The number of merged states is not bounded in advance (as RRS's ``O(k |V|)`` is):
         such a caller refuses, as for the plain enumeration, when the estimated number of
         paths is over its budget of paths, so that only the work is smaller, never the reach.
+    least_steps : callable, optional
+        ``least_steps(p, q, k) -> int``: a number of steps the run takes at least (KEY: one
+        per token of ``q``'s support), so that a seconds budget can project the steps still
+        to come (:class:`~exactspec.engine.step_budget.StepBudget`).
     """
 
     start: Callable
@@ -127,6 +132,7 @@ class Stepped:
     name: str = ""
     plain_paths: int | None = None
     paths_budget: bool = False
+    least_steps: Callable | None = None
 
 
 @dataclass
@@ -277,7 +283,8 @@ class _MergedSampler(ExactSampler):
 def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = None,
                      max_states: int | None = DEFAULT_MAX_STATES,
                      max_steps: int = 100_000,
-                     progress: bool | None = None) -> MergedEnumeration:
+                     progress: bool | None = None,
+                     max_seconds: float | None = None) -> MergedEnumeration:
     """Run a :class:`Stepped` method exactly, merging equal states; the exact law,
     ``P(Y in X)`` and the explicit acceptance.
 
@@ -292,8 +299,16 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
         Print a progress line on stderr (the step, the states in it, the paths finished);
         by default once the run has taken :data:`PROGRESS_AFTER` seconds, when stderr is a
         terminal.
+    max_seconds : float, optional
+        Refuse (:class:`~exactspec.core.errors.TooLarge`) a step whose states, projected at
+        the rate of its first ones, take the run past this many seconds of exact work
+        (:class:`~exactspec.engine.step_budget.StepBudget`); ``None``: no seconds budget.
     """
     start_time = time.perf_counter()
+    budget = None
+    if max_seconds is not None:
+        least = stepped.least_steps(p, q, k) if stepped.least_steps is not None else 0
+        budget = StepBudget(max_seconds, stepped.name or "the method", least_steps=least)
     if progress is None:
         progress = sys.stderr.isatty()
         quiet_until = start_time + PROGRESS_AFTER
@@ -317,6 +332,8 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                 raise TooLarge(f"{stepped.name or 'the method'} has not finished after "
                                f"{max_steps} steps", estimate=None, budget=max_steps)
             states += len(frontier)
+            if budget is not None:
+                budget.begin(generation, len(frontier))
             following: dict = {}
             aliases: dict = {}
             for (state, accepted), mass in frontier.items():
@@ -388,6 +405,8 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
 
                 depth_first(sampler, lambda s, state=state: stepped.step(s, p, q, k, state),
                             leaf)
+                if budget is not None:
+                    budget.state_done()
             if max_states is not None and len(following) > max_states:
                 raise TooLarge(
                     f"{stepped.name or 'the method'}: {len(following):,} distinct states after "

@@ -48,7 +48,7 @@ from ..engine.merged import Done, Stepped
 from .placement import key_placement
 from .selection import count_laws, lowest_update, tie_break
 
-__all__ = ["KEY_STEPS"]
+__all__ = ["KEY_STEPS", "least_steps", "count_next", "verify_selected"]
 
 
 def _start(p, q, k):
@@ -82,6 +82,13 @@ def count_next(s, chain, order, state):
     return (nxt + 1, left - count, count, lowest, tied)
 
 
+def least_steps(p, q, k) -> int:
+    """The steps KEY's run takes at least: one count per token of ``q``'s support (the run
+    that gives every draft to the last token reaches it), for a seconds budget's projection
+    (:attr:`~exactspec.engine.merged.Stepped.least_steps`)."""
+    return len(count_laws(q, k)["support"])
+
+
 def verify_selected(s, plan, tied):
     """The last step: the selected draft (ties in the lowest slot broken uniformly) is
     accepted with probability ``beta``, else the residual is drawn."""
@@ -92,4 +99,5 @@ def verify_selected(s, plan, tied):
 
 
 #: ``key`` for :func:`exactspec.engine.merged.enumerate_merged` (module docstring).
-KEY_STEPS = Stepped(_start, _step, name="key", plain_paths=250, paths_budget=True)
+KEY_STEPS = Stepped(_start, _step, name="key", plain_paths=250, paths_budget=True,
+                    least_steps=least_steps)

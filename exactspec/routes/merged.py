@@ -16,7 +16,8 @@ It answers only requests that allow merged states
 
 Raises :class:`~exactspec.core.errors.TooLarge` above the budget: ``k`` over
 :data:`MERGED_MAX_K`, or merged states not bounded in advance (``paths_budget``) estimated
-above the request's budget.
+above the request's budget, or a step of merged states projected past the seconds budget
+(:func:`merged_seconds`) from the rate of its first states.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..core.signals import CannotProceed
 from .request import Request
 
 __all__ = ["MERGED_STATES", "MERGED_AFTER_PATHS", "MergedStates", "PLAIN_PATHS",
-           "MERGED_FALLBACK_PATHS", "MERGED_MAX_K", "merged_budget",
+           "MERGED_FALLBACK_PATHS", "MERGED_MAX_K", "merged_budget", "merged_seconds",
            "plain_refusal_falls_back"]
 
 #: Above this many estimated paths, a method with a stepped form runs with merged states.
@@ -121,11 +122,26 @@ class MergedStates:
                 raise CannotProceed(f"the plain enumeration fits: about {estimate:,} paths")
 
 
+def merged_seconds(request: Request) -> float | None:
+    """The seconds budget of a run by merged states: the path enumeration's
+    :data:`~exactspec.engine.path_estimate.MAX_SECONDS`, or the request's ``max_seconds``
+    where that is larger (a smaller one says when the plain walk gives way, as ``compare``'s
+    does, and merged states still prove below it); none when the caller insists (a
+    ``max_paths`` other than the default, and no ``max_seconds``)."""
+    from ..engine.exact import DEFAULT_MAX_PATHS
+    from ..engine.path_estimate import MAX_SECONDS
+
+    if request.max_seconds is None and request.max_paths != DEFAULT_MAX_PATHS:
+        return None
+    return max(MAX_SECONDS, request.max_seconds or 0.0)
+
+
 def _merged(request: Request):
     from ..engine.merged import enumerate_merged
 
     enumeration = enumerate_merged(request.steps, request.p, request.q, request.k,
-                                   max_states=request.max_paths)
+                                   max_states=request.max_paths,
+                                   max_seconds=merged_seconds(request))
     if enumeration.total != 1:
         raise AssertionError(f"internal: merged weights sum to {enumeration.total}, not 1")
     return enumeration
