@@ -76,7 +76,10 @@ class StepBudget:
     def state_done(self) -> None:
         """One state of the generation is done: refuse
         (:class:`~exactspec.core.errors.TooLarge`) if the whole run passes twice the budget,
-        or if the generation, projected at its rate so far, passes the budget."""
+        if the generation's states still to do, projected at its rate so far, take it past
+        the budget, or if the steps still to come at this step's cost take it past twice
+        the budget.  A step that has finished, with no step known to be still to come, is
+        never refused by projection (the run may be about to end)."""
         self.done += 1
         now = self.now()
         spent = now - self.step_started
@@ -88,10 +91,13 @@ class StepBudget:
                            f"after {elapsed:,.0f} s of exact work, over the budget of "
                            f"{self.max_seconds:,.0f} s: stopped; {instead}",
                            estimate=math.ceil(elapsed), budget=math.floor(self.max_seconds))
-        if spent < SETTLE_SECONDS if self.done < self.states else elapsed < SETTLE_SECONDS:
-            return                       # too little seen for a rate
-        step = spent / self.done * self.states
         later = max(0, self.least_steps - self.generation)
+        if self.done < self.states:
+            if spent < SETTLE_SECONDS:
+                return                   # too little seen for a rate
+        elif not later or elapsed < SETTLE_SECONDS:
+            return                       # a finished step projects nothing more
+        step = spent / self.done * self.states
         projected = (self.step_started - self.started) + step * (1 + later)
         # steps to come are counted at this step's cost; they may cost less (states finish),
         # so a projection over them refuses only past twice the budget, as a walk stops
