@@ -888,7 +888,7 @@ def test_exact_optimal_on_a_million_tokens_refused_before_parsing(tmp_path, caps
 def test_optimal_text_table_is_linear_in_the_vocabulary(monkeypatch, capsys):
     """Each token of the table costs a bounded number of label comparisons (a list of tight
     labels searched per token made it quadratic: minutes at 152,064 tokens)."""
-    import exactspec.bounds.compare as compare_module
+    import exactspec.optimum.checks as checks_module
 
     comparisons = [0]
 
@@ -899,7 +899,7 @@ def test_optimal_text_table_is_linear_in_the_vocabulary(monkeypatch, capsys):
             comparisons[0] += 1
             return str.__eq__(self, other)
 
-    real = compare_module.optimal_report
+    real = checks_module.optimal_report
 
     def counting_report(p, q, k):
         obj = real(p, q, k)
@@ -907,7 +907,7 @@ def test_optimal_text_table_is_linear_in_the_vocabulary(monkeypatch, capsys):
         obj["tight"] = [Label(t) for t in obj["tight"]]
         return obj
 
-    monkeypatch.setattr(compare_module, "optimal_report", counting_report)
+    monkeypatch.setattr(checks_module, "optimal_report", counting_report)
     n = 3000
     p = ",".join(["1"] * n)                           # every ratio ties: all prefixes tight
     q = ",".join(["1"] * n)

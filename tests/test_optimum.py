@@ -505,3 +505,44 @@ def test_the_subset_refusal_at_full_vocabulary_writes_no_huge_number():
 
     with pytest.raises(TooLarge, match=r"2\^152,064 subsets of 152,064 tokens"):
         refuse_subsets(152_064, "the brute-force optimum")
+
+
+def test_order_of_integer_rows_at_the_edge_of_float_resolution():
+    """On integer rows whose products stay within 2^51, one sort of the rounded ratios is the
+    exact order (two distinct ratios never round to one float); beyond it, and with zeros of
+    ``p``, runs of equal floats are sorted exactly.  Both against cross-multiplication."""
+    import random
+    from functools import cmp_to_key
+
+    from exactspec.optimum.closed_form import _order_of_integers
+
+    def exact_order(pp, qq):
+        def compare(s, t):
+            if (pp[s] == 0) != (pp[t] == 0):
+                return 1 if pp[s] == 0 else -1
+            if pp[s] != 0 and qq[s] * pp[t] != qq[t] * pp[s]:
+                return -1 if qq[s] * pp[t] < qq[t] * pp[s] else 1
+            return (s > t) - (s < t)
+        return sorted(range(len(pp)), key=cmp_to_key(compare))
+
+    # neighbours a/b < c/d with b c - a d = 1 and b, c near 2^25: ratios 2^-51 apart, relatively
+    b = (1 << 25) + 1
+    a, d, c = b - 2, b - 1, b - 2          # (b-2)/b < (b-2)/(b-1): b(b-2) - (b-2)(b-1) = b - 2
+    rows = [([b, d, b], [a, c, a]), ([d, b], [c, a])]
+    # n/(n+1) > (n-1)/n, 2^-58 apart: one float, so past 2^51 only the exact sort orders them
+    n = 1 << 29
+    rows += [([n + 1, n], [n, n - 1]), ([n + 1, n, 7], [n, n - 1, 0])]
+    # the same ratios scaled past 2^51 (the exact sort inside equal floats decides)
+    big = 1 << 40
+    rows += [([b * big, d * big, 3], [a * big, c * big, 0])]
+    rng = random.Random(7)
+    for _ in range(300):
+        n = rng.randint(1, 7)
+        scale = rng.choice([1, 1 << 20, 1 << 30, 1 << 60])
+        pp = [rng.choice([0, 1, 2, 3, 5]) * scale + rng.choice([0, 1]) for _ in range(n)]
+        qq = [rng.choice([0, 1, 2, 3, 5]) * scale + rng.choice([0, 1]) for _ in range(n)]
+        rows.append((pp, qq))
+    for pp, qq in rows:
+        if not any(pp):
+            continue
+        assert _order_of_integers(pp, qq) == exact_order(pp, qq), (pp, qq)

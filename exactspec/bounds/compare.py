@@ -1,7 +1,8 @@
 """Every method side by side against the optimum of its own draft law; the optimum report.
 
-:func:`compare` gives the ``exactspec compare --json`` object and :func:`optimal_report` the
-``exactspec optimal --json`` object (docs/json.md#optimal).  :func:`exact_verification` proves one
+:func:`compare` gives the ``exactspec compare --json`` object (and
+:func:`~exactspec.optimum.checks.optimal_report`, kept here by name, the ``exactspec optimal
+--json`` object: docs/json.md#optimal).  :func:`exact_verification` proves one
 method on one instance with the plain enumeration when it fits, and otherwise with the
 merged-state interpreter (:mod:`exactspec.engine.merged`) when the method has a stepped form.
 
@@ -23,7 +24,8 @@ from ..core.dist import exact_str
 from ..routes.merged import PLAIN_PATHS
 from ..core.errors import InvalidInput, NotExact, TooLarge, Undecided
 from ..methods import METHODS, get_method
-from ..optimum.alpha_star import checks_and_skips, law_pair, optimum
+from ..optimum.alpha_star import law_pair, optimum
+from ..optimum.checks import optimal_report
 
 __all__ = ["compare", "optimal_report", "exact_verification", "draft_law_optimum",
            "PLAIN_PATHS", "COMPARE_MAX_PATHS", "COMPARE_MAX_SECONDS", "COMPARE_MAX_PLAN",
@@ -225,22 +227,3 @@ def compare(p, q, k: int = 1, methods=None, *, max_paths: int = COMPARE_MAX_PATH
     }
 
 
-def optimal_report(p, q, k: int) -> dict:
-    """The ``exactspec optimal --json`` object: ``alpha*``, ``a*``, the sorted order, the tight
-    prefixes and the cross-checks (``checks``: closed form, brute force, max flow; ``None``
-    where skipped as too large, with the reason in ``checks_skipped``).
-
-    >>> from exactspec.core.dist import Dist
-    >>> r = optimal_report(Dist.parse("1/2,3/10,1/5", labels="abc"),
-    ...                    Dist.parse("1/5,1/5,3/5", labels="abc"), 2)
-    >>> r["alpha_star"], r["a_star"], r["order"], r["tight"], r["checks"]
-    ('21/25', {'a': '9/25', 'b': '7/25', 'c': '1/5'}, ['a', 'b', 'c'], ['a', 'b'], \
-{'closed_form': True, 'brute_force': True, 'max_flow': True})
-    """
-    p, q = law_pair(p, q)
-    opt = optimum(p, q, k)
-    out = opt.to_json()
-    out["alpha_star_float"] = float(opt.alpha_star)
-    out["labels"] = [str(lab) for lab in p.labels]
-    out["checks"], out["checks_skipped"] = checks_and_skips(p, q, k, opt)
-    return out

@@ -13,9 +13,8 @@ from .readers import read_pair
 def cmd_optimal(args) -> int:
     if args.backend == "numpy":
         return float_command("optimal", args)
-    from ..bounds.compare import optimal_report
-
-    from ..core.dist import exact_str
+    from ..optimum.checks import optimal_report     # not bounds: no methods, no engine
+    from ..optimum.closed_form import law_texts
 
     p, q = read_pair(args)
     obj = optimal_report(p, q, args.k)
@@ -24,8 +23,7 @@ def cmd_optimal(args) -> int:
     def text() -> str:             # built only when it is what is written (not under --json)
         # one dictionary look-up per token (a list of the tight labels searched per token
         # was quadratic: minutes at 152,064 tokens)
-        p_text = {str(t): exact_str(v) for t, v in zip(p.labels, p.probs)}
-        q_text = {str(t): exact_str(v) for t, v in zip(q.labels, q.probs)}
+        p_text, q_text = law_texts(p), law_texts(q)     # from the integer rows, if any
         tight = set(obj["tight"])
         rows = [[name, obj["a_star"][name], p_text[name], q_text[name],
                  "tight" if name in tight else ""] for name in obj["order"]]

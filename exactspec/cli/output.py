@@ -27,10 +27,10 @@ def emit(obj, as_json: bool, text) -> None:
 
 def aligned_table(rows, header) -> str:
     """``rows`` under ``header`` as text, each column padded to its widest cell."""
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip()]
-    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    return "\n".join(lines)
+    table = [list(map(str, header))] + [list(map(str, r[:len(header)])) for r in rows]
+    widths = [max(map(len, column)) for column in zip(*table)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths).format        # one format call a row
+    return "\n".join([line(*r).rstrip() for r in table])
 
 
 def write_json(path, obj, flag: str = "--certificate") -> None:

@@ -28,7 +28,7 @@ from typing import Any
 from . import integer_rows
 from .budget import MAX_EXPONENT
 from .errors import InvalidInput, NotExact, TooLarge
-from .integer_rows import float_fraction, fraction_of, integer_row
+from .integer_rows import digit_ratio, float_fraction, fraction_of, integer_row, ratio_texts_row
 from .row_files import read_npy_row, read_text_capped
 
 __all__ = [
@@ -114,7 +114,7 @@ def parse_number(text: str, name: str) -> Fraction:
     ...
     exactspec.core.errors.TooLarge: tolerance='1e-100000000': the exponent -100,000,000 is over ...
     """
-    parts = _digit_ratio(text)            # the common "a/b": straight to the fraction
+    parts = digit_ratio(text)            # the common "a/b": straight to the fraction
     if parts is not None:
         return fraction_of(*parts)
     ratio = _RATIO.fullmatch(text)        # the same with spaces
@@ -259,7 +259,7 @@ class Dist(Mapping):
                 and all(type(v) is float for v in values)):
             values, row = _normalized_floats(values, given_labels, name)
         elif check and len(values) >= integer_rows.INTEGER_ROW_MIN and \
-                (row := _ratio_texts_row(values)) is not None:   # "a/b" texts: integers only
+                (row := ratio_texts_row(values)) is not None:   # "a/b" texts: integers only
             whole = sum(row[0])
             if normalize and whole == 0:
                 raise InvalidInput(f"{name} sums to 0: nothing to normalize")
@@ -505,34 +505,6 @@ def _no_duplicates(pairs):
         dup = next(key for key in keys if keys.count(key) > 1)
         raise InvalidInput(f"duplicate key {dup!r} in a JSON object")
     return dict(pairs)
-
-
-def _digit_ratio(text: str) -> tuple[int, int] | None:
-    """``"a/b"`` or ``"a"`` written in digits alone (``b`` not starting with 0) as
-    ``(a, b)``; ``None`` for any other text."""
-    a, slash, b = text.partition("/")
-    if not slash:
-        b = "1"
-    if a.isdecimal() and b.isdecimal() and b[0] != "0":
-        return int(a), int(b)
-    return None
-
-
-def _ratio_texts_row(values) -> tuple[list[int], int] | None:
-    """Texts ``"a/b"`` and ``"a"`` of digits (as a JSON file of a long row writes them) as
-    an integer row over their common denominator, without a ``Fraction`` each; ``None`` for
-    any other entry or a common denominator over the budget (the general path reads them)."""
-    numerators, denominators = [], []
-    for v in values:
-        parts = _digit_ratio(v) if type(v) is str else None
-        if parts is None:
-            return None
-        numerators.append(parts[0])
-        denominators.append(parts[1])
-    d = integer_rows.lcm_within_budget(set(denominators))
-    if d is None:
-        return None
-    return [n * (d // b) for n, b in zip(numerators, denominators)], d
 
 
 def _exact_entry(v, name: str, lab) -> Any:

@@ -147,3 +147,45 @@ def fractions_over(numerators, denominator: int) -> list[Fraction]:
     [Fraction(1, 2), Fraction(3, 4), Fraction(0, 1)]
     """
     return [fraction_of(n, denominator) for n in numerators]
+
+
+def digit_ratio(text: str) -> tuple[int, int] | None:
+    """``"a/b"`` or ``"a"`` written in digits alone (``b`` not starting with 0) as
+    ``(a, b)``; ``None`` for any other text.
+
+    >>> digit_ratio("3/7"), digit_ratio("12"), digit_ratio("1/07"), digit_ratio("-1/2")
+    ((3, 7), (12, 1), None, None)
+    """
+    a, slash, b = text.partition("/")
+    if not slash:
+        b = "1"
+    if a.isdecimal() and b.isdecimal() and b[0] != "0":
+        return int(a), int(b)
+    return None
+
+
+def ratio_texts_row(values) -> tuple[list[int], int] | None:
+    """Texts ``"a/b"`` and ``"a"`` of digits (as a JSON file of a long row writes them) as
+    an integer row over their common denominator, without a ``Fraction`` each (each distinct
+    text read once: a long row repeats its values); ``None`` for any other entry or a common
+    denominator over the budget (the general path reads them).
+
+    >>> ratio_texts_row(["1/2", "1/3", "1/6", "1/3"])
+    ([3, 2, 1, 2], 6)
+    >>> ratio_texts_row(["1/2", 0.5]) is None
+    True
+    """
+    try:
+        distinct = dict.fromkeys(values)
+    except TypeError:                               # an unhashable entry: not a text
+        return None
+    for v in distinct:
+        parts = digit_ratio(v) if type(v) is str else None
+        if parts is None:
+            return None
+        distinct[v] = parts
+    d = lcm_within_budget({b for _, b in distinct.values()})
+    if d is None:
+        return None
+    scaled = {v: n * (d // b) for v, (n, b) in distinct.items()}
+    return list(map(scaled.__getitem__, values)), d

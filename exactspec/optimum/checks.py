@@ -18,7 +18,7 @@ from .multisets import draft_multiset_count
 from .subsets import MAX_SUBSET_TOKENS, alpha_star_brute_force, is_feasible
 
 __all__ = ["CHECK_FLOW_MULTISETS", "check_optimum", "checks_and_skips", "closed_form_holds",
-           "optimum_check_skips"]
+           "optimal_report", "optimum_check_skips"]
 
 #: Largest number of i.i.d. draft multisets for the max-flow cross-check of
 #: :func:`check_optimum` (two exact max flows; about 1 s at 2,000 multisets on one core).
@@ -112,3 +112,24 @@ def checks_and_skips(p: Any, q: Any, k: int, opt: Optimum | None = None
     except TooLarge:
         pass
     return checks, optimum_check_skips(p, q, k)
+
+
+def optimal_report(p, q, k: int) -> dict:
+    """The ``exactspec optimal --json`` object: ``alpha*``, ``a*``, the sorted order, the tight
+    prefixes and the cross-checks (``checks``: closed form, brute force, max flow; ``None``
+    where skipped as too large, with the reason in ``checks_skipped``).
+
+    >>> from exactspec.core.dist import Dist
+    >>> r = optimal_report(Dist.parse("1/2,3/10,1/5", labels="abc"),
+    ...                    Dist.parse("1/5,1/5,3/5", labels="abc"), 2)
+    >>> r["alpha_star"], r["a_star"], r["order"], r["tight"], r["checks"]
+    ('21/25', {'a': '9/25', 'b': '7/25', 'c': '1/5'}, ['a', 'b', 'c'], ['a', 'b'], \
+{'closed_form': True, 'brute_force': True, 'max_flow': True})
+    """
+    p, q = law_pair(p, q)
+    opt = optimum(p, q, k)
+    out = opt.to_json()
+    out["alpha_star_float"] = float(opt.alpha_star)
+    out["labels"] = [str(lab) for lab in p.labels]
+    out["checks"], out["checks_skipped"] = checks_and_skips(p, q, k, opt)
+    return out

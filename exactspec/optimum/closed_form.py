@@ -252,10 +252,28 @@ class Optimum:
         return {
             "k": self.k,
             "alpha_star": exact_str(self.alpha_star),
-            "a_star": self.a_star.to_json(),
+            "a_star": law_texts(self.a_star),
             "order": [str(t) for t in self.order],
             "tight": [str(t) for t in self.tight],
         }
+
+
+def law_texts(law: Dist) -> dict:
+    """``law.to_json()``: ``{label: "3/5"}``, from the integer row when ``law`` has one, each
+    distinct numerator reduced and written once (an optimum's ``a*`` repeats ``p``'s values).
+
+    >>> law_texts(Dist.parse("1/2,1/4,1/4", labels="abc"))
+    {'a': '1/2', 'b': '1/4', 'c': '1/4'}
+    """
+    row = integer_row_of(law)
+    if row is None:
+        return law.to_json()
+    ints, d = row
+    texts: dict[int, str] = {}
+    for n in set(ints):
+        g = math.gcd(n, d)
+        texts[n] = str(n // g) if d == g else f"{n // g}/{d // g}"
+    return dict(zip(map(str, law.labels), map(texts.__getitem__, ints)))
 
 
 def optimum(p: Any, q: Any, k: int) -> Optimum:
@@ -325,18 +343,17 @@ def _order_of_integers(pp: list[int], qq: list[int]) -> list[int]:
             return math.inf
 
     positive = [i for i, v in enumerate(pp) if v != 0]
-    if len(positive) < 4096:
-        floats = {i: rounded(i) for i in positive}
-        keyed = sorted(positive, key=lambda i: (floats[i], i))
-        equal_to_next = [floats[a] == floats[b] for a, b in zip(keyed, keyed[1:])]
-    else:                                        # long rows: one stable sort in NumPy
-        import numpy as np
-
-        ratios = np.array([rounded(i) for i in positive], dtype=np.float64)
-        by_ratio = np.argsort(ratios, kind="stable")       # ties stay in index order
-        keyed = np.asarray(positive, dtype=np.int64)[by_ratio].tolist()
-        sorted_ratios = ratios[by_ratio]
-        equal_to_next = (sorted_ratios[1:] == sorted_ratios[:-1]).tolist()
+    floats = [rounded(i) for i in positive]
+    by_ratio = sorted(range(len(positive)), key=floats.__getitem__)   # stable: index order
+    keyed = [positive[j] for j in by_ratio]
+    if len(positive) == len(pp) and max(qq) * max(pp) <= 1 << 51:
+        # Q_i, P_i <= A, B with AB <= 2^51: two distinct ratios differ by at least
+        # 1/(P_i P_j), relatively by at least 1/(Q_i P_j) >= 2^-51, more than the two ulps
+        # (2^-52 relative each way) within which they could round to one float; so equal
+        # floats are equal ratios, already in index order (the exact sort would keep it).
+        return keyed
+    sorted_floats = [floats[j] for j in by_ratio]
+    equal_to_next = [x == y for x, y in zip(sorted_floats, sorted_floats[1:])]
     order: list[int] = []
     start = 0
     while start < len(keyed):
