@@ -335,7 +335,11 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
     keep_paths : bool
         Keep every path (for :meth:`Verification.certificate` and the tree of paths).
     max_paths : int or None
-        Refuse work estimated above this many paths; ``None`` to insist.
+        Refuse work estimated above this many paths; ``None`` to insist.  A method with a
+        stepped form (rrs, rrs-wor, kseq, spechub, key) whose paths are too many to list is
+        run with merged states instead (:mod:`exactspec.routes.merged`: the same law,
+        acceptances and number of paths), unless ``keep_paths``, ``grid`` or ``arith`` asks
+        for the paths themselves.
     arith : str, optional
         Run the method's arithmetic in a float format (``"float32"``, ``"bfloat16"``,
         ``"float16"``, ``"float64"``; see :mod:`exactspec.engine.float_sampler`): ``p`` and
@@ -371,9 +375,12 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
 
         get_format(arith)
         check_sum_order(sum_order)
+    # merged states (a stepped method's paths counted, not listed: rrs, kseq, ... at real
+    # vocabulary) wherever no path is kept and the uniforms are ideal, as on the command line
+    merged = not keep_paths and grid is None and arith is None
     answer = plan(request_of(m, p, q, k, grid=grid, arith=arith, sum_order=sum_order,
                              keep_paths=keep_paths, max_paths=max_paths, progress=progress,
-                             max_seconds=max_seconds))
+                             max_seconds=max_seconds, merged_states=merged))
     return Verification(m, p, q, k, answer.enumeration, grid, arith, sum_order,
                         answer.route, answer.declined)
 
