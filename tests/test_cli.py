@@ -234,6 +234,36 @@ def test_numpy_backend_reports_only_float_keys(capsys, tmp_path):
     assert abs(obj["alpha_star_float"] - float(exact)) < 1e-12
 
 
+def test_numpy_backend_reads_the_exact_engines_files_of_texts(capsys, tmp_path):
+    """A JSON row of ``"a/b"`` texts (as the exact engine's long rows are written) is read by
+    --backend numpy too, each text as its nearest float64; the float optimum agrees with the
+    exact one on the same file.  Any other entry is refused in one line."""
+    import random
+    from fractions import Fraction
+
+    rng = random.Random(3)
+    files = {}
+    for name in ("p", "q"):
+        weights = [rng.randint(1, 12) for _ in range(300)]
+        files[name] = tmp_path / f"{name}.json"
+        files[name].write_text(json.dumps([str(Fraction(w, sum(weights))) for w in weights]))
+    argv = ["optimal", "--p", f"@{files['p']}", "--q", f"@{files['q']}", "--k", "3", "--json"]
+    code, out, _ = run(capsys, *argv)
+    exact = json.loads(out)
+    code_f, out_f, _ = run(capsys, *argv, "--backend", "numpy")
+    floats = json.loads(out_f)
+    assert code == code_f == 0 and floats["exact"] is False
+    assert abs(floats["alpha_star_float"] - float(Fraction(exact["alpha_star"]))) < 1e-12
+    for entries, message in (('["1/2", true]', "numbers or texts of numbers only (entry 1 is "
+                                               "bool)"),
+                             ('["1/2", "x"]', "entry 1 ('x'): not a number"),
+                             ('["1/2", "1e999"]', "outside the float64 range")):
+        files["p"].write_text(entries)
+        code, _, err = run(capsys, "optimal", "--backend", "numpy", "--p", f"@{files['p']}",
+                           "--q", "1/2,1/2")
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
 @pytest.mark.parametrize("argv, message", [
     (["optimal", "--p", "1/2,1/2", "--q", "1/2,1/2", "--k", "0"], "k=0"),
     (["compare", "--p", "1/2,1/2", "--q", "1/2,1/2", "--methods", "nope"], "nope"),

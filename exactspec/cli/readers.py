@@ -61,7 +61,8 @@ def read_float_pair(args):
                 raise InvalidInput(f"{name}: {path} must hold a non-empty JSON list or object")
             values = list(data.values()) if isinstance(data, dict) else data
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-                raise InvalidInput(f"{name}: {path} must hold numbers only")
+                values = _number_texts_as_floats(values, name, path)
+                return dict(zip(data, values)) if isinstance(data, dict) else values
             for i, v in enumerate(values):               # 1e400 reads as inf, 10**400 as int
                 _as_float(v, f"{name}: {path}: entry {i} ({str(v)[:40]})")
             return data
@@ -82,6 +83,34 @@ def read_float_pair(args):
         p = dict(zip(labels, p))
         q = dict(zip(labels, q)) if isinstance(q, list) and len(q) == len(labels) else q
     return p, q
+
+
+def _number_texts_as_floats(values: list, name: str, path: str) -> list[float]:
+    """A JSON file's entries holding texts of numbers (``"3/7"``, as the exact engine's files
+    of long rows write them) beside plain numbers, each as its nearest float64 (each distinct
+    entry read once: a long row repeats its values); one line for any other entry."""
+    from ..core.dist import parse_number
+    from ..core.errors import InvalidInput
+
+    def refuse(i, v):
+        raise InvalidInput(f"{name}: {path} must hold numbers or texts of numbers only "
+                           f"(entry {i} is {type(v).__name__})")
+
+    for i, v in enumerate(values):
+        if type(v) not in (str, int, float):          # bool, null, lists, objects
+            refuse(i, v)
+    floats = dict.fromkeys(values)                    # 1 and 1.0 are one key, one float
+    for v in floats:
+        where = f"{name}: {path}: entry {values.index(v)} ({str(v)[:40]!r})"
+        if type(v) is str:
+            try:
+                v_number = parse_number(v.strip(), where)
+            except InvalidInput:
+                raise InvalidInput(f"{where}: not a number") from None
+        else:
+            v_number = v
+        floats[v] = _as_float(v_number, where)
+    return list(map(floats.__getitem__, values))
 
 
 def _as_float(value, where: str) -> float:
