@@ -295,7 +295,9 @@ class BiasSplit:
         if run is not self.exact:
             name = self.arith or f"grid {grid_text(self.grid)}"
             lib = (" (exp/log correctly rounded)" if self.elementwise == "correct" else
-                   f" (exp/log {self.elementwise}'s {self.arith})")
+                   f" (exp/log {self.elementwise}'s {self.arith}"
+                   + ("; a Triton kernel's / and a * b + c as Triton's interpreter computes "
+                      "them)" if self.elementwise == "numpy" else ")"))
             if self.rounded is not None and self.sum_order is not None:
                 lib += f", long sums {self.sum_order}"
             what = (f"{self.arith} arithmetic{lib}, uniforms on a grid of "

@@ -476,6 +476,16 @@ def test_fused_multiply_add_refused_under_arith_unless_fusion_off():
     assert got == expected
     got, expected = run(body(True))                        # exact run: nothing rounds
     assert got == [F(1 / 3) ** 2 + 1, F(0.1) ** 2 + 1]
+    # as Triton's interpreter runs it (--elementwise numpy): no compiler, two roundings
+    from exactspec.engine.float_sampler import FloatSampler
+
+    with installed(Run(FloatSampler("float32", elementwise="numpy"), FORMATS["float32"])) \
+            as torch:
+        import triton
+        import triton.language as tl
+
+        got, expected = body(True)(torch, triton, tl)
+    assert got == expected
 
 
 # -- refusals -----------------------------------------------------------------------------------
@@ -740,6 +750,51 @@ def test_plain_division_kernel_exact_and_refused_under_arith():
         exactspec.verify(_spec("sample_plain_division"), P4, Q4, arith="float32")
     assert "div.full.f32" in str(info.value)
     assert "kernel one_draft_plain_division_kernel, triton_one_draft.py:" in str(info.value)
+
+
+@pytest.mark.parametrize("arith", ["float32", "float16"])
+def test_plain_division_as_the_interpreter_computes_it_equals_plain_pytorch(arith):
+    # --elementwise numpy declares NumPy's arithmetic (Triton's interpreter): / is the
+    # correctly rounded quotient, as torch's, so the kernel's law is the PyTorch twin's
+    kernel = split_bias(_spec("sample_plain_division"), P4, Q4, arith=arith,
+                        elementwise="numpy")
+    twin = split_bias(_spec("sample_torch"), P4, Q4, arith=arith, elementwise="numpy")
+    assert kernel.verdict == twin.verdict == "lossy-rounding"
+    assert kernel.rounded.law == twin.rounded.law
+    assert (kernel.bias, kernel.bias_exact_arith, kernel.bias_grid_only) == \
+        (twin.bias, twin.bias_exact_arith, twin.bias_grid_only)
+
+
+def test_interpreter_arithmetic_rounds_division_and_takes_numpys_exp():
+    import numpy as np
+
+    from exactspec.engine.float_sampler import FloatSampler
+
+    def body(torch, triton, tl):
+        @triton.jit
+        def k(x_ptr, y_ptr, o_ptr, e_ptr):
+            offs = tl.arange(0, 2)
+            x = tl.load(x_ptr + offs)
+            tl.store(o_ptr + offs, x / tl.load(y_ptr + offs))
+            tl.store(e_ptr + offs, tl.exp(x))
+
+        x = torch.tensor([1.0, 2.0], dtype=torch.float32)
+        y = torch.tensor([3.0, 7.0], dtype=torch.float32)
+        o, e = torch.empty(2, dtype=torch.float32), torch.empty(2, dtype=torch.float32)
+        k[(1,)](x, y, o, e)
+        return exact(o._values()), exact(e._values())
+
+    with installed(Run(FloatSampler("float32", elementwise="numpy"), FORMATS["float32"])) \
+            as torch:
+        import triton
+        import triton.language as tl
+
+        quotients, exps = body(torch, triton, tl)
+    assert quotients == [F(float(np.float32(1) / np.float32(3))),
+                         F(float(np.float32(2) / np.float32(7)))]
+    assert exps == [F(float(np.exp(np.float32(1)))), F(float(np.exp(np.float32(2))))]
+    refused(lambda torch, triton, tl: body(torch, triton, tl), "division under --arith",
+            "--elementwise numpy", fmt="float32")
 
 
 def test_philox_uniforms_refused_under_arith():

@@ -268,15 +268,29 @@ def test_vllm_kernels_as_shipped_are_lossless_exactly():
 def test_vllm_kernels_under_float32_are_refused_at_their_gpu_division():
     # float32 rows beside a float64 uniform, accepted when p / q >= u: Triton's / on float32
     # is the GPU's approximate div.full.f32, which the layer does not model: refused in one
-    # line naming vLLM's line.  (Modelled as a correctly rounded quotient, the run is lossy by
-    # rounding only: the draft 3 of q = 1/2, p = 0, is accepted at u = 0, 2**-53 of the time,
-    # so token 3 gets 2**-54, taken from the rejection, whose residual gives token 2 a third:
-    # 1/6 - 2**-54 / 3.)
+    # line naming vLLM's line (the next test checks the kernels as Triton's interpreter runs
+    # them).
     with pytest.raises(InvalidInput) as info:
         split_bias(f"{ADAPTER}:rule", P, Q, arith="float32", sum_order="torch-avx2",
                    max_paths=None)
     assert "division under --arith" in str(info.value) and "div.full.f32" in str(info.value)
     assert "rejection_random_sample_kernel, rejection_sampler.py:" in str(info.value)
+
+
+@vllm_triton
+@pytest.mark.slow
+def test_vllm_kernels_as_the_interpreter_runs_them_are_lossy_by_rounding_only():
+    # --elementwise numpy: / correctly rounded (Triton's interpreter, NumPy's IEEE division).
+    # Derived by hand: the draft 3 of q = 1/2, p = 0, is accepted where 0 / q >= u, at u = 0,
+    # 2**-53 of the float64 uniforms, so token 3 gets 2**-54, taken from the rejection, whose
+    # residual gives token 2 a third: 1/6 - 2**-54 / 3; tokens 0 and 1 take fl(1/3)'s rounding.
+    s = split_bias(f"{ADAPTER}:rule", P, Q, arith="float32", sum_order="torch-avx2",
+                   elementwise="numpy", max_paths=None)
+    law = s.rounded.law
+    assert s.verdict == "lossy-rounding" and s.bias_exact_arith == 0
+    assert law[3] == F(1, 2 ** 54)
+    assert law[2] == F(1, 6) - F(1, 2 ** 54) / 3
+    assert sum(law.values()) == 1
 
 
 # -- SGLang's chain sampler, as shipped --------------------------------------------------------
@@ -316,3 +330,16 @@ def test_sglang_chain_kernel_under_float32_is_refused_at_its_fusable_product():
                    max_paths=None)
     assert "a * b + c" in str(info.value)
     assert "speculative_sampling_classic_kernel, reject_sampling.py:" in str(info.value)
+
+
+@sglang_triton
+@pytest.mark.slow
+def test_sglang_chain_kernel_as_the_interpreter_runs_it_is_lossy_by_its_grid_only():
+    # --elementwise numpy: no compiler fuses the multiply-add.  The draft of p = 0 is never
+    # accepted (coin * q < 0 is false, even at coin = 0); the float32 run's law is the law of
+    # the same rule in exact arithmetic on the uniforms' grid of 2**24 (a second run, exact)
+    s = split_bias(f"{SGLANG}:rule", P, Q, arith="float32", sum_order="sequential",
+                   elementwise="numpy", max_paths=None)
+    assert s.verdict == "lossy-grid" and s.bias_exact_arith == 0
+    assert s.bias == s.bias_grid_only == F(1, 100663296)
+    assert s.rounded.law[3] == 0 and s.rounded.law[1] == F(1, 3) + F(1, 100663296)

@@ -26,7 +26,10 @@ or store, a load of memory nothing wrote, two programs storing one address (or o
 what another stores), an integer overflow, a NaN in a reduction, ``tl.randn``; under
 ``--arith``: ``/`` of ``float32`` values (the GPU's ``div.full.f32``), a fusable
 ``a * b + c``, a long float sum without a declared order, ``tl.rand``, ``tl.exp``/``tl.log``;
-atomics, block pointers and every name the layer does not define.
+atomics, block pointers and every name the layer does not define.  A float run that declares
+NumPy's arithmetic (``--elementwise numpy``) checks the kernel as Triton's interpreter
+(``TRITON_INTERPRET=1``) computes it instead: ``/`` correctly rounded, ``a * b + c`` never
+fused, ``tl.exp``/``tl.log`` NumPy's (:func:`~exactspec.triton_layer.state.interpreter_arithmetic`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
 ``propagate_nan=tl.PropagateNan.ALL`` (then NaN wins, as the tensor layer's).
 ``tl.exp``/``tl.log`` (and ``libdevice``'s) are the tensor layer's in the exact run (so
 ``-tl.log(u)`` of uniforms is exponential noise) and refused under ``--arith``: the GPU
-computes them with approximate instructions.  ``.exp()`` and ``.log()`` are the block's
+computes them with approximate instructions (with ``--elementwise numpy`` they are NumPy's, as
+Triton's interpreter computes them).  ``.exp()`` and ``.log()`` are the block's
 (:class:`BlockFunctions`).
 
 >>> from .blocks import int32, scalar_block
@@ -26,6 +27,7 @@ from .blocks import (KIND, PropagateNan, block, block_methods, broadcast_mark, f
                      int1, modelled, result_dtype, scalar_block, scalar_dtype, scalar_kind,
                      tensor, undefined_of)
 from .errors import refuse
+from .state import interpreter_arithmetic
 
 __all__ = ["BlockFunctions", "abs_", "cdiv", "clamp", "exp", "log", "maximum", "minimum",
            "where"]
@@ -99,21 +101,45 @@ def _transcendental(x, name: str) -> tensor:
         x = scalar_block(x, float32)
     if x.dtype.kind != "float":
         x = cast(x, float32)
-    if not current().exact:
+    if not current().exact and not interpreter_arithmetic():
         raise refuse(f"{name} under --arith: the GPU computes it with an approximate "
                      "instruction (ex2.approx/lg2.approx) whose rounding exactspec does not "
-                     "model; run it exactly")
-    t = x.t.exp() if name.endswith("exp") else x.t.log()
+                     "model; run it exactly, or with --elementwise numpy as Triton's "
+                     "interpreter computes it")
+    if current().exact:
+        t = x.t.exp() if name.endswith("exp") else x.t.log()
+    else:                                        # declared: NumPy's, as the interpreter's
+        t = x.t._unary(_numpy_function("exp" if name.endswith("exp") else "log"))
     return block(t, x.dtype, x.undefined)
 
 
+def _numpy_function(which: str):
+    """``exp`` or ``log`` of one element as NumPy computes it in the value's format (on
+    every draft branch); any other value (noise, a race) as the tensor layer's."""
+    from ..engine.floats import FloatValue, elementwise as library_function
+    from ..torch_layer.branched import Branched
+
+    fallback = _fn.exp_value if which == "exp" else _fn.log_value
+
+    def apply(v):
+        if type(v) is Branched:
+            return v.map(apply)
+        if isinstance(v, FloatValue):
+            return library_function(which, v, "numpy")
+        return fallback(v)
+
+    return apply
+
+
 def exp(x) -> tensor:
-    """``tl.exp``: the tensor layer's ``exp`` (exact run only)."""
+    """``tl.exp``: the tensor layer's ``exp`` (exact run; NumPy's under ``--elementwise
+    numpy``)."""
     return _transcendental(x, "tl.exp")
 
 
 def log(x) -> tensor:
-    """``tl.log``: the tensor layer's ``log`` (exact run only: ``-log(u)`` is noise)."""
+    """``tl.log``: the tensor layer's ``log`` (exact run: ``-log(u)`` is noise; NumPy's under
+    ``--elementwise numpy``)."""
     return _transcendental(x, "tl.log")
 
 

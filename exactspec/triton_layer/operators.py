@@ -16,7 +16,11 @@ Triton's ``/`` lowers to PTX ``div.full.f32`` on NVIDIA GPUs, an approximation w
 whose rounding is not specified (triton-lang/triton PR 446, issue 10661; ``tl.fdiv`` too);
 ``tl.div_rn`` of ``float32`` values is the correctly rounded quotient, and ``float64``'s ``/``
 (``div.rn.f64``) is correctly rounded.  A race's ``w / E`` is the race (its float rounding is
-not modelled, as in the tensor layer) and passes.
+not modelled, as in the tensor layer) and passes.  A float run that declares NumPy's arithmetic
+(``--elementwise numpy``: the kernel as Triton's interpreter, ``TRITON_INTERPRET=1``, runs it)
+takes every ``/`` as the correctly rounded quotient in its dtype and never fuses ``a * b + c``
+(:func:`~exactspec.triton_layer.state.interpreter_arithmetic`); the verdict is then about that
+platform, not the GPU's.
 
 The operators, ``.to``/``.cast`` and ``.reshape`` are the block's (:class:`BlockOperators`).
 
@@ -41,7 +45,7 @@ from .blocks import (block, block_methods, broadcast_mark, check_range, dtype, f
                      float64, int1, is_scalar, modelled, result_dtype, scalar_block, tensor,
                      undefined_of)
 from .errors import refuse
-from .state import launch_option
+from .state import interpreter_arithmetic, launch_option
 
 __all__ = ["BlockOperators", "as_block", "binary", "cast", "div_rn", "fdiv", "reshape"]
 
@@ -81,12 +85,14 @@ def binary(a, b, op, precise: bool = False) -> tensor:
         raise refuse(f"{_OP_TEXT[op]} of {dt.name} blocks (Triton takes integers there)")
     x, y = as_block(a, dt), as_block(b, dt)
     if op in _FUSED and dt.kind == "float" and not current().exact and \
-            (x.product or y.product) and launch_option("enable_fp_fusion", True):
+            (x.product or y.product) and launch_option("enable_fp_fusion", True) and \
+            not interpreter_arithmetic():
         raise refuse("a float product added or subtracted directly (a * b + c) under --arith: "
                      "Triton's compiler may contract it into one fused multiply-add, rounded "
                      "once; launch the kernel with enable_fp_fusion=False for the run exactspec "
-                     "models")
-    if op is operator.truediv and not precise and dt is not float64 and not current().exact:
+                     "models (or check it as Triton's interpreter runs it, --elementwise numpy)")
+    if op is operator.truediv and not precise and dt is not float64 and \
+            not current().exact and not interpreter_arithmetic():
         _approximate_division(x, y, dt)
     undefined = undefined_of(x, y)
     if dt.kind == "int" and not compare:
@@ -128,7 +134,8 @@ def _approximate_division(x: tensor, y: tensor, dt: dtype) -> None:
             raise refuse(f"{dt.name} division under --arith: Triton's / on the GPU is PTX "
                          "div.full.f32 (within 2 ulp, its rounding not specified); write "
                          "tl.div_rn(x, y) on float32 values for the correctly rounded "
-                         "quotient, or compare u * q < p")
+                         "quotient, or compare u * q < p; --elementwise numpy checks the "
+                         "kernel as Triton's interpreter computes it (IEEE division)")
 
 
 def div_rn(x, y) -> tensor:

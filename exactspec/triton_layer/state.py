@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .errors import refuse
 
-__all__ = ["Launch", "LAUNCHES", "launch", "launch_option"]
+__all__ = ["Launch", "LAUNCHES", "interpreter_arithmetic", "launch", "launch_option"]
 
 
 class Launch:
@@ -40,3 +40,15 @@ def launch() -> Launch:
 def launch_option(name: str, default):
     """The launch option ``name`` of the launch in progress (``default`` outside one)."""
     return LAUNCHES[-1].options.get(name, default) if LAUNCHES else default
+
+
+def interpreter_arithmetic() -> bool:
+    """Whether the float run declares NumPy's arithmetic (``--elementwise numpy``,
+    ``split_bias(..., elementwise="numpy")``): the kernel as Triton's interpreter
+    (``TRITON_INTERPRET=1``) computes it, ``/`` of ``float32`` values IEEE's correctly rounded
+    quotient, ``a * b + c`` two roundings (no compiler contracts it) and ``tl.exp``/``tl.log``
+    NumPy's, instead of the GPU's approximate ``div.full.f32``, ``ex2.approx`` and
+    ``lg2.approx`` and the compiler's fused multiply-add, which are refused otherwise."""
+    from ..torch_layer.context import current
+
+    return getattr(current().sampler, "elementwise", "correct") == "numpy"

@@ -11,7 +11,9 @@ kernel writes to ``predicts``.  Exact: lossless on ``--p 1/2,1/3,1/6,0 --q 1/4,1
 (acceptance 1/2).  Under ``--arith float32`` its ``tl.sum`` over 4096 lanes needs a declared
 ``--sum-order``; with one, the kernel's ``residual_scale * p_val - q_val`` is refused: Triton's
 compiler may fuse it into one multiply-add, and SGLang's launcher does not pass
-``enable_fp_fusion=False``.
+``enable_fp_fusion=False``.  With ``--elementwise numpy`` (as Triton's interpreter computes it,
+no fused multiply-add) and ``--sum-order sequential``: lossy by the ``float32`` uniforms' grid
+only, TV ``1/100663296``.
 """
 
 import torch

@@ -20,7 +20,10 @@ softmax; the draft rows are ``float32`` as vLLM keeps them.
 
 Exact: lossless on ``--p 1/2,1/3,1/6,0 --q 1/4,1/4,0,1/2`` (27 paths; acceptance 1/2).  Under
 ``--arith float32`` the acceptance's ``target_prob / draft_prob`` is refused: Triton's ``/`` on
-``float32`` is the GPU's approximate ``div.full.f32``.  ``rule_tokens`` with ``--tokens 4`` is
+``float32`` is the GPU's approximate ``div.full.f32``.  With ``--elementwise numpy`` (the
+kernels as Triton's interpreter computes them, ``/`` correctly rounded): lossy by rounding only,
+TV about ``1.49e-08``, and the token of ``p = 0`` is emitted ``2**-54`` of the time (its draft
+accepted at a ``float64`` uniform of exactly 0).  ``rule_tokens`` with ``--tokens 4`` is
 refused up front by the path budget (about 243 paths of seconds each: the kernels decide in
 Python ``if`` statements, so each draft is a path).  A vocabulary over ``BLOCK_SIZE = 8192``
 tokens takes the recovered-token kernel's running maximum across tiles, a comparison of two
