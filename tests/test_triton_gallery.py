@@ -151,3 +151,48 @@ def test_the_tiles_under_float32():
     assert later.verdict == "lossy-logic"
     assert later.rounded.law == {0: F(1, 4), 1: one, 2: F(3, 4) - one, 3: 0}
     assert later.bias == later.bias_exact_arith == F(1, 4)
+
+
+# -- (d) the race in tiles, a running maximum across tiles ---------------------------------------
+def _race_law_float32():
+    # the float32 law of test_race_recovery_under_float32_is_lossy_by_rounding_only
+    w = [F(1, 4), THIRD - F(1, 4), SIXTH, F(0)]
+    rejected, total = F(1, 2) * (1 - EPS), sum(w)
+    return {0: F(1, 4) + rejected * w[0] / total, 1: F(1, 4) + rejected * w[1] / total,
+            2: rejected * w[2] / total, 3: F(1, 2) * EPS}
+
+
+def test_tiled_race_is_the_race_in_one_tile_exactly_and_under_float32():
+    # tiles {0, 1} and {2, 3}: the first tile's maximum beats the second's with probability
+    # (1/4 + 1/12) / (1/2) = 2/3, its lane by its own race: the law of the race in one tile
+    r = exactspec.verify(_spec("tiled_race_recovery"), P, Q)
+    assert r.lossless and r.law == dict(enumerate(P.probs)) and r.acceptance == F(1, 2)
+    s = split_bias(_spec("tiled_race_recovery"), P, Q, arith="float32")
+    assert s.verdict == "lossy-rounding" and s.rounded.law == _race_law_float32()
+
+
+def test_tiled_race_without_the_tiles_start_sends_the_second_tile_to_the_first():
+    # token 2 (lane 0 of the second tile) comes out as token 0: 1/4 + 1/2 (1/2 + 1/3) = 2/3
+    r = exactspec.verify(_spec("tiled_race_recovery_no_offset"), P, Q)
+    assert r.law == {0: F(2, 3), 1: F(1, 3), 2: 0, 3: 0} and r.bias == F(1, 6)
+    s = split_bias(_spec("tiled_race_recovery_no_offset"), P, Q, arith="float32")
+    race = _race_law_float32()
+    assert s.verdict == "lossy-logic" and s.bias_exact_arith == F(1, 6)
+    assert s.rounded.law == {0: race[0] + race[2], 1: race[1], 2: 0, 3: race[3]}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tiled_race_equals_one_tile_on_seeded_rows(seed):
+    # three tiles (the last one padded with -inf), tiles whose residual is all zero included
+    import random
+
+    rng = random.Random(seed)
+    wp = [rng.choice([0, 1, 2, 3]) for _ in range(5)]
+    wq = [rng.choice([0, 1, 2, 3]) for _ in range(5)]
+    wp[0] += 1
+    wq[1] += 1
+    p = Dist([F(w, sum(wp)) for w in wp])
+    q = Dist([F(w, sum(wq)) for w in wq])
+    tiled = exactspec.verify(_spec("tiled_race_recovery"), p, q)
+    one = exactspec.verify(_spec("race_recovery"), p, q)
+    assert tiled.lossless and tiled.law == one.law and tiled.acceptance == one.acceptance

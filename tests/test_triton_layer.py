@@ -846,6 +846,40 @@ def test_refusal_through_verify_names_the_kernel_line(tmp_path):
     assert "kernel copy, oob_rule.py:8" in str(info.value)
 
 
+@pytest.mark.parametrize("compared, words", [
+    ("local_max > max_val * 2", "other than the maxima of races over disjoint parts"),
+    ("tl.sum(tl.where(offs == v, score, 0.0)) > max_val", "used outside an argmax"),
+])
+def test_race_scores_compared_other_than_as_tile_maxima_are_undecided(tmp_path, compared,
+                                                                      words):
+    # a tile's maximum compares with another tile's (a race of their totals); a maximum
+    # scaled, or a lane read on its own, is not a race's maximum
+    rule = tmp_path / "tile_rule.py"
+    rule.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n"
+        "@triton.jit\n"
+        "def tiles(w_ptr, e_ptr, o_ptr, n, BLOCK: tl.constexpr):\n"
+        "    max_val = tl.full((), float('-inf'), tl.float32)\n"
+        "    best = 0\n"
+        "    for v in range(0, n, BLOCK):\n"
+        "        offs = v + tl.arange(0, BLOCK)\n"
+        "        score = tl.load(w_ptr + offs) * tl.load(e_ptr + offs)\n"
+        "        local_max, local_id = tl.max(score, axis=0, return_indices=True)\n"
+        f"        if {compared}:\n"
+        "            max_val = local_max\n"
+        "            best = v + local_id\n"
+        "    tl.store(o_ptr, best)\n\n"
+        "def sample(p, q):\n"
+        "    e = torch.empty_like(p).exponential_().reciprocal()\n"
+        "    o = torch.empty(1, dtype=torch.int64)\n"
+        "    tiles[(1,)](p, e, o, p.shape[0], BLOCK=2)\n"
+        "    return o[0]\n")
+    p4 = Dist.parse("1/2,1/4,1/8,1/8")
+    with pytest.raises(exactspec.Undecided) as info:
+        exactspec.verify(f"{rule}:sample", p4, p4)
+    assert words in str(info.value) and "kernel tiles, tile_rule.py:" in str(info.value)
+
+
 # -- real triton, where installed --------------------------------------------------------------
 
 def test_fixture_kernel_under_triton_interpreter():

@@ -38,7 +38,7 @@ from .tensor import OPS, Tensor
 from .values import KEPT_BY_FLOAT_CAST, exact_number, is_nan, is_random
 
 __all__ = ["NoiseValue", "RaceScore", "LogNoise", "race_scores", "race_index", "uniform_log",
-           "check_not_noise"]
+           "check_not_noise", "race_maxima_compared"]
 
 
 class NoiseValue:
@@ -196,15 +196,21 @@ def _is_infinite(x) -> bool:
 
 
 class RaceScore:
-    """The score of token ``noise_index`` in a race: ``w / E`` (``over=True``) or ``E / w``."""
+    """The score of token ``noise_index`` in a race: ``w / E`` (``over=True``) or ``E / w``.
 
-    __slots__ = ("noise", "noise_index", "weight", "over")
+    ``race_max``: ``(tokens, W)`` once this score won an argmax over the ``tokens`` of its
+    noise vector, of total weight ``W`` (the race's maximum, distributed as ``W / E``,
+    independent of which token won it); two such maxima of disjoint parts compare as a race of
+    their totals (:func:`race_maxima_compared`)."""
+
+    __slots__ = ("noise", "noise_index", "weight", "over", "race_max")
 
     def __init__(self, noise, index: int, weight, over: bool):
         self.noise = noise
         self.noise_index = index
         self.weight = weight
         self.over = over
+        self.race_max = None
 
     def _refuse(self, *args):
         raise undecided(f"a race score (w / E) of noise{self.noise.ident} used outside an "
@@ -240,6 +246,8 @@ class RaceScore:
     __add__ = __radd__ = __sub__ = __rsub__ = _refuse
 
     def _against(self, c, op):
+        if isinstance(c, RaceScore) and self.over and c.over:
+            return race_maxima_compared(self, c, op)
         if not self.over or isinstance(c, RaceScore) or is_random(c):
             self._refuse()
         c = exact_number(c)
@@ -267,6 +275,43 @@ class RaceScore:
 
     def __repr__(self):
         return f"score{self.noise_index}(noise{self.noise.ident})"
+
+
+def race_maxima_compared(a: RaceScore, b: RaceScore, op: str) -> bool:
+    """``a op b`` (``op`` one of ``gt``, ``ge``, ``lt``, ``le``) of two race scores ``w / E``:
+    the maxima of races over disjoint parts ``A`` and ``B`` of one noise vector (a kernel's
+    running maximum across tiles: ``if local_max > max_val``).
+
+    The maximum of ``w_i / E_i`` over ``A`` is ``W_A / E`` in law (``E ~ Exp(1)``), independent
+    of which token won ``A``, and independent of the part ``B``; so ``a > b`` holds with
+    probability ``W_A / (W_A + W_B)`` (a coin, exactly), whichever tokens won, and the larger,
+    whichever it is, is then the maximum over ``A | B``: the winner carries that part on, the
+    loser no longer stands for a race's maximum.  A score of weight 0 is the number 0 (a
+    positive score beats it almost surely); ties of positive scores have probability 0.  Any
+    other comparison of two race scores is beyond the exact method."""
+    wa, wb = exact_number(a.weight), exact_number(b.weight)
+    if a is b or (wa == 0 and wb == 0):
+        return op in ("ge", "le")
+    if wa == 0 or wb == 0:
+        return (wa != 0) == (op in ("gt", "ge"))
+    ma, mb = a.race_max, b.race_max
+    if ma is None or mb is None or a.noise is not b.noise or ma[0] & mb[0]:
+        raise undecided(f"a comparison of two race scores (w / E) of noise{a.noise.ident} "
+                        "other than the maxima of races over disjoint parts of one noise "
+                        "vector is beyond the exact method")
+    from ..engine.exact_sampler import ExactSampler
+    from ..engine.float_sampler import FloatSampler
+
+    sampler = current().sampler
+    if type(sampler) not in (ExactSampler, FloatSampler):
+        from ..core.signals import CannotProceed
+
+        raise CannotProceed("the maxima of two races compared (the path enumeration decides it)")
+    first = ExactSampler.coin(sampler, ma[1] / (ma[1] + mb[1]),
+                              what=f"race maxima (noise{a.noise.ident})")
+    winner, loser = (a, b) if first else (b, a)
+    winner.race_max, loser.race_max = (ma[0] | mb[0], ma[1] + mb[1]), None
+    return first == (op in ("gt", "ge"))
 
 
 def race_scores(weights, noise, fmt_name=None):
@@ -373,7 +418,12 @@ def race_index(values, largest: bool):
         if index == list(range(noise.n)):     # the noise in its own order: the law as it is
             return token
         return LawIndex([token.probs[i] for i in index], token.what)
-    return index.index(token)
+    k = index.index(token)
+    if over[0] and largest:                  # the winner is the race's maximum, W / E
+        won = values[k]
+        won.race_max = (frozenset(v.noise_index for v in values),
+                        sum((exact_number(w) for w in weights), Fraction(0)))
+    return k
 
 
 # -- exponential noise as -log(u) --------------------------------------------------------------

@@ -168,12 +168,18 @@ def _lane_index(lane: list, dt, largest: bool) -> int:
     """The smallest index of the largest (smallest) element of one lane: the tensor layer's
     ``argmax``, except that a race's scores ``w / E`` beside lanes holding a number that is
     not positive (the masked lanes of a kernel: ``0 / 1.0``, ``-inf``) race among
-    themselves when some weight is positive (a positive score beats them almost surely)."""
+    themselves when some weight is positive (a positive score beats them almost surely), and
+    are the number 0 when every weight is 0 (``0 / E``: a tile whose residual is zero)."""
     if largest:
         races = [i for i, v in enumerate(lane) if type(v).__name__ == "RaceScore"]
         if races and len(races) < len(lane):
             raced = set(races)
             plain = [v for i, v in enumerate(lane) if i not in raced]
+            if all(lane[i].over and _zero_weight(lane[i].weight) for i in races):
+                # every score is 0 / E = 0 (a tile whose residual is all zero): numbers
+                t = Tensor.new([Fraction(0) if i in raced else v for i, v in enumerate(lane)],
+                               (len(lane),), dt)
+                return t.argmax()._values()[0]
             if all(_not_positive(v) for v in plain) and \
                     all(getattr(lane[i], "over", False) for i in races) and \
                     any(_positive_weight(lane[i].weight) for i in races):
@@ -197,6 +203,12 @@ def _not_positive(v) -> bool:
     if isinstance(v, (int, Fraction)) or (isinstance(v, float) and v == v):
         return v <= 0
     return False
+
+
+def _zero_weight(w) -> bool:
+    if isinstance(w, FloatValue):
+        w = w.value
+    return isinstance(w, (int, Fraction, float)) and w == 0
 
 
 def _positive_weight(w) -> bool:

@@ -48,6 +48,16 @@ clamp) and of vLLM issue #13175 (padded vocabularies);  ``cdf_recovery_later_til
 masks the hits to ``VOCAB`` lanes (the real vocabulary) and clamps the id, which makes ``>=``
 harmless again (lossless).
 
+(d) The race of (a) over the vocabulary in tiles of ``BLOCK`` lanes with a running maximum
+across tiles, as vLLM's ``sample_recovered_tokens_kernel`` runs it since PR #34974 (``score =
+prob * inv_q`` per tile, ``local_max, local_id = tl.max(score, return_indices=True)``, then
+``if local_max > max_val``): ``tiled_race_recovery`` is lossless, the same law as the race in
+one tile (a tile's maximum is ``W_tile / E`` in law, independent of which lane won it, so the
+comparison of two tiles is a race of their residual masses); ``tiled_race_recovery_no_offset``
+keeps the lane's index within its tile and forgets the tile's start (``recovered = local_id``
+for ``v + local_id``): a recovered token of the second tile comes out as the first tile's
+token (TV ``1/6`` with ``BLOCK = 2``: token 2's residual mass goes to token 0).
+
 The draft is a tensor axis through these kernels (they decide with ``tl.where``, not a
 Python ``if`` on a loaded value): ``race_recovery`` on the rows of ``benchmarks/torch_layer.py``
 at 152,064 tokens (one tile of 262,144 lanes) is proved lossless in 2 runs, about 13 s of CPU.
@@ -243,3 +253,43 @@ def cdf_recovery_later_tile_guarded(p, q):
     """(c) ``>=`` across tiles with the hits masked to the real vocabulary and the id clamped
     (lossless)."""
     return _one_position(p, q, _cdf(True, True))
+
+
+# -- (d) the race in tiles, a running maximum across them --------------------------------------
+@triton.jit
+def tiled_race_kernel(recovered_ptr, target_ptr, draft_probs_ptr, inv_noise_ptr, vocab,
+                      BLOCK: tl.constexpr, OFFSET: tl.constexpr):
+    """The residual's race ``max(p - q, 0) * (1 / E)``, tile by tile, the largest tile maximum
+    kept (``OFFSET``: the tile's start added to the lane's index)."""
+    max_val = tl.full((), float("-inf"), tl.float32)
+    recovered_id = 0
+    for v in range(0, vocab, BLOCK):
+        offs = v + tl.arange(0, BLOCK)
+        mask = offs < vocab
+        p = tl.load(target_ptr + offs, mask=mask, other=0.0)
+        q = tl.load(draft_probs_ptr + offs, mask=mask, other=0.0)
+        inv_noise = tl.load(inv_noise_ptr + offs, mask=mask, other=0.0)
+        score = tl.where(mask, tl.maximum(p - q, 0.0) * inv_noise, float("-inf"))
+        local_max, local_id = tl.max(score, axis=0, return_indices=True)
+        if local_max > max_val:
+            max_val = local_max
+            recovered_id = v + local_id if OFFSET else local_id
+    tl.store(recovered_ptr, tl.minimum(recovered_id, vocab - 1))
+
+
+def _tiled_race(offset):
+    def launch(recovered, p32, q32):
+        inv_noise = torch.empty_like(p32).exponential_().reciprocal()
+        tiled_race_kernel[(1,)](recovered, p32, q32, inv_noise, p32.shape[0], BLOCK=2,
+                                OFFSET=offset)
+    return launch
+
+
+def tiled_race_recovery(p, q):
+    """(d) The race in tiles of 2 lanes, the running maximum across tiles (lossless)."""
+    return _one_position(p, q, _tiled_race(True))
+
+
+def tiled_race_recovery_no_offset(p, q):
+    """(d) The same, the winning lane's index kept without its tile's start (lossy)."""
+    return _one_position(p, q, _tiled_race(False))

@@ -26,9 +26,11 @@ TV about ``1.49e-08``, and the token of ``p = 0`` is emitted ``2**-54`` of the t
 accepted at a ``float64`` uniform of exactly 0).  ``rule_tokens`` with ``--tokens 4`` is
 refused up front by the path budget (about 243 paths of seconds each: the kernels decide in
 Python ``if`` statements, so each draft is a path).  A vocabulary over ``BLOCK_SIZE = 8192``
-tokens takes the recovered-token kernel's running maximum across tiles, a comparison of two
-race scores, which the exact method does not model yet: at 152,064 tokens the run was not
-seen to finish.
+tokens takes the recovered-token kernel's running maximum across tiles, ``if local_max >
+max_val``: two race maxima, which the Triton layer compares as a race of the tiles' residual
+masses (gallery (d) of ``examples/engines/triton_kernels.py`` checks the idiom in tiles of 2
+against the race in one tile).  What keeps 152,064 tokens out of reach is the draft: each
+draft token is a path of its own, each running the kernels over the whole vocabulary.
 """
 
 import torch
