@@ -1,6 +1,6 @@
 """``exactspec optimal`` from the command line against its routine in process, at 152,064 tokens.
 
-    python benchmarks/optimal_cli.py [--tokens 152064] [--k 4] [--runs 3]
+    python benchmarks/optimal_cli.py [--tokens 152064] [--k 4] [--runs 3] [--base DIR]
 
 Writes two seeded rows of rational probabilities (weights 1..12 from ``random.Random(1)``
 and ``random.Random(2)``, each normalised exactly) as JSON lists of ``"a/b"`` texts, then
@@ -16,7 +16,9 @@ measures, side by side in one run, in CPU seconds (user + system):
   call and the median of later calls).
 
 Prints the medians of ``--runs`` runs, the ratios process / routine, and the load average
-(the machine may be shared).  Targets: the exact command within 2 times the exact optimum,
+(the machine may be shared).  ``--base DIR`` runs the same commands, side by side, from another
+checkout of the code (``git worktree add DIR <commit>``; its package put first on
+``PYTHONPATH``).  Targets: the exact command within 2 times the exact optimum,
 the NumPy one within 5 times the float routine.
 """
 
@@ -48,11 +50,16 @@ def write_rows(folder: str, tokens: int) -> tuple[list[Fraction], list[Fraction]
     return rows[0], rows[1]
 
 
-def child_cpu(command: list[str], out_path: str) -> float | str:
+def child_cpu(command: list[str], out_path: str, base: str | None = None) -> float | str:
     """CPU seconds (user + system) of one run of ``command``, its stdout written to
-    ``out_path``; the error line of a command that fails."""
+    ``out_path`` (``base``: the checkout whose package it runs); the error line of a command
+    that fails."""
+    env = dict(os.environ)
+    if base is not None:
+        env["PYTHONPATH"] = base + os.pathsep + env.get("PYTHONPATH", "")
     with open(out_path, "wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, env=env,
+                                cwd=os.path.dirname(out_path))   # not this checkout's folder
         _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read().decode()
@@ -93,6 +100,7 @@ def main() -> int:
     ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--keep", help="a folder to keep the rows and the outputs in")
+    ap.add_argument("--base", help="another checkout whose commands run side by side")
     args = ap.parse_args()
     folder = args.keep or tempfile.mkdtemp(prefix="optimal_cli_")
     os.makedirs(folder, exist_ok=True)
@@ -107,24 +115,27 @@ def main() -> int:
     }
     routine = in_process(p_row, q_row, args.k, args.runs)
     cpu = {}
-    for name, (command, _) in commands.items():
-        out = os.path.join(folder, name.replace(" ", "_").replace("(", "").replace(")", "")
-                           .replace("--", "") + ".out")
-        times = [child_cpu(command, out) for _ in range(args.runs)]
-        failed = [t for t in times if isinstance(t, str)]
-        cpu[name] = failed[0] if failed else statistics.median(times)
+    for name, (command, kind) in list(commands.items()):
+        for base in [None] + ([args.base] if args.base else []):
+            label = name if base is None else f"{name} [base]"
+            commands[label] = (command, kind)
+            out = os.path.join(folder, label.replace(" ", "_").replace("(", "").replace(")", "")
+                               .replace("--", "").replace("[", "").replace("]", "") + ".out")
+            times = [child_cpu(command, out, base) for _ in range(args.runs)]
+            failed = [t for t in times if isinstance(t, str)]
+            cpu[label] = failed[0] if failed else statistics.median(times)
     print(f"exactspec optimal, {args.tokens:,} tokens, k = {args.k}; median of {args.runs} "
           f"runs; load average {os.getloadavg()[0]:.2f}")
     print(f"  in process: exact optimum {routine['exact']:.3f} s CPU; float optimum_bucketed "
           f"{routine['float'] * 1e3:.1f} ms (first call {routine['float_first'] * 1e3:.1f} ms)")
-    print(f"  {'command':<14} {'process CPU s':>13} {'routine CPU s':>13} {'ratio':>8}  target")
-    for name, (_, kind) in commands.items():
+    print(f"  {'command':<21} {'process CPU s':>13} {'routine CPU s':>13} {'ratio':>8}  target")
+    for name, (_, kind) in sorted(commands.items(), key=lambda item: list(cpu).index(item[0])):
         ref = routine[kind]
         target = "<= 2" if kind == "exact" else "<= 5"
         if isinstance(cpu[name], str):
-            print(f"  {name:<14} {cpu[name]}")
+            print(f"  {name:<21} {cpu[name]}")
         else:
-            print(f"  {name:<14} {cpu[name]:>13.3f} {ref:>13.4f} {cpu[name] / ref:>8.1f}  "
+            print(f"  {name:<21} {cpu[name]:>13.3f} {ref:>13.4f} {cpu[name] / ref:>8.1f}  "
                   f"{target}")
     print(f"  (outputs in {folder})")
     return 0
