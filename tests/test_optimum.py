@@ -447,10 +447,24 @@ def test_draft_laws(pq, k, draft_law):
         assert best >= optimal_acceptance(p, q, k)
 
 
+def _cross_multiplied_order(pp, qq):
+    """Token indices by ``q/p`` compared by cross-multiplication, ties by index, ``p = 0``
+    last: the order the closed form sorts by."""
+    from functools import cmp_to_key
+
+    def compare(s, t):
+        if (pp[s] == 0) != (pp[t] == 0):
+            return 1 if pp[s] == 0 else -1
+        if pp[s] != 0 and qq[s] * pp[t] != qq[t] * pp[s]:
+            return -1 if qq[s] * pp[t] < qq[t] * pp[s] else 1
+        return (s > t) - (s < t)
+
+    return sorted(range(len(pp)), key=cmp_to_key(compare))
+
+
 def test_order_is_exact_beyond_float_resolution_and_matches_cross_multiplication():
     """The sort by rounded ratios then exact ties equals the cross-multiplied comparison."""
     import random
-    from functools import cmp_to_key
 
     from exactspec.optimum.closed_form import _order_indices
 
@@ -466,16 +480,7 @@ def test_order_is_exact_beyond_float_resolution_and_matches_cross_multiplication
             continue
         p = Dist([F(w, sum(wp)) for w in wp])
         q = Dist([F(w, sum(wq)) for w in wq])
-        pp, qq = p.probs, q.probs
-
-        def compare(s, t):
-            if (pp[s] == 0) != (pp[t] == 0):
-                return 1 if pp[s] == 0 else -1
-            if pp[s] != 0 and qq[s] * pp[t] != qq[t] * pp[s]:
-                return -1 if qq[s] * pp[t] < qq[t] * pp[s] else 1
-            return (s > t) - (s < t)
-
-        assert _order_indices(p, q) == sorted(range(n), key=cmp_to_key(compare))
+        assert _order_indices(p, q) == _cross_multiplied_order(p.probs, q.probs)
 
 
 def test_the_max_flow_cross_check_is_sized_to_its_budget():
@@ -512,29 +517,18 @@ def test_order_of_integer_rows_at_the_edge_of_float_resolution():
     exact order (two distinct ratios never round to one float); beyond it, and with zeros of
     ``p``, runs of equal floats are sorted exactly.  Both against cross-multiplication."""
     import random
-    from functools import cmp_to_key
 
     from exactspec.optimum.closed_form import _order_of_integers
 
-    def exact_order(pp, qq):
-        def compare(s, t):
-            if (pp[s] == 0) != (pp[t] == 0):
-                return 1 if pp[s] == 0 else -1
-            if pp[s] != 0 and qq[s] * pp[t] != qq[t] * pp[s]:
-                return -1 if qq[s] * pp[t] < qq[t] * pp[s] else 1
-            return (s > t) - (s < t)
-        return sorted(range(len(pp)), key=cmp_to_key(compare))
-
-    # neighbours a/b < c/d with b c - a d = 1 and b, c near 2^25: ratios 2^-51 apart, relatively
+    # entries near 2^25, products just under 2^51: the one sort of rounded ratios decides
     b = (1 << 25) + 1
-    a, d, c = b - 2, b - 1, b - 2          # (b-2)/b < (b-2)/(b-1): b(b-2) - (b-2)(b-1) = b - 2
-    rows = [([b, d, b], [a, c, a]), ([d, b], [c, a])]
+    rows = [([b, b - 1, b], [b - 2, b - 2, b - 2]), ([b - 1, b], [b - 2, b - 2])]
     # n/(n+1) > (n-1)/n, 2^-58 apart: one float, so past 2^51 only the exact sort orders them
     n = 1 << 29
     rows += [([n + 1, n], [n, n - 1]), ([n + 1, n, 7], [n, n - 1, 0])]
     # the same ratios scaled past 2^51 (the exact sort inside equal floats decides)
     big = 1 << 40
-    rows += [([b * big, d * big, 3], [a * big, c * big, 0])]
+    rows += [([b * big, (b - 1) * big, 3], [(b - 2) * big, (b - 2) * big, 0])]
     rng = random.Random(7)
     for _ in range(300):
         n = rng.randint(1, 7)
@@ -545,4 +539,4 @@ def test_order_of_integer_rows_at_the_edge_of_float_resolution():
     for pp, qq in rows:
         if not any(pp):
             continue
-        assert _order_of_integers(pp, qq) == exact_order(pp, qq), (pp, qq)
+        assert _order_of_integers(pp, qq) == _cross_multiplied_order(pp, qq), (pp, qq)
