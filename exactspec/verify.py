@@ -339,7 +339,7 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
         stepped form (rrs, rrs-wor, kseq, spechub, key) whose paths are too many to list is
         run with merged states instead (:mod:`exactspec.routes.merged`: the same law,
         acceptances and number of paths), unless ``keep_paths``, ``grid`` or ``arith`` asks
-        for the paths themselves.
+        for the paths themselves, or ``max_paths=None`` insists on the plain enumeration.
     arith : str, optional
         Run the method's arithmetic in a float format (``"float32"``, ``"bfloat16"``,
         ``"float16"``, ``"float64"``; see :mod:`exactspec.engine.float_sampler`): ``p`` and
@@ -376,8 +376,9 @@ def verify(method, p: Dist, q: Dist, k: int = 1, *, grid: int | None = None,
         get_format(arith)
         check_sum_order(sum_order)
     # merged states (a stepped method's paths counted, not listed: rrs, kseq, ... at real
-    # vocabulary) wherever no path is kept and the uniforms are ideal, as on the command line
-    merged = not keep_paths and grid is None and arith is None
+    # vocabulary) wherever no path is kept, the uniforms are ideal and no caller insists on
+    # the plain enumeration, as on the command line
+    merged = not keep_paths and grid is None and arith is None and max_paths is not None
     answer = plan(request_of(m, p, q, k, grid=grid, arith=arith, sum_order=sum_order,
                              keep_paths=keep_paths, max_paths=max_paths, progress=progress,
                              max_seconds=max_seconds, merged_states=merged))
