@@ -36,6 +36,14 @@ from .values import (HALF_FORMATS, arith, cast, cast_row, check_python_int, is_n
 __all__ = ["TensorElementwise", "tensor_extreme"]
 
 
+#: Operations whose result on two plain values of a dtype's kind (``int`` for integer dtypes,
+#: ``Fraction`` for float dtypes in the exact run) is the Python operation itself: what
+#: :func:`~.values.cast` and :func:`~.values.arith` give for them (``int`` rows are range
+#: checked after).
+_PLAIN_OPS = frozenset((operator.add, operator.sub, operator.mul))
+_PLAIN_PAIRS = {"int": int, "float": Fraction}
+
+
 @tensor_methods
 class TensorElementwise:
     """The tensor's elementwise and in-place operations (methods of
@@ -90,7 +98,14 @@ class TensorElementwise:
             if out is None:
                 out = [arith(op, x, y) for x, y in zip(xs, ys)]
             return Tensor.new(out, shape, dtype)
-        out = [arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
+        plain = _PLAIN_PAIRS.get(dtype.kind) if op in _PLAIN_OPS else None
+        if plain is not None and (dtype.kind == "int" or current().exact):
+            # a row mixing plain numbers with other values (a kernel's masked lanes beside
+            # noise): the plain pairs as cast and arith would compute them, at once
+            out = [op(x, y) if type(x) is plain and type(y) is plain else
+                   arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
+        else:
+            out = [arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
         if dtype.kind == "int":
             check_int_range(out, dtype)
         return Tensor.new(out, shape, dtype)
