@@ -17,7 +17,9 @@ of their own and made the tensor's by :func:`tensor_methods`: views
 from __future__ import annotations
 
 import math
+import operator
 from collections import namedtuple
+from itertools import repeat
 
 from ..core.errors import TooLarge
 from ..engine.floats import FORMATS, FloatValue
@@ -327,8 +329,14 @@ class Tensor:
 
     def _values(self) -> list:
         data = self._st.data
-        out = [data[p] for p in self._positions()]
-        if any(v is UNSET for v in out):
+        shape = self._shape
+        if len(shape) == 1 and self._strides[0] == 1:      # a row in place: one slice
+            out = data[self._off:self._off + shape[0]]
+            if type(out) is not list:                      # (a fresh list, as below)
+                out = list(out)
+        else:
+            out = [data[p] for p in self._positions()]
+        if any(map(operator.is_, out, repeat(UNSET))):
             raise refuse("read of torch.empty memory that was never written")
         return out
 

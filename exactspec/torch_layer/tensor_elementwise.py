@@ -84,8 +84,22 @@ class TensorElementwise:
             if out is None:
                 out = [op(x, y) for x, y in zip(av, bv)]
             return Tensor.new(out, shape, D.bool_ if compare else dtype)
+        plain = _PLAIN_PAIRS.get(dtype.kind) if compare or op in _PLAIN_OPS else None
+        if plain is not None and (dtype.kind == "int" or current().exact):
+            # plain pairs (a kernel's masked lanes beside noise, int offsets) as cast and
+            # arith or decide would compute them, at once; a Python number cast once
+            if not isinstance(a, Tensor):
+                av = [cast(a, dtype)] * n
+            if not isinstance(b, Tensor):
+                bv = [cast(b, dtype)] * n
+        else:
+            plain = None
         if compare:
-            out = [decide(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
+            if plain is not None:
+                out = [op(x, y) if type(x) is plain and type(y) is plain else
+                       decide(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
+            else:
+                out = [decide(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
             return Tensor.new(out, shape, D.bool_)
         if op is operator.truediv and n >= float_rows.MIN_ROW and dtype.kind == "float":
             out = OPS["race_scores"](av, bv, None if current().exact else dtype.name)
@@ -98,10 +112,7 @@ class TensorElementwise:
             if out is None:
                 out = [arith(op, x, y) for x, y in zip(xs, ys)]
             return Tensor.new(out, shape, dtype)
-        plain = _PLAIN_PAIRS.get(dtype.kind) if op in _PLAIN_OPS else None
-        if plain is not None and (dtype.kind == "int" or current().exact):
-            # a row mixing plain numbers with other values (a kernel's masked lanes beside
-            # noise): the plain pairs as cast and arith would compute them, at once
+        if plain is not None:
             out = [op(x, y) if type(x) is plain and type(y) is plain else
                    arith(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]
         else:
