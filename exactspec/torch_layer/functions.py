@@ -23,8 +23,8 @@ from .dispatch import INDEX, SELECT
 from .log_rationals import LogRational, rational_root, softmax_row as log_softmax_row
 from .tensor import OPS, Tensor, as_tensor, broadcast_shapes, check_size, decide, dim_index, \
     multi_indices, read, result_type
-from .values import (HALF_FORMATS, UNSET, arith, cast, check_python_int, exact_number, is_nan,
-                     is_random, scalar_to)
+from .values import (HALF_FORMATS, UNSET, arith, cast, cast_row, check_python_int,
+                     exact_number, is_nan, is_random, scalar_to)
 
 __all__ = ["where", "gather", "scatter_into", "scatter_add_into", "take_along_dim", "cat",
            "stack", "softmax", "log_softmax", "one_hot", "isclose", "searchsorted",
@@ -55,6 +55,9 @@ def where(condition, x=None, y=None):
     cv = condition._expanded_values(shape)
     xv = x._expanded_values(shape) if isinstance(x, Tensor) else [x] * n
     yv = y._expanded_values(shape) if isinstance(y, Tensor) else [y] * n
+    if all(type(c) is bool for c in cv):       # a plain mask: the values chosen, cast once
+        return Tensor.new(cast_row([a if c else b for c, a, b in zip(cv, xv, yv)], dtype),
+                          shape, dtype)
     return Tensor.new([_where_one(cast(c, D.bool_), a, b, dtype) for c, a, b in zip(cv, xv, yv)],
                       shape, dtype)
 

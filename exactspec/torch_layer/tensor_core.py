@@ -27,7 +27,7 @@ from . import dtypes as D
 from .context import current, refuse, user_line
 from .dispatch import OPS, PYTHON, UNSET
 from .tensor_elements import python_value, same_value, unpacked_double
-from .values import cast, exact_number, is_random, scalar_to
+from .values import cast, cast_row, exact_number, is_random, scalar_to
 
 #: ``Tensor`` is defined here and documented where the layer gathers it (``tensor``), so it is
 #: not listed: one description of ``torch.Tensor`` on the site.
@@ -379,7 +379,7 @@ class Tensor:
                 check_device(a)
         if dtype is None or dtype is self.dtype:
             return self
-        return Tensor.new([cast(v, dtype) for v in self._values()], self._shape, dtype)
+        return Tensor.new(cast_row(self._values(), dtype), self._shape, dtype)
 
     def float(self):
         return self.to(D.float32)

@@ -295,7 +295,8 @@ KEPT_BY_FLOAT_CAST: set = set()
 
 def cast_row(values, dtype) -> list:
     """``[cast(v, dtype) for v in values]``: a row that a float cast leaves as it is (exact
-    rationals in the exact run, race scores, noise) is copied without a cast per element.
+    rationals in the exact run, race scores, noise), or plain ints within an integer dtype's
+    range, is copied without a cast per element.
 
     >>> from .dtypes import float64, int64
     >>> cast_row([Fraction(1, 2), Fraction(3)], float64), cast_row([Fraction(7, 2)], int64)
@@ -316,6 +317,10 @@ def cast_row(values, dtype) -> list:
             elif t not in keep:
                 break
         else:
+            return list(values)
+    elif dtype.kind == "int" and values and all(type(v) is int for v in values):
+        bound = 1 << (dtype.bits - 1)                      # plain ints: one range check
+        if -bound <= min(values) and max(values) < bound:
             return list(values)
     return [cast(v, dtype) for v in values]
 
