@@ -795,3 +795,18 @@ def test_tv_on_integer_rows_equals_the_term_by_term_tv():
     law = {0: sympy.Rational(1, 2), 1: sympy.Rational(1, 2)}
     assert _tv_rows(law, Dist([Fraction(1, 2), Fraction(1, 2)])) is None
     assert _tv(law, Dist([Fraction(1, 3), Fraction(2, 3)]))[0] == Fraction(1, 6)
+
+
+def test_each_formats_generator_grid_points_are_values_of_the_format():
+    # the float sampler's cut of the uniform reads j / grid as a value of the format without
+    # rounding it (exactspec.engine.float_sampler): every grid point must be one
+    import random
+    from fractions import Fraction
+
+    from exactspec.engine.floats import FORMATS
+
+    rng = random.Random(5)
+    for name, fmt in FORMATS.items():
+        n = fmt.grid
+        points = range(n) if n <= 4096 else [0, 1, n - 1] + rng.sample(range(n), 3000)
+        assert all(fmt.round(Fraction(j, n)) == j / n for j in points), name

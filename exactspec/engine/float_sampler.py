@@ -364,8 +364,12 @@ class FloatSampler(ExactSampler):
         lo = math.ceil(base.lo * n)
         hi = math.ceil(base.hi * n)  # grid indices lo..hi-1 are still possible
 
-        def below(j):
-            return expr.f(FloatValue(self.fmt.round(Fraction(j, n)), self.fmt)) < c
+        if n == self.fmt.grid:          # the format's own generator: j / n is a value of it
+            def below(j):
+                return expr.f(FloatValue(j / n, self.fmt)) < c
+        else:
+            def below(j):
+                return expr.f(FloatValue(self.fmt.round(Fraction(j, n)), self.fmt)) < c
 
         # the first index in [lo, hi] at which `below` flips
         a, b = lo, hi
