@@ -138,6 +138,9 @@ class Verification:
             out["explicit_acceptance"] = exact_str(self.explicit_acceptance)
         out["paths"] = self.paths
         out["route"] = self.route
+        form = getattr(self.enumeration, "form", "")
+        if form:                        # merged states: the stepped form that ran
+            out["stepped_form"] = form
         out["declined"] = dict(self.declined)
         out["floats_converted"] = self.floats_converted
         shipped = shipped_of(self.method)

@@ -440,27 +440,41 @@ def test_stepped_key_equals_the_plain_enumeration():
 
 
 def test_stepped_key_merges_paths():
-    """The merge is exercised: far fewer one-step runs than paths, and exact_verification picks
-    the merged states above KEY's plain_paths with the law p and acceptance alpha* exactly."""
+    """The merge is exercised: far fewer one-step runs than paths; exact_verification picks
+    merged states above KEY's plain_paths with the law p and acceptance alpha* exactly, by
+    KEY's lowest key slot (tests/test_key_min_slot.py), or by KEY_STEPS where that shortcut
+    does not apply, refused up front over a budget of paths as the plain enumeration is."""
+    import dataclasses
+
     from exactspec.bounds.compare import exact_verification
     from exactspec.key.stepped import KEY_STEPS
+    from exactspec.methods.base import Method
 
     p, q, k = COUNTEREXAMPLES[0]
     plain, merged = _merged_equals_plain(p, q, k)
     assert (merged.paths, merged.states, merged.transitions) == (3602, 365, 676)
     assert plain.paths > KEY_STEPS.plain_paths
     r = exact_verification("key", p, q, k)
-    assert type(r.enumeration).__name__ == "MergedEnumeration" and r.paths == 3602
+    assert type(r.enumeration).__name__ == "MergedEnumeration"
+    assert r.enumeration.form == "key-min-slot" and r.to_json()["stepped_form"] == "key-min-slot"
+    assert r.lossless and r.acceptance == 1
     small = exact_verification("key", SEED_P, SEED_Q, 2)
     assert type(small.enumeration).__name__ in ("Enumeration", "LawLeafEnumeration")  # plain
     # 293,305 paths (too many to list in a unit test): law p, acceptance alpha* (closed form)
     big = exact_verification("key", SEED_P, SEED_Q, 9)
     assert big.lossless and big.acceptance == big.explicit_acceptance
     assert big.acceptance == optimum(SEED_P, SEED_Q, 9).alpha_star
+    # the shortcut declined: KEY_STEPS, the same paths as the plain enumeration, and the
+    # budget of paths of merged states not bounded in advance
+    declined = dataclasses.replace(KEY_STEPS, shortcut=dataclasses.replace(
+        KEY_STEPS.shortcut, condition=lambda p, q, k: "declined in this test"))
+    keyed = Method("key", METHODS["key"].run, steps=declined)
+    big = exact_verification(keyed, SEED_P, SEED_Q, 9)
+    assert big.enumeration.form == "key" and big.lossless
+    assert big.acceptance == optimum(SEED_P, SEED_Q, 9).alpha_star
     assert big.paths == 293305 and big.enumeration.transitions < big.paths // 20
-    # refused up front over a budget of paths, as the plain enumeration is
     with pytest.raises(TooLarge, match="about .* paths, over the budget of 100,000"):
-        exact_verification("key", SEED_P, SEED_Q, 9, max_paths=100_000)
+        exact_verification(keyed, SEED_P, SEED_Q, 9, max_paths=100_000)
 
 
 def test_smallest_key_steps_equal_the_plain_mechanism():

@@ -170,6 +170,7 @@ def _method_entry(m, p, q, k, optima: dict, max_paths: int,
     if hasattr(result.enumeration, "states"):
         entry["engine"] = "merged"      # paths counted through merged states, not listed
         entry["states"] = result.enumeration.states
+        entry["stepped_form"] = result.enumeration.form
     if m.name == "kseq":
         from ..methods.kseq import rho_star
 

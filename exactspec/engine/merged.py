@@ -56,7 +56,7 @@ from .exact import Enumeration, ExactSampler
 from .step_budget import StepBudget
 
 __all__ = ["Stepped", "Done", "MergedEnumeration", "enumerate_merged", "DEFAULT_MAX_STATES",
-           "by_identity"]
+           "by_identity", "stepped_form"]
 
 #: Refuse a run whose frontier grows beyond this many distinct states.
 DEFAULT_MAX_STATES = 10**6
@@ -125,6 +125,13 @@ class Stepped:
         ``least_steps(p, q, k) -> int``: a number of steps the run takes at least (KEY: one
         per token of ``q``'s support), so that a seconds budget can project the steps still
         to come (:class:`~exactspec.engine.step_budget.StepBudget`).
+    condition : callable, optional
+        ``condition(p, q, k) -> None or str``: ``None`` where this form gives the method's
+        law, ``P(Y in X)`` and explicit acceptance, else the reason it does not (a form that
+        drafts fewer tokens than the method, proved equal only where its condition holds).
+    shortcut : Stepped, optional
+        A form of the same method with fewer states, run in this one's place where its
+        ``condition`` holds (:func:`stepped_form`; KEY by its lowest key slot).
     """
 
     start: Callable
@@ -133,6 +140,19 @@ class Stepped:
     plain_paths: int | None = None
     paths_budget: bool = False
     least_steps: Callable | None = None
+    condition: Callable | None = None
+    shortcut: "Stepped | None" = None
+
+
+def stepped_form(stepped: Stepped, p, q, k: int) -> tuple:
+    """The form to run for ``(p, q, k)``: ``(form, why)``, the shortcut where its condition
+    holds (``why`` ``None``), else ``stepped`` itself with the reason the shortcut does not
+    apply (``None`` without a shortcut)."""
+    short = stepped.shortcut
+    if short is None:
+        return stepped, None
+    why = short.condition(p, q, k) if short.condition is not None else None
+    return (short, None) if why is None else (stepped, why)
 
 
 @dataclass
@@ -147,6 +167,7 @@ class MergedEnumeration(Enumeration):
     states: int = 0
     transitions: int = 0
     steps: int = 0
+    form: str = ""
 
 
 class _Mass:
@@ -305,6 +326,10 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
         (:class:`~exactspec.engine.step_budget.StepBudget`); ``None``: no seconds budget.
     """
     start_time = time.perf_counter()
+    if stepped.condition is not None:
+        why = stepped.condition(p, q, k)
+        if why is not None:
+            raise InvalidInput(f"{stepped.name} does not apply here: {why}")
     budget = None
     if max_seconds is not None:
         least = stepped.least_steps(p, q, k) if stepped.least_steps is not None else 0
@@ -430,4 +455,5 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                              explicit_acceptance=explicit, paths=paths, total=total,
                              used_drafts=used_drafts, used_accept=used_accept,
                              seconds=time.perf_counter() - start_time, states=states,
-                             transitions=transitions, steps=generation)
+                             transitions=transitions, steps=generation,
+                             form=stepped.name)

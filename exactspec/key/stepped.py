@@ -45,6 +45,7 @@ bounded in advance, so only the work is smaller, never what is accepted.
 from __future__ import annotations
 
 from ..engine.merged import Done, Stepped
+from .min_slot import KEY_MIN_SLOT_STEPS
 from .placement import key_placement
 from .selection import count_laws, lowest_update, tie_break
 
@@ -100,4 +101,4 @@ def verify_selected(s, plan, tied):
 
 #: ``key`` for :func:`exactspec.engine.merged.enumerate_merged` (module docstring).
 KEY_STEPS = Stepped(_start, _step, name="key", plain_paths=250, paths_budget=True,
-                    least_steps=least_steps)
+                    least_steps=least_steps, shortcut=KEY_MIN_SLOT_STEPS)

@@ -27,7 +27,7 @@ from ..core.signals import CannotProceed
 from .request import Request
 
 __all__ = ["MERGED_STATES", "MERGED_AFTER_PATHS", "MergedStates", "PLAIN_PATHS",
-           "MERGED_FALLBACK_PATHS", "MERGED_MAX_K", "merged_budget", "merged_seconds",
+           "MERGED_FALLBACK_PATHS", "MERGED_MAX_K", "merged_budget", "merged_form", "merged_seconds",
            "plain_refusal_falls_back"]
 
 #: Above this many estimated paths, a method with a stepped form runs with merged states.
@@ -40,11 +40,19 @@ MERGED_FALLBACK_PATHS = 2_000_000
 MERGED_MAX_K = 2_000
 
 
+def merged_form(request: Request):
+    """The stepped form merged states run for ``request``: the method's, or its shortcut
+    where the shortcut's condition holds (:func:`~exactspec.engine.merged.stepped_form`)."""
+    from ..engine.merged import stepped_form
+
+    return stepped_form(request.steps, request.p, request.q, request.k)[0]
+
+
 def merged_budget(request: Request):
     """The budget of merged states: the request's ``max_paths``, and for merged states not
     bounded in advance also its ``max_merged_paths``."""
     budget = request.max_paths
-    if request.steps.paths_budget and request.max_merged_paths is not None:
+    if merged_form(request).paths_budget and request.max_merged_paths is not None:
         budget = request.max_merged_paths if budget is None else \
             min(budget, request.max_merged_paths)
     return budget
@@ -56,7 +64,7 @@ def plain_refusal_falls_back(request: Request, refusal: TooLarge) -> bool:
     :data:`MERGED_FALLBACK_PATHS` and the budget."""
     if request.steps is None or not request.merged_states:
         return False
-    if not request.steps.paths_budget:
+    if not merged_form(request).paths_budget:
         return True
     budget = merged_budget(request)
     limit = MERGED_FALLBACK_PATHS if budget is None else min(budget, MERGED_FALLBACK_PATHS)
@@ -91,7 +99,7 @@ class MergedStates:
         """Decline when the plain enumeration fits; refuse what merged states cannot do."""
         from ..engine.exact import estimate_paths
 
-        steps, k, name = request.steps, request.k, request.name
+        steps, k, name = merged_form(request), request.k, request.name
         if k > MERGED_MAX_K:
             raise TooLarge(f"{name} at k = {k}: exact enumeration (merged states) takes about "
                            f"one step per draft, over the budget of {MERGED_MAX_K:,} drafts: "
@@ -139,7 +147,7 @@ def merged_seconds(request: Request) -> float | None:
 def _merged(request: Request):
     from ..engine.merged import enumerate_merged
 
-    enumeration = enumerate_merged(request.steps, request.p, request.q, request.k,
+    enumeration = enumerate_merged(merged_form(request), request.p, request.q, request.k,
                                    max_states=request.max_paths,
                                    max_seconds=merged_seconds(request))
     if enumeration.total != 1:
