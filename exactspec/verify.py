@@ -395,7 +395,8 @@ def request_of(m: Method, p: Dist, q: Dist, k: int = 1, **options) -> Request:
     a stepped form) and whether it is user code; ``options`` are the request's other fields
     (``arith``, ``grid``, ``keep_paths``, budgets)."""
     return Request(run=m.run, name=m.name, p=p, q=q, k=k, user=is_user_method(m),
-                   tensor_rule=m.tensor_rule, steps=m.steps, **options)
+                   tensor_rule=m.tensor_rule, steps=m.steps, sorted_sums=m.sorted_sums,
+                   **options)
 
 
 def is_user_method(m: Method) -> bool:

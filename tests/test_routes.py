@@ -174,6 +174,7 @@ def test_the_planner_records_the_route_and_why_the_others_declined():
     assert answer.route == "draft-axis"
     assert answer.declined == {"tensor-axis": "not a PyTorch rule",
                                "tensor-axis-branching": "not a PyTorch rule",
+                               "sorted-sums": "no sorted sums",
                                "merged-states": "no stepped form"}
     answer = plan(request_of(_method("rrs"), p, q, 2))
     assert answer.route == "law-leaves"
@@ -182,6 +183,9 @@ def test_the_planner_records_the_route_and_why_the_others_declined():
     assert answer.route == "tensor-axis" and answer.declined == {}
     pair = plan_pair(request_of(_method("hf_speculative_sampling.py:sample"), p, q), 7)
     assert [a.route for a in pair] == ["tensor-axis", "tensor-axis"]
+    wor = plan(request_of(_method("rrs-wor"), p, q, 2, merged_states=True))
+    assert wor.route != "sorted-sums"
+    assert wor.declined["sorted-sums"].startswith("the plain enumeration fits:")
 
 
 # -- multi-position rules ----------------------------------------------------------------------

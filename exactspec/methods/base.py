@@ -48,6 +48,10 @@ class Method:
         Declared capability: the method's stepped form (:class:`~exactspec.engine.merged.Stepped`),
         which merged states run where the plain paths are too many
         (:mod:`exactspec.routes.merged`).
+    sorted_sums : callable, optional
+        Declared capability: ``sorted_sums(p, q, k) -> Enumeration``, the method's exact law,
+        ``P(Y in X)``, explicit acceptance and number of paths by sums over one sorted order
+        (:mod:`exactspec.routes.sorted_sums`; RRS without replacement at ``k = 2``).
     tensor_rule : PyTorchRule, optional
         Declared capability: the PyTorch rule behind ``run``, whose draft can be a tensor axis
         (:mod:`exactspec.routes.tensor_axis`).
@@ -63,6 +67,7 @@ class Method:
     user: bool = field(default=False, compare=False)
     plan_size: Callable | None = field(default=None, compare=False)
     steps: Any = field(default=None, compare=False)
+    sorted_sums: Callable | None = field(default=None, compare=False)
     tensor_rule: Any = field(default=None, compare=False)
 
     def check(self, p, q, k: int) -> None:

@@ -14,7 +14,9 @@ rejections there are up to ``C(|V|, i)`` states (ordered drafts of one set merge
 drafting over about ``|V|`` tokens; after the ``k``-th the drafted set is dropped (only the
 residual is read), so the last draw is made from at most ``C(|V|, k - 1)`` states.
 ``k = 2`` takes about ``2 |V|^2`` transitions, ``O(1)`` work each (the restricted ``q`` and
-the residual are formed once per state).
+the residual are formed once per state); at ``k = 2`` the route of sorted sums
+(:mod:`.rrs_wor_sums`: the rejected draft enters only through ``1 / (1 - q(x))``) takes
+``O(|V| log |V|)`` instead.
 
 >>> from exactspec import Dist, verify
 >>> p, q = Dist.parse("1/2,3/10,1/5", labels="abc"), Dist.parse("1/5,1/5,3/5", labels="abc")
@@ -31,6 +33,7 @@ from ..core.dist import residual
 from ..optimum.draft_laws import WithoutReplacement, restricted
 from ..engine.merged import Done, Stepped, by_identity
 from .base import Method
+from .rrs_wor_sums import two_draft_sums
 
 __all__ = ["rrs_wor", "RRS_WOR_STEPS", "METHOD"]
 
@@ -91,6 +94,6 @@ def _requires(p, q, k):
 
 
 METHOD = Method("rrs-wor", rrs_wor, draft_law="wor", requires=_requires,
-                steps=RRS_WOR_STEPS,
+                steps=RRS_WOR_STEPS, sorted_sums=two_draft_sums,
                 summary="recursive rejection sampling, k drafts without replacement: q and the "
                         "residual both drop each rejected draft")

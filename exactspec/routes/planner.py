@@ -16,12 +16,14 @@ The order, fastest first, the reference last:
 1. ``tensor-axis`` (:mod:`.tensor_axis`): a PyTorch rule's draft as a tensor axis, splits as
    values;
 2. ``tensor-axis-branching``: the same with every split a branch point, when the first asks;
-3. ``merged-states`` (:mod:`exactspec.routes.merged`): a stepped method whose plain paths are too many;
-4. ``draft-axis`` (:mod:`exactspec.routes.draft_axis`): a rule written with ``s``, its draft an
+3. ``sorted-sums`` (:mod:`exactspec.routes.sorted_sums`): a method's exact law by sums over one
+   sorted order, where its plain paths are too many (RRS without replacement at ``k = 2``);
+4. ``merged-states`` (:mod:`exactspec.routes.merged`): a stepped method whose plain paths are too many;
+5. ``draft-axis`` (:mod:`exactspec.routes.draft_axis`): a rule written with ``s``, its draft an
    axis (the body run once per path of its other choices);
-5. ``law-leaves`` (:mod:`exactspec.routes.law_leaves`): the walk with a resample returned as drawn one leaf;
-6. ``paths`` (:mod:`.paths`): the path enumeration, the reference semantics;
-7. ``merged-states-after-paths``: merged states where the walk went over its budget.
+6. ``law-leaves`` (:mod:`exactspec.routes.law_leaves`): the walk with a resample returned as drawn one leaf;
+7. ``paths`` (:mod:`.paths`): the path enumeration, the reference semantics;
+8. ``merged-states-after-paths``: merged states where the walk went over its budget.
 
 The conformance suite (``tests/test_routes.py``) runs every route of :data:`ONE_POSITION` on
 the same requests and holds each answer to the path enumeration's.
@@ -36,7 +38,7 @@ Examples
 >>> answer.route, answer.enumeration.acceptance
 ('draft-axis', Fraction(5, 6))
 >>> sorted(answer.declined)
-['merged-states', 'tensor-axis', 'tensor-axis-branching']
+['merged-states', 'sorted-sums', 'tensor-axis', 'tensor-axis-branching']
 """
 
 from __future__ import annotations
@@ -48,13 +50,14 @@ from .law_leaves import LAW_LEAVES
 from .merged import MERGED_AFTER_PATHS, MERGED_STATES
 from .paths import PATHS
 from .request import Answer, Request
+from .sorted_sums import SORTED_SUMS
 from .tensor_axis import SPLITS_AS_BRANCHES, SPLITS_AS_VALUES
 
 __all__ = ["ONE_POSITION", "TENSOR_AXIS", "plan", "plan_pair", "route_names"]
 
 #: The one-position routes, in the order the planner tries them.
-ONE_POSITION = (SPLITS_AS_VALUES, SPLITS_AS_BRANCHES, MERGED_STATES, DRAFT_AXIS, LAW_LEAVES,
-                PATHS, MERGED_AFTER_PATHS)
+ONE_POSITION = (SPLITS_AS_VALUES, SPLITS_AS_BRANCHES, SORTED_SUMS, MERGED_STATES, DRAFT_AXIS,
+                LAW_LEAVES, PATHS, MERGED_AFTER_PATHS)
 
 #: The tensor-axis routes, which also give exact arithmetic with ideal uniforms and on a
 #: grid from one run (:func:`plan_pair`).

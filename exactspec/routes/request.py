@@ -67,6 +67,9 @@ class Request:
         Declared capability: the PyTorch rule, whose draft can be a tensor axis.
     steps : object, optional
         Declared capability: the stepped form, which merged states run.
+    sorted_sums : callable, optional
+        Declared capability: the method's exact law by sums over one sorted order
+        (:mod:`exactspec.routes.sorted_sums`).
     merged_states : bool
         Merged states may answer (:func:`exactspec.bounds.compare.exact_verification`).
     plain_paths, max_merged_paths
@@ -91,6 +94,7 @@ class Request:
     user: bool = False
     tensor_rule: Any = field(default=None, compare=False)
     steps: Any = field(default=None, compare=False)
+    sorted_sums: Callable | None = field(default=None, compare=False)
     merged_states: bool = False
     plain_paths: int | None = None
     max_merged_paths: int | None = None
