@@ -74,13 +74,27 @@ def test_a_plain_walk_over_the_seconds_budget_is_refused_with_its_estimate(clock
 
 
 def test_merged_states_not_bounded_in_advance_are_refused_above_their_budget():
-    # key-lazy at k = 8: 1,901,119 paths (counted through merged states in about 16 s; the
-    # plain walk passed 621,568 paths in 120 s without finishing): the estimate is over
-    # compare's budget for merged states whose number is not bounded in advance
-    row = rows(compare(P, Q, 8, methods=["key-lazy"]))["key-lazy"]
+    # key-lazy at k = 8 by KEY_LAZY_STEPS (its shortcut, KEY's lowest key slot, declined):
+    # 1,901,119 paths (counted through merged states in about 16 s; the plain walk passed
+    # 621,568 paths in 120 s without finishing): the estimate is over compare's budget for
+    # merged states whose number is not bounded in advance
+    import dataclasses
+
+    from exactspec.key.lazy_stepped import KEY_LAZY_STEPS
+    from exactspec.methods import METHODS
+    from exactspec.methods.base import Method
+
+    steps = dataclasses.replace(KEY_LAZY_STEPS, shortcut=dataclasses.replace(
+        KEY_LAZY_STEPS.shortcut, condition=lambda p, q, k: "declined in this test"))
+    lazy = Method("key-lazy", METHODS["key-lazy"].run, steps=steps)
+    row = rows(compare(P, Q, 8, methods=[lazy]))["key-lazy"]
     assert_over_budget(row, "(merged states, whose number is not bounded in advance)",
                        f"{COMPARE_MAX_MERGED_PATHS:,}")
     assert row["estimate"] > COMPARE_MAX_MERGED_PATHS
+    # as registered, KEY's lowest key slot proves it (at most |V| + 2 states)
+    row = rows(compare(P, Q, 8, methods=["key-lazy"]))["key-lazy"]
+    assert row["lossless"] is True and row["stepped_form"] == "key-min-slot"
+    assert row["acceptance"] == row["optimum"]
 
 
 def test_a_tiny_budget_refuses_plain_walks_but_merged_states_still_prove():
@@ -106,9 +120,10 @@ def test_compare_at_k8_prints_what_it_can_prove_and_refuses_the_rest():
     # the command of the timing (about 3 s here; before the budgets, minutes)
     got = rows(compare(P, Q, 8))
     assert F(got["rrs"]["acceptance"]) == rrs_acceptance(P, Q, 8) == F(69490098101, 76733331851)
-    for name in ("rrs", "rrs-wor", "kseq"):
+    for name in ("rrs", "rrs-wor", "kseq", "key", "key-lazy"):
         assert got[name]["lossless"] is True and got[name]["optimum"] == "1"
-    for name in ("optimal", "key", "key-lazy", "typical", "greedy", "top-k", "top-p"):
+    assert got["key"]["acceptance"] == got["key-lazy"]["acceptance"] == "1"
+    for name in ("optimal", "typical", "greedy", "top-k", "top-p"):
         assert_over_budget(got[name])
         assert got[name]["estimate"] > 20_000
     for name in ("sps", "naive", "top1", "spechub"):

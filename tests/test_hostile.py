@@ -392,7 +392,7 @@ def rule(s, p, q):
     (["compare", *PQ, "--k", "1000000000"], ["digits"]),
     (["verify", "kseq", *PQ, "--k", "50"], ["degree-50", "k <= 32"]),
     (["verify", "rrs", *PQ, "--k", "1000000000"], ["k = 1000000000", "--backend numpy"]),
-    (["verify", "key", *PQ, "--k", "1000"], ["k = 1000", "binomial terms"]),
+    (["verify", "key", *PQ, "--k", "3000"], ["k = 3000", "2,000 drafts"]),
     (["verify", "sps", "--p", "1e-100000000,1", "--q", "1/2,1/2"], ["exponent"]),
     (["verify", "sps", "--p", "@/dev/zero", "--q", "1/2,1/2"], ["/dev/zero", "MiB"]),
 ])

@@ -63,9 +63,27 @@ def test_visit_chain_is_the_multinomial_in_visit_order():
     assert chain[(0, 3)][3] == Q[order[0]] ** 3
 
 
+def _without_shortcut():
+    """key-lazy with KEY's lowest key slot declined: merged states run KEY_LAZY_STEPS."""
+    import dataclasses
+
+    from exactspec.methods import METHODS
+    from exactspec.methods.base import Method
+
+    steps = dataclasses.replace(KEY_LAZY_STEPS, shortcut=dataclasses.replace(
+        KEY_LAZY_STEPS.shortcut, condition=lambda p, q, k: "declined in this test"))
+    return Method("key-lazy", METHODS["key-lazy"].run, steps=steps)
+
+
 def test_exact_verification_counts_key_lazy_through_merged_states_when_large():
+    """Above plain_paths: merged states by KEY's lowest key slot (a handful of states), or
+    by KEY_LAZY_STEPS where that declines (its paths are the plain enumeration's)."""
     r = exact_verification("key-lazy", P, Q, 4, plain_paths=1_000)
     assert type(r.enumeration).__name__ == "MergedEnumeration"
+    assert r.enumeration.form == "key-min-slot"
+    assert r.lossless and r.acceptance == optimum(P, Q, 4).alpha_star
+    r = exact_verification(_without_shortcut(), P, Q, 4, plain_paths=1_000)
+    assert r.enumeration.form == "key-lazy"
     assert r.lossless and r.paths == 9490 and r.acceptance == optimum(P, Q, 4).alpha_star
 
 
@@ -81,7 +99,7 @@ def test_a_plain_walk_refused_for_its_seconds_goes_to_merged_states():
     # k = 7 on 11 tokens: Knuth's probes say about 16,000 paths (plain), the walk's own
     # estimate near its 60 s budget about 670,000 (refused); merged states count all 656,815
     # in about 9 s (`exactspec verify key-lazy ... --k 7`)
-    r = exact_verification("key-lazy", P, Q, 7)
+    r = exact_verification(_without_shortcut(), P, Q, 7)
     assert type(r.enumeration).__name__ == "MergedEnumeration"
     assert r.lossless and r.paths == 656_815 and r.acceptance == optimum(P, Q, 7).alpha_star
 

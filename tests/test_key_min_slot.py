@@ -33,16 +33,19 @@ def _cases():
 def test_min_slot_form_equals_the_plain_enumeration_of_key():
     """On counterexamples, zeros in p and q, one draftable token and random rationals on 1-6
     tokens at k = 1..5: the condition holds, and the law (entry by entry), P(Y in X) and the
-    explicit acceptance equal key's plain enumeration; the states are at most |V| + 2."""
+    explicit acceptance equal the plain enumerations of key and of key-lazy; the states are
+    at most |V| + 2."""
     for p, q, k in _cases():
         assert others_never_output(p, q, k) is None
-        plain = verify("key", p, q, k, max_paths=None).enumeration
-        assert type(plain).__name__ in ("Enumeration", "LawLeafEnumeration")    # not merged
         merged = enumerate_merged(KEY_MIN_SLOT_STEPS, p, q, k)
-        for t in p.labels:
-            assert type(merged.law[t]) in (int, Fraction) and merged.law[t] == plain.law[t]
-        assert merged.acceptance == plain.acceptance
-        assert merged.explicit_acceptance == plain.explicit_acceptance
+        for method in ("key", "key-lazy"):
+            plain = verify(method, p, q, k, max_paths=None).enumeration
+            assert type(plain).__name__ in ("Enumeration", "LawLeafEnumeration")  # not merged
+            for t in p.labels:
+                assert type(merged.law[t]) in (int, Fraction)
+                assert merged.law[t] == plain.law[t]
+            assert merged.acceptance == plain.acceptance
+            assert merged.explicit_acceptance == plain.explicit_acceptance
         assert merged.acceptance == optimum(p, q, k).alpha_star
         assert merged.total == 1 and merged.states <= len(p.labels) + 2
 

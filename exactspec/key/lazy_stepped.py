@@ -43,6 +43,7 @@ equal.  The tests compare the two enumerations (``tests/test_key_lazy_merged.py`
 from __future__ import annotations
 
 from ..engine.merged import Stepped
+from .min_slot import KEY_MIN_SLOT_STEPS
 from .placement import LATER, KeyPlacement, key_placement
 from .selection import count_chain
 from .stepped import count_next, verify_selected
@@ -103,5 +104,8 @@ def _step(s, p, q, k, state):
 
 #: ``key-lazy`` for :func:`exactspec.engine.merged.enumerate_merged` (module docstring).
 #: Listed path by path up to ``compare``'s default number of plain paths; like ``key``,
-#: refused above the budget of paths (the number of merged states is not bounded in advance).
-KEY_LAZY_STEPS = Stepped(_start, _step, name="key-lazy", paths_budget=True)
+#: refused above the budget of paths (the number of merged states is not bounded in advance),
+#: unless KEY's lowest key slot applies: ``key-lazy`` selects the draft of the smallest key of
+#: the same keys (drawing only those that can be it), so the selected token has ``key``'s law.
+KEY_LAZY_STEPS = Stepped(_start, _step, name="key-lazy", paths_budget=True,
+                         shortcut=KEY_MIN_SLOT_STEPS)

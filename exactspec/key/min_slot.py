@@ -36,7 +36,10 @@ have their keys in slots ``j`` or later, so a residual token with no key mass at
 first such slot is never one of them.  Where that holds, ``P(Y in X)`` here is exactly
 ``key``'s.  The number of paths counts this form's own histories, not ``key``'s.
 
-The tests set this form against the plain enumeration of ``key`` (``tests/test_key_min_slot.py``).
+``key-lazy`` selects the draft of the smallest of the same keys, drawing only the keys that
+can be it, so its selected token has the same law and this form is its shortcut too.  The
+tests set this form against the plain enumerations of ``key`` and ``key-lazy``
+(``tests/test_key_min_slot.py``).
 
 >>> from exactspec.core.dist import Dist
 >>> from exactspec.engine.merged import enumerate_merged

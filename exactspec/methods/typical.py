@@ -60,9 +60,15 @@ def entropy_threshold_interval(p: Dist, delta, prec: int = 64):
     >>> float(lo_hi.a) <= 0.5 <= float(lo_hi.b)
     True
     """
+    return _threshold_interval(p, exact(delta, "delta"), prec)
+
+
+@lru_cache(maxsize=64)
+def _threshold_interval(p: Dist, delta: Fraction, prec: int):
+    """:func:`entropy_threshold_interval` once per ``(p, delta, prec)``: every token of ``p``
+    is compared with the same threshold, which takes ``O(|V|)`` logarithms to enclose."""
     from mpmath import iv
 
-    delta = exact(delta, "delta")
     old = iv.prec
     iv.prec = prec
     try:

@@ -36,7 +36,7 @@ PLAIN_PATHS = 100_000
 #: place of a refused plain walk up to this many estimated paths (key-lazy: about 1,900,000
 #: paths in 18 s on 11 tokens).
 MERGED_FALLBACK_PATHS = 2_000_000
-#: The most drafts merged states take (about one step per draft).
+#: The most drafts merged states take (most stepped forms take about one step per draft).
 MERGED_MAX_K = 2_000
 
 
@@ -99,10 +99,9 @@ class MergedStates:
         """Decline when the plain enumeration fits; refuse what merged states cannot do."""
         steps, k, name = merged_form(request), request.k, request.name
         if k > MERGED_MAX_K:
-            raise TooLarge(f"{name} at k = {k}: exact enumeration (merged states) takes about "
-                           f"one step per draft, over the budget of {MERGED_MAX_K:,} drafts: "
-                           "use --backend numpy (float64 estimates)", estimate=k,
-                           budget=MERGED_MAX_K)
+            raise TooLarge(f"{name} at k = {k}: exact enumeration by merged states takes at "
+                           f"most {MERGED_MAX_K:,} drafts: use --backend numpy (float64 "
+                           "estimates)", estimate=k, budget=MERGED_MAX_K)
         budget = merged_budget(request)
         plain_paths = PLAIN_PATHS if request.plain_paths is None else request.plain_paths
         if steps.plain_paths is not None:
