@@ -15,7 +15,7 @@ from exactspec.core.signals import CannotProceed
 from exactspec.engine.merged import enumerate_merged
 from exactspec.methods import rrs_wor_sums
 from exactspec.methods.rrs_wor import RRS_WOR_STEPS
-from exactspec.methods.rrs_wor_sums import sum_bits, two_draft_sums
+from exactspec.methods.rrs_wor_sums import projected_seconds, sum_bits, two_draft_sums
 from exactspec.optimum.alpha_star import optimum
 
 
@@ -95,17 +95,23 @@ def test_verify_takes_sorted_sums_where_the_paths_are_too_many(tmp_path, capsys)
 
 
 def test_sums_over_their_budget_are_refused_up_front(monkeypatch, capsys):
-    """The bits of the sums' denominators are bounded before any sum (one factor per distinct
-    draft probability of a token that can be rejected); over the budget: TooLarge with the
-    estimate, exit 2 and one line on the command line."""
+    """The work is projected before any sum from the vocabulary and the bits of the sums'
+    denominators (one factor per distinct draft probability of a token that can be
+    rejected); past the budget: TooLarge with the projected seconds, exit 2 and one line on
+    the command line; --max-paths insists."""
     p, q = Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5")
     assert sum_bits(p, q) == (1 - Fraction(3, 5)).denominator.bit_length()
-    monkeypatch.setattr(rrs_wor_sums, "MAX_SUM_BITS", 1)
-    with pytest.raises(TooLarge, match="may reach 3 bits .* over the budget of 1") as refusal:
+    assert projected_seconds(p, q) == rrs_wor_sums.SECONDS_PER_BIT_POWER * 3 * 64 ** 1.5
+    monkeypatch.setattr(rrs_wor_sums, "SECONDS_PER_BIT_POWER", 1.0)
+    with pytest.raises(TooLarge, match="may reach 3 bits .* about 1,536 s .* budget of 60 s"):
         two_draft_sums(p, q, 2)
-    assert refusal.value.estimate == 3
+    assert two_draft_sums(p, q, 2, max_seconds=None).law == dict(p)
     big_p, big_q = _seeded(400, 3)
-    code = main(["verify", "rrs-wor", "--k", "2", "--p", ",".join(map(str, big_p.probs)),
-                 "--q", ",".join(map(str, big_q.probs))])
+    rows = ["--p", ",".join(map(str, big_p.probs)), "--q", ",".join(map(str, big_q.probs))]
+    code = main(["verify", "rrs-wor", "--k", "2", *rows])
     err = capsys.readouterr().err
-    assert code == 2 and "over the budget of 1" in err and "Traceback" not in err
+    assert code == 2 and "over the budget of 60 s" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    code = main(["verify", "rrs-wor", "--k", "2", *rows, "--max-paths", str(10**15), "--json"])
+    out = capsys.readouterr().out
+    assert code == 0 and '"route": "sorted-sums"' in out

@@ -136,7 +136,8 @@ def test_the_command_refuses_in_one_line(tmp_path):
     p, q = _rows(n)
     for name, d in (("p", p), ("q", q)):
         (tmp_path / f"{name}.json").write_text("[" + ",".join(f'"{v}"' for v in d.probs) + "]")
-    out = subprocess.run([sys.executable, "-m", "exactspec", "verify", "rrs-wor", "--k", "2",
+    # k = 3: merged states (at k = 2 sorted sums prove these rows in about 20 s)
+    out = subprocess.run([sys.executable, "-m", "exactspec", "verify", "rrs-wor", "--k", "3",
                           "--p", f"@{tmp_path / 'p.json'}", "--q", f"@{tmp_path / 'q.json'}"],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 2, out.stderr

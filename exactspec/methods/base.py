@@ -49,7 +49,8 @@ class Method:
         which merged states run where the plain paths are too many
         (:mod:`exactspec.routes.merged`).
     sorted_sums : callable, optional
-        Declared capability: ``sorted_sums(p, q, k) -> Enumeration``, the method's exact law,
+        Declared capability: ``sorted_sums(p, q, k, *, max_seconds) -> Enumeration``, the
+        method's exact law,
         ``P(Y in X)``, explicit acceptance and number of paths by sums over one sorted order
         (:mod:`exactspec.routes.sorted_sums`; RRS without replacement at ``k = 2``).
     tensor_rule : PyTorchRule, optional

@@ -36,8 +36,9 @@ its support): over ordered pairs ``(x, t)`` of draftable tokens,
 where ``r > c q``, counted by the same sort.
 
 Every number is exact.  The sums' denominators grow with the number of distinct draft
-probabilities (one ``1 - q(x)`` each), so the work is refused up front
-(:class:`~exactspec.core.errors.TooLarge`) where their bits pass :data:`MAX_SUM_BITS`.
+probabilities (one ``1 - q(x)`` each), and the work with them: it is projected from the
+vocabulary and those bits (:func:`projected_seconds`) and refused up front
+(:class:`~exactspec.core.errors.TooLarge`) past the budget.
 
 >>> from exactspec.core.dist import Dist
 >>> p, q = Dist.parse("1/2,3/10,1/5", labels="abc"), Dist.parse("1/5,1/5,3/5", labels="abc")
@@ -57,12 +58,16 @@ from ..core.errors import TooLarge
 from ..core.signals import CannotProceed
 from ..engine.exact import Enumeration
 
-__all__ = ["two_draft_sums", "sum_bits", "MAX_SUM_BITS"]
+__all__ = ["two_draft_sums", "sum_bits", "projected_seconds", "SECONDS_PER_BIT_POWER",
+           "MAX_SECONDS"]
 
-#: Refuse when the sums' common denominator may pass this many bits (one factor
-#: ``1 - q(x)`` per distinct draft probability): about 27 s at 152,064 tokens with 991
-#: distinct probabilities (18,400 bits); the exact operations grow with the bits.
-MAX_SUM_BITS = 60_000
+#: Seconds of one token's sums per ``bits ** 1.5`` of their common denominator, measured on two
+#: cores: 0.7 s at 3,000 tokens with 31,000 bits, 4.7 s at 6,000 with 68,000, 21 s at 10,000
+#: with 122,000 (every draft probability distinct), 28 s at 152,064 with 18,400.
+SECONDS_PER_BIT_POWER = 5e-11
+
+#: Refuse sums projected past this many seconds (a request's own ``max_seconds`` replaces it).
+MAX_SECONDS = 60.0
 
 
 def sum_bits(p, q) -> int:
@@ -72,19 +77,29 @@ def sum_bits(p, q) -> int:
     return sum((1 - v).denominator.bit_length() for v in seen)
 
 
-def two_draft_sums(p, q, k: int) -> Enumeration:
+def projected_seconds(p, q) -> float:
+    """The seconds the sums are projected to take: ``|V| bits^1.5`` at
+    :data:`SECONDS_PER_BIT_POWER` (:func:`sum_bits`)."""
+    return SECONDS_PER_BIT_POWER * len(p.labels) * max(sum_bits(p, q), 64) ** 1.5
+
+
+def two_draft_sums(p, q, k: int, *, max_seconds: float | None = MAX_SECONDS) -> Enumeration:
     """The exact enumeration of RRS without replacement at ``k = 2`` (module docstring).
 
     Raises :class:`~exactspec.core.signals.CannotProceed` at any other ``k``, and
-    :class:`~exactspec.core.errors.TooLarge` over :data:`MAX_SUM_BITS`.
+    :class:`~exactspec.core.errors.TooLarge` when projected past ``max_seconds``
+    (:func:`projected_seconds`; ``None``: no budget).
     """
     if k != 2:
         raise CannotProceed(f"sorted sums take k = 2 only, not k = {k}")
-    bits = sum_bits(p, q)
-    if bits > MAX_SUM_BITS:
+    seconds = projected_seconds(p, q)
+    if max_seconds is not None and seconds > max_seconds:
+        bits = sum_bits(p, q)
         raise TooLarge(f"rrs-wor at k = 2 by sorted sums: their common denominator may reach "
-                       f"{bits:,} bits (one factor per distinct draft probability), over the "
-                       f"budget of {MAX_SUM_BITS:,}", estimate=bits, budget=MAX_SUM_BITS)
+                       f"{bits:,} bits (one factor per distinct draft probability), about "
+                       f"{seconds:,.0f} s of exact work over {len(p.labels):,} tokens, over the "
+                       f"budget of {max_seconds:,.0f} s: use --backend numpy, or --max-paths N "
+                       "to insist", estimate=seconds, budget=max_seconds)
     start = time.perf_counter()
     labels = tuple(p.labels)
     ps, qs = list(p.probs), list(q.probs)
