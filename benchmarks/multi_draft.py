@@ -3,6 +3,7 @@
     python benchmarks/multi_draft.py                       # the table, this checkout
     python benchmarks/multi_draft.py --base /tmp/w/base    # beside an older checkout
     python benchmarks/multi_draft.py --methods rrs kseq --sizes 1000 10000 --cap 60
+    python benchmarks/multi_draft.py --methods rrs kseq key --k 8 --sizes 152064
 
 Each cell is the CPU seconds (``time.process_time``) of one
 :func:`exactspec.bounds.compare.exact_verification` call (the planner, its size estimate,
@@ -88,12 +89,13 @@ def cell(outcome: dict | None) -> str:
     return f"{outcome['seconds']:.2f}"
 
 
-def table(methods, sizes, cap, trees: dict) -> list[str]:
-    """Markdown rows: one per method and checkout, one column per size."""
+def table(methods, sizes, cap, trees: dict, k_all: int | None = None) -> list[str]:
+    """Markdown rows: one per method and checkout, one column per size (``k_all``: the
+    number of drafts of every method but spechub, whose only ``k`` is 2)."""
     lines = ["| method | k | code | " + " | ".join(f"{n:,}" for n in sizes) + " |",
              "|---|---|---|" + "---|" * len(sizes)]
     for method in methods:
-        k = METHODS[method]
+        k = METHODS[method] if k_all is None or method == "spechub" else k_all
         for label, tree in trees.items():
             cells, over = [], False
             for n in sizes:
@@ -115,13 +117,15 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
     parser.add_argument("--cap", type=float, default=60.0,
                         help="skip a method's larger sizes after a run over this many seconds")
+    parser.add_argument("--k", type=int, default=None,
+                        help="the drafts of every method but spechub (default: 4, rrs-wor 2)")
     parser.add_argument("--base", type=Path, default=None,
                         help="an older checkout to measure beside this one")
     args = parser.parse_args(argv)
     trees = {"this": ROOT}
     if args.base is not None:
         trees = {"base": args.base.resolve(), "this": ROOT}
-    for line in table(args.methods, args.sizes, args.cap, trees):
+    for line in table(args.methods, args.sizes, args.cap, trees, args.k):
         print(line)
     return 0
 
