@@ -5,6 +5,7 @@ example and the exit codes, usage errors in one line.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .process import DEFAULT_RUN_SECONDS, UsageError
 
@@ -41,6 +42,20 @@ def _add_instance(parser, k=True, required=True):
     parser.add_argument("--normalize", action="store_true",
                         help="rescale p and q to sum exactly 1")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+
+class _Version(argparse.Action):
+    """``--version``: the version looked up only when asked for (reading the installed
+    distribution's metadata costs every other command about 40 ms at start)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0,
+                         help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(f"exactspec {_version()}\n")
+        parser.exit(0)
 
 
 def _version() -> str:
@@ -133,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "undecided; exactspec check: 4 not checked.\nexactspec COMMAND --help "
                      "shows the command's example and exit codes.",
                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"exactspec {_version()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     ex = _add_command(sub, "example", "the one-draft rule on p = 1/2,3/10,1/5 and q = 1/5,1/5,3/5, "
