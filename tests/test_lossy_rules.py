@@ -221,3 +221,47 @@ def test_the_entropy_threshold_is_enclosed_once_per_target():
     threshold = 0.3 * math.exp(sum(v * math.log(v) for v in floats))
     clear = [t for t, v in enumerate(floats) if abs(v - threshold) > 1e-9 * threshold]
     assert [t for t in clear if t in passing] == [t for t in clear if floats[t] > threshold]
+
+
+def test_lossy_rules_have_linear_routes_equal_to_their_plain_enumeration():
+    """greedy (one draft per step), top-k and top-p (RRS's stepped form on the truncated
+    target) through merged states, typical through its sorted sums: the plain enumeration's
+    law, P(Y in X) and explicit acceptance on random pairs at k = 1..3 (greedy's and
+    typical's paths too); at 3,000 tokens and k = 4 the planner takes them, with the closed
+    forms' laws and acceptances."""
+    from exactspec.bounds.compare import exact_verification
+    from exactspec.engine.merged import enumerate_merged
+    from exactspec.claims.base import random_pair
+    from exactspec.methods.top1 import argmax
+    from exactspec.methods.typical import typical_acceptance, typical_law
+
+    rng = random.Random(11)
+    lossy = [METHODS["typical"], typical_acceptance("1/10", 5)]
+    for i in range(30):
+        p, q = random_pair(rng, 2 + i % 5)
+        k = 1 + i % 3
+        for name in ("greedy", "top-k", "top-p"):
+            plain = verify(name, p, q, k, max_paths=None).enumeration
+            merged = enumerate_merged(METHODS[name].steps, p, q, k)
+            assert (merged.law, merged.acceptance, merged.explicit_acceptance) == \
+                (plain.law, plain.acceptance, plain.explicit_acceptance)
+            assert name != "greedy" or merged.paths == plain.paths
+        for m in lossy:
+            plain = verify(m, p, q, k, max_paths=None).enumeration
+            sums = m.sorted_sums(p, q, k)
+            assert (sums.law, sums.acceptance, sums.explicit_acceptance, sums.paths) == \
+                (plain.law, plain.acceptance, plain.explicit_acceptance, plain.paths)
+    weights = [rng.randint(1, 1000) for _ in range(3_000)]
+    p = Dist([Fraction(w, sum(weights)) for w in weights])
+    weights = [rng.randint(1, 1000) for _ in range(3_000)]
+    q = Dist([Fraction(w, sum(weights)) for w in weights])
+    g = argmax(p)
+    r = exact_verification("greedy", p, q, 4)
+    assert r.route == "merged-states" and r.law[g] == 1 and r.acceptance == 1 - (1 - q[g]) ** 4
+    r = exact_verification("top-k", p, q, 4)
+    assert r.route == "merged-states" and r.law_dist() == truncate_top_k(p, 2)
+    r = exact_verification("top-p", p, q, 4)
+    assert r.route == "merged-states" and r.law_dist() == truncate_top_p(p, Fraction(4, 5))
+    r = exact_verification("typical", p, q, 4)
+    assert r.route == "sorted-sums" and r.law_dist() == typical_law(p, q, 4)
+    assert r.paths == 3_000 ** 4

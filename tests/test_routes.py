@@ -42,7 +42,8 @@ ENGINES = Path(__file__).resolve().parent.parent / "examples" / "engines"
 METHODS = [("sps", 1), ("naive", 1), ("top1", 1), ("rrs", 2), ("rrs-wor", 2), ("kseq", 2),
            ("spechub", 2), ("key", 2), ("key-lazy", 2), ("my_rule", 1), ("shortcut", 1),
            ("argmax_draft", 1), ("reused_uniform", 1), ("accept_on_target_match", 1),
-           ("point_mass_proposal", 1)]
+           ("point_mass_proposal", 1), ("greedy", 2), ("typical", 2), ("top-k", 2),
+           ("top-p", 2)]
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GALLERY = {"argmax_draft", "reused_uniform", "accept_on_target_match", "point_mass_proposal"}
 ARITHS = {"exact": {}, "grid7": {"grid": 7},

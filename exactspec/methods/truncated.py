@@ -2,7 +2,9 @@
 
 The target is cut to its ``K`` most likely tokens (``top-k``) or to the smallest set of most
 likely tokens whose mass reaches ``P`` (``top-p``, nucleus), renormalised, and the ``k``
-i.i.d. drafts are verified against that truncated target by recursive rejection sampling.
+i.i.d. drafts are verified against that truncated target by recursive rejection sampling
+(with RRS's stepped form on the truncated target for merged states: the same rule on the
+same target, so the same law and acceptances in ``O(k |V|)``).
 The output law is the truncated target exactly, so the bias is the mass cut off,
 ``TV(p_trunc, p) = 1 - p(kept)``.  Ties in ``p`` are broken by token order.  The registered
 rules use ``K = 2`` and ``P = 4/5`` (Medusa's nucleus default); :func:`top_k` and
@@ -24,14 +26,17 @@ from functools import lru_cache
 
 from ..core.dist import Dist, exact, exact_str
 from ..core.errors import InvalidInput
+from ..engine.merged import Stepped
 from .base import Method
-from .rrs import rrs
+from .rrs import RRS_STEPS, rrs
 
 __all__ = ["truncate_top_k", "truncate_top_p", "top_k", "top_p", "TOP_K", "TOP_P"]
 
 
 def _ranked(p: Dist) -> list:
-    return sorted(p.labels, key=lambda t: (-p[t], p.labels.index(t)))
+    """The labels by ``p`` descending, token order on ties (the sort is stable)."""
+    order = sorted(range(len(p.labels)), key=lambda i: -p.probs[i])
+    return [p.labels[i] for i in order]
 
 
 def _keep(p: Dist, kept) -> Dist:
@@ -64,6 +69,14 @@ def truncate_top_p(p: Dist, P) -> Dist:
     return _keep(p, kept)
 
 
+def _rrs_steps_on(truncate, name: str) -> Stepped:
+    """RRS's stepped form against ``truncate(p)`` (remembered per target: a ``Dist``
+    hashes once), for merged states."""
+    return Stepped(lambda p, q, k: RRS_STEPS.start(truncate(p), q, k),
+                   lambda s, p, q, k, state: RRS_STEPS.step(s, truncate(p), q, k, state),
+                   name=name)
+
+
 def top_k(K: int, name: str | None = None) -> Method:
     """RRS against the top-``K`` truncated target, as a :class:`Method` (lossy by design)."""
     truncate_top_k(Dist([1]), K)      # checks K
@@ -72,7 +85,9 @@ def top_k(K: int, name: str | None = None) -> Method:
         """RRS against the top-K truncated target."""
         return rrs(s, truncate_top_k(p, K), q, k)
 
-    return Method(name or f"top-k(K={K})", top_k_rule, claimed_lossless=False,
+    label = name or f"top-k(K={K})"
+    return Method(label, top_k_rule, claimed_lossless=False,
+                  steps=_rrs_steps_on(lambda p: truncate_top_k(p, K), label),
                   summary=f"RRS against the target cut to its top {K} tokens (lossy)")
 
 
@@ -85,7 +100,9 @@ def top_p(P, name: str | None = None) -> Method:
         """RRS against the top-p (nucleus) truncated target."""
         return rrs(s, truncate_top_p(p, P), q, k)
 
-    return Method(name or f"top-p(P={exact_str(P)})", top_p_rule, claimed_lossless=False,
+    label = name or f"top-p(P={exact_str(P)})"
+    return Method(label, top_p_rule, claimed_lossless=False,
+                  steps=_rrs_steps_on(lambda p: truncate_top_p(p, P), label),
                   summary=f"RRS against the nucleus of mass {exact_str(P)} (lossy)")
 
 

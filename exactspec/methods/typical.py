@@ -37,7 +37,8 @@ from ..core.errors import InvalidInput, Undecided
 from .base import Method
 
 __all__ = ["typical_acceptance", "accepted_tokens", "exceeds_entropy_threshold",
-           "entropy_threshold_interval", "typical_law", "MEDUSA_EPS", "MEDUSA_DELTA",
+           "entropy_threshold_interval", "typical_law", "typical_sums", "MEDUSA_EPS",
+           "MEDUSA_DELTA",
            "EXACT_POWER_LIMIT", "METHOD"]
 
 #: Medusa's ``posterior_threshold`` (eps) and ``posterior_alpha`` (delta).
@@ -172,6 +173,35 @@ def typical_law(p: Dist, q: Dist, k: int, eps=MEDUSA_EPS, delta=MEDUSA_DELTA) ->
     return Dist([out[t] for t in p.labels], p.labels, check=False)
 
 
+def typical_sums(p: Dist, q: Dist, k: int, eps=MEDUSA_EPS, delta=MEDUSA_DELTA):
+    """The exact enumeration of typical acceptance by its closed form (:func:`typical_law`),
+    for the route of sorted sums: the law, the explicit acceptance ``1 - (1 - q(A))^k``
+    (``A`` the passing tokens: some draft passes), ``P(Y in X)`` (also when no draft passes
+    and the argmax ``g``, not passing, was drafted: ``(1 - q(A))^k - (1 - q(A) - q(g))^k``)
+    and the plain enumeration's paths, ``m^k`` for the ``m`` draftable tokens.
+
+    >>> e = typical_sums(Dist.parse("1/2,3/10,1/5"), Dist.parse("1/5,1/5,3/5"), 2, "3/10",
+    ...                  "3/5")
+    >>> e.law[0], e.acceptance, e.explicit_acceptance, e.paths
+    (Fraction(18, 25), Fraction(16, 25), Fraction(16, 25), 9)
+    """
+    from ..engine.exact import Enumeration
+
+    law = typical_law(p, q, k, eps, delta)
+    passing = set(accepted_tokens(p, eps, delta))
+    mass = sum((q[t] for t in passing), Fraction(0))
+    explicit = 1 - (1 - mass) ** k
+    acceptance = explicit
+    top = _argmax(p)
+    if top not in passing:
+        acceptance += (1 - mass) ** k - (1 - mass - q[top]) ** k
+    drafts = sum(1 for v in q.probs if v)
+    return Enumeration(labels=tuple(p.labels), law=dict(zip(law.labels, law.probs)),
+                       acceptance=acceptance, explicit_acceptance=explicit,
+                       paths=drafts ** k, total=sum(law.probs, Fraction(0)),
+                       used_drafts=True, used_accept=mass != 0)
+
+
 def typical_acceptance(eps=MEDUSA_EPS, delta=MEDUSA_DELTA, name: str | None = None) -> Method:
     """The typical-acceptance rule at ``eps``, ``delta`` as a :class:`Method` (``k`` i.i.d.
     drafts; lossy by design).
@@ -198,6 +228,8 @@ def typical_acceptance(eps=MEDUSA_EPS, delta=MEDUSA_DELTA, name: str | None = No
 
     label = name or f"typical(eps={exact_str(eps)},delta={exact_str(delta)})"
     return Method(label, typical, claimed_lossless=False,
+                  sorted_sums=lambda p, q, k, max_seconds=None: typical_sums(p, q, k, eps,
+                                                                             delta),
                   summary=f"Medusa typical acceptance, p(x) > min({exact_str(eps)}, "
                           f"{exact_str(delta)} exp(-H(p))), else argmax p (lossy)")
 
