@@ -49,7 +49,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from ..core.dist import Dist, exact_str
+from ..core.budget import check_power
+from ..core.dist import Dist, exact_str, integer_row_of
 from ..core.errors import InvalidInput, NotExact
 from ..optimum.alpha_star import Optimum, g, optimum
 
@@ -364,6 +365,34 @@ def key_placement(p: Any, q: Any, k: int) -> KeyPlacement:
 _LAST: list = [None]
 
 
+def _slots(q: Dist, tokens: list, k: int) -> tuple:
+    """``(cuts, value, density)`` of the consecutive layout: ``Q_j``, ``v_j = g_k(Q_(j+1)) -
+    g_k(Q_j)`` and ``v_j / q_j``.  On an integer row (``q_t = n_t / D``) as
+    ``((D - C_j)^k - (D - C_(j+1))^k) / D^k``, one reduction each, not a chain of fractions."""
+    row = integer_row_of(q)
+    if row is None:
+        cuts = [Fraction(0)]
+        for t in tokens:
+            cuts.append(cuts[-1] + q[t])
+        value = [g(k, cuts[j + 1]) - g(k, cuts[j]) for j in range(len(tokens))]
+        return cuts, value, [value[j] / q[t] for j, t in enumerate(tokens)]
+    numerators, d = row
+    check_power(Fraction(1, d), k, f"g_k(Q) = 1 - (1 - Q)^k at k = {k}")
+    at = {t: i for i, t in enumerate(q.labels)}
+    whole, below = d ** k, d ** (k - 1)
+    cuts, value, density = [Fraction(0)], [], []
+    c, tail = 0, whole                  # C_j and (D - C_j)^k
+    for t in tokens:
+        n = numerators[at[t]]
+        c += n
+        after = (d - c) ** k
+        cuts.append(Fraction(c, d))
+        value.append(Fraction(tail - after, whole))
+        density.append(Fraction(tail - after, below * n))
+        tail = after
+    return cuts, value, density
+
+
 @lru_cache(maxsize=64)
 def _placement(p: Dist, q: Dist, k: int) -> KeyPlacement:
     opt = optimum(p, q, k)
@@ -371,11 +400,7 @@ def _placement(p: Dist, q: Dist, k: int) -> KeyPlacement:
     tight = set(opt.tight)
     tokens = [t for t in opt.order if q[t] != 0]
     # 1. consecutive slots in q/p order, their winner mass and density
-    cuts = [Fraction(0)]
-    for t in tokens:
-        cuts.append(cuts[-1] + q[t])
-    value = [g(k, cuts[j + 1]) - g(k, cuts[j]) for j in range(len(tokens))]
-    density = [value[j] / q[t] for j, t in enumerate(tokens)]
+    cuts, value, density = _slots(q, tokens, k)
     # blocks: cut after every tight token; the draftable tokens after the last one: the tail
     blocks, current = [], []
     for j, t in enumerate(tokens):
