@@ -109,6 +109,8 @@ class ExactSampler:
         self.floats = 0
         self.record_choices = False
         self._laws: dict = {}
+        self._options: dict = {}         # id(law) -> (law, its options), see draw
+        self._listed = 0
         self._reset()
 
     # -- bookkeeping ---------------------------------------------------------------------
@@ -127,7 +129,8 @@ class ExactSampler:
         self._uniform_by_id: dict = {}
 
     def _choose(self, kind: str, options: list):
-        """Take one of ``options`` = ``[(value, prob, what), ...]`` (non-zero probs)."""
+        """Take one of ``options`` = ``[(value, prob, what), ...]`` (non-zero probs; ``what``
+        ``None`` names the branch ``"{kind} {value}"``, written only for the branch taken)."""
         if not options:
             raise InvalidInput(f"{kind}: nothing to choose from (all probabilities are 0)")
         self._calls += 1
@@ -162,7 +165,7 @@ class ExactSampler:
         self._depth += 1
         value, prob, what = options[i]
         self.weight = self.weight * prob
-        self.branches.append((kind, what, prob))
+        self.branches.append((kind, f"{kind} {value}" if what is None else what, prob))
         if self.record_choices:
             self.choices.append((i, self._choice_key(options)))
         return value
@@ -184,12 +187,22 @@ class ExactSampler:
         return False
 
     # -- the sampling interface ----------------------------------------------------------
+    #: Forget the listed options of the laws drawn from once they hold this many in all.
+    OPTIONS_KEPT = 4_000_000
+
     def draw(self, dist, what: str = "draw"):
-        """A token drawn from ``dist``."""
-        probs = self._law(dist, what)
-        options = [(lab, pr, f"{what} {lab}") for lab, pr in zip(dist.labels, probs)
-                   if pr != 0]
-        return self._choose(what, options)
+        """A token drawn from ``dist``; its options listed once per law object (a ``Dist`` is
+        read-only), not on every path or state that draws from it."""
+        probs = self._law(dist, what)           # validated once per law, remembered
+        hit = self._options.get(id(dist))
+        if hit is None or hit[0] is not dist:
+            options = [(lab, pr, None) for lab, pr in zip(dist.labels, probs) if pr]
+            if self._listed + len(options) > self.OPTIONS_KEPT:
+                self._options.clear()
+                self._listed = 0
+            self._options[id(dist)] = hit = (dist, options)
+            self._listed += len(options)
+        return self._choose(what, hit[1])
 
     def _law(self, dist, what: str) -> list:
         """``dist``'s probabilities, exact; refused unless they are in [0, 1] and sum to 1.

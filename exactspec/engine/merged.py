@@ -26,7 +26,7 @@ of a state it came from, ``w_j`` the summed probability of the steps from there,
 ``fixes`` a sparse correction at the tokens those steps drafted (``weight - w D_j[t]``, which
 makes the entry the whole weight).  A vector is built (a sparse mapping) only when an entry
 of it is read: once per state, in ``O(V)``.  One sampler runs every state, so a law's
-options are listed once, not once per transition (:class:`_MergedSampler`).  With a state
+options are listed once, not once per transition (:meth:`ExactSampler.draw`).  With a state
 key hashed in ``O(1)`` (a :class:`~exactspec.core.dist.Dist` caches its hash) and a step
 that does ``O(1)`` work per choice, a run costs ``O(V)`` per state plus ``O(1)`` per
 transition.
@@ -273,34 +273,6 @@ def _entry(drafted, position: int):
     return 0 if drafted is None else drafted.at(position)
 
 
-class _MergedSampler(ExactSampler):
-    """The exact sampler, one for every state of a run, that lists the options of a law
-    once (a ``Dist`` is read-only) instead of on every transition."""
-
-    #: Forget the listed options once they hold this many in all.
-    OPTIONS_KEPT = 4_000_000
-
-    def __init__(self, grid=None):
-        super().__init__(grid=grid)
-        self._options: dict = {}
-        self._listed = 0
-
-    def draw(self, dist, what: str = "draw"):
-        """A token drawn from ``dist`` (as :meth:`ExactSampler.draw`)."""
-        probs = self._law(dist, what)           # validated once per law, remembered
-        key = (id(dist), what)
-        hit = self._options.get(key)
-        if hit is None or hit[0] is not dist:
-            options = [(lab, pr, f"{what} {lab}") for lab, pr in zip(dist.labels, probs)
-                       if pr != 0]
-            if self._listed + len(options) > self.OPTIONS_KEPT:
-                self._options.clear()
-                self._listed = 0
-            self._options[key] = hit = (dist, options)
-            self._listed += len(options)
-        return self._choose(what, hit[1])
-
-
 def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = None,
                      max_states: int | None = DEFAULT_MAX_STATES,
                      max_steps: int = 100_000,
@@ -348,7 +320,7 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
     used_drafts = used_accept = False
     no_accept = (False, None)
     frontier: dict = {(stepped.start(p, q, k), no_accept): _Mass(Fraction(1), None, 1)}
-    sampler = _MergedSampler(grid=grid)
+    sampler = ExactSampler(grid=grid)           # a law's options listed once for every state
     generation = 0
     try:
         while frontier:
