@@ -38,7 +38,15 @@ def _verify_text(result, exact: bool = False) -> str:
     notes = [left_out_line(left_out)] if left_out else []
     if any(c.startswith("~") for row in rows for c in row[1:4]):
         notes.append(CELL_NOTE)
-    lines = [f"method {result.method.name}, k = {result.k}: {result.paths} paths enumerated"
+    form = getattr(result.enumeration, "form", "")
+    if form:                            # merged states count histories, never list them
+        counted = (f"{result.paths:,} paths counted through "
+                   f"{result.enumeration.states:,} merged states ({form})")
+    elif result.route == "sorted-sums":
+        counted = f"{result.paths:,} paths counted by sums over one sorted order"
+    else:
+        counted = f"{result.paths} paths enumerated"
+    lines = [f"method {result.method.name}, k = {result.k}: {counted}"
              + (f", each over all {axis:,} draft tokens as a tensor axis" if axis else ""),
              *shipped_lines(result.method),
              *([f"note: {result.enumeration.floats} float values met in the method were taken at "
