@@ -31,6 +31,7 @@ __all__ = ["ExactSampler", "Frontier", "MAX_CALLS", "MAX_DEPTH", "check_unchange
 
 MAX_DEPTH = 1_000
 MAX_CALLS = 10**6          # sampler calls on one path, branching or not
+_ONE = Fraction(1)         # a path's weight before its first choice (multiplied by nothing)
 
 
 class Frontier(EngineSignal):
@@ -111,13 +112,14 @@ class ExactSampler:
         self._laws: dict = {}
         self._options: dict = {}         # id(law) -> (law, its options), see draw
         self._listed = 0
+        self._last_coin = (None, None)   # (prob, 1 - prob) of the last coin
         self._reset()
 
     # -- bookkeeping ---------------------------------------------------------------------
     def _reset(self):
         self._depth = 0
         self._calls = 0
-        self.weight = Fraction(1)
+        self.weight = _ONE               # the path's probability so far (see _choose)
         self.branches: list = []
         self.choices: list = []
         self.drafted: list = []
@@ -139,7 +141,7 @@ class ExactSampler:
                            "for exact enumeration (a smaller k, or --backend numpy)")
         if len(options) == 1:
             value, prob, what = options[0]
-            self.weight = self.weight * prob
+            self.weight = prob if self.weight is _ONE else self.weight * prob
             return value
         d = self._depth
         if d >= MAX_DEPTH:
@@ -164,7 +166,7 @@ class ExactSampler:
             self._arity.append(len(options))
         self._depth += 1
         value, prob, what = options[i]
-        self.weight = self.weight * prob
+        self.weight = prob if self.weight is _ONE else self.weight * prob   # 1 * prob: no work
         self.branches.append((kind, f"{kind} {value}" if what is None else what, prob))
         if self.record_choices:
             self.choices.append((i, self._choice_key(options)))
@@ -258,7 +260,10 @@ class ExactSampler:
         if heads:
             options.append((True, prob, f"{what} heads"))
         if tails:
-            options.append((False, 1 - prob, f"{what} tails"))
+            last = self._last_coin           # the replay of a step meets one coin twice
+            if last[0] is not prob:
+                last = self._last_coin = (prob, 1 - prob)
+            options.append((False, last[1], f"{what} tails"))
         return self._choose(what, options)
 
     def draft(self, q, what: str = "draft"):
