@@ -190,3 +190,22 @@ def test_rrs_at_two_thousand_tokens_against_the_closed_form():
     merged = enumerate_merged(RRS_STEPS, p, q, 4)
     assert merged.law == dict(p)
     assert merged.acceptance == rrs_acceptance(p, q, 4)
+
+
+def test_acceptance_terms_summed_in_batches_give_the_same_sums(monkeypatch):
+    """The acceptances' terms are kept in lists and summed over integers (in batches of
+    TERMS_KEPT, so memory stays bounded): batches of 2 give the same exact P(Y in X) and
+    explicit acceptance as one batch, and RRS's closed form."""
+    import exactspec.engine.merged as merged
+
+    rng = random.Random(8)
+    weights = [rng.randint(1, 50) for _ in range(40)]
+    p = Dist([Fraction(w, sum(weights)) for w in weights])
+    weights = [rng.randint(1, 50) for _ in range(40)]
+    q = Dist([Fraction(w, sum(weights)) for w in weights])
+    whole = enumerate_merged(RRS_STEPS, p, q, 3)
+    monkeypatch.setattr(merged, "TERMS_KEPT", 2)
+    batched = enumerate_merged(RRS_STEPS, p, q, 3)
+    assert (batched.acceptance, batched.explicit_acceptance) == (whole.acceptance,
+                                                                 whole.explicit_acceptance)
+    assert whole.acceptance == rrs_acceptance(p, q, 3) and batched.law == dict(p)

@@ -51,6 +51,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from ..core.errors import InvalidInput, TooLarge
+from ..core.integer_rows import exact_sum
 from .driver import depth_first
 from .exact import Enumeration, ExactSampler
 from .step_budget import StepBudget
@@ -60,6 +61,8 @@ __all__ = ["Stepped", "Done", "MergedEnumeration", "enumerate_merged", "DEFAULT_
 
 #: Refuse a run whose frontier grows beyond this many distinct states.
 DEFAULT_MAX_STATES = 10**6
+#: The terms of the acceptances kept before they are summed into one (memory stays bounded).
+TERMS_KEPT = 1 << 16
 #: A run that takes longer than this many seconds shows a progress line (on a terminal).
 PROGRESS_AFTER = 2.0
 
@@ -315,7 +318,8 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
     labels = tuple(p.labels)
     index = {lab: i for i, lab in enumerate(labels)}
     law = {lab: 0 for lab in labels}
-    acceptance = explicit = 0
+    in_drafts: list = []                # the terms of P(Y in X) and of the explicit acceptance,
+    explicit_terms: list = []           # summed once at the end (exact_sum: over integers)
     paths = states = transitions = 0
     used_drafts = used_accept = False
     no_accept = (False, None)
@@ -336,7 +340,7 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
             for (state, accepted), mass in frontier.items():
 
                 def leaf(s, result, state=state, accepted=accepted, mass=mass):
-                    nonlocal transitions, used_drafts, used_accept, acceptance, explicit, \
+                    nonlocal transitions, used_drafts, used_accept, \
                         paths, quiet_until, shown
                     transitions += 1
                     w = s.weight
@@ -356,13 +360,19 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                         law[y] = law[y] + weight
                         at = index[y]
                         if fresh is not None and at in fresh:
-                            acceptance = acceptance + weight
+                            in_drafts.append(weight)
+                            if len(in_drafts) >= TERMS_KEPT:
+                                in_drafts[:] = [exact_sum(in_drafts, 0)]
                         elif source is not None:
                             d = source.at(at)
                             if d:
-                                acceptance = acceptance + d * w
+                                in_drafts.append(d * w)
+                                if len(in_drafts) >= TERMS_KEPT:
+                                    in_drafts[:] = [exact_sum(in_drafts, 0)]
                         if acc[0] and acc[1] == y:
-                            explicit = explicit + weight
+                            explicit_terms.append(weight)
+                            if len(explicit_terms) >= TERMS_KEPT:
+                                explicit_terms[:] = [exact_sum(explicit_terms, 0)]
                         paths += mass.count
                     else:
                         alias = (id(result), acc)      # the same state object: no compare
@@ -420,6 +430,7 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
     if shown:
         line = f"  merged states: {generation} steps, {states:,} states, {paths:,} paths"
         print("\r" + line.ljust(78), file=sys.stderr)
+    acceptance, explicit = exact_sum(in_drafts, 0), exact_sum(explicit_terms, 0)
     if not used_drafts:
         acceptance = explicit
     total = sum(law.values(), 0)
