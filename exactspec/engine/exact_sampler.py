@@ -198,7 +198,7 @@ class ExactSampler:
         probs = self._law(dist, what)           # validated once per law, remembered
         hit = self._options.get(id(dist))
         if hit is None or hit[0] is not dist:
-            options = [(lab, pr, None) for lab, pr in zip(dist.labels, probs) if pr]
+            options = [(lab, pr, None) for lab, pr in zip(dist.labels, probs) if pr != 0]
             if self._listed + len(options) > self.OPTIONS_KEPT:
                 self._options.clear()
                 self._listed = 0

@@ -147,15 +147,13 @@ class Stepped:
     shortcut: "Stepped | None" = None
 
 
-def stepped_form(stepped: Stepped, p, q, k: int) -> tuple:
-    """The form to run for ``(p, q, k)``: ``(form, why)``, the shortcut where its condition
-    holds (``why`` ``None``), else ``stepped`` itself with the reason the shortcut does not
-    apply (``None`` without a shortcut)."""
+def stepped_form(stepped: Stepped, p, q, k: int) -> Stepped:
+    """The form to run for ``(p, q, k)``: the shortcut where its condition holds, else
+    ``stepped`` itself."""
     short = stepped.shortcut
-    if short is None:
-        return stepped, None
-    why = short.condition(p, q, k) if short.condition is not None else None
-    return (short, None) if why is None else (stepped, why)
+    if short is None or short.condition is not None and short.condition(p, q, k) is not None:
+        return stepped
+    return short
 
 
 @dataclass
@@ -276,6 +274,14 @@ def _entry(drafted, position: int):
     return 0 if drafted is None else drafted.at(position)
 
 
+def _keep_term(terms: list, value) -> None:
+    """Add ``value`` to the terms of a sum, summed into one (over integers, ``exact_sum``)
+    each time :data:`TERMS_KEPT` of them are kept."""
+    terms.append(value)
+    if len(terms) >= TERMS_KEPT:
+        terms[:] = [exact_sum(terms, 0)]
+
+
 def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = None,
                      max_states: int | None = DEFAULT_MAX_STATES,
                      max_steps: int = 100_000,
@@ -360,19 +366,13 @@ def enumerate_merged(stepped: Stepped, p, q, k: int = 1, *, grid: int | None = N
                         law[y] = law[y] + weight
                         at = index[y]
                         if fresh is not None and at in fresh:
-                            in_drafts.append(weight)
-                            if len(in_drafts) >= TERMS_KEPT:
-                                in_drafts[:] = [exact_sum(in_drafts, 0)]
+                            _keep_term(in_drafts, weight)
                         elif source is not None:
                             d = source.at(at)
                             if d:
-                                in_drafts.append(d * w)
-                                if len(in_drafts) >= TERMS_KEPT:
-                                    in_drafts[:] = [exact_sum(in_drafts, 0)]
+                                _keep_term(in_drafts, d * w)
                         if acc[0] and acc[1] == y:
-                            explicit_terms.append(weight)
-                            if len(explicit_terms) >= TERMS_KEPT:
-                                explicit_terms[:] = [exact_sum(explicit_terms, 0)]
+                            _keep_term(explicit_terms, weight)
                         paths += mass.count
                     else:
                         alias = (id(result), acc)      # the same state object: no compare

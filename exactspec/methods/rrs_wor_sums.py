@@ -77,10 +77,11 @@ def sum_bits(p, q) -> int:
     return sum((1 - v).denominator.bit_length() for v in seen)
 
 
-def projected_seconds(p, q) -> float:
+def projected_seconds(p, q, bits: int | None = None) -> float:
     """The seconds the sums are projected to take: ``|V| bits^1.5`` at
-    :data:`SECONDS_PER_BIT_POWER` (:func:`sum_bits`)."""
-    return SECONDS_PER_BIT_POWER * len(p.labels) * max(sum_bits(p, q), 64) ** 1.5
+    :data:`SECONDS_PER_BIT_POWER` (``bits``: :func:`sum_bits`, computed when not given)."""
+    bits = sum_bits(p, q) if bits is None else bits
+    return SECONDS_PER_BIT_POWER * len(p.labels) * max(bits, 64) ** 1.5
 
 
 def two_draft_sums(p, q, k: int, *, max_seconds: float | None = MAX_SECONDS) -> Enumeration:
@@ -92,9 +93,9 @@ def two_draft_sums(p, q, k: int, *, max_seconds: float | None = MAX_SECONDS) -> 
     """
     if k != 2:
         raise CannotProceed(f"sorted sums take k = 2 only, not k = {k}")
-    seconds = projected_seconds(p, q)
+    bits = sum_bits(p, q)
+    seconds = projected_seconds(p, q, bits)
     if max_seconds is not None and seconds > max_seconds:
-        bits = sum_bits(p, q)
         raise TooLarge(f"rrs-wor at k = 2 by sorted sums: their common denominator may reach "
                        f"{bits:,} bits (one factor per distinct draft probability), about "
                        f"{seconds:,.0f} s of exact work over {len(p.labels):,} tokens, over the "

@@ -28,7 +28,7 @@ from .request import Request
 
 __all__ = ["MERGED_STATES", "MERGED_AFTER_PATHS", "MergedStates", "PLAIN_PATHS",
            "MERGED_FALLBACK_PATHS", "MERGED_MAX_K", "merged_budget", "merged_form",
-           "merged_seconds", "plain_fits", "plain_refusal_falls_back"]
+           "merged_seconds", "plain_refusal_falls_back"]
 
 #: Above this many estimated paths, a method with a stepped form runs with merged states.
 PLAIN_PATHS = 100_000
@@ -45,7 +45,7 @@ def merged_form(request: Request):
     where the shortcut's condition holds (:func:`~exactspec.engine.merged.stepped_form`)."""
     from ..engine.merged import stepped_form
 
-    return stepped_form(request.steps, request.p, request.q, request.k)[0]
+    return stepped_form(request.steps, request.p, request.q, request.k)
 
 
 def merged_budget(request: Request):
@@ -97,6 +97,8 @@ class MergedStates:
 
     def _check_size(self, request: Request) -> None:
         """Decline when the plain enumeration fits; refuse what merged states cannot do."""
+        from ..engine.exact import estimate_paths
+
         steps, k, name = merged_form(request), request.k, request.name
         if k > MERGED_MAX_K:
             raise TooLarge(f"{name} at k = {k}: exact enumeration by merged states takes at "
@@ -106,11 +108,13 @@ class MergedStates:
         plain_paths = PLAIN_PATHS if request.plain_paths is None else request.plain_paths
         if steps.plain_paths is not None:
             plain_paths = min(plain_paths, steps.plain_paths)
+        timing: list = []
         try:                     # sized with care near the refusal and the seconds budget
-            fits, estimate = plain_fits(request, plain_paths,
-                                        max_paths=budget if steps.paths_budget else None)
+            estimate = estimate_paths(request.run, request.p, request.q, k, timing=timing,
+                                      max_paths=budget if steps.paths_budget else None,
+                                      max_seconds=request.max_seconds)
         except TooLarge as refusal:  # too deep to probe (large k): merged states may still do
-            fits, estimate, probe_refusal = False, None, refusal
+            estimate, probe_refusal = None, refusal
         if steps.paths_budget and budget is not None and (estimate is None or
                                                           estimate > budget):
             if estimate is None:  # the probe's own refusal names the size that stopped it
@@ -119,25 +123,10 @@ class MergedStates:
                            f"{budget:,} (merged states, whose number is not bounded in "
                            "advance): use --backend numpy, or --max-paths N to insist",
                            estimate=estimate, budget=budget)
-        if fits:
-            raise CannotProceed(f"the plain enumeration fits: about {estimate:,} paths")
-
-
-def plain_fits(request: Request, plain_paths: int, *, max_paths: int | None = None) -> tuple:
-    """Whether the plain enumeration fits: ``(fits, estimate)``, ``estimate`` the probe's
-    number of paths (``None`` where it gave none), ``fits`` when that is at most
-    ``plain_paths`` and its estimated seconds within the request's ``max_seconds``.  Raises
-    the probe's :class:`~exactspec.core.errors.TooLarge` (over ``max_paths``, or too deep to
-    probe)."""
-    from ..engine.exact import estimate_paths
-
-    timing: list = []
-    estimate = estimate_paths(request.run, request.p, request.q, request.k, timing=timing,
-                              max_paths=max_paths, max_seconds=request.max_seconds)
-    if estimate is None or estimate > plain_paths:
-        return False, estimate
-    seconds = estimate * timing[0]
-    return request.max_seconds is None or seconds <= request.max_seconds, estimate
+        if estimate is not None and estimate <= plain_paths:
+            seconds = estimate * timing[0]
+            if request.max_seconds is None or seconds <= request.max_seconds:
+                raise CannotProceed(f"the plain enumeration fits: about {estimate:,} paths")
 
 
 def merged_seconds(request: Request) -> float | None:
