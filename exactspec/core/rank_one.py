@@ -34,8 +34,10 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-__all__ = ["find_nonzero", "compose", "compress", "marginal", "value_at", "dense",
-           "tv_to_power", "mass"]
+from .integer_rows import fractions_over, integer_row
+
+__all__ = ["find_nonzero", "compose", "compress", "scaled_sum", "marginal", "value_at",
+           "dense", "tv_to_power", "mass"]
 
 
 def _sum(values):
@@ -74,7 +76,8 @@ class _Interner:
 
 def compress(terms: list, intern=None) -> list:
     """The same tensor in fewer terms: terms whose factors but the last are equal are merged
-    (their last factors added, scaled by their coefficients); zero terms dropped.
+    (their last factors added, scaled by their coefficients, by integers over one common
+    denominator: :func:`scaled_sum`); zero terms dropped.
 
     >>> from fractions import Fraction as F
     >>> a, b = (F(1), F(0)), (F(0), F(1))
@@ -93,17 +96,65 @@ def compress(terms: list, intern=None) -> list:
         head = factors[:-1]
         key = tuple(map(id, head))     # the same factor objects (hashing exact rows is slow)
         if key not in groups:
-            groups[key] = [Fraction(0)] * len(factors[-1])
+            groups[key] = []
             order.append((key, head))
-        acc = groups[key]
-        for i, v in enumerate(factors[-1]):
-            if v:
-                acc[i] += coef * v
+        groups[key].append((coef, factors[-1]))
     last = (lambda f: f) if intern is None else intern
-    out = [(1, head + (last(tuple(groups[key])),)) for key, head in order if any(groups[key])]
+    rows: dict = {}
+    out = []
+    for key, head in order:
+        summed = scaled_sum(groups[key], rows)
+        if any(summed):
+            out.append((1, head + (last(summed),)))
     if scalar:
         out.append((scalar, ()))
     return out
+
+
+def scaled_sum(pairs: list, rows: dict | None = None) -> tuple:
+    """``sum_k c_k f_k`` of ``pairs = [(c_k, f_k), ...]`` (exact rows of one length), by
+    integers over one common denominator when every number is a ``Fraction`` or ``int`` (a
+    row met before is read from ``rows``, by identity); one pair ``(1, f)`` is ``f`` itself.
+
+    >>> from fractions import Fraction as F
+    >>> scaled_sum([(F(1, 2), (F(1, 3), F(2, 3))), (2, (F(1, 4), F(0)))])
+    (Fraction(2, 3), Fraction(1, 3))
+    """
+    if len(pairs) == 1 and pairs[0][0] == 1 and type(pairs[0][1]) is tuple:
+        return pairs[0][1]
+    rows = {} if rows is None else rows
+    scaled = []
+    common = 1
+    for c, f in pairs:
+        hit = rows.get(id(f))
+        if hit is None:
+            hit = rows[id(f)] = (f, integer_row(f))      # keeps f alive: its id stays its own
+        r = hit[1]
+        if r is None or type(c) not in (Fraction, int):
+            return _fraction_sum(pairs)
+        c = Fraction(c)
+        d = r[1] * c.denominator
+        scaled.append((r[0], c.numerator, d))
+        common = math.lcm(common, d)
+    total = None
+    for ints, a, d in scaled:
+        k = a * (common // d)
+        if not k:
+            continue
+        total = [i * k for i in ints] if total is None else \
+            [t + i * k for t, i in zip(total, ints)]
+    if total is None:
+        return tuple(Fraction(0) for _ in pairs[0][1])
+    return tuple(fractions_over(total, common))
+
+
+def _fraction_sum(pairs: list) -> tuple:
+    acc = [Fraction(0)] * len(pairs[0][1])
+    for c, f in pairs:
+        for i, v in enumerate(f):
+            if v:
+                acc[i] += c * v
+    return tuple(acc)
 
 
 def marginal(terms: list, k: int) -> list:
@@ -130,9 +181,37 @@ def value_at(terms: list, index: tuple) -> Fraction:
     return out
 
 
-def _rref(rows: list) -> tuple[list, list]:
-    """Reduced row echelon form of exact ``rows``: ``(basis, pivots)``, basis vector ``l`` is
-    1 at column ``pivots[l]`` and every other basis vector is 0 there."""
+def _pivots(rows: list) -> list:
+    """The pivot columns of the reduced row echelon form of exact ``rows`` (the columns where
+    each row, reduced by the rows before it, is first not zero; the rows that reduce to zero
+    have none).  By integers, fraction-free (``r * e[t] - r[t] * e``, each row divided by the
+    gcd of its entries) when the rows are rows of rationals; the scale of a row does not move
+    its pivot."""
+    basis: list = []
+    pivots: list = []
+    for row in rows:
+        r = integer_row(row)
+        if r is None:
+            return _rational_pivots(rows)
+        ints = r[0]
+        for e, piv in basis:
+            c = ints[piv]
+            if c:
+                a = e[piv]
+                ints = [x * a - c * y if y else x * a for x, y in zip(ints, e)]
+                g = math.gcd(*ints)
+                if g > 1:
+                    ints = [x // g for x in ints]
+        piv = next((i for i, v in enumerate(ints) if v), None)
+        if piv is None:
+            continue
+        basis.append((ints, piv))
+        pivots.append(piv)
+    return pivots
+
+
+def _rational_pivots(rows: list) -> list:
+    """:func:`_pivots` of rows that are not all rationals (exact arithmetic as it is)."""
     basis: list = []
     pivots: list = []
     for row in rows:
@@ -144,15 +223,10 @@ def _rref(rows: list) -> tuple[list, list]:
         piv = next((i for i, v in enumerate(r) if v), None)
         if piv is None:
             continue
-        inv = 1 / Fraction(r[piv])
-        r = [v * inv if v else v for v in r]
-        for j, e in enumerate(basis):            # clear the new pivot's column above
-            c = e[piv]
-            if c:
-                basis[j] = [a - c * b if b else a for a, b in zip(e, r)]
-        basis.append(r)
+        inv = 1 / r[piv]
+        basis.append([v * inv if v else v for v in r])
         pivots.append(piv)
-    return basis, pivots
+    return pivots
 
 
 def find_nonzero(terms: list):
@@ -167,18 +241,13 @@ def find_nonzero(terms: list):
     if order == 0:
         return None if _sum(c for c, _ in terms) == 0 else ()
     if order == 1:
-        n = len(terms[0][1][0])
-        acc = [Fraction(0)] * n
-        for c, (f,) in terms:
-            for i, v in enumerate(f):
-                if v:
-                    acc[i] += c * v
+        acc = scaled_sum([(c, f) for c, (f,) in terms])
         return next(((i,) for i, v in enumerate(acc) if v), None)
     groups: dict = {}
     for c, f in terms:                   # by factor object: equal rows need not merge here
         groups.setdefault(id(f[0]), (f[0], []))[1].append((c, f[1:]))
     firsts = [f0 for f0, _ in groups.values()]
-    _, pivots = _rref(firsts)
+    pivots = _pivots(firsts)
     for piv in pivots:
         sub = []
         for f0, members in groups.values():
