@@ -30,26 +30,56 @@ from ..core.signals import CannotProceed
 from .context import undecided
 from .dispatch import ARITH, DECIDE, register  # noqa: F401  (ARITH, DECIDE: the examples)
 
-__all__ = ["LawIndex", "Split", "Mixture", "Pair", "no_one_value", "law_token_decide"]
+__all__ = ["LawIndex", "Split", "Mixture", "Pair", "no_one_value", "law_token_decide",
+           "mixed_token"]
 
 
 class LawIndex:
     """A token drawn once with a known law ``probs`` (exact, summing to 1), not enumerated;
     ``row``, when given, is the law as an integer row ``(numerators, denominator)`` and
-    ``probs`` is then made from it when first read."""
+    ``probs`` is then made from it when first read; ``parts``, when given, is the law as a
+    mixture ``[(weight, token, shift), ...]`` of other tokens' laws moved up by ``shift``
+    (a kernel's ``v + local_id``, the running argmax across tiles), made when first read.
 
-    __slots__ = ("_probs", "row", "what")
+    ``race``: ``(noise, tokens, total, serials)`` for the winner of an exponential race kept
+    as its law (:func:`~exactspec.torch_layer.noise.race_index`): the race's noise vector, the
+    noise elements it ran over, their total weight, and the races (one, or the tiles merged by
+    :func:`~exactspec.torch_layer.noise.race_maxima_selected`) it is the argmax of."""
 
-    def __init__(self, probs, what: str, row=None):
+    __slots__ = ("_probs", "row", "what", "race", "parts")
+
+    def __init__(self, probs, what: str, row=None, race=None, parts=None):
         self._probs = probs
         self.row = row
         self.what = what
+        self.race = race
+        self.parts = parts
 
     @property
     def probs(self) -> list:
         if self._probs is None:
-            self._probs = fractions_over(*self.row)
+            self._probs = fractions_over(*self.row) if self.parts is None else \
+                _mixed(self.parts)
         return self._probs
+
+    def over(self, n: int) -> "LawIndex":
+        """The token with its law over exactly ``n`` indices: a kernel's lanes past the
+        vocabulary hold no probability (any that does is not an index), a shorter law is
+        padded with zeros."""
+        if self.parts is None and self.row is not None and len(self.row[0]) == n:
+            return self
+        probs = self.probs
+        if len(probs) == n:
+            return self
+        if any(probs[n:]):
+            raise CannotProceed(f"the {self.what} token out of range")
+        return LawIndex(list(probs[:n]) + [Fraction(0)] * (n - len(probs)), self.what,
+                        race=self.race)
+
+    def shifted(self, c: int) -> "LawIndex":
+        """The token plus the integer ``c >= 0``: its law moved up by ``c``."""
+        return self if c == 0 else LawIndex(None, self.what, race=self.race,
+                                            parts=[(Fraction(1), self, c)])
 
     def __repr__(self):
         return f"<{self.what} token>"
@@ -61,6 +91,38 @@ class LawIndex:
     __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
     __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = _refuse
+
+
+def mixed_token(a: LawIndex, weight, b: LawIndex, what: str, race=None) -> LawIndex:
+    """The token that is ``a`` with probability ``weight`` and ``b`` otherwise, ``a`` and
+    ``b`` independent of the choice: the mixture of their laws (kept as parts, made when read).
+
+    >>> t = mixed_token(LawIndex([Fraction(1)], "a"), Fraction(1, 4),
+    ...                 LawIndex([Fraction(1)], "b").shifted(2), "mixed")
+    >>> t.probs
+    [Fraction(1, 4), Fraction(0, 1), Fraction(3, 4)]
+    """
+    parts = []
+    for scale, token in ((Fraction(weight), a), (1 - Fraction(weight), b)):
+        if token.parts is not None and token._probs is None:
+            parts.extend((scale * w, t, sh) for w, t, sh in token.parts)
+        else:
+            parts.append((scale, token, 0))
+    return LawIndex(None, what, race=race, parts=parts)
+
+
+def _mixed(parts) -> list:
+    """The law of a mixture ``[(weight, token, shift), ...]``, each token's law moved up by
+    its shift (trailing zeros kept to the longest)."""
+    size = max(shift + len(token.probs) for _, token, shift in parts)
+    out = [Fraction(0)] * size
+    for weight, token, shift in parts:
+        if weight == 0:
+            continue
+        for i, w in enumerate(token.probs):
+            if w:
+                out[shift + i] += weight * w
+    return out
 
 
 class Split:
@@ -173,7 +235,23 @@ def _law_token_arith(op, a, b, arith=None):
             return t if other else 0
         if other == 0 and (op is operator.add or (op is operator.sub and t is a)):
             return t
+        if op is operator.add and other > 0:          # a tile's offset: v + local_id
+            return t.shifted(other)
     raise CannotProceed(f"the {t.what} token used in a computation")
+
+
+def _law_token_extreme(x, y, maximum: bool, dtype, extreme):
+    """``maximum``/``minimum`` of a token kept as its law and an integer ``c``: the token where
+    its whole support is on the kept side of ``c`` (``tl.minimum(recovered_id, vocab_size -
+    1)``), ``c`` where it is on the other side; else not tracked."""
+    t, c = (x, y) if type(x) is LawIndex else (y, x)
+    if type(c) is int:
+        support = [k for k, w in enumerate(t.probs) if w]
+        if all((k >= c) if maximum else (k <= c) for k in support):
+            return t
+        if all((k <= c) if maximum else (k >= c) for k in support):
+            return c
+    raise CannotProceed(f"the {t.what} token in a maximum or minimum that depends on it")
 
 
 def law_token_decide(op, a, b, decide=None, truth=None) -> bool:
@@ -199,7 +277,7 @@ def _law_token_power(x, power):
 
 
 register(LawIndex, rank=2, arith=_law_token_arith, decide=law_token_decide,
-         cast=_law_token_cast, power=_law_token_power, python=no_one_value,
+         cast=_law_token_cast, extreme=_law_token_extreme, power=_law_token_power, python=no_one_value,
          number_test=no_one_value)
 
 

@@ -293,7 +293,14 @@ def _branched_decide(op, a, b, decide, truth):
            for i in range(len(av if av is not None else bv))]
     if out and all(v is out[0] for v in out):
         return out[0]            # the same on every branch (a token != -1): a plain bool
-    return Branched(out, axis_of(a, b))
+    axis = axis_of(a, b)
+    never = getattr(current().sampler, "never_branches", None)
+    never = never(axis) if never is not None else None
+    if never is not None and len(never) == len(out) and not all(never):
+        drawn = [v for v, nev in zip(out, never) if not nev]
+        if all(v is drawn[0] for v in drawn) and type(drawn[0]) is bool:
+            return drawn[0]      # the same on every branch the draft can take (q > 0)
+    return Branched(out, axis)
 
 
 def _branched_extreme(x, y, maximum: bool, dtype, extreme):
@@ -499,6 +506,10 @@ class VectorSampler(ExactSampler):
         self.drafted.append(self.axis)
         return self.axis
 
+    def never_branches(self, axis) -> list | None:
+        """The branches of the draft (``axis``) of probability 0, or ``None`` before a draft."""
+        return self._never if self.axis is not None else None
+
     def lazy_draw(self, weights, what: str) -> LawIndex:
         """A token drawn with probabilities ``weights / sum(weights)`` kept as its law
         (``torch.multinomial(w, 1)``; the weights are exact and not negative)."""
@@ -510,8 +521,12 @@ class VectorSampler(ExactSampler):
         return _law_index(weights, total, what)
 
     def race(self, weights, noise, *, first: bool = True, what: str = "race"):
-        if not first or noise.rows or noise.ident in self._raced or noise.kind != "exponential":
-            raise CannotProceed("a race other than the first arrival on fresh exponential noise")
+        # a noise vector raced again (one noise row shared by several positions' races) is
+        # allowed: each winner kept as its law has its own law; the factored route refuses to
+        # emit two winners of one noise vector, and race maxima over shared noise are never
+        # decided (noise._alone)
+        if not first or noise.rows or noise.kind != "exponential":
+            raise CannotProceed("a race other than the first arrival on exponential noise")
         if any(not isinstance(w, (int, Fraction)) for w in weights) or any(w < 0 for w in weights):
             raise CannotProceed("a race over weights that are not exact numbers")
         self._raced.add(noise.ident)

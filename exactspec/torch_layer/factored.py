@@ -205,6 +205,8 @@ def _emitted(result, n: int, gamma: int) -> list:
             t = LawIndex(probs, f"inverse-CDF u{t.view.base.ident}")
         elif type(t) is not LawIndex:
             raise CannotProceed("a result that is not a token")
+        else:
+            t = t.over(n)
         out.append(t)
     if not out or len(out) > gamma + 1:
         raise CannotProceed("a number of tokens outside 1..gamma + 1")
@@ -237,8 +239,10 @@ def _term(s: FactoredSampler, tokens: list, n: int):
             used_axes.add(axis)
             f = _split_count_factor(t.intervals(), masses[axis], below, outcome, n)
         elif type(t) is LawIndex:
-            if any(t is other for other in used_laws):
-                raise CannotProceed("one drawn token emitted twice")
+            if any(t is other or t.race is not None and other.race is not None and
+                   t.race[0] is other.race[0] for other in used_laws):
+                raise CannotProceed("one drawn token emitted twice, or two winners of races "
+                                    "on one noise vector")
             used_laws.append(t)
             f = _as_vector(t.probs)
         else:

@@ -372,6 +372,10 @@ class FactoredSampler(VectorSampler):
         return self._axis_choose(u, c.axis, below, f"u{u.ident} {'<' if strict else '<='} "
                                                    f"c[x{c.axis}]")
 
+    def never_branches(self, axis) -> list | None:
+        """The branches of draft axis ``axis`` of probability 0."""
+        return self._never_of(axis) if isinstance(axis, int) and axis < len(self.axes) else None
+
     def _never_of(self, axis: int) -> list:
         """The branches of draft axis ``axis`` of probability 0 (their weight is 0 anyway)."""
         return [pr == 0 for pr in self.axes[axis][1].probs]

@@ -25,20 +25,28 @@ The tensor layer hands these values to :mod:`.tensor`'s operations through
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from fractions import Fraction
 
 from ..core.integer_rows import float_fraction
 from ..engine.floats import FloatValue
 from ..engine.uniform import Uniform, UniformView
+from .axis_values import mixed_token
 from .branched import LawIndex
 from .context import current, refuse, undecided
+from .dispatch import register
 from .grid_uniforms import grid_power, grid_text
 from .tensor import OPS, Tensor
 from .values import KEPT_BY_FLOAT_CAST, exact_number, is_nan, is_random
 
 __all__ = ["NoiseValue", "RaceScore", "LogNoise", "race_scores", "race_index", "uniform_log",
-           "check_not_noise", "race_maxima_compared"]
+           "check_not_noise", "race_maxima_compared", "RaceOrder", "race_maxima_selected",
+           "race_maximum"]
+
+#: serial numbers of races (a race's maximum and its winner name the races they stand for)
+_RACES = itertools.count()
 
 
 class NoiseValue:
@@ -198,10 +206,12 @@ def _is_infinite(x) -> bool:
 class RaceScore:
     """The score of token ``noise_index`` in a race: ``w / E`` (``over=True``) or ``E / w``.
 
-    ``race_max``: ``(tokens, W)`` once this score won an argmax over the ``tokens`` of its
-    noise vector, of total weight ``W`` (the race's maximum, distributed as ``W / E``,
-    independent of which token won it); two such maxima of disjoint parts compare as a race of
-    their totals (:func:`race_maxima_compared`)."""
+    ``race_max``: ``(tokens, W, races)`` once this score won an argmax over the ``tokens`` of
+    its noise vector, of total weight ``W`` (the race's maximum, distributed as ``W / E``,
+    independent of which token won it; ``races`` the serial numbers of the races it is the
+    maximum of); two such maxima of disjoint parts compare as a race of their totals
+    (:func:`race_maxima_compared`).  A race's maximum whose winner is kept as its law (the
+    vectorised routes) has no token of its own: ``noise_index`` is ``None``."""
 
     __slots__ = ("noise", "noise_index", "weight", "over", "race_max")
 
@@ -277,7 +287,7 @@ class RaceScore:
         return f"score{self.noise_index}(noise{self.noise.ident})"
 
 
-def race_maxima_compared(a: RaceScore, b: RaceScore, op: str) -> bool:
+def race_maxima_compared(a: RaceScore, b: RaceScore, op: str):
     """``a op b`` (``op`` one of ``gt``, ``ge``, ``lt``, ``le``) of two race scores ``w / E``:
     the maxima of races over disjoint parts ``A`` and ``B`` of one noise vector (a kernel's
     running maximum across tiles: ``if local_max > max_val``).
@@ -288,7 +298,12 @@ def race_maxima_compared(a: RaceScore, b: RaceScore, op: str) -> bool:
     whichever it is, is then the maximum over ``A | B``: the winner carries that part on, the
     loser no longer stands for a race's maximum.  A score of weight 0 is the number 0 (a
     positive score beats it almost surely); ties of positive scores have probability 0.  Any
-    other comparison of two race scores is beyond the exact method."""
+    other comparison of two race scores is beyond the exact method.
+
+    Inside the condition of a kernel's ``if`` (:mod:`exactspec.triton_layer.branches`) on a
+    vectorised route (where the races' winners are kept as their laws) the comparison is kept
+    as a :class:`RaceOrder` not yet decided, so that both branches can run and their values be
+    selected (:func:`race_maxima_selected`) without a branch point."""
     wa, wb = exact_number(a.weight), exact_number(b.weight)
     if a is b or (wa == 0 and wb == 0):
         return op in ("ge", "le")
@@ -299,19 +314,149 @@ def race_maxima_compared(a: RaceScore, b: RaceScore, op: str) -> bool:
         raise undecided(f"a comparison of two race scores (w / E) of noise{a.noise.ident} "
                         "other than the maxima of races over disjoint parts of one noise "
                         "vector is beyond the exact method")
-    from ..engine.exact_sampler import ExactSampler
-    from ..engine.float_sampler import FloatSampler
+    order = RaceOrder(a, b, op, ma[1] / (ma[1] + mb[1]))
+    run = current()
+    if getattr(run, "lazy_orders", False) and getattr(run.sampler, "vectorised", False):
+        return order             # the winners are kept as their laws: they can be selected
+    return bool(order)
 
-    sampler = current().sampler
-    if type(sampler) not in (ExactSampler, FloatSampler):
-        from ..core.signals import CannotProceed
 
-        raise CannotProceed("the maxima of two races compared (the path enumeration decides it)")
-    first = ExactSampler.coin(sampler, ma[1] / (ma[1] + mb[1]),
-                              what=f"race maxima (noise{a.noise.ident})")
-    winner, loser = (a, b) if first else (b, a)
-    winner.race_max, loser.race_max = (ma[0] | mb[0], ma[1] + mb[1]), None
-    return first == (op in ("gt", "ge"))
+class RaceOrder:
+    """``a op b`` of the maxima ``a`` and ``b`` of two races over disjoint parts of one noise
+    vector, not yet decided: ``a`` is the larger with probability ``first``
+    (:func:`race_maxima_compared`).  Read as a bool, the engine's coin decides it once (the
+    exact path samplers; a vectorised one cannot branch on it and proceeds no further)."""
+
+    __slots__ = ("a", "b", "op", "first", "decided")
+
+    def __init__(self, a: RaceScore, b: RaceScore, op: str, first):
+        self.a, self.b, self.op, self.first = a, b, op, first
+        self.decided = None
+
+    @property
+    def holds(self):
+        """The probability that ``a op b`` holds."""
+        return self.first if self.op in ("gt", "ge") else 1 - self.first
+
+    def __bool__(self):
+        if self.decided is None:
+            self.decided = self._decide()
+        return self.decided
+
+    def _decide(self) -> bool:
+        from ..engine.exact_sampler import ExactSampler
+        from ..engine.float_sampler import FloatSampler
+
+        a, b = self.a, self.b
+        sampler = current().sampler
+        if type(sampler) not in (ExactSampler, FloatSampler):
+            from ..core.signals import CannotProceed
+
+            raise CannotProceed("the maxima of two races compared (the path enumeration "
+                                "decides it)")
+        _alone(a.noise, a.race_max[0] | b.race_max[0])
+        first = ExactSampler.coin(sampler, self.first,
+                                  what=f"race maxima (noise{a.noise.ident})")
+        winner, loser = (a, b) if first else (b, a)
+        ma, mb = a.race_max, b.race_max
+        winner.race_max, loser.race_max = (ma[0] | mb[0], ma[1] + mb[1], ma[2] | mb[2]), None
+        return first == (self.op in ("gt", "ge"))
+
+
+def _order_read(op, reverse=False):
+    if reverse:
+        return lambda self, o: op(o, bool(self))
+    return lambda self, o: op(bool(self), o)
+
+
+for _name in ("eq", "ne", "and", "or", "xor", "add", "sub", "mul"):
+    _op = getattr(operator, _name + "_" if _name in ("and", "or") else _name)
+    setattr(RaceOrder, f"__{_name}__", _order_read(_op))
+    if _name not in ("eq", "ne"):
+        setattr(RaceOrder, f"__r{_name}__", _order_read(_op, True))
+RaceOrder.__invert__ = lambda self: not bool(self)
+RaceOrder.__index__ = RaceOrder.__int__ = lambda self: int(bool(self))
+RaceOrder.__hash__ = lambda self: hash(bool(self))
+
+
+def _order_cast(v: RaceOrder, dtype, cast):
+    """An order not yet decided stays a value in a bool dtype; any other cast decides it."""
+    if v.decided is None and dtype.kind == "bool":
+        return v
+    return cast(bool(v), dtype)
+
+
+register(RaceOrder, rank=0, cast=_order_cast, python=lambda v, what: bool(v),
+         truth=lambda r: r)
+
+
+def _alone(noise, tokens: frozenset) -> None:
+    """Refuse a decision about race maxima over ``tokens`` of ``noise`` where another race ran
+    over some of them too (one noise row shared by several positions' races): the maxima are
+    then not independent of the other races' outcomes."""
+    counts = current().__dict__.get("race_counts", {})
+    for (ident, part), count in counts.items():
+        if ident == id(noise) and count > 1 and part & tokens:
+            raise undecided(f"the maxima of races over noise{noise.ident} compared where "
+                            "several races ran over the same noise: beyond the exact method")
+
+
+def race_maxima_selected(order: RaceOrder, then_value, else_value):
+    """The value a kernel's ``if order: x = then_value`` (else ``x = else_value``) leaves,
+    without deciding ``order``; ``None`` where it cannot be had without deciding it.
+
+    - the two race maxima compared, the larger taken: the maximum over both parts, a race's
+      maximum again (its weight the total);
+    - their winners (tokens kept as their law; ``v + local_id`` moved up by its tile's offset),
+      each where its own maximum was the larger: the winner over both parts, whose law is the
+      mixture of the two by the order's probability (a race's winner is independent of its
+      maximum, and the parts are independent).
+
+    >>> race_maxima_selected.__name__
+    'race_maxima_selected'
+    """
+    a, b = order.a, order.b
+    if {id(then_value), id(else_value)} == {id(a), id(b)} and then_value is not else_value:
+        if (then_value is a) != (order.op in ("gt", "ge")):
+            return None                          # the smaller kept: not a race's maximum
+        return _union_maximum(a, b)
+    if type(then_value) is LawIndex and type(else_value) is LawIndex:
+        t_race, e_race = then_value.race, else_value.race
+        big, small = (a, b) if order.op in ("gt", "ge") else (b, a)
+        if t_race is None or e_race is None or big.race_max is None or \
+                small.race_max is None or t_race[0] is not a.noise or \
+                e_race[0] is not a.noise or t_race[3] != big.race_max[2] or \
+                e_race[3] != small.race_max[2]:
+            return None
+        union = _union_race(a, b)
+        return mixed_token(then_value, order.holds, else_value, then_value.what,
+                           race=(a.noise, union[0], union[1], union[2]))
+    return None
+
+
+def _union_race(a: RaceScore, b: RaceScore) -> tuple:
+    ma, mb = a.race_max, b.race_max
+    return ma[0] | mb[0], ma[1] + mb[1], ma[2] | mb[2]
+
+
+def _union_maximum(a: RaceScore, b: RaceScore) -> RaceScore:
+    union = _union_race(a, b)
+    out = RaceScore(a.noise, None, union[1], True)
+    out.race_max = union
+    return out
+
+
+def race_maximum(token: LawIndex) -> RaceScore:
+    """The maximum of the race whose winner ``token`` is kept as its law (a kernel's
+    ``tl.max(score, return_indices=True)`` on a vectorised route): ``W / E`` in law, ``W`` the
+    race's total weight, a race score with no token of its own."""
+    noise, tokens, total, races = token.race
+    if tokens is None:
+        raise undecided("the extreme of a race of E / w scores whose winner is kept as its "
+                        "law is beyond the exact method")
+    out = RaceScore(noise, None, total, True)
+    out.race_max = (tokens, total, races)
+    return out
 
 
 def race_scores(weights, noise, fmt_name=None):
@@ -404,8 +549,16 @@ def race_index(values, largest: bool):
     if any(v.noise is not noise for v in values) or len(set(over)) != 1:
         raise undecided("argmax over scores of different races is beyond the exact method")
     index = [v.noise_index for v in values]
+    if any(i is None for i in index):
+        raise undecided("argmax over a race's maximum whose winner is kept as its law is "
+                        "beyond the exact method")
     if len(set(index)) != len(index):
         raise undecided("argmax over one noise element twice is beyond the exact method")
+    whole = values[0].noise
+    tokens = frozenset(index)
+    run = current()
+    counts = run.__dict__.setdefault("race_counts", {})
+    counts[(id(whole), tokens)] = counts.get((id(whole), tokens), 0) + 1
     noise, index = _noise_part(noise, index)
     weights = [Fraction(0)] * noise.n
     for v, i in zip(values, index):
@@ -413,16 +566,19 @@ def race_index(values, largest: bool):
     if not over[0] and any(w == 0 for w in weights):
         raise undecided("E / w with a weight 0 (an infinite score) in a race")
     first = over[0] == largest
-    token = current().sampler.race(weights, noise, first=first, what="race")
+    token = run.sampler.race(weights, noise, first=first, what="race")
+    serial = frozenset((next(_RACES),))
+    total = lambda: sum((exact_number(w) for w in weights), Fraction(0))  # noqa: E731
     if isinstance(token, LawIndex):          # kept as its law: position k holds index[k]
-        if index == list(range(noise.n)):     # the noise in its own order: the law as it is
-            return token
-        return LawIndex([token.probs[i] for i in index], token.what)
+        if index != list(range(noise.n)):    # not the noise in its own order: reordered
+            token = LawIndex([token.probs[i] for i in index], token.what)
+        # its race's maximum, W / E, where the race is one of w / E (race_maximum)
+        token.race = (whole, tokens, total(), serial) if over[0] and largest else \
+            (whole, None, None, serial)
+        return token
     k = index.index(token)
     if over[0] and largest:                  # the winner is the race's maximum, W / E
-        won = values[k]
-        won.race_max = (frozenset(v.noise_index for v in values),
-                        sum((exact_number(w) for w in weights), Fraction(0)))
+        values[k].race_max = (tokens, total(), serial)
     return k
 
 

@@ -367,6 +367,7 @@ class PyTorchRule:
                 law.point[token] += wx.total()
                 law.acceptance += wx.at(token)
             elif type(token) is LawIndex:
+                token = token.over(n)
                 row = token.row if token.row is not None else token.probs
                 law.terms.append((wx.total(), row))
                 law.acceptance += dot(wx.exact(), row)

@@ -38,6 +38,7 @@ from ..torch_layer.values import UNSET
 from . import language as tl
 from .operators import as_block
 from .blocks import element
+from .branches import branched_body
 from .errors import HERE, KERNELS, ours, refuse, where
 from .state import LAUNCHES as _LAUNCHES
 from .state import Launch, launch, launch_option
@@ -120,6 +121,15 @@ class JITFunction:
         self.arg_names = list(self.signature.parameters)
         self.constexprs = {n for n, p in self.signature.parameters.items()
                            if _is_constexpr(p.annotation)}
+        self._body = None
+
+    @property
+    def body(self):
+        """The function run for each program: ``fn`` with its ``if`` statements rewritten
+        (:mod:`.branches`), made on first use."""
+        if self._body is None:
+            self._body = branched_body(self.fn)
+        return self._body
 
     @property
     def jit(self) -> "JITFunction":
@@ -136,7 +146,7 @@ class JITFunction:
         if not _LAUNCHES:
             raise refuse(f"the @triton.jit function {self.__name__} called outside a kernel: "
                          f"launch it as {self.__name__}[grid](...)")
-        return self.fn(*args, **kwargs)
+        return self.body(*args, **kwargs)
 
     def bind(self, args, kwargs) -> dict:
         """The arguments by name (defaults filled in); launch options left out."""
@@ -159,12 +169,13 @@ class JITFunction:
         sizes = _grid(grid, named, self.__name__)
         converted = {n: self._argument(n, v) for n, v in named.items()}
         state = Launch(self.__name__, sizes, options)
+        body = self.body
         _LAUNCHES.append(state)
         KERNELS.append(self.__name__)
         try:
             for z, y, x in itertools.product(*(range(n) for n in reversed(sizes))):
                 state.pid = (x, y, z)
-                self.fn(**converted)
+                body(**converted)
         except ExactspecError as err:
             _relocate(err, self.__name__)
             raise

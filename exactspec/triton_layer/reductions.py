@@ -30,6 +30,7 @@ from ..torch_layer import dtypes as D
 from ..torch_layer import functions as _fn
 from ..torch_layer.branched import Branched, LawIndex
 from ..torch_layer.context import current
+from ..torch_layer.noise import race_maximum
 from ..torch_layer.tensor import Tensor
 from .operators import cast, reshape
 from .blocks import (bfloat16, block, block_methods, dtype, float16, float32, has_nan, int32,
@@ -191,7 +192,7 @@ def _lane_index(lane: list, dt, largest: bool) -> int:
                     probs = [Fraction(0)] * len(lane)
                     for k, i in enumerate(races):
                         probs[i] = won.probs[k]
-                    return LawIndex(probs, won.what)
+                    return LawIndex(probs, won.what, race=won.race)
                 raise CannotProceed("a race among a kernel's lanes not decided")
     t = Tensor.new(list(lane), (len(lane),), dt)
     return (t.argmax() if largest else t.argmin())._values()[0]
@@ -225,6 +226,17 @@ def _indices(x: tensor, ax: int, largest: bool) -> Tensor:
                       D.int32)
 
 
+def _extreme_at(lane: list, i):
+    """The extreme of a lane at its index ``i``; where ``i`` is a race's winner kept as its
+    law (a vectorised route), the race's maximum (:func:`~exactspec.torch_layer.noise.
+    race_maximum`: ``W / E`` in law, whichever token won)."""
+    if type(i) is not LawIndex:
+        return lane[i]
+    if i.race is None:
+        raise CannotProceed(f"the value at the {i.what} token read")
+    return race_maximum(i)
+
+
 def _extreme_reduce(input, axis, return_indices, tie_break_left, keep_dims, largest):
     name = "tl.max" if largest else "tl.min"
     x, ax = _axis(input, axis)
@@ -237,8 +249,8 @@ def _extreme_reduce(input, axis, return_indices, tie_break_left, keep_dims, larg
         _tie_rule(tie_break_left, name)
         idx = _indices(x, ax, largest)
         outer, lanes = x.t._lanes(ax)
-        values = Tensor.new([lane[i] for lane, i in zip(lanes, idx._values())], outer,
-                            x.t.dtype)
+        values = Tensor.new([_extreme_at(lane, i) for lane, i in zip(lanes, idx._values())],
+                            outer, x.t.dtype)
         return (block(_keep(values, ax, keep_dims, nd), x.dtype),
                 block(_keep(idx, ax, keep_dims, nd), int32))
     r = x.t.max(dim=ax) if largest else x.t.min(dim=ax)

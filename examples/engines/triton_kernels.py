@@ -58,6 +58,15 @@ keeps the lane's index within its tile and forgets the tile's start (``recovered
 for ``v + local_id``): a recovered token of the second tile comes out as the first tile's
 token (TV ``1/6`` with ``BLOCK = 2``: token 2's residual mass goes to token 0).
 
+(e) Several draft positions in one launch, as vLLM launches its kernels for a request:
+``chain_recovery_kernel`` runs one program per position, each racing its own residual over the
+request's one noise row (vLLM's ``inv_q`` is ``[batch_size, vocab_size]``, shared by the
+request's positions) in tiles with a running maximum, and ``chain_accept_kernel`` walks the
+positions in a Python loop with ``if`` statements on loaded values, as
+``rejection_random_sample_kernel`` does: ``chain_tokens`` is lossless (``verify --tokens M``);
+``chain_tokens_one_tile`` is the same in one tile, and ``chain_tokens_no_offset`` forgets the tiles' start as ``tiled_race_recovery_no_offset`` does
+(lossy: on the example's rows the first token's law is (d)'s, TV ``1/6``).
+
 The draft is a tensor axis through these kernels (they decide with ``tl.where``, not a
 Python ``if`` on a loaded value): ``race_recovery`` on the rows of ``benchmarks/torch_layer.py``
 at 152,064 tokens (one tile of 262,144 lanes) is proved lossless in 2 runs, about 13 s of CPU.
@@ -293,3 +302,80 @@ def tiled_race_recovery(p, q):
 def tiled_race_recovery_no_offset(p, q):
     """(d) The same, the winning lane's index kept without its tile's start (lossy)."""
     return _one_position(p, q, _tiled_race(False))
+
+
+# -- (e) several draft positions in one launch, one noise row per request -----------------------
+@triton.jit
+def chain_recovery_kernel(recovered_ptr, target_ptr, draft_probs_ptr, inv_noise_ptr, vocab,
+                          BLOCK: tl.constexpr, OFFSET: tl.constexpr):
+    """One program per draft position: the race of that position's residual over the
+    request's one noise row, in tiles of ``BLOCK`` with a running maximum (as (d))."""
+    pos = tl.program_id(0)
+    max_val = tl.full((), float("-inf"), tl.float32)
+    recovered_id = 0
+    for v in range(0, vocab, BLOCK):
+        offs = v + tl.arange(0, BLOCK)
+        mask = offs < vocab
+        p = tl.load(target_ptr + pos * vocab + offs, mask=mask, other=0.0)
+        q = tl.load(draft_probs_ptr + pos * vocab + offs, mask=mask, other=0.0)
+        inv_noise = tl.load(inv_noise_ptr + offs, mask=mask, other=0.0)
+        score = tl.where(mask, tl.maximum(p - q, 0.0) * inv_noise, float("-inf"))
+        local_max, local_id = tl.max(score, axis=0, return_indices=True)
+        if local_max > max_val:
+            max_val = local_max
+            recovered_id = v + local_id if OFFSET else local_id
+    tl.store(recovered_ptr + pos, tl.minimum(recovered_id, vocab - 1))
+
+
+@triton.jit
+def chain_accept_kernel(out_ptr, draft_ptr, target_ptr, draft_probs_ptr, uniform_ptr,
+                        recovered_ptr, bonus_ptr, num_drafts, vocab):
+    """The positions in turn while their drafts are accepted (``q > 0`` and ``p / q >= u``),
+    the first rejected one's recovered token, the bonus token when none was rejected."""
+    rejected = False
+    for pos in range(num_drafts):
+        if not rejected:
+            draft = tl.load(draft_ptr + pos)
+            u = tl.load(uniform_ptr + pos)
+            p = tl.load(target_ptr + pos * vocab + draft)
+            q = tl.load(draft_probs_ptr + pos * vocab + draft)
+            if q > 0 and tl.div_rn(p, q) >= u:
+                token = draft
+            else:
+                rejected = True
+                token = tl.load(recovered_ptr + pos)
+            tl.store(out_ptr + pos, token)
+    if not rejected:
+        tl.store(out_ptr + num_drafts, tl.load(bonus_ptr))
+
+
+def _chain(p, q, offset, one_tile=False):
+    """``k = len(q)`` drafts, one launch of each kernel for the request: its emitted tokens."""
+    k, vocab = q.shape[0], q.shape[1]
+    p32, q32 = p.to(torch.float32), q.to(torch.float32)
+    draft = torch.multinomial(q, 1).view(-1).to(torch.int32)
+    bonus = torch.multinomial(p[k], 1).to(torch.int32)
+    uniform = torch.rand(k, dtype=torch.float64)
+    inv_noise = torch.empty(vocab, dtype=torch.float32).exponential_().reciprocal()
+    recovered = torch.empty(k, dtype=torch.int32)
+    block = triton.next_power_of_2(vocab) if one_tile else 2
+    chain_recovery_kernel[(k,)](recovered, p32, q32, inv_noise, vocab, BLOCK=block,
+                                OFFSET=offset)
+    out = torch.full((k + 1,), -1, dtype=torch.int32)
+    chain_accept_kernel[(1,)](out, draft, p32, q32, uniform, recovered, bonus, k, vocab)
+    return out[out != -1]
+
+
+def chain_tokens(p, q):
+    """(e) Every position of a request in one launch (lossless): ``verify --tokens M``."""
+    return _chain(p, q, True)
+
+
+def chain_tokens_one_tile(p, q):
+    """(e) The same in one tile (no running maximum): the reference of ``chain_tokens``."""
+    return _chain(p, q, True, one_tile=True)
+
+
+def chain_tokens_no_offset(p, q):
+    """(e) The tiles' start forgotten, as in (d) (lossy)."""
+    return _chain(p, q, False)
