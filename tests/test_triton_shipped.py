@@ -256,11 +256,48 @@ def test_vllm_rejection_sample_loads_naming_what_it_cannot():
 def test_vllm_kernels_as_shipped_are_lossless_exactly():
     # the one-draft rule: the law p, acceptance sum(min(p, q)) = 1/4 + 1/4 = 1/2; the same
     # law as this repository's own kernels of the algorithm (a race over the residual)
-    r = exactspec.verify(f"{ADAPTER}:rule", P, Q, max_paths=None)     # 27 paths, ~1 s each
+    r = exactspec.verify(f"{ADAPTER}:rule", P, Q, max_paths=None)     # the draft a tensor axis
     assert r.lossless and r.law == dict(enumerate(P.probs))
     assert r.acceptance == sum(min(a, b) for a, b in zip(P.probs, Q.probs)) == F(1, 2)
     own = exactspec.verify(f"{GALLERY}:race_recovery", P, Q)
     assert own.law == r.law and own.acceptance == r.acceptance
+
+
+def _sequence_report(spec: str, p, q, m: int) -> dict:
+    from exactspec.sequences.context import ContextPair
+    from exactspec.sequences.torch_rules import pytorch_whole_call
+    from exactspec.sequences.user import user_report
+    from exactspec.torch_layer.rule import load_pytorch_rule
+
+    whole = pytorch_whole_call(load_pytorch_rule(spec), m)
+    return user_report({"m": m}, whole, pair=ContextPair.context_free(p, q), m=m)
+
+
+@vllm_triton
+def test_vllm_kernels_with_several_drafts_take_the_factored_route():
+    # two drafts in one launch, the request's one noise row raced by both positions: the
+    # call's law is the gallery's kernels' (the same algorithm, our own code), and lossless
+    r = _sequence_report(f"{ADAPTER}:rule_tokens", P, Q, 3)
+    own = _sequence_report(f"{GALLERY}:chain_tokens_one_tile", P, Q, 3)
+    assert r["route"] == "factored" and r["factored"]["draft_axes"] == 2
+    assert r["verdict"] == "lossless" and r["call_law"] == own["call_law"]
+
+
+@vllm_triton
+@pytest.mark.slow
+def test_vllm_kernels_over_two_tiles_of_8192():
+    # 9,000 tokens: the recovered token's running maximum across two tiles of BLOCK_SIZE 8192,
+    # selected without a branch; tokens per call 1 + sum(min(p, q)) exactly
+    import random
+
+    rng = random.Random(5)
+    wp = [rng.randint(0, 9) for _ in range(9000)]
+    wq = [rng.randint(0, 9) for _ in range(9000)]
+    p = Dist([F(w, sum(wp)) for w in wp])
+    q = Dist([F(w, sum(wq)) for w in wq])
+    r = _sequence_report(f"{ADAPTER}:rule_tokens", p, q, 2)
+    assert r["route"] == "factored" and r["verdict"] == "lossless"
+    assert F(r["tokens_per_call"]) == 1 + sum(min(a, b) for a, b in zip(p.probs, q.probs))
 
 
 @vllm_triton

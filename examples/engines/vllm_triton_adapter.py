@@ -18,19 +18,25 @@ bundled ``pynvml``, bound only on a branch that does not run here) is refused on
 ``log p`` (``-inf`` at a zero), which the engine turns back into ``p`` with its ``float32``
 softmax; the draft rows are ``float32`` as vLLM keeps them.
 
-Exact: lossless on ``--p 1/2,1/3,1/6,0 --q 1/4,1/4,0,1/2`` (27 paths; acceptance 1/2).  Under
+Exact: lossless on ``--p 1/2,1/3,1/6,0 --q 1/4,1/4,0,1/2`` (2 paths, the draft a tensor axis;
+acceptance 1/2).  Under
 ``--arith float32`` the acceptance's ``target_prob / draft_prob`` is refused: Triton's ``/`` on
 ``float32`` is the GPU's approximate ``div.full.f32``.  With ``--elementwise numpy`` (the
 kernels as Triton's interpreter computes them, ``/`` correctly rounded): lossy by rounding only,
 TV about ``1.49e-08``, and the token of ``p = 0`` is emitted ``2**-54`` of the time (its draft
-accepted at a ``float64`` uniform of exactly 0).  ``rule_tokens`` with ``--tokens 4`` is
-refused up front by the path budget (about 243 paths of seconds each: the kernels decide in
-Python ``if`` statements, so each draft is a path).  A vocabulary over ``BLOCK_SIZE = 8192``
-tokens takes the recovered-token kernel's running maximum across tiles, ``if local_max >
-max_val``: two race maxima, which the Triton layer compares as a race of the tiles' residual
-masses (gallery (d) of ``examples/engines/triton_kernels.py`` checks the idiom in tiles of 2
-against the race in one tile).  What keeps 152,064 tokens out of reach is the draft: each
-draft token is a path of its own, each running the kernels over the whole vocabulary.
+accepted at a ``float64`` uniform of exactly 0).
+
+``rule_tokens`` with ``--tokens M`` takes the factored route: each draft position a tensor
+axis through both kernels (the acceptance's Python ``if`` statements split the engine's path
+with a weight vector per axis, as a PyTorch chain's comparisons do), every position's recovered
+token a race kept as its law over the request's one noise row (vLLM's ``inv_q`` is
+``[batch_size, vocab_size]``: the positions share it, and only the first rejected position's
+token is emitted).  The recovered-token kernel's running maximum across tiles of
+``BLOCK_SIZE = 8192``, ``if local_max > max_val``, runs both branches and keeps the maximum and
+the winner over both tiles (:mod:`exactspec.triton_layer.branches`), so the tiles add no path.
+At 152,064 tokens (19 tiles) with ``--tokens 4``: 4 engine paths, 3 draft axes, lossless,
+tokens per call exactly ``1 + a + a**2 + a**3`` (``a = sum(min(p, q))``), in about 170 s of CPU,
+most of it the kernels' exact elements (run twice: the second run checks for hidden state).
 """
 
 import torch
