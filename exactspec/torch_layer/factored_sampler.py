@@ -20,9 +20,12 @@ from __future__ import annotations
 import operator
 from fractions import Fraction
 
+from ..core.integer_rows import fraction_of, reduced_fraction
 from ..core.signals import CannotProceed
 from ..engine.uniform import UniformView
 from .branched import Branched, VectorSampler, below_on_grid
+
+_ZERO = Fraction(0)
 
 __all__ = ["FactoredSampler", "AxisUniform", "LazyCount", "LazyIndicator", "cut_side"]
 
@@ -85,17 +88,23 @@ class AxisUniform(UniformView):
         if isinstance(c, Branched) and c.axis != scale.axis:
             raise CannotProceed("an operation mixing two draft axes")
         out = []
+        append = out.append
         for a, b in zip(scale.values, cs):
-            if type(a) is not Fraction and type(a) is not int or \
-                    type(b) is not Fraction and type(b) is not int:
+            ta, tb = type(a), type(b)
+            if ta is Fraction and tb is Fraction and a._numerator > 0:
+                # b / a of two rationals, a > 0: one gcd, no constructor's dispatch
+                append(fraction_of(b._numerator * a._denominator,
+                                   b._denominator * a._numerator))
+                continue
+            if ta is not Fraction and ta is not int or tb is not Fraction and tb is not int:
                 raise CannotProceed("a branched threshold that is not an exact number")
             if a < 0:
                 raise CannotProceed("a uniform times a negative branched value")
             if a == 0:                       # u * 0 < c: no uniform left in it
                 holds = 0 < b if strict else 0 <= b
-                out.append(Fraction(1) if holds else Fraction(-1))
+                append(Fraction(1) if holds else Fraction(-1))
             else:
-                out.append(Fraction(b) / a)
+                append(Fraction(b) / a)
         return Branched(out, scale.axis)
 
     def __lt__(self, c):
@@ -377,8 +386,14 @@ class FactoredSampler(VectorSampler):
         return self._never_of(axis) if isinstance(axis, int) and axis < len(self.axes) else None
 
     def _never_of(self, axis: int) -> list:
-        """The branches of draft axis ``axis`` of probability 0 (their weight is 0 anyway)."""
-        return [pr == 0 for pr in self.axes[axis][1].probs]
+        """The branches of draft axis ``axis`` of probability 0 (their weight is 0 anyway),
+        listed once per draft row."""
+        q = self.axes[axis][1]
+        nevers = self.__dict__.setdefault("_nevers", {})    # id(q) -> (q, its zeros)
+        hit = nevers.get(id(q))
+        if hit is None or hit[0] is not q:
+            hit = nevers[id(q)] = (q, [pr == 0 for pr in q.probs])
+        return hit[1]
 
     def _axis_choose(self, u, axis: int, below: list, what: str) -> bool:
         """One branch point on the fresh uniform ``u``: ``True`` with probability
@@ -387,7 +402,9 @@ class FactoredSampler(VectorSampler):
         never = self._never_of(axis)
         self._spent.add(u.ident)
         self._spent_uniforms.append(u)
-        above = [(0 if nev else 1) - b for b, nev in zip(below, never)]
+        above = [_ZERO if nev else
+                 reduced_fraction(b._denominator - b._numerator, b._denominator)
+                 if type(b) is Fraction else 1 - b for b, nev in zip(below, never)]
         options = []
         if any(b != 0 for b in below):
             options.append((True, _AxisVector(axis, below), what))
