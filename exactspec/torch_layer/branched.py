@@ -247,6 +247,10 @@ def _branched_cast(v: Branched, dtype, cast):
         fmt = FORMATS[dtype.name]
         if all(type(x) is FloatValue and x.fmt is fmt for x in v.values):
             return v                           # values of the dtype stay as they are
+    if dtype.kind == "int" and all(type(x) is int for x in v.values):
+        bound = 1 << (dtype.bits - 1)
+        if -bound <= min(v.values) and max(v.values) < bound:
+            return v                           # integers the dtype holds stay as they are
     return v.map(lambda x: cast(x, dtype))
 
 

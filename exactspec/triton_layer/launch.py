@@ -436,6 +436,11 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
         ob._defined("tl.load's other")
         others = _expand(ob.t, shape)._values()
     data = mem.storage.data
+    fast = _plain_load(state, mem, offsets, lanes, others, elem)
+    if fast is not None:
+        t = Tensor.new(fast[0], shape, elem.torch)
+        mark = Tensor.new(fast[1], shape, D.bool_) if fast[1] is not None else None
+        return tl.tensor(t, elem, None, mark)
     out, undefined = [], []
     zero = element(0, elem)
     for i, off in enumerate(offsets):
@@ -458,6 +463,54 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
     t = Tensor.new(out, shape, elem.torch)
     mark = Tensor.new(undefined, shape, D.bool_) if any(undefined) else None
     return tl.tensor(t, elem, None, mark)
+
+
+def _plain_load(state: Launch, mem: _Memory, offsets: list, lanes, others, elem):
+    """:func:`load` where every lane's offset is a plain integer: the same checks (bounds, a
+    read of what another program of the launch stores, unwritten memory) and the same values,
+    in one pass; ``(values, undefined marks or None)``, or ``None`` for other offsets."""
+    if any(type(o) is not int for o in offsets):
+        return None
+    data = mem.storage.data
+    n = len(data)
+    sid = id(mem.storage)
+    pid = state.pid
+    reads, writes = state.reads, state.writes
+    out = []
+    undefined = None
+    zero = None
+    for i, off in enumerate(offsets):
+        if lanes is not None and not lanes[i]:
+            if others is not None:
+                out.append(others[i])
+                continue
+            if zero is None:
+                zero = element(0, elem)
+                undefined = [False] * len(offsets)
+            out.append(zero)
+            undefined[i] = True
+            continue
+        if not 0 <= off < n:
+            raise refuse(f"tl.load out of bounds: element {off} of argument {mem.name}, which "
+                         f"has {n} elements (no mask= covers the lane)")
+        key = (sid, off)
+        if writes:
+            writer = writes.get(key)
+            if writer is not None and writer != pid:
+                _note_read(state, mem, off)          # refused there, in its words
+        seen = reads.get(key)
+        if seen is None:
+            reads[key] = {pid}
+        else:
+            seen.add(pid)
+        v = data[off]
+        if v is UNSET:
+            raise refuse(f"tl.load of element {off} of argument {mem.name}, which nothing wrote "
+                         "(torch.empty memory no program or launch argument stored)")
+        out.append(v)
+    if undefined is not None and zero is not None and not any(undefined):
+        undefined = None
+    return out, undefined
 
 
 def _note_read(state: Launch, mem: _Memory, off) -> None:
