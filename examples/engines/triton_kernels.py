@@ -58,8 +58,8 @@ keeps the lane's index within its tile and forgets the tile's start (``recovered
 for ``v + local_id``): a recovered token of the second tile comes out as the first tile's
 token (TV ``1/6`` with ``BLOCK = 2``: token 2's residual mass goes to token 0).
 
-(e) Several draft positions in one launch, as vLLM launches its kernels for a request:
-``chain_recovery_kernel`` runs one program per position, each racing its own residual over the
+(e) Several draft positions in one launch, as vLLM launches its kernels for a request: (d)'s
+``tiled_race_kernel`` runs one program per position, each racing its own residual over the
 request's one noise row (vLLM's ``inv_q`` is ``[batch_size, vocab_size]``, shared by the
 request's positions) in tiles with a running maximum, and ``chain_accept_kernel`` walks the
 positions in a Python loop with ``if`` statements on loaded values, as
@@ -269,21 +269,23 @@ def cdf_recovery_later_tile_guarded(p, q):
 def tiled_race_kernel(recovered_ptr, target_ptr, draft_probs_ptr, inv_noise_ptr, vocab,
                       BLOCK: tl.constexpr, OFFSET: tl.constexpr):
     """The residual's race ``max(p - q, 0) * (1 / E)``, tile by tile, the largest tile maximum
-    kept (``OFFSET``: the tile's start added to the lane's index)."""
+    kept (``OFFSET``: the tile's start added to the lane's index); one program per row of the
+    rows, every row racing the one noise row."""
+    row = tl.program_id(0)
     max_val = tl.full((), float("-inf"), tl.float32)
     recovered_id = 0
     for v in range(0, vocab, BLOCK):
         offs = v + tl.arange(0, BLOCK)
         mask = offs < vocab
-        p = tl.load(target_ptr + offs, mask=mask, other=0.0)
-        q = tl.load(draft_probs_ptr + offs, mask=mask, other=0.0)
+        p = tl.load(target_ptr + row * vocab + offs, mask=mask, other=0.0)
+        q = tl.load(draft_probs_ptr + row * vocab + offs, mask=mask, other=0.0)
         inv_noise = tl.load(inv_noise_ptr + offs, mask=mask, other=0.0)
         score = tl.where(mask, tl.maximum(p - q, 0.0) * inv_noise, float("-inf"))
         local_max, local_id = tl.max(score, axis=0, return_indices=True)
         if local_max > max_val:
             max_val = local_max
             recovered_id = v + local_id if OFFSET else local_id
-    tl.store(recovered_ptr, tl.minimum(recovered_id, vocab - 1))
+    tl.store(recovered_ptr + row, tl.minimum(recovered_id, vocab - 1))
 
 
 def _tiled_race(offset):
@@ -305,28 +307,6 @@ def tiled_race_recovery_no_offset(p, q):
 
 
 # -- (e) several draft positions in one launch, one noise row per request -----------------------
-@triton.jit
-def chain_recovery_kernel(recovered_ptr, target_ptr, draft_probs_ptr, inv_noise_ptr, vocab,
-                          BLOCK: tl.constexpr, OFFSET: tl.constexpr):
-    """One program per draft position: the race of that position's residual over the
-    request's one noise row, in tiles of ``BLOCK`` with a running maximum (as (d))."""
-    pos = tl.program_id(0)
-    max_val = tl.full((), float("-inf"), tl.float32)
-    recovered_id = 0
-    for v in range(0, vocab, BLOCK):
-        offs = v + tl.arange(0, BLOCK)
-        mask = offs < vocab
-        p = tl.load(target_ptr + pos * vocab + offs, mask=mask, other=0.0)
-        q = tl.load(draft_probs_ptr + pos * vocab + offs, mask=mask, other=0.0)
-        inv_noise = tl.load(inv_noise_ptr + offs, mask=mask, other=0.0)
-        score = tl.where(mask, tl.maximum(p - q, 0.0) * inv_noise, float("-inf"))
-        local_max, local_id = tl.max(score, axis=0, return_indices=True)
-        if local_max > max_val:
-            max_val = local_max
-            recovered_id = v + local_id if OFFSET else local_id
-    tl.store(recovered_ptr + pos, tl.minimum(recovered_id, vocab - 1))
-
-
 @triton.jit
 def chain_accept_kernel(out_ptr, draft_ptr, target_ptr, draft_probs_ptr, uniform_ptr,
                         recovered_ptr, bonus_ptr, num_drafts, vocab):
@@ -359,8 +339,7 @@ def _chain(p, q, offset, one_tile=False):
     inv_noise = torch.empty(vocab, dtype=torch.float32).exponential_().reciprocal()
     recovered = torch.empty(k, dtype=torch.int32)
     block = triton.next_power_of_2(vocab) if one_tile else 2
-    chain_recovery_kernel[(k,)](recovered, p32, q32, inv_noise, vocab, BLOCK=block,
-                                OFFSET=offset)
+    tiled_race_kernel[(k,)](recovered, p32, q32, inv_noise, vocab, BLOCK=block, OFFSET=offset)
     out = torch.full((k + 1,), -1, dtype=torch.int32)
     chain_accept_kernel[(1,)](out, draft, p32, q32, uniform, recovered, bonus, k, vocab)
     return out[out != -1]
