@@ -43,7 +43,7 @@ from .values import KEPT_BY_FLOAT_CAST, exact_number, is_nan, is_random
 
 __all__ = ["NoiseValue", "RaceScore", "LogNoise", "race_scores", "race_index", "uniform_log",
            "check_not_noise", "race_maxima_compared", "RaceOrder", "race_maxima_selected",
-           "race_maximum"]
+           "race_maximum", "race_products"]
 
 #: serial numbers of races (a race's maximum and its winner name the races they stand for)
 _RACES = itertools.count()
@@ -459,6 +459,32 @@ def race_maximum(token: LawIndex) -> RaceScore:
     return out
 
 
+def race_products(xs, ys):
+    """``[x * y for x, y in zip(xs, ys)]`` in the exact run where each pair is two rationals
+    or a race score ``w / E`` and a rational ``c >= 0`` (``prob * inv_q``: the score of
+    weight ``w c``), computed as :meth:`RaceScore.__mul__` does; ``None`` for other rows (the
+    caller computes element by element)."""
+    out = []
+    append = out.append
+    for x, y in zip(xs, ys):
+        tx, ty = type(x), type(y)
+        if tx is Fraction and ty is Fraction:
+            append(x * y)
+            continue
+        if tx is RaceScore and ty is Fraction:
+            score, c = x, y
+        elif ty is RaceScore and tx is Fraction:
+            score, c = y, x
+        else:
+            return None
+        if not score.over or c._numerator < 0:
+            return None
+        w = score.weight
+        append(RaceScore(score.noise, score.noise_index,
+                         c if type(w) is Fraction and w == 1 else w * c, True))
+    return out
+
+
 def race_scores(weights, noise, fmt_name=None):
     """``[w / e for w, e in zip(weights, noise)]`` for a row of weights over a row of noise
     values, computed as :meth:`NoiseValue.__rtruediv__` does: exact rationals in the exact
@@ -687,6 +713,7 @@ def check_not_noise(*values) -> None:
                                 "does not model")
 
 
-OPS.update(race_index=race_index, race_scores=race_scores, uniform_log=uniform_log,
+OPS.update(race_index=race_index, race_scores=race_scores, race_products=race_products,
+           uniform_log=uniform_log,
            check_not_noise=check_not_noise)
 KEPT_BY_FLOAT_CAST.update((NoiseValue, RaceScore))

@@ -105,6 +105,11 @@ class TensorElementwise:
             out = OPS["race_scores"](av, bv, None if current().exact else dtype.name)
             if out is not None:                  # w / E of a race, on a whole row
                 return Tensor.new(out, shape, dtype)
+        if op is operator.mul and n >= float_rows.MIN_ROW and dtype.kind == "float" and \
+                current().exact:
+            out = OPS["race_products"](av, bv)
+            if out is not None:                  # prob * (1 / E) of a race, on a whole row
+                return Tensor.new(out, shape, dtype)
         if dtype.kind == "float" and not current().exact and n >= float_rows.MIN_ROW:
             xs = cast_row(av, dtype) if isinstance(a, Tensor) else [cast(a, dtype)] * n
             ys = cast_row(bv, dtype) if isinstance(b, Tensor) else [cast(b, dtype)] * n
