@@ -156,6 +156,27 @@ class LazyCount:
 
     __radd__ = __add__
 
+    @staticmethod
+    def summed(values: list) -> "LazyCount":
+        """``sum(values)`` of integers and lazy counts of one view, as :meth:`__add__` would
+        add them in turn, with their comparisons gathered at once (a row's ``.sum()``)."""
+        view = next(v.view for v in values if isinstance(v, LazyCount))
+        first = next(v for v in values if isinstance(v, LazyCount))
+        above: list = []
+        below: list = []
+        shift = 0
+        for v in values:
+            if type(v) is int or type(v) is bool:
+                shift += int(v)
+            elif isinstance(v, LazyCount) and v.view.base is view.base and \
+                    (v.view.scale, v.view.shift) == (view.scale, view.shift):
+                above.extend(v.above)
+                below.extend(v.below)
+                shift += v.shift
+            else:
+                raise CannotProceed("a lazy comparison of a uniform added to another value")
+        return LazyCount(first.sampler, view, tuple(above), tuple(below), shift)
+
     def intervals(self) -> list:
         """``[(lo, hi, count), ...]``: the pieces of ``[0, 1)`` where ``u`` gives each count."""
         v = self.view

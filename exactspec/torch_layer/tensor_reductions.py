@@ -204,7 +204,11 @@ class TensorReductions:
 def lane_sum(lane, dtype):
     """The sum of one lane in ``dtype``, in the order :mod:`.tensor` declares."""
     if dtype.kind != "float":
-        return sum((cast(v, dtype) for v in lane), 0)
+        values = [cast(v, dtype) for v in lane]
+        lazy = next((v for v in values if getattr(type(v), "lazy_count", False)), None)
+        if lazy is not None:             # an inverse-CDF count: its comparisons at once
+            return type(lazy).summed(values)
+        return sum(values, 0)
     lane = [cast(v, dtype) for v in lane]
     if any(is_random(v) for v in lane):
         raise undecided("the sum of random values is beyond the exact method")
