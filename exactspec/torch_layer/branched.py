@@ -293,8 +293,14 @@ def _branched_decide(op, a, b, decide, truth):
         return truth(op(a, b))
     av = a.values if type(a) is Branched else None
     bv = b.values if type(b) is Branched else None
-    out = [decide(op, av[i] if av is not None else a, bv[i] if bv is not None else b)
-           for i in range(len(av if av is not None else bv))]
+    plain = b if av is not None and bv is None else a if av is None else None
+    row = av if av is not None else bv
+    if type(plain) in (int, Fraction) and all(type(x) is Fraction or type(x) is int
+                                              for x in row):
+        out = [op(x, plain) for x in row] if plain is b else [op(plain, x) for x in row]
+    else:                                     # (exact numbers: the comparison as it is)
+        out = [decide(op, av[i] if av is not None else a, bv[i] if bv is not None else b)
+               for i in range(len(av if av is not None else bv))]
     if out and all(v is out[0] for v in out):
         return out[0]            # the same on every branch (a token != -1): a plain bool
     axis = axis_of(a, b)

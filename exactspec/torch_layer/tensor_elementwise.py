@@ -536,6 +536,9 @@ def tensor_extreme(a, b, maximum: bool):
         y = cast(b, dtype)               # one cast of the scalar for the whole row (a Python
         if type(y) is Fraction:          # float counted once, as every literal is)
             return Tensor.new(rational_extreme(av, [y] * len(av), maximum), shape, dtype)
+    if dtype.kind == "float" and current().exact and len(av) >= float_rows.MIN_ROW and \
+            isinstance(b, Tensor) and all_rationals(av) and all_rationals(bv):
+        return Tensor.new(rational_extreme(av, bv, maximum), shape, dtype)   # two rows
     if dtype.kind == "float" and not current().exact and len(av) >= float_rows.MIN_ROW:
         xs = cast_row(av, dtype)
         ys = cast_row(bv, dtype) if isinstance(b, Tensor) else [cast(b, dtype)] * len(av)
