@@ -270,3 +270,14 @@ def test_race_maxima_over_a_shared_noise_row_are_lazily_selected_or_refused(kern
         {t: w for t, w in enumerate(p.probs) if w}
     with pytest.raises(Undecided, match="several races ran over the same noise"):
         exactspec.verify(f"{kernels}:shared_noise", p, q, keep_paths=True)
+
+
+def test_a_kernel_with_global_names_is_not_rewritten():
+    source = textwrap.dedent('''
+        def h(c):
+            global SEEN
+            if c:
+                SEEN = c
+            return c
+    ''')
+    assert rewritten(source, "h", {}, "<plain>", 0) is None

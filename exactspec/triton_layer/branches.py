@@ -19,9 +19,9 @@ that its condition is evaluated first and the statement then runs through :func:
   way, or a branch that stores, draws or launches, decides the comparison instead (the
   engine's coin on the path routes; on a vectorised route the rule goes to the paths).
 
-An ``if`` whose branches ``return``, ``break``, ``continue``, ``yield`` or declare
-``global``/``nonlocal`` names, and a kernel with free variables or whose source cannot be
-read, run as written (every condition read as a Python bool).
+An ``if`` whose branches ``return``, ``break`` or ``continue`` out of it, ``yield`` or bind a
+name with ``:=``, and a kernel with free variables, ``global`` or ``nonlocal`` names or whose
+source cannot be read, run as written (every condition read as a Python bool).
 
 >>> import textwrap
 >>> source = textwrap.dedent('''
@@ -174,6 +174,8 @@ def rewritten(source: str, name: str, globals_: dict, filename: str, offset: int
     if len(tree.body) != 1 or len(defs) != 1:
         return None
     fdef = defs[0]
+    if any(isinstance(node, (ast.Global, ast.Nonlocal)) for node in ast.walk(fdef)):
+        return None                      # names bound outside the kernel: run as written
     fdef.decorator_list = []
     fdef.returns = None
     for a in fdef.args.args + fdef.args.posonlyargs + fdef.args.kwonlyargs:
