@@ -148,7 +148,7 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
 
     def leaf(s, tokens):
         axes[0] = max(axes[0], len(s.axes))
-        term = _term(s, tokens, n)
+        term = _term(s, tokens, n, rows)
         if term is not None:
             terms.append(term)
 
@@ -159,6 +159,7 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
                            "--max-paths N to insist", estimate=paths, budget=max_paths)
 
     axes = [0]
+    rows: dict = {}
     paths = depth_first(s, body, leaf, finish=lambda s: s.finish(),
                         differs=lambda s: CannotProceed("a replay that differs"), every=every)
     axes = axes[0]
@@ -213,14 +214,18 @@ def _emitted(result, n: int, gamma: int) -> list:
     return out
 
 
-def _term(s: FactoredSampler, tokens: list, n: int):
-    """The path's law of its emitted tokens, one vector per token (``None``: weight 0)."""
+def _term(s: FactoredSampler, tokens: list, n: int, rows: dict):
+    """The path's law of its emitted tokens, one vector per token (``None``: weight 0);
+    ``rows`` keeps each draft row's exact vector (by identity of its Dist)."""
     weight = s.weight
     coef = weight.scalar
     masses = {}
     for axis, (_, q) in enumerate(s.axes):
         w = weight.axes.get(axis)
-        qs = _as_vector(q.probs)
+        hit = rows.get(id(q))
+        if hit is None or hit[0] is not q:
+            hit = rows[id(q)] = (q, _as_vector(q.probs))
+        qs = hit[1]
         masses[axis] = qs if w is None else [a * b for a, b in zip(qs, w)]
     for axis in weight.axes:
         if axis not in masses:

@@ -25,7 +25,11 @@ from ..core.signals import CannotProceed
 from ..engine.uniform import UniformView
 from .branched import Branched, VectorSampler, below_on_grid
 
-_ZERO = Fraction(0)
+_ZERO, _ONE = Fraction(0), Fraction(1)
+
+
+def _first(event):
+    return event[0]
 
 __all__ = ["FactoredSampler", "AxisUniform", "LazyCount", "LazyIndicator", "cut_side"]
 
@@ -180,23 +184,30 @@ class LazyCount:
     def intervals(self) -> list:
         """``[(lo, hi, count), ...]``: the pieces of ``[0, 1)`` where ``u`` gives each count."""
         v = self.view
-        events = []                       # (u threshold, +1 above / -1 below)
-        for c in self.above:
-            events.append(((c - v.shift) / v.scale, 1))
-        for d in self.below:
-            events.append(((d - v.shift) / v.scale, -1))
-        events.sort(key=lambda e: e[0])
+        scale = v.scale
+        if not v.shift and type(scale) is Fraction and \
+                all(type(c) is Fraction for c in self.above) and \
+                all(type(d) is Fraction for d in self.below):
+            sn, sd = scale._numerator, scale._denominator      # c / scale: one gcd each
+            events = [(fraction_of(c._numerator * sd, c._denominator * sn), 1)
+                      for c in self.above]
+            events += [(fraction_of(d._numerator * sd, d._denominator * sn), -1)
+                       for d in self.below]
+        else:                             # (u threshold, +1 above / -1 below)
+            events = [((c - v.shift) / scale, 1) for c in self.above]
+            events += [((d - v.shift) / scale, -1) for d in self.below]
+        events.sort(key=_first)
         count = self.shift + len(self.below)
         out: list = []
-        prev = Fraction(0)
+        prev = _ZERO
         for t, delta in events:
-            t = min(max(t, Fraction(0)), Fraction(1))
+            t = _ZERO if t < 0 else _ONE if t > 1 else t
             if t > prev:
                 out.append((prev, t, count))
                 prev = t
             count += delta
         if prev < 1:
-            out.append((prev, Fraction(1), count))
+            out.append((prev, _ONE, count))
         return out
 
     def law(self) -> dict:
@@ -352,7 +363,8 @@ class FactoredSampler(VectorSampler):
             raise CannotProceed("two views of one uniform compared lazily")
         if not view.scale > 0:
             return None
-        c = Fraction(c)
+        if type(c) is not Fraction:
+            c = Fraction(c)
         # v op c with the view on the left: v < c, v <= c (below), v > c, v >= c (above)
         side = cut_side(op, flipped)
         if side is None:
@@ -364,7 +376,12 @@ class FactoredSampler(VectorSampler):
         self._lazy[base.ident] = view
         self._spent.add(base.ident)
         self._lazy_uses[base.ident] = self._lazy_uses.get(base.ident, 0) + 1
-        cut = (c - view.shift) / view.scale
+        scale = view.scale
+        if not view.shift and type(scale) is Fraction:     # c / scale, scale > 0: one gcd
+            cut = fraction_of(c._numerator * scale._denominator,
+                              c._denominator * scale._numerator)
+        else:
+            cut = (c - view.shift) / scale
         return LazyIndicator(self, view, c, above, cut, strict, truth)
 
     def _lazy_cut(self, base, cut: Fraction, above: bool, truth: bool) -> "LazyIndicator":
