@@ -20,7 +20,7 @@ import math
 from fractions import Fraction
 
 __all__ = ["INTEGER_ROW_MIN", "MAX_DENOMINATOR_BITS", "common_denominator", "lcm_within_budget",
-           "integer_row", "exact_sum",
+           "integer_row", "exact_sum", "scaled_rows_sum",
            "fraction_of", "reduced_fraction", "float_fraction", "fractions_over"]
 
 #: Rows shorter than this stay with ``Fraction``s (there the integer bookkeeping costs more
@@ -102,6 +102,34 @@ def exact_sum(values, start=Fraction(0)):
         return sum(values, start)
     ints, d = row
     return start + Fraction(sum(ints), d)
+
+
+def scaled_rows_sum(terms, n: int) -> list[Fraction] | None:
+    """``sum_k c_k r_k`` for ``terms = [(c_k, r_k), ...]``: rationals ``c_k`` and exact rows
+    ``r_k`` of length ``n``, each a row of ``Fraction``/``int`` values or its integer row
+    ``(numerators, denominator)``, by integers over one common denominator; ``None`` where a
+    scale or a row is not rational (the caller adds those as they are).
+
+    >>> scaled_rows_sum([(Fraction(1, 2), [Fraction(1, 3), Fraction(2, 3)]), (1, ([2, 0], 2))], 2)
+    [Fraction(7, 6), Fraction(1, 3)]
+    """
+    scaled = []
+    common = 1
+    for c, row in terms:
+        r = row if type(row) is tuple and len(row) == 2 and type(row[0]) is list else \
+            integer_row(row)
+        if r is None or type(c) not in (int, Fraction):
+            return None
+        c = Fraction(c)
+        d = r[1] * c.denominator
+        scaled.append((r[0], c.numerator, d))
+        common = math.lcm(common, d)
+    total = [0] * n
+    for ints, a, d in scaled:
+        k = a * (common // d)
+        if k:
+            total = [t + i * k for t, i in zip(total, ints)]
+    return fractions_over(total, common)
 
 
 def fraction_of(numerator: int, denominator: int) -> Fraction:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .integer_rows import fractions_over, integer_row
+from .integer_rows import integer_row, scaled_rows_sum
 
 __all__ = ["find_nonzero", "compose", "compress", "scaled_sum", "marginal", "value_at",
            "dense", "tv_to_power", "mass"]
@@ -123,29 +123,16 @@ def scaled_sum(pairs: list, rows: dict | None = None) -> tuple:
     if len(pairs) == 1 and pairs[0][0] == 1 and type(pairs[0][1]) is tuple:
         return pairs[0][1]
     rows = {} if rows is None else rows
-    scaled = []
-    common = 1
+    terms = []
     for c, f in pairs:
         hit = rows.get(id(f))
         if hit is None:
             hit = rows[id(f)] = (f, integer_row(f))      # keeps f alive: its id stays its own
-        r = hit[1]
-        if r is None or type(c) not in (Fraction, int):
+        if hit[1] is None:
             return _fraction_sum(pairs)
-        c = Fraction(c)
-        d = r[1] * c.denominator
-        scaled.append((r[0], c.numerator, d))
-        common = math.lcm(common, d)
-    total = None
-    for ints, a, d in scaled:
-        k = a * (common // d)
-        if not k:
-            continue
-        total = [i * k for i in ints] if total is None else \
-            [t + i * k for t, i in zip(total, ints)]
-    if total is None:
-        return tuple(Fraction(0) for _ in pairs[0][1])
-    return tuple(fractions_over(total, common))
+        terms.append((c, hit[1]))
+    out = scaled_rows_sum(terms, len(pairs[0][1]))
+    return _fraction_sum(pairs) if out is None else tuple(out)
 
 
 def _fraction_sum(pairs: list) -> tuple:

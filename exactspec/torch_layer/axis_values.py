@@ -25,13 +25,13 @@ from __future__ import annotations
 import operator
 from fractions import Fraction
 
-from ..core.integer_rows import fractions_over
+from ..core.integer_rows import fractions_over, scaled_rows_sum
 from ..core.signals import CannotProceed
 from .context import undecided
 from .dispatch import ARITH, DECIDE, register  # noqa: F401  (ARITH, DECIDE: the examples)
 
 __all__ = ["LawIndex", "Split", "Mixture", "Pair", "no_one_value", "law_token_decide",
-           "mixed_token"]
+           "mixed_token", "reads_as_bool"]
 
 
 class LawIndex:
@@ -113,15 +113,15 @@ def mixed_token(a: LawIndex, weight, b: LawIndex, what: str, race=None) -> LawIn
 
 def _mixed(parts) -> list:
     """The law of a mixture ``[(weight, token, shift), ...]``, each token's law moved up by
-    its shift (trailing zeros kept to the longest)."""
+    its shift (trailing zeros kept to the longest), by integers where the laws allow it."""
     size = max(shift + len(token.probs) for _, token, shift in parts)
-    out = [Fraction(0)] * size
-    for weight, token, shift in parts:
-        if weight == 0:
-            continue
-        for i, w in enumerate(token.probs):
-            if w:
-                out[shift + i] += weight * w
+    rows = [(weight, [0] * shift + list(token.probs) + [0] * (size - shift - len(token.probs)))
+            for weight, token, shift in parts if weight != 0]
+    out = scaled_rows_sum(rows, size)
+    if out is None:                    # laws that are not all rationals: as they are
+        out = [Fraction(0)] * size
+        for weight, row in rows:
+            out = [a + weight * b for a, b in zip(out, row)]
     return out
 
 
@@ -170,17 +170,23 @@ def _as_bool(op, reverse=False):
     return lambda self, o: op(bool(self), o)
 
 
-for _name, _op in (("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt),
-                   ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
-                   ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor),
-                   ("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
-                   ("truediv", operator.truediv), ("floordiv", operator.floordiv),
-                   ("mod", operator.mod)):
-    setattr(Split, f"__{_name}__", _as_bool(_op))
-    if _name not in ("eq", "ne", "lt", "le", "gt", "ge"):
-        setattr(Split, f"__r{_name}__", _as_bool(_op, True))
-Split.__neg__ = lambda self: -bool(self)
-Split.__invert__ = lambda self: ~bool(self)
+def reads_as_bool(cls: type) -> None:
+    """Give ``cls`` (a value whose ``__bool__`` decides it) the operators of a Python bool:
+    comparisons, ``& | ^`` and arithmetic read it as ``bool(self)`` first."""
+    for name, op in (("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt),
+                     ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+                     ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor),
+                     ("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                     ("truediv", operator.truediv), ("floordiv", operator.floordiv),
+                     ("mod", operator.mod)):
+        setattr(cls, f"__{name}__", _as_bool(op))
+        if name not in ("eq", "ne", "lt", "le", "gt", "ge"):
+            setattr(cls, f"__r{name}__", _as_bool(op, True))
+    cls.__neg__ = lambda self: -bool(self)
+    cls.__invert__ = lambda self: ~bool(self)
+
+
+reads_as_bool(Split)
 
 
 class Mixture:
@@ -277,8 +283,8 @@ def _law_token_power(x, power):
 
 
 register(LawIndex, rank=2, arith=_law_token_arith, decide=law_token_decide,
-         cast=_law_token_cast, extreme=_law_token_extreme, power=_law_token_power, python=no_one_value,
-         number_test=no_one_value)
+         cast=_law_token_cast, extreme=_law_token_extreme, power=_law_token_power,
+         python=no_one_value, number_test=no_one_value)
 
 
 # -- the rules of a split and of a token selected by one ---------------------------------

@@ -66,11 +66,10 @@ exactspec.core.signals.CannotProceed: a branched value decided a Python-level co
 
 from __future__ import annotations
 
-import math
 import operator
 from fractions import Fraction
 
-from ..core.integer_rows import exact_sum, fractions_over, integer_row
+from ..core.integer_rows import exact_sum, fractions_over, integer_row, scaled_rows_sum
 from ..core.signals import CannotProceed
 from ..engine.exact import ExactSampler
 from ..engine.floats import FORMATS, FloatValue
@@ -401,28 +400,15 @@ def combine(terms, n: int) -> list:
     >>> combine([(Fraction(1, 2), [Fraction(1, 3), Fraction(2, 3)]), (1, ([2, 0], 2))], 2)
     [Fraction(7, 6), Fraction(1, 3)]
     """
-    ints_rows = []
-    for scale, row in terms:
-        r = row if type(row) is tuple else integer_row(row)
-        if r is None or type(scale) not in (int, Fraction):
-            out = [Fraction(0)] * n
-            for sc, rw in terms:
-                if type(rw) is tuple:
-                    rw = fractions_over(*rw)
-                out = [a + sc * b for a, b in zip(out, rw)]
-            return out
-        ints, d = r
-        scale = Fraction(scale)
-        ints_rows.append((ints, scale.numerator, d * scale.denominator))
-    common = 1
-    for _, _, d in ints_rows:
-        common = math.lcm(common, d)
-    total = [0] * n
-    for ints, a, d in ints_rows:
-        f = a * (common // d)
-        if f:
-            total = [t + i * f for t, i in zip(total, ints)]
-    return fractions_over(total, common)
+    out = scaled_rows_sum(terms, n)
+    if out is not None:
+        return out
+    out = [Fraction(0)] * n
+    for sc, rw in terms:
+        if type(rw) is tuple:
+            rw = fractions_over(*rw)
+        out = [a + sc * b for a, b in zip(out, rw)]
+    return out
 
 
 def dot(a, b):

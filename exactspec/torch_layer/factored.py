@@ -159,7 +159,7 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
                            "--max-paths N to insist", estimate=paths, budget=max_paths)
 
     axes = [0]
-    rows: dict = {}
+    rows: dict = {id(draft): (draft, q)}     # the draft row, already exact
     paths = depth_first(s, body, leaf, finish=lambda s: s.finish(),
                         differs=lambda s: CannotProceed("a replay that differs"), every=every)
     axes = axes[0]

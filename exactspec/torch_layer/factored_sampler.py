@@ -164,8 +164,8 @@ class LazyCount:
     def summed(values: list) -> "LazyCount":
         """``sum(values)`` of integers and lazy counts of one view, as :meth:`__add__` would
         add them in turn, with their comparisons gathered at once (a row's ``.sum()``)."""
-        view = next(v.view for v in values if isinstance(v, LazyCount))
         first = next(v for v in values if isinstance(v, LazyCount))
+        view = first.view
         above: list = []
         below: list = []
         shift = 0

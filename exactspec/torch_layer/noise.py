@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 from fractions import Fraction
 
-from ..core.integer_rows import float_fraction
+from ..core.integer_rows import exact_sum, float_fraction
 from ..engine.floats import FloatValue
 from ..engine.uniform import Uniform, UniformView
-from .axis_values import mixed_token
+from .axis_values import mixed_token, reads_as_bool
 from .branched import LawIndex
 from .context import current, refuse, undecided
 from .dispatch import register
@@ -358,23 +357,12 @@ class RaceOrder:
         first = ExactSampler.coin(sampler, self.first,
                                   what=f"race maxima (noise{a.noise.ident})")
         winner, loser = (a, b) if first else (b, a)
-        ma, mb = a.race_max, b.race_max
-        winner.race_max, loser.race_max = (ma[0] | mb[0], ma[1] + mb[1], ma[2] | mb[2]), None
+        winner.race_max, loser.race_max = _union_race(a, b), None
         return first == (self.op in ("gt", "ge"))
 
 
-def _order_read(op, reverse=False):
-    if reverse:
-        return lambda self, o: op(o, bool(self))
-    return lambda self, o: op(bool(self), o)
-
-
-for _name in ("eq", "ne", "and", "or", "xor", "add", "sub", "mul"):
-    _op = getattr(operator, _name + "_" if _name in ("and", "or") else _name)
-    setattr(RaceOrder, f"__{_name}__", _order_read(_op))
-    if _name not in ("eq", "ne"):
-        setattr(RaceOrder, f"__r{_name}__", _order_read(_op, True))
-RaceOrder.__invert__ = lambda self: not bool(self)
+reads_as_bool(RaceOrder)
+RaceOrder.__invert__ = lambda self: not bool(self)     # ~ of a bool element: its negation
 RaceOrder.__index__ = RaceOrder.__int__ = lambda self: int(bool(self))
 RaceOrder.__hash__ = lambda self: hash(bool(self))
 
@@ -411,9 +399,6 @@ def race_maxima_selected(order: RaceOrder, then_value, else_value):
       each where its own maximum was the larger: the winner over both parts, whose law is the
       mixture of the two by the order's probability (a race's winner is independent of its
       maximum, and the parts are independent).
-
-    >>> race_maxima_selected.__name__
-    'race_maxima_selected'
     """
     a, b = order.a, order.b
     if {id(then_value), id(else_value)} == {id(a), id(b)} and then_value is not else_value:
@@ -428,9 +413,8 @@ def race_maxima_selected(order: RaceOrder, then_value, else_value):
                 e_race[0] is not a.noise or t_race[3] != big.race_max[2] or \
                 e_race[3] != small.race_max[2]:
             return None
-        union = _union_race(a, b)
         return mixed_token(then_value, order.holds, else_value, then_value.what,
-                           race=(a.noise, union[0], union[1], union[2]))
+                           race=(a.noise,) + _union_race(a, b))
     return None
 
 
@@ -440,9 +424,13 @@ def _union_race(a: RaceScore, b: RaceScore) -> tuple:
 
 
 def _union_maximum(a: RaceScore, b: RaceScore) -> RaceScore:
-    union = _union_race(a, b)
-    out = RaceScore(a.noise, None, union[1], True)
-    out.race_max = union
+    return _maximum_score(a.noise, _union_race(a, b))
+
+
+def _maximum_score(noise, race_max: tuple) -> RaceScore:
+    """A race's maximum ``W / E`` with no token of its own: ``race_max = (tokens, W, races)``."""
+    out = RaceScore(noise, None, race_max[1], True)
+    out.race_max = race_max
     return out
 
 
@@ -454,9 +442,7 @@ def race_maximum(token: LawIndex) -> RaceScore:
     if tokens is None:
         raise undecided("the extreme of a race of E / w scores whose winner is kept as its "
                         "law is beyond the exact method")
-    out = RaceScore(noise, None, total, True)
-    out.race_max = (tokens, total, races)
-    return out
+    return _maximum_score(noise, (tokens, total, races))
 
 
 def race_products(xs, ys):
@@ -594,17 +580,16 @@ def race_index(values, largest: bool):
     first = over[0] == largest
     token = run.sampler.race(weights, noise, first=first, what="race")
     serial = frozenset((next(_RACES),))
-    total = lambda: sum((exact_number(w) for w in weights), Fraction(0))  # noqa: E731
+    # a race of w / E scores won by its largest: its maximum is W / E (race_maximum)
+    total = exact_sum([exact_number(w) for w in weights]) if over[0] and largest else None
     if isinstance(token, LawIndex):          # kept as its law: position k holds index[k]
         if index != list(range(noise.n)):    # not the noise in its own order: reordered
             token = LawIndex([token.probs[i] for i in index], token.what)
-        # its race's maximum, W / E, where the race is one of w / E (race_maximum)
-        token.race = (whole, tokens, total(), serial) if over[0] and largest else \
-            (whole, None, None, serial)
+        token.race = (whole, tokens if total is not None else None, total, serial)
         return token
     k = index.index(token)
-    if over[0] and largest:                  # the winner is the race's maximum, W / E
-        values[k].race_max = (tokens, total(), serial)
+    if total is not None:                    # the winner is the race's maximum, W / E
+        values[k].race_max = (tokens, total, serial)
     return k
 
 

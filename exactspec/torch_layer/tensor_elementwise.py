@@ -532,13 +532,16 @@ def tensor_extreme(a, b, maximum: bool):
     av = a._expanded_values(shape)
     bv = b._expanded_values(shape) if isinstance(b, Tensor) else [b] * len(av)
     if dtype.kind == "float" and current().exact and len(av) >= float_rows.MIN_ROW and \
-            not isinstance(b, Tensor) and type(b) in (int, float, Fraction) and all_rationals(av):
-        y = cast(b, dtype)               # one cast of the scalar for the whole row (a Python
-        if type(y) is Fraction:          # float counted once, as every literal is)
-            return Tensor.new(rational_extreme(av, [y] * len(av), maximum), shape, dtype)
-    if dtype.kind == "float" and current().exact and len(av) >= float_rows.MIN_ROW and \
-            isinstance(b, Tensor) and all_rationals(av) and all_rationals(bv):
-        return Tensor.new(rational_extreme(av, bv, maximum), shape, dtype)   # two rows
+            all_rationals(av):
+        ys = None
+        if isinstance(b, Tensor):        # two rows (a kernel's block 0 broadcast)
+            ys = bv if all_rationals(bv) else None
+        elif type(b) in (int, float, Fraction):
+            y = cast(b, dtype)           # one cast of the scalar for the whole row (a Python
+            if type(y) is Fraction:      # float counted once, as every literal is)
+                ys = [y] * len(av)
+        if ys is not None:
+            return Tensor.new(rational_extreme(av, ys, maximum), shape, dtype)
     if dtype.kind == "float" and not current().exact and len(av) >= float_rows.MIN_ROW:
         xs = cast_row(av, dtype)
         ys = cast_row(bv, dtype) if isinstance(b, Tensor) else [cast(b, dtype)] * len(av)

@@ -46,6 +46,7 @@ import textwrap
 from ..core.signals import CannotProceed
 from ..torch_layer.context import current
 from ..torch_layer.noise import RaceOrder, race_maxima_selected
+from .state import LAUNCHES
 
 __all__ = ["run_if", "branched_body", "rewritten", "UNBOUND"]
 
@@ -112,8 +113,6 @@ def _order_of(c):
 def _marks(run) -> tuple:
     """What a branch must leave as it found: the sampler's choices and draws, the launch's
     stores."""
-    from .state import LAUNCHES
-
     sampler = run.sampler
     counts = tuple(getattr(sampler, n, None) for n in ("_depth", "_calls", "_uniforms",
                                                        "_noises"))

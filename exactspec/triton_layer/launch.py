@@ -456,8 +456,7 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
         _note_read(state, mem, off)
         v = read(data, off)
         if v is UNSET:
-            raise refuse(f"tl.load of element {off} of argument {mem.name}, which nothing wrote "
-                         "(torch.empty memory no program or launch argument stored)")
+            raise _unwritten(off, mem)
         out.append(v)
         undefined.append(False)
     t = Tensor.new(out, shape, elem.torch)
@@ -491,8 +490,7 @@ def _plain_load(state: Launch, mem: _Memory, offsets: list, lanes, others, elem)
             undefined[i] = True
             continue
         if not 0 <= off < n:
-            raise refuse(f"tl.load out of bounds: element {off} of argument {mem.name}, which "
-                         f"has {n} elements (no mask= covers the lane)")
+            _bounds(off, mem, "tl.load")             # refused there, in its words
         key = (sid, off)
         if writes:
             writer = writes.get(key)
@@ -505,12 +503,16 @@ def _plain_load(state: Launch, mem: _Memory, offsets: list, lanes, others, elem)
             seen.add(pid)
         v = data[off]
         if v is UNSET:
-            raise refuse(f"tl.load of element {off} of argument {mem.name}, which nothing wrote "
-                         "(torch.empty memory no program or launch argument stored)")
+            raise _unwritten(off, mem)
         out.append(v)
     if undefined is not None and zero is not None and not any(undefined):
         undefined = None
     return out, undefined
+
+
+def _unwritten(off, mem: _Memory):
+    return refuse(f"tl.load of element {off} of argument {mem.name}, which nothing wrote "
+                  "(torch.empty memory no program or launch argument stored)")
 
 
 def _note_read(state: Launch, mem: _Memory, off) -> None:
