@@ -28,7 +28,7 @@ import pytest
 
 import exactspec
 from exactspec.core.dist import Dist
-from exactspec.core.errors import Undecided
+from exactspec.core.errors import ExactspecError, Undecided
 from exactspec.sequences.context import ContextPair
 from exactspec.sequences.torch_rules import pytorch_whole_call
 from exactspec.sequences.user import user_report
@@ -281,3 +281,51 @@ def test_a_kernel_with_global_names_is_not_rewritten():
             return c
     ''')
     assert rewritten(source, "h", {}, "<plain>", 0) is None
+
+
+STATEFUL = '''
+import torch
+import triton
+import triton.language as tl
+
+RECORDS = []
+
+
+@triton.jit
+def records_kernel(out_ptr, w_ptr, inv_ptr, vocab, BLOCK: tl.constexpr):
+    max_val = tl.full((), float("-inf"), tl.float32)
+    rid = 0
+    for v in range(0, vocab, BLOCK):
+        offs = v + tl.arange(0, BLOCK)
+        mask = offs < vocab
+        w = tl.load(w_ptr + offs, mask=mask, other=0.0)
+        e = tl.load(inv_ptr + offs, mask=mask, other=0.0)
+        local_max, local_id = tl.max(tl.where(mask, w * e, float("-inf")), axis=0,
+                                     return_indices=True)
+        if local_max > max_val:
+            max_val = local_max
+            rid = v + local_id
+            RECORDS.append(v)
+    tl.store(out_ptr, rid)
+
+
+def records(p, q):
+    torch.multinomial(q, 1)
+    inv = torch.empty(p.shape[0], dtype=torch.float32).exponential_().reciprocal()
+    out = torch.zeros(1, dtype=torch.int32)
+    records_kernel[(1,)](out, p.to(torch.float32), inv, p.shape[0], BLOCK=2)
+    n = len(RECORDS) - 1
+    RECORDS.clear()                      # the same state after every call
+    return torch.tensor(n)
+'''
+
+
+def test_a_branch_that_calls_outside_the_triton_language_is_never_run_both_ways(tmp_path):
+    # the branch appends to a list: running both branches would count every tile as a
+    # record (token 1 always); the comparison is decided on the paths instead, where the
+    # watcher sees the list change while the rule is enumerated and refuses it
+    path = tmp_path / "records.py"
+    path.write_text(textwrap.dedent(STATEFUL))
+    uniform = Dist.parse("1/4,1/4,1/4,1/4")
+    with pytest.raises(ExactspecError, match="hidden state"):
+        exactspec.verify(f"{path}:records", uniform, uniform)

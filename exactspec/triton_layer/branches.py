@@ -11,7 +11,8 @@ that its condition is evaluated first and the statement then runs through :func:
 - a condition that is a comparison of the maxima of two races over disjoint parts of one
   noise vector (:class:`~exactspec.torch_layer.noise.RaceOrder`: a kernel's running maximum
   across tiles, ``if local_max > max_val: max_val = local_max; recovered_id = v +
-  local_id``) runs both branches, each on a copy of the names it assigns, and each name
+  local_id``), where the branches only bind local names and call nothing but the Triton
+  language, runs both branches, each on a copy of the names it assigns, and each name
   then holds what :func:`~exactspec.torch_layer.noise.race_maxima_selected` makes of the two:
   the maximum over both parts, and the winner over both parts as the mixture of the two
   winners' laws.  No branch point is made, so a kernel that tiles a vocabulary of ``T``
@@ -66,13 +67,14 @@ UNBOUND = _Unbound()
 _PREFIX = "__exactspec_"
 
 
-def run_if(condition, then, orelse, values: tuple) -> tuple:
-    """One rewritten ``if``: ``condition()`` evaluated with race maxima's comparisons kept
-    undecided, then ``then(values)`` or ``orelse(values)`` (each returns the names it may
-    assign), or both and their values selected (see the module's text)."""
+def run_if(condition, then, orelse, values: tuple, pure: bool = False) -> tuple:
+    """One rewritten ``if``: ``condition()`` evaluated (with race maxima's comparisons kept
+    undecided where the branches are ``pure``: they bind local names and call nothing but the
+    Triton language), then ``then(values)`` or ``orelse(values)`` (each returns the names it
+    may assign), or both and their values selected (see the module's text)."""
     run = current()
     before = getattr(run, "lazy_orders", False)
-    run.lazy_orders = True
+    run.lazy_orders = pure
     try:
         c = condition()
     finally:
@@ -181,7 +183,11 @@ def rewritten(source: str, name: str, globals_: dict, filename: str, offset: int
         a.annotation = None
     fdef.args.defaults = []
     fdef.args.kw_defaults = [None] * len(fdef.args.kwonlyargs)
-    fdef.body = _Rewriter().statements(fdef.body)
+    from .module import triton_modules   # (it makes triton.jit of this layer's launch)
+
+    language = {id(m) for m in triton_modules().values()}
+    fdef.body = _Rewriter({n for n, v in globals_.items() if id(v) in language}).statements(
+        fdef.body)
     maker = ast.FunctionDef(
         name=_PREFIX + "make",
         args=ast.arguments(posonlyargs=[], args=[ast.arg(_PREFIX + "if"),
@@ -199,8 +205,9 @@ def rewritten(source: str, name: str, globals_: dict, filename: str, offset: int
 class _Rewriter:
     """Rewrites the ``if`` statements of a function's body (not of functions inside it)."""
 
-    def __init__(self):
+    def __init__(self, language: set):
         self.count = 0
+        self.language = language       # the kernel's global names of the Triton language
 
     def statements(self, body: list) -> list:
         out = []
@@ -212,10 +219,11 @@ class _Rewriter:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             return [stmt]
         if isinstance(stmt, ast.If):
+            pure = _pure(stmt.body + stmt.orelse, self.language)     # as the user wrote it
             stmt.body = self.statements(stmt.body)
             stmt.orelse = self.statements(stmt.orelse)
             if _rewritable(stmt):
-                return self._if(stmt)
+                return self._if(stmt, pure)
             return [stmt]
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, field, None)
@@ -226,7 +234,7 @@ class _Rewriter:
                 h.body = self.statements(h.body)
         return [stmt]
 
-    def _if(self, stmt: ast.If) -> list:
+    def _if(self, stmt: ast.If, pure: bool) -> list:
         k = self.count
         self.count += 1
         names = sorted(_assigned(stmt.body) | _assigned(stmt.orelse))
@@ -237,7 +245,8 @@ class _Rewriter:
         out.extend(_read_names(names, values, stmt))
         call = ast.Call(ast.Name(_PREFIX + "if", ast.Load()),
                         [ast.Lambda(_no_args(), stmt.test), ast.Name(then_name, ast.Load()),
-                         ast.Name(else_name, ast.Load()), ast.Name(values, ast.Load())], [])
+                         ast.Name(else_name, ast.Load()), ast.Name(values, ast.Load()),
+                         ast.Constant(pure)], [])
         target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
         out.append(ast.Assign([target], call) if names else ast.Expr(call))
         out.extend(_unbind(names))
@@ -314,6 +323,28 @@ def _rewritable(stmt: ast.If) -> bool:
         return True
 
     return walk(stmt, False)
+
+
+def _pure(body: list, language: set) -> bool:
+    """Whether running the statements changes nothing but their local names (so both
+    branches may run): every call is a function of the Triton language (``tl.where``; a
+    ``tl.store`` or a draw is caught as it runs), every binding a plain name."""
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call):
+                f = node.func
+                while isinstance(f, ast.Attribute):
+                    f = f.value
+                if not (isinstance(node.func, ast.Attribute) and isinstance(f, ast.Name) and
+                        f.id in language):
+                    return False
+            elif isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)) and \
+                    isinstance(node.ctx, (ast.Store, ast.Del)):
+                return False
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                   ast.Lambda, ast.Import, ast.ImportFrom)):
+                return False
+    return True
 
 
 def _assigned(body: list) -> set:
