@@ -183,10 +183,7 @@ def rewritten(source: str, name: str, globals_: dict, filename: str, offset: int
         a.annotation = None
     fdef.args.defaults = []
     fdef.args.kw_defaults = [None] * len(fdef.args.kwonlyargs)
-    from .module import triton_modules   # (it makes triton.jit of this layer's launch)
-
-    language = {id(m) for m in triton_modules().values()}
-    fdef.body = _Rewriter({n for n, v in globals_.items() if id(v) in language}).statements(
+    fdef.body = _Rewriter({n for n, v in globals_.items() if _language(v)}).statements(
         fdef.body)
     maker = ast.FunctionDef(
         name=_PREFIX + "make",
@@ -323,6 +320,16 @@ def _rewritable(stmt: ast.If) -> bool:
         return True
 
     return walk(stmt, False)
+
+
+def _language(value) -> bool:
+    """Whether ``value`` is one of this layer's stand-ins for ``triton`` and its modules
+    (:mod:`.module`, which makes them; known here by type, as it imports this module)."""
+    return type(value).__module__ == _MODULES and \
+        getattr(value, "__name__", "").split(".")[0] == "triton"
+
+
+_MODULES = __name__.rsplit(".", 1)[0] + ".module"
 
 
 def _pure(body: list, language: set) -> bool:
