@@ -78,6 +78,21 @@ def chain_normalised(p, q):
     return out + [torch.multinomial(p[n], 1)[0]]
 
 
+def chain_bonus_from_q(p, q):
+    n = q.shape[0]
+    drafts = torch.multinomial(q, num_samples=1)                      # [n, 1]
+    pd = p[:n].gather(1, drafts).reshape(n)
+    qd = q.gather(1, drafts).reshape(n)
+    u = torch.rand(n)
+    out = []
+    for i in range(n):
+        if not bool(u[i] * qd[i] < pd[i]):
+            residual = (p[i] - q[i]).clamp(min=0)
+            return out + [torch.multinomial(residual, 1)[0]]
+        out.append(drafts[i, 0])
+    return out + [torch.multinomial(q[n - 1], 1)[0]]               # the bonus from q
+
+
 def chain_divide(p, q):
     n = q.shape[0]
     drafts = torch.multinomial(q, num_samples=1)                      # [n, 1]
@@ -180,6 +195,60 @@ def test_variants_factored_equal_paths(variants, name, pq, m):
                         if seq.split(",")[:k] == tokens.split(",")), F(0))
         assert F(w["law"]) == marginal != F(w["target"])
         assert fast["tv_is"].startswith("exact")
+
+
+def _prefix_laws(law: dict, m: int) -> dict:
+    """``{k: law of the first k tokens}`` read off the path route's law of ``m`` tokens."""
+    out = {}
+    for k in range(1, m + 1):
+        out[k] = {}
+        for seq, v in law.items():
+            key = ",".join(seq.split(",")[:k])
+            out[k][key] = out[k].get(key, F(0)) + F(v)
+    return out
+
+
+@pytest.mark.parametrize("name,m,shortest", [("chain_bonus_from_q", 2, 2),
+                                             ("chain_bonus_from_q", 3, 3),
+                                             ("chain_bonus_from_q", 4, 4),
+                                             ("chain_recover_from_p", 3, 1),
+                                             ("chain_reuse_rejecting_uniform", 4, 1)])
+def test_the_witness_is_the_shortest_prefix_that_differs(variants, name, m, shortest):
+    """The shortest prefix that differs, found on one call's law padded with ``p`` without
+    composing the calls, is the path route's: a bonus token drawn from ``q`` is the ``m``-th
+    token of a call at the earliest, so every shorter prefix follows ``p``; a recovered token
+    drawn from ``p`` or with the rejecting uniform is wrong from the first token.  Its
+    probability is the path route's."""
+    p, q = "1/2,1/3,1/6", "1/4,1/4,1/2"
+    spec = f"{CHAIN}:{name}" if name.startswith("chain_reuse") else f"{variants}:{name}"
+    fast, slow = _both(spec, p, q, m)
+    assert fast["route"] == "factored"
+    _same(fast, slow)
+    assert fast["verdict"] == "lossy-logic"
+    prefixes = _prefix_laws(slow["law"], m)
+    target = [F(1, 2), F(1, 3), F(1, 6)]
+    first = None
+    for k in range(1, m + 1):
+        for seq in itertools.product(range(3), repeat=k):
+            key = ",".join(map(str, seq))
+            want = F(1)
+            for t in seq:
+                want *= target[t]
+            if prefixes[k].get(key, F(0)) != want:
+                first = k
+                break
+        if first is not None:
+            break
+    tokens = fast["witness"]["tokens"]
+    assert first == shortest == len(tokens.split(","))
+    assert F(fast["witness"]["law"]) == prefixes[first].get(tokens, F(0)) != F(fast["witness"]["target"])
+
+
+def test_a_lossless_law_is_not_composed():
+    """Lossless: the law of every prefix is ``p``'s joint law, one term, decided on one
+    call's law padded with ``p`` (the calls are never composed)."""
+    fast, slow = _both(f"{CHAIN}:chain", "1/2,1/3,1/6", "1/4,1/4,1/2", 4)
+    assert fast["factored"]["terms_of_law"] == 1 and fast["law"] == slow["law"]
 
 
 def test_bug_variant_refuted_with_witness(variants):

@@ -561,12 +561,19 @@ def test_find_spec_of_torch_under_the_layer():
     assert spec is not None
 
 
-def _installed(package: str) -> bool:
-    """Whether ``package`` is installed, found without importing it."""
+def _installed(package: str, module: str | None = None) -> bool:
+    """Whether ``package`` is installed, found without importing it, and holds the source of
+    ``module`` (a dotted path inside it; releases move their modules)."""
     try:
-        return importlib.util.find_spec(package) is not None    # a top-level name: no import
+        spec = importlib.util.find_spec(package)    # a top-level name: no import
     except (ImportError, ValueError):
         return False
+    if spec is None or module is None:
+        return spec is not None
+    import os
+
+    root = os.path.dirname(spec.origin or "")
+    return os.path.exists(os.path.join(root, *module.split(".")[1:]) + ".py")
 
 
 @pytest.mark.skipif(not _installed("transformers"), reason="transformers is not installed")
@@ -594,7 +601,8 @@ def test_transformers_speculative_sampling_as_shipped_is_lossless(tmp_path, caps
     assert "transformers" not in sys.modules
 
 
-@pytest.mark.skipif(not _installed("vllm"), reason="vllm is not installed")
+@pytest.mark.skipif(not _installed("vllm", "vllm.model_executor.layers.rejection_sampler"),
+                    reason="a vllm with model_executor/layers/rejection_sampler.py is not installed")
 def test_vllm_rejection_sampler_as_shipped_is_lossy_by_its_clamp_at_tiny(tmp_path, capsys):
     """The class vLLM ships clamps the residual at float32's smallest normal ``t`` before it
     normalises it: on a rejection every token of ``p <= q`` gets ``t`` over the residual's

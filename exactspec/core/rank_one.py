@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from .deadline import check as check_deadline
 from .integer_rows import integer_row, scaled_rows_sum
 
 __all__ = ["find_nonzero", "compose", "compress", "scaled_sum", "marginal", "value_at",
@@ -177,6 +178,7 @@ def _pivots(rows: list) -> list:
     basis: list = []
     pivots: list = []
     for row in rows:
+        check_deadline()
         r = integer_row(row)
         if r is None:
             return _rational_pivots(rows)
@@ -266,6 +268,7 @@ def compose(call_terms: list, m: int) -> dict:
     for k in range(1, m + 1):
         out = []
         for c, fs in call_terms:
+            check_deadline()
             j = len(fs)
             if j >= k:
                 coef = c

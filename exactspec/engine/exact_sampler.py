@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..core.deadline import check as check_deadline
 from ..core.errors import InvalidInput, TooLarge
 from ..core.exact_values import ExactFraction, plain_fraction, stored_probs
 from ..core.integer_rows import exact_sum
@@ -136,6 +137,7 @@ class ExactSampler:
         if not options:
             raise InvalidInput(f"{kind}: nothing to choose from (all probabilities are 0)")
         self._calls += 1
+        check_deadline()
         if self._calls > MAX_CALLS:
             raise TooLarge(f"a path made more than {MAX_CALLS:,} sampler calls: too much work "
                            "for exact enumeration (a smaller k, or --backend numpy)")

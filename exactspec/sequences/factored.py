@@ -6,11 +6,12 @@ law is computed once with every draft position as its own axis
 number of engine paths (the drafts vectorised, not enumerated).  The rule sees only its rows,
 which are the same at every context of a context-free pair, and keeps no state, so that law is
 the law of every call and the law of the first ``M`` tokens composes:
-``L_M = sum_j A_j (x) L_{M-j}`` (:func:`exactspec.core.rank_one.compose`).  Whether ``L_M``
-equals ``p^{(x)M}`` is decided exactly by linear algebra on the terms
-(:func:`exactspec.core.rank_one.find_nonzero`), without the ``|V|^M`` sequences.  A lossy rule
-gets a witness: the shortest prefix of tokens whose probability differs, both exact values,
-and the exact TV where the dense law of the first ``M`` tokens fits (``|V|^M`` at most
+``L_M = sum_j A_j (x) L_{M-j}`` (:func:`exactspec.core.rank_one.compose`).  Whether every
+``L_k``, ``k <= M``, equals ``p^{(x)k}`` is decided on one call's law padded with ``p`` (see
+:class:`_Composed`: the shortest prefix that differs is the shortest that differs there), by
+exact linear algebra on the terms (:func:`exactspec.core.rank_one.find_nonzero`), without
+the ``|V|^M`` sequences and without composing the calls.  A lossy rule gets a witness: the
+shortest prefix of tokens whose probability differs, both exact values, and the exact TV where the dense law of the first ``M`` tokens fits (``|V|^M`` at most
 :data:`DENSE_LIMIT` entries); else the exact TV of the longest prefix that fits, a lower bound
 of the TV of the first ``M`` tokens, labelled as one.
 
@@ -19,24 +20,32 @@ ideal uniforms, exact arithmetic on the grid) are each computed this way, and wh
 float law equals the law on the grid (``lossy-grid`` or ``lossy-rounding``) is decided exactly
 on the terms.
 
-Anything the factored run does not track returns ``None`` and the caller takes the path route
-(which refuses too large work up front with its estimate).
+Anything the factored run does not track raises
+:class:`~exactspec.core.signals.CannotProceed` and the planner takes the path route.  Under a
+seconds budget the engine paths of one call are estimated first and too large work is refused
+up front with its estimate (:class:`CallBudget`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import math
 from fractions import Fraction
 from typing import Any
 
+from ..core.deadline import Deadline
 from ..core.dist import exact_str
-from ..core.rank_one import compose, find_nonzero, mass, tv_to_power, value_at
+from ..core.errors import TooLarge
+from ..core.rank_one import (compose, compress, find_nonzero, marginal, mass, tv_to_power,
+                             value_at)
 from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
 from ..engine.watch import watched
-from ..torch_layer.factored import factored_call_law
+from ..torch_layer.factored import call_paths_estimate, factored_call_law
 from .context import context_key
 
-__all__ = ["factored_report", "factored_text", "DENSE_LIMIT", "LAW_SHOWN"]
+__all__ = ["factored_report", "factored_text", "CallBudget", "DENSE_LIMIT", "LAW_SHOWN",
+           "INSTEAD"]
 
 #: The largest dense law (entries) whose exact TV is computed.
 DENSE_LIMIT = 10**6
@@ -45,41 +54,83 @@ LAW_SHOWN = 4096
 
 
 class _Composed:
-    """One run's call law composed to the first ``m`` tokens: the laws ``L_1 .. L_m``, the
-    shortest prefix that differs from ``p``'s joint law (``None``: lossless), tokens per call."""
+    """One run's call law and the law of the first ``k <= m`` tokens of repeated calls.
+
+    Whether the first ``k`` tokens follow ``p``'s joint law for every ``k <= m`` is decided on
+    the call's law *padded with p*: each term of ``j`` tokens followed by ``p`` at the
+    positions after it, up to ``K = min(m, longest call)`` positions (``Pad_K``).  Calls are
+    independent and alike, so the first ``k`` tokens are the first call's ``T`` tokens followed
+    by the first ``k - T`` tokens of a fresh generation; when the first ``k - 1`` tokens follow
+    ``p``'s joint law, so do those ``k - T``, and the law of the first ``k`` tokens is the
+    marginal ``Pad_k`` of ``Pad_K``.  Hence the shortest prefix whose law differs is the
+    shortest ``k`` where ``Pad_k`` differs from ``p^(x)k`` (found by bisection: a marginal of
+    equal laws is equal), with the same values, and when ``Pad_K`` equals ``p^(x)K`` every
+    prefix up to ``m`` tokens follows ``p`` (a longer one adds whole fresh generations).  The
+    laws ``L_k`` themselves are composed (:func:`~exactspec.core.rank_one.compose`) only where
+    a report needs one of a lossy run: its TV, its law written out, two runs compared."""
 
     def __init__(self, call, m: int, p: tuple):
-        self.call = call
-        self.laws = compose(call.terms, m)
+        self.call, self.m, self.p = call, m, p
+        longest = min(m, max(len(f) for _, f in call.terms))
+        padded = [(c, f + (p,) * (longest - len(f))) for c, f in call.terms]
+
+        def differs(k):
+            return find_nonzero(marginal(padded, k) + [(Fraction(-1), (p,) * k)])
+
         self.witness = None
-        for k in range(1, m + 1):                    # the shortest prefix that differs
-            found = find_nonzero(self.laws[k] + [(Fraction(-1), (p,) * k)])
-            if found is not None:
-                target_v = Fraction(1)
-                for t in found:
-                    target_v *= p[t]
-                self.witness = (found, value_at(self.laws[k], found), target_v)
-                break
+        found = differs(longest)
+        if found is not None:
+            low, high = 1, longest               # Pad_high differs; every Pad_k below low agrees
+            while low < high:
+                mid = (low + high) // 2
+                at = differs(mid)
+                if at is None:
+                    low = mid + 1
+                else:
+                    high, found = mid, at
+            target_v = Fraction(1)
+            for t in found:
+                target_v *= p[t]
+            self.witness = (found, value_at(marginal(padded, len(found)), found), target_v)
         self.lossless = self.witness is None
         self.tpc = sum((mass((c, f)) * len(f) for c, f in call.terms), Fraction(0))
+        self._laws: dict = {}
         self._tv: dict = {}
+
+    def law(self, k: int) -> list:
+        """The law of the first ``k`` tokens as rank-one terms (``p^(x)k`` when lossless)."""
+        if self.lossless:
+            return [(Fraction(1), (self.p,) * k)]
+        if k not in self._laws:
+            self._laws.update(compose(self.call.terms, k))
+        return self._laws[k]
+
+    def terms_of_law(self, m: int):
+        """The terms of the law of the first ``m`` tokens, where it is known (1 when lossless,
+        ``None`` for a lossy law not composed)."""
+        return 1 if self.lossless else len(self._laws[m]) if m in self._laws else None
 
     def tv(self, p: tuple, k: int) -> Fraction:
         """The exact TV of the first ``k`` tokens from ``p``'s joint law (0 when lossless)."""
         if self.lossless:
             return Fraction(0)
         if k not in self._tv:
-            self._tv[k] = tv_to_power(self.laws[k], p, k)
+            self._tv[k] = tv_to_power(self.law(k), p, k)
         return self._tv[k]
 
     def same_law(self, other: "_Composed", m: int) -> bool:
         """Whether the two runs give the first ``m`` tokens the same law (exactly)."""
-        return find_nonzero(self.laws[m] + [(-c, f) for c, f in other.laws[m]]) is None
+        if self.lossless or other.lossless:
+            return self.lossless and other.lossless
+        if compress(list(self.call.terms)) == compress(list(other.call.terms)):
+            return True                          # one call law: one law of every prefix
+        return find_nonzero(self.law(m) + [(-c, f) for c, f in other.law(m)]) is None
 
 
 def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance=None,
                     max_paths: int | None = None, arith: str | None = None,
-                    grid: int | None = None, sum_order: str | None = None) -> dict:
+                    grid: int | None = None, sum_order: str | None = None,
+                    max_seconds: float | None = None) -> dict:
     """The report of ``user_report`` for the PyTorch ``rule`` on the context-free ``pair``,
     by the factored route; a rule that does something the route does not track raises
     :class:`~exactspec.core.signals.CannotProceed` (the planner takes the path route).
@@ -88,23 +139,119 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
     factored route: the run asked for (the float run: rows rounded into the format, every
     operation rounded, the format's generator grid, long sums in ``sum_order``), exact
     arithmetic with ideal uniforms, and exact arithmetic on the run's grid; where any of them
-    is not tracked, the path route runs all three."""
-    from ..verdict import ThreeRuns, Verdict
+    is not tracked, the path route runs all three.
+
+    With ``max_seconds``, the engine paths are estimated on the first one (:class:`CallBudget`)
+    and a run whose estimate passes ``max_paths`` or whose projected seconds (paths, seconds
+    per path, runs of the call's law) pass ``max_seconds`` is refused before its other paths
+    run (:class:`~exactspec.core.errors.TooLarge`, with the estimate); the run is stopped at
+    twice ``max_seconds`` whatever the estimate said
+    (:class:`~exactspec.core.deadline.Deadline`)."""
+    from ..verdict import ThreeRuns
 
     target_row = pair.target(ctx)
     draft_row = pair.draft(ctx)
-    labels = tuple(pair.labels)
-    n = len(labels)
     gamma = m - 1
     runs = ThreeRuns.of(arith, grid)
-    fmt, on_grid = runs.format, runs.grid
+    on_grid = runs.grid
 
     def call_law(**kw):
         return factored_call_law(rule, target_row, draft_row, gamma, max_paths=max_paths, **kw)
 
     before = state_fingerprint(rule.function)
+    # the call's law is run for the run asked for, again (hidden state), and for each of
+    # the verdict's other runs that is not the one asked for
+    count = 2 + (not runs.ideal_is_asked) + (on_grid is not None and not runs.grid_is_asked)
+    first_path = None
+    budget = contextlib.nullcontext()
+    if max_seconds is not None:
+        first_path = CallBudget(rule, target_row, draft_row, gamma, count, max_paths,
+                                max_seconds, arith=arith, grid=grid, sum_order=sum_order)
+        budget = Deadline(2 * max_seconds, lambda spent: TooLarge(
+            f"the factored run of {rule.spec}: not done after {spent:,.0f} s of exact work, "
+            f"over the budget of {max_seconds:,.0f} s: stopped; {INSTEAD}",
+            estimate=math.ceil(spent), budget=math.floor(max_seconds)))
+    with budget:
+        return _report(rule, pair, m, ctx, target_row, draft_row, call_law, before, runs,
+                       describe, tolerance, arith, grid, sum_order, first_path)
+
+
+#: What to do instead of a factored run over the budget.
+INSTEAD = "a smaller --tokens or vocabulary, or --max-paths N to insist"
+
+
+class CallBudget:
+    """The size check of a factored run, made on its first engine path
+    (:func:`~exactspec.torch_layer.factored.factored_call_law`'s ``first_path``).
+
+    The call's law is run ``count`` times, each run at least as long as the first path: a
+    first path longer than ``max_seconds / count`` is refused while it runs
+    (:meth:`deadline`).  Once it ends, the run is sized from it, each path counted at its
+    seconds: the paths there are at least (that one, and one for each option its choices
+    did not take) over either budget are refused at once; else the product of the arities
+    along it (Knuth's estimate from one path, which a tree of uneven branches overstates)
+    within both budgets goes on at once; else the decision is left to random engine paths
+    (:func:`~exactspec.torch_layer.factored.call_paths_estimate`, never under the paths
+    there are at least).  A refusal (:class:`~exactspec.core.errors.TooLarge`, with the
+    estimate) comes before any other path runs."""
+
+    def __init__(self, rule, target, draft, gamma: int, count: int, max_paths, max_seconds,
+                 **run):
+        self.rule, self.target, self.draft, self.gamma = rule, target, draft, gamma
+        self.count, self.max_paths, self.max_seconds, self.run = count, max_paths, \
+            max_seconds, run
+        self.share = max_seconds / count
+
+    def deadline(self) -> Deadline:
+        """The deadline of the first engine path."""
+        return Deadline(self.share, lambda spent: TooLarge(
+            f"the factored run of {self.rule.spec}: its first engine path took more than "
+            f"{self.share:,.0f} s, and the call's law is run {self.count} times, each with "
+            f"that path: over the budget of {self.max_seconds:,.0f} s; {INSTEAD}",
+            estimate=math.ceil(spent * self.count), budget=math.floor(self.max_seconds)))
+
+    def __call__(self, arities: int, least: int, seconds: float) -> None:
+        if not self._within(least, seconds):
+            self._refuse(least, seconds, "at least")
+        if self._within(arities, seconds):
+            return
+        with self.deadline():
+            paths, seconds = call_paths_estimate(self.rule, self.target, self.draft,
+                                                 self.gamma, max_paths=self.max_paths,
+                                                 max_seconds=self.share, **self.run)
+        paths = max(paths, least)
+        if not self._within(paths, seconds):
+            self._refuse(paths, seconds, "about")
+
+    def _refuse(self, paths: int, seconds: float, how: str):
+        if self.max_paths is not None and paths > self.max_paths:
+            raise TooLarge(f"the factored run of {self.rule.spec}: {how} {paths:,} engine "
+                           f"paths (its draft axes vectorised), over the budget of "
+                           f"{self.max_paths:,}; {INSTEAD}",
+                           estimate=paths, budget=self.max_paths)
+        total = paths * seconds * self.count
+        raise TooLarge(f"the factored run of {self.rule.spec}: {how} {paths:,} engine paths "
+                       f"at about {seconds:.2g} s each, the call's law run {self.count} "
+                       f"times: about {total:,.0f} s of exact work, over the budget of "
+                       f"{self.max_seconds:,.0f} s; {INSTEAD}",
+                       estimate=math.ceil(total), budget=math.floor(self.max_seconds))
+
+    def _within(self, paths: int, seconds: float) -> bool:
+        return (self.max_paths is None or paths <= self.max_paths) and \
+            paths * seconds * self.count <= self.max_seconds
+
+
+def _report(rule, pair, m, ctx, target_row, draft_row, call_law, before, runs, describe,
+            tolerance, arith, grid, sum_order, first_path) -> dict:
+    """The body of :func:`factored_report`, inside its budget."""
+    from ..verdict import Verdict
+
+    labels = tuple(pair.labels)
+    n = len(labels)
+    fmt, on_grid = runs.format, runs.grid
     with watched(rule.function):
-        asked_call = call_law(arith=arith, grid=grid, sum_order=sum_order)
+        asked_call = call_law(arith=arith, grid=grid, sum_order=sum_order,
+                              first_path=first_path)
         # run again: a call this route cannot follow the second time raises CannotProceed,
         # and the planner takes the path route, which refuses hidden state in its own words
         again = call_law(arith=arith, grid=grid, sum_order=sum_order)
@@ -139,7 +286,7 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
         "lossless": asked.lossless,
     }
     if n ** m <= LAW_SHOWN:
-        report["law"], report["target"] = _dense_json(asked.laws[m], p, labels, m)
+        report["law"], report["target"] = _dense_json(asked.law(m), p, labels, m)
     if sum(n ** k for k in range(1, m + 1)) <= LAW_SHOWN:      # one call's law, as the path
         report["call_law"] = _call_law_json(asked_call.terms, labels, n)   # route gives it
     seconds = sum(c.seconds for c in {id(c): c for c in (asked_call, ideal_call, grid_call)
@@ -153,7 +300,7 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
             "engine_paths": asked_call.paths,
             "draft_axes": asked_call.axes,
             "terms": len(asked_call.terms),
-            "terms_of_law": len(asked.laws[m]),
+            "terms_of_law": asked.terms_of_law(m),
             "seconds": round(asked_call.seconds, 3),
             "runs_seconds": round(seconds, 3),
             "note": f"each of the {asked_call.axes} draft positions is a tensor axis of "
@@ -173,7 +320,7 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
         report["tv"] = exact_str(tv)
         report["tv_float"] = float(tv)
         report["tv_is"] = _tv_is(tv_k, m, n)
-        report["tv_first_token"] = exact_str(tv_to_power(asked.laws[1], p, 1))
+        report["tv_first_token"] = exact_str(asked.tv(p, 1))
     if tv_k < m and (tv or tv_ideal or tv_grid):
         report["tv_of_first"] = tv_k        # every TV of the report is of the first tv_k tokens
     if fmt is not None:
@@ -184,7 +331,7 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
                                        "paths": ideal_call.paths,
                                        "lossless": ideal.lossless}
         if n ** m <= LAW_SHOWN:
-            law, target = _dense_json(ideal.laws[m], p, labels, m)
+            law, target = _dense_json(ideal.law(m), p, labels, m)
             exact_arith["law"] = law
             # every sequence in the order of the tokens, as the path route lists them (a
             # sequence outside p's support comes in its place, not after the others)
@@ -199,8 +346,6 @@ def factored_report(rule, pair, m: int, ctx: tuple, *, describe: dict, tolerance
         report["exact_arith"] = exact_arith
     if tolerance is not None:
         if judged.within_tolerance and tv_k < m:      # a lower bound within the tolerance decides nothing
-            from ..core.errors import TooLarge
-
             raise TooLarge(f"--tolerance {exact_str(tolerance)}: the TV of the first {m} "
                            f"tokens needs their dense law, {n}^{m} entries, over the budget of "
                            f"{DENSE_LIMIT:,}; the TV of the first {tv_k} ({float(tv):.3g}) is "

@@ -75,7 +75,8 @@ class Factored:
                                         describe=request.verifier.describe(),
                                         tolerance=request.tolerance,
                                         max_paths=request.max_paths, arith=request.arith,
-                                        grid=request.grid, sum_order=request.sum_order)
+                                        grid=request.grid, sum_order=request.sum_order,
+                                        max_seconds=request.max_seconds)
 
 
 class JointPaths:

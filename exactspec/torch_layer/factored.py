@@ -52,9 +52,11 @@ float run (:mod:`.factored_float`), and here the call's law summed from the path
 
 from __future__ import annotations
 
+import contextlib
 import time
 from fractions import Fraction
 
+from ..core import deadline
 from ..core.errors import ExactspecError, TooLarge
 from ..core.integer_rows import exact_sum
 from ..core.rank_one import mass
@@ -71,7 +73,7 @@ from .tensor import Tensor
 
 #: The call's law is defined here; the interpreters (importable from here) are documented in
 #: :mod:`.factored_sampler` and :mod:`.factored_float`.
-__all__ = ["CallLaw", "factored_call_law"]
+__all__ = ["CallLaw", "factored_call_law", "call_paths_estimate"]
 
 
 class CallLaw:
@@ -99,8 +101,8 @@ def _as_vector(values) -> list:
 
 
 def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None = None,
-                      arith=None, grid: int | None = None, sum_order: str | None = None
-                      ) -> CallLaw:
+                      arith=None, grid: int | None = None, sum_order: str | None = None,
+                      first_path=None) -> CallLaw:
     """The law of one call of the PyTorch ``rule`` handed ``gamma + 1`` target rows
     ``target`` and ``gamma`` draft rows ``draft`` (exact :class:`~exactspec.core.dist.Dist`
     rows, the same at every position), every draft an axis; a rule that does something this
@@ -113,8 +115,77 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
     format) the float run (:class:`FactoredFloatSampler`): the rows rounded into the format
     and held in a tensor of its dtype, every operation rounded, the uniforms on the format's
     generator grid unless ``grid`` says otherwise, long float sums in ``sum_order``; the
-    drafts follow the exact draft row."""
+    drafts follow the exact draft row.
+
+    ``first_path``, when given, watches the size of the walk: its ``deadline()`` (a
+    :class:`~exactspec.core.deadline.Deadline`, or ``None``) is open until the first engine
+    path ends, and ``first_path(arities, least, seconds)`` is then called with the product
+    of the arities of the choices along that path (Knuth's estimate of the paths from that
+    one path), the paths there are at least (that one and one for each option it did not
+    take) and its seconds, before any other path runs (it may raise)."""
     start = time.process_time()
+    make, body, n = _call_run(rule, target, draft, gamma, arith, grid, sum_order)
+    s = make()
+    terms: list = []
+
+    def leaf(s, tokens):
+        axes[0] = max(axes[0], len(s.axes))
+        term = _term(s, tokens, n, rows)
+        if term is not None:
+            terms.append(term)
+
+    def every(paths):
+        if paths == 1 and first_path is not None:
+            if watch is not None:
+                watch.close()
+            product, pending = 1, 0
+            for arity in s._arity:
+                product *= arity
+                pending += arity - 1
+            first_path(product, 1 + pending, deadline.clock() - began)
+        if max_paths is not None and paths > max_paths:
+            raise TooLarge(f"the factored run of {rule.spec} passed {max_paths:,} engine "
+                           "paths (its draft axes vectorised): over the budget; "
+                           "--max-paths N to insist", estimate=paths, budget=max_paths)
+
+    axes = [0]
+    rows: dict = {id(draft): (draft, _as_vector(draft.probs))}   # the draft row, exact
+    watch = None if first_path is None else first_path.deadline()
+    began = deadline.clock()
+    with watch if watch is not None else contextlib.nullcontext():
+        paths = depth_first(s, body, leaf, finish=lambda s: s.finish(),
+                            differs=lambda s: CannotProceed("a replay that differs"),
+                            every=every)
+    axes = axes[0]
+    total = exact_sum([mass(t) for t in terms])
+    if total != 1:
+        raise CannotProceed(f"a call law whose mass is {total}, not 1")
+    return CallLaw(terms, paths, axes, time.process_time() - start, n)
+
+
+def call_paths_estimate(rule, target, draft, gamma: int, *, arith=None,
+                        grid: int | None = None, sum_order: str | None = None,
+                        max_paths: int | None = None, max_seconds: float | None = None
+                        ) -> tuple[int, float]:
+    """``(paths, seconds)``: the estimated number of engine paths of
+    :func:`factored_call_law` with the same arguments, and the median seconds of one, by
+    random engine paths (:func:`~exactspec.engine.path_estimate.estimate_paths`: Knuth's
+    probes, as many as fit in a tenth of the walk's budget, at least one; not refined level
+    by level, which would run the rule once per node kept)."""
+    from ..engine.path_estimate import estimate_paths
+
+    make, body, _ = _call_run(rule, target, draft, gamma, arith, grid, sum_order)
+    timing: list = []
+    paths = estimate_paths(lambda s, p, q, k: body(s), target, draft, gamma,
+                           sampler_factory=make, timing=timing, max_paths=max_paths,
+                           max_seconds=max_seconds, thorough=False)
+    return paths, timing[0]
+
+
+def _call_run(rule, target, draft, gamma: int, arith, grid, sum_order):
+    """``(make, body, n)``: the sampler of one call's engine paths (a maker of fresh ones),
+    the body that runs the rule once along a path and returns its emitted tokens, and the
+    vocabulary size."""
     if any(type(v) is not Fraction for v in list(target.probs) + list(draft.probs)):
         if any(not isinstance(v, (int, Fraction)) for v in list(target.probs) +
                list(draft.probs)):
@@ -123,14 +194,19 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
     q = _as_vector(draft.probs)
     n = len(p)
     if arith is None:
-        s, fmt, dtype = FactoredSampler(n, grid), None, D.float64
+        fmt, dtype = None, D.float64
         p_held, q_held = p, q
+
+        def make():
+            return FactoredSampler(n, grid)
     else:
         fmt = get_format(arith)
-        s, dtype = FactoredFloatSampler(n, fmt, grid, sum_order), D.DTYPES[fmt.name]
+        dtype = D.DTYPES[fmt.name]
         p_held = [FloatValue(fmt.round(v), fmt) for v in p]
         q_held = [FloatValue(fmt.round(v), fmt) for v in q]
-    terms: list = []
+
+        def make():
+            return FactoredFloatSampler(n, fmt, grid, sum_order)
 
     def body(s):
         run = Run(s, fmt)
@@ -146,27 +222,7 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
                 raise CannotProceed(f"{type(err).__name__}: {err}") from None
             return _emitted(result, n, gamma)
 
-    def leaf(s, tokens):
-        axes[0] = max(axes[0], len(s.axes))
-        term = _term(s, tokens, n, rows)
-        if term is not None:
-            terms.append(term)
-
-    def every(paths):
-        if max_paths is not None and paths > max_paths:
-            raise TooLarge(f"the factored run of {rule.spec} passed {max_paths:,} engine "
-                           "paths (its draft axes vectorised): over the budget; "
-                           "--max-paths N to insist", estimate=paths, budget=max_paths)
-
-    axes = [0]
-    rows: dict = {id(draft): (draft, q)}     # the draft row, already exact
-    paths = depth_first(s, body, leaf, finish=lambda s: s.finish(),
-                        differs=lambda s: CannotProceed("a replay that differs"), every=every)
-    axes = axes[0]
-    total = exact_sum([mass(t) for t in terms])
-    if total != 1:
-        raise CannotProceed(f"a call law whose mass is {total}, not 1")
-    return CallLaw(terms, paths, axes, time.process_time() - start, n)
+    return make, body, n
 
 
 def _emitted(result, n: int, gamma: int) -> list:

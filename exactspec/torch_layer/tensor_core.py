@@ -21,6 +21,7 @@ import operator
 from collections import namedtuple
 from itertools import repeat
 
+from ..core.deadline import check as check_deadline
 from ..core.errors import TooLarge
 from ..engine.floats import FORMATS, FloatValue
 from . import dtypes as D
@@ -264,6 +265,7 @@ class Tensor:
     @classmethod
     def new(cls, values: list, shape, dtype: D.DType) -> "Tensor":
         """A fresh contiguous tensor holding ``values`` (already of ``dtype``)."""
+        check_deadline()                 # every operation makes its result here
         shape = tuple(shape)
         return cls(Storage(values), shape, contiguous_strides(shape), 0, dtype)
 

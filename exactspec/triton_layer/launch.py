@@ -29,6 +29,7 @@ import math
 import re
 import sys
 
+from ..core.deadline import check as check_deadline
 from ..core.errors import ExactspecError, TooLarge
 from ..core.signals import CannotProceed
 from ..torch_layer import dtypes as D
@@ -175,6 +176,7 @@ class JITFunction:
         try:
             for z, y, x in itertools.product(*(range(n) for n in reversed(sizes))):
                 state.pid = (x, y, z)
+                check_deadline()
                 body(**converted)
         except ExactspecError as err:
             _relocate(err, self.__name__)
