@@ -225,7 +225,7 @@ class Dist(Mapping):
     Fraction(3, 4)
     """
 
-    __slots__ = ("labels", "_probs", "_index", "_integer_row", "_base", "_exact", "_hash")
+    __slots__ = ("labels", "_probs", "_index_map", "_integer_row", "_base", "_exact", "_hash")
 
     def __init__(self, probs, labels=None, *, normalize: bool = False, name: str = "p",
                  check: bool = True):
@@ -297,8 +297,7 @@ class Dist(Mapping):
             values = [v / total for v in values]
         object.__setattr__(self, "labels", given_labels)
         object.__setattr__(self, "_probs", None if values is None else tuple(values))
-        object.__setattr__(self, "_index", MappingProxyType(
-            {lab: i for i, lab in enumerate(given_labels)}))
+        object.__setattr__(self, "_index_map", None)     # made when a label is first looked up
         object.__setattr__(self, "_integer_row", row)
         object.__setattr__(self, "_exact", None)   # exact values for user code (exact_values)
 
@@ -331,7 +330,7 @@ class Dist(Mapping):
         d = object.__new__(cls)
         object.__setattr__(d, "labels", like.labels)
         object.__setattr__(d, "_probs", None)
-        object.__setattr__(d, "_index", like._index)
+        object.__setattr__(d, "_index_map", like._index_map)
         object.__setattr__(d, "_integer_row", row)
         object.__setattr__(d, "_exact", None)
         if changed is not None:
@@ -416,6 +415,16 @@ class Dist(Mapping):
         values = list(weights.values()) if isinstance(weights, Mapping) else list(weights)
         total = sum(values[1:], values[0])
         return cls([v / total for v in values], labels, check=False)
+
+    @property
+    def _index(self):
+        """``{label: position}``, read-only, made when first looked up (a row of the full
+        vocabulary that is only read in token order never makes it)."""
+        index = self._index_map
+        if index is None:
+            index = MappingProxyType({lab: i for i, lab in enumerate(self.labels)})
+            object.__setattr__(self, "_index_map", index)
+        return index
 
     # -- mapping protocol ---------------------------------------------------------------
     def __getitem__(self, label):

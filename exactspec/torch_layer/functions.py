@@ -325,6 +325,11 @@ def log_value(v):
     """``log`` of one element: exact (0 at 1, a :class:`~.log_rationals.LogRational` at a
     positive rational, else a sympy number) or correctly rounded; the log of exponential
     noise is kept for a race (:class:`~.noise.LogNoise`)."""
+    if type(v) is Fraction:                 # the common case first: an exact rational
+        num = v.numerator
+        if num > 0:
+            return Fraction(0) if num == v.denominator else LogRational.log(v)
+        return -math.inf if num == 0 else math.nan
     if hasattr(v, "log_noise"):
         return v.log_noise()
     if is_random(v):

@@ -82,6 +82,9 @@ def _primes(n: int) -> list:
     return out
 
 
+_ZERO = Fraction(0)      # a Fraction is immutable: one zero for every log's constant
+
+
 class LogRational:
     """The exact number ``log(r) / n + c`` (``r`` a positive rational other than 1, ``n`` a
     positive integer, ``c`` a rational), in canonical form; build one with :meth:`make` or
@@ -110,7 +113,7 @@ class LogRational:
     @staticmethod
     def log(r: Fraction):
         """``log(r)`` of a positive rational."""
-        return Fraction(0) if r == 1 else LogRational(r, 1, Fraction(0))
+        return _ZERO if r.numerator == r.denominator else LogRational(r, 1, _ZERO)
 
     # -- the exact value ---------------------------------------------------------------------
     def _sympy_(self):
@@ -129,12 +132,19 @@ class LogRational:
 
     def __hash__(self):
         if self._hash is None:
-            self._hash = hash((self.r, self.n, self.c))
+            # by the integers (a Fraction's own hash takes a modular inverse); equal
+            # LogRationals have equal parts, so equal hashes
+            r, c = self.r, self.c
+            self._hash = hash((r.numerator, r.denominator, self.n, c.numerator, c.denominator))
         return self._hash
 
     def __eq__(self, other):
-        if type(other) is LogRational:
-            return self.r == other.r and self.n == other.n and self.c == other.c
+        if type(other) is LogRational:          # canonical forms: equal parts, compared
+            if other is self:                     # as integers
+                return True
+            r, s = self.r, other.r
+            return (r.numerator == s.numerator and r.denominator == s.denominator
+                    and self.n == other.n and self.c == other.c)
         if isinstance(other, (int, Fraction)):
             return False
         if isinstance(other, float):

@@ -346,6 +346,8 @@ def arith(op, a, b):
     """``op(a, b)`` for two elements already cast to the dtype of the operation."""
     if type(a) is Fraction and type(b) is Fraction and (op is not operator.truediv or b):
         return op(a, b)
+    if op in _RING and type(a) in _EXACT and type(b) in _EXACT:     # integers, rationals
+        return op(a, b)
     if type(a) in ARITH or type(b) in ARITH:       # a value type's own (a draft axis)
         return binary_rule(ARITH, a, b)(op, a, b, arith)
     if hasattr(a, "noise_index") or hasattr(b, "noise_index"):     # exponential noise
@@ -368,6 +370,11 @@ def arith(op, a, b):
         raise
     return _settle(r) if current().exact else r
 
+
+#: The operations whose result on ints and Fractions is exact as Python computes it (an int
+#: or a Fraction; no division, no power with a negative exponent).
+_RING = frozenset((operator.add, operator.sub, operator.mul))
+_EXACT = frozenset((int, Fraction))
 
 _REFLECTED = {operator.add: "__radd__", operator.mul: "__rmul__", operator.sub: "__rsub__",
               operator.truediv: "__rtruediv__"}

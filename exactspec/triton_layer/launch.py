@@ -476,7 +476,10 @@ def _plain_load(state: Launch, mem: _Memory, offsets: list, lanes, others, elem)
     n = len(data)
     sid = id(mem.storage)
     pid = state.pid
-    reads, writes = state.reads, state.writes
+    writes = state.writes
+    reads = state.reads.get(sid)
+    if reads is None:
+        reads = state.reads[sid] = {}
     out = []
     undefined = None
     zero = None
@@ -493,16 +496,17 @@ def _plain_load(state: Launch, mem: _Memory, offsets: list, lanes, others, elem)
             continue
         if not 0 <= off < n:
             _bounds(off, mem, "tl.load")             # refused there, in its words
-        key = (sid, off)
         if writes:
-            writer = writes.get(key)
+            writer = writes.get((sid, off))
             if writer is not None and writer != pid:
                 _note_read(state, mem, off)          # refused there, in its words
-        seen = reads.get(key)
+        seen = reads.get(off)                        # state.read_by, inline
         if seen is None:
-            reads[key] = {pid}
-        else:
+            reads[off] = pid
+        elif type(seen) is set:
             seen.add(pid)
+        elif seen != pid:
+            reads[off] = {seen, pid}
         v = data[off]
         if v is UNSET:
             raise _unwritten(off, mem)
@@ -525,7 +529,7 @@ def _note_read(state: Launch, mem: _Memory, off) -> None:
             raise refuse(f"tl.load of element {o} of argument {mem.name}, which program "
                          f"{_pid_text(writer)} of this launch stores: the programs of a launch "
                          "run in no defined order (a race)")
-        state.reads.setdefault((sid, o), set()).add(state.pid)
+        state.read_by(sid, o)
 
 
 def _pid_text(pid) -> str:
@@ -572,8 +576,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
             raise refuse(f"tl.store to element {off} of argument {mem.name}, which program "
                          f"{_pid_text(writer)} of this launch stores too: the programs of a "
                          "launch run in no defined order (a store race)")
-        readers = state.reads.get((sid, off), ())
-        others = [r for r in readers if r != state.pid]
+        others = state.readers(sid, off)
         if others:
             raise refuse(f"tl.store to element {off} of argument {mem.name}, which program "
                          f"{_pid_text(others[0])} of this launch loads: the programs of a "

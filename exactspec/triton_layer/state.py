@@ -21,8 +21,31 @@ class Launch:
         self.name, self.grid, self.options = name, grid, options
         self.pid = (0, 0, 0)
         self.writes: dict = {}          # (id(storage), offset) -> program id
-        self.reads: dict = {}           # (id(storage), offset) -> set of program ids
+        self.reads: dict = {}           # id(storage) -> {offset: readers}, see read_by
         self.keep: list = []            # the storages named by id
+
+    def read_by(self, storage_id: int, offset: int) -> None:
+        """Note that this program loads element ``offset`` of the storage ``storage_id``: its
+        readers are one program id (a tuple), or a set of them once two programs read it."""
+        seen = self.reads.get(storage_id)
+        if seen is None:
+            seen = self.reads[storage_id] = {}
+        was = seen.get(offset)
+        if was is None:
+            seen[offset] = self.pid
+        elif type(was) is set:
+            was.add(self.pid)
+        elif was != self.pid:
+            seen[offset] = {was, self.pid}
+
+    def readers(self, storage_id: int, offset: int) -> list:
+        """The programs other than this one that have loaded element ``offset``."""
+        was = self.reads.get(storage_id, {}).get(offset)
+        if was is None:
+            return []
+        if type(was) is set:
+            return [r for r in was if r != self.pid]
+        return [] if was == self.pid else [was]
 
 
 #: the launches in progress, innermost last (at most one: a kernel never launches another)
