@@ -108,27 +108,37 @@ def scaled_rows_sum(terms, n: int) -> list[Fraction] | None:
     """``sum_k c_k r_k`` for ``terms = [(c_k, r_k), ...]``: rationals ``c_k`` and exact rows
     ``r_k`` of length ``n``, each a row of ``Fraction``/``int`` values or its integer row
     ``(numerators, denominator)``, by integers over one common denominator; ``None`` where a
-    scale or a row is not rational (the caller adds those as they are).
+    scale or a row is not rational (the caller adds those as they are).  A term
+    ``(c_k, r_k, s_k)`` is a shorter row placed at ``s_k`` (zeros elsewhere), added where it
+    lies: its cost is its own length, not ``n``.
 
     >>> scaled_rows_sum([(Fraction(1, 2), [Fraction(1, 3), Fraction(2, 3)]), (1, ([2, 0], 2))], 2)
     [Fraction(7, 6), Fraction(1, 3)]
+    >>> scaled_rows_sum([(Fraction(1, 2), [Fraction(1)], 2), (Fraction(1, 2), [1, 0])], 3)
+    [Fraction(1, 2), Fraction(0, 1), Fraction(1, 2)]
     """
     scaled = []
     common = 1
-    for c, row in terms:
+    for term in terms:
+        c, row = term[0], term[1]
         r = row if type(row) is tuple and len(row) == 2 and type(row[0]) is list else \
             integer_row(row)
         if r is None or type(c) not in (int, Fraction):
             return None
         c = Fraction(c)
         d = r[1] * c.denominator
-        scaled.append((r[0], c.numerator, d))
+        scaled.append((r[0], c.numerator, d, term[2] if len(term) > 2 else 0))
         common = math.lcm(common, d)
     total = [0] * n
-    for ints, a, d in scaled:
+    for ints, a, d, shift in scaled:
         k = a * (common // d)
-        if k:
+        if not k:
+            continue
+        if shift == 0 and len(ints) == n:
             total = [t + i * k for t, i in zip(total, ints)]
+        else:
+            end = shift + len(ints)
+            total[shift:end] = [t + i * k for t, i in zip(total[shift:end], ints)]
     return fractions_over(total, common)
 
 

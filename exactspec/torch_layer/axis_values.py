@@ -113,16 +113,33 @@ def mixed_token(a: LawIndex, weight, b: LawIndex, what: str, race=None) -> LawIn
 
 def _mixed(parts) -> list:
     """The law of a mixture ``[(weight, token, shift), ...]``, each token's law moved up by
-    its shift (trailing zeros kept to the longest), by integers where the laws allow it."""
-    size = max(shift + len(token.probs) for _, token, shift in parts)
-    rows = [(weight, [0] * shift + list(token.probs) + [0] * (size - shift - len(token.probs)))
-            for weight, token, shift in parts if weight != 0]
-    out = scaled_rows_sum(rows, size)
+    its shift (trailing zeros kept to the longest), by integers where the laws allow it: each
+    token's law added where it lies, so that the tiles of a vocabulary cost their own
+    lengths, not the vocabulary's each."""
+    size = max(shift + _length(token) for _, token, shift in parts)
+    kept = [(weight, token, shift) for weight, token, shift in parts if weight != 0]
+    out = scaled_rows_sum([(weight, _law_row(token), shift) for weight, token, shift in kept],
+                          size)
     if out is None:                    # laws that are not all rationals: as they are
         out = [Fraction(0)] * size
-        for weight, row in rows:
+        for weight, token, shift in kept:
+            probs = token.probs
+            row = [0] * shift + list(probs) + [0] * (size - shift - len(probs))
             out = [a + weight * b for a, b in zip(out, row)]
     return out
+
+
+def _length(token: LawIndex) -> int:
+    return len(token.row[0]) if _by_row(token) else len(token.probs)
+
+
+def _law_row(token: LawIndex):
+    """The token's law: its integer row where it is kept as one, else its probabilities."""
+    return token.row if _by_row(token) else token.probs
+
+
+def _by_row(token: LawIndex) -> bool:
+    return token._probs is None and token.parts is None and token.row is not None
 
 
 class Split:
