@@ -35,18 +35,16 @@ import math
 from fractions import Fraction
 
 from .deadline import check as check_deadline
-from .integer_rows import integer_row, scaled_rows_sum
+from .integer_rows import exact_sum, integer_row, scaled_rows_sum
 
 __all__ = ["find_nonzero", "compose", "compress", "scaled_sum", "marginal", "value_at",
            "dense", "tv_to_power", "mass"]
 
 
 def _sum(values):
-    out = Fraction(0)
-    for v in values:
-        if v:
-            out += v
-    return out
+    """The exact sum of a factor (by integers over its common denominator where it is a row
+    of rationals)."""
+    return exact_sum(values)
 
 
 def mass(term) -> Fraction:

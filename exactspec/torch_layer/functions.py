@@ -321,15 +321,29 @@ def exp_value(v):
     return _rational(sympy.exp(_sympy(v)))
 
 
+#: The logs of rationals kept by identity (the rows of a rule run once per engine path hold
+#: the same rationals on every path): at most this many, then forgotten.
+LOGS_KEPT = 1 << 20
+_LOGS: dict = {}
+
+
 def log_value(v):
     """``log`` of one element: exact (0 at 1, a :class:`~.log_rationals.LogRational` at a
     positive rational, else a sympy number) or correctly rounded; the log of exponential
     noise is kept for a race (:class:`~.noise.LogNoise`)."""
     if type(v) is Fraction:                 # the common case first: an exact rational
+        hit = _LOGS.get(id(v))
+        if hit is not None and hit[0] is v:
+            return hit[1]
         num = v.numerator
         if num > 0:
-            return Fraction(0) if num == v.denominator else LogRational.log(v)
-        return -math.inf if num == 0 else math.nan
+            out = Fraction(0) if num == v.denominator else LogRational.log(v)
+        else:
+            out = -math.inf if num == 0 else math.nan
+        if len(_LOGS) >= LOGS_KEPT:
+            _LOGS.clear()
+        _LOGS[id(v)] = (v, out)             # the rational kept: its id is not reused
+        return out
     if hasattr(v, "log_noise"):
         return v.log_noise()
     if is_random(v):
