@@ -35,7 +35,8 @@ token is emitted).  The recovered-token kernel's running maximum across tiles of
 ``BLOCK_SIZE = 8192``, ``if local_max > max_val``, runs both branches and keeps the maximum and
 the winner over both tiles (:mod:`exactspec.triton_layer.branches`), so the tiles add no path.
 At 152,064 tokens (19 tiles) with ``--tokens 4``: 4 engine paths, 3 draft axes, lossless,
-tokens per call exactly ``1 + a + a**2 + a**3`` (``a = sum(min(p, q))``), in about 130 s of CPU,
+tokens per call exactly ``1 + a + a**2 + a**3`` (``a = sum(min(p, q))``), in about 100 s of CPU
+with ``--max-paths 100`` (the default budget of 60 s refuses it after its first engine path),
 most of it the kernels' exact elements (run twice: the second run checks for hidden state).
 """
 
