@@ -279,6 +279,22 @@ def test_lower_bound_when_the_dense_law_does_not_fit(variants, monkeypatch):
     assert F(bound["tv"]) == exact_two <= F(fast["tv"])
 
 
+def test_a_lower_bound_shorter_than_the_witness_is_zero(variants, monkeypatch):
+    """A bonus token drawn from ``q`` first shows at the 3rd token: the TV of the first 2
+    (all the dense law fits) is 0 exactly, known from the witness; the path route's law of
+    the first 2 tokens is ``p``'s joint law."""
+    _, slow = _both(f"{variants}:chain_bonus_from_q", "1/2,1/3,1/6", "1/4,1/4,1/2", 3)
+    monkeypatch.setattr(factored, "DENSE_LIMIT", 9)      # 3^2 fits, 3^3 does not
+    rule = load_pytorch_rule(f"{variants}:chain_bonus_from_q")
+    pair = ContextPair.context_free("1/2,1/3,1/6", "1/4,1/4,1/2")
+    bound = user_report({"m": 3}, pytorch_whole_call(rule, 3), pair=pair, m=3)
+    assert bound["verdict"] == "lossy-logic" and bound["witness"]["tokens"].count(",") == 2
+    assert bound["tv"] == "0" and bound["tv_first_token"] == "0"
+    p = [F(1, 2), F(1, 3), F(1, 6)]
+    two = _prefix_laws(slow["law"], 3)[2]
+    assert all(two.get(f"{a},{b}", F(0)) == p[a] * p[b] for a in range(3) for b in range(3))
+
+
 def test_uniform_read_again_falls_back():
     """One uniform expanded over the positions: two axes' comparisons of one uniform (not a
     product of per-axis weights): the path route, each call enumerated once."""
@@ -473,6 +489,52 @@ def test_find_nonzero_against_dense(seed):
         assert found is None
     else:
         assert found is not None and dense[found] != 0
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_shortest_nonzero_prefix_against_dense(seed):
+    """The shortest prefix whose marginal is not zero, against the dense tensor's marginals:
+    random terms, made zero (their dense form subtracted) or zero on their first positions
+    only (a term that agrees with them there)."""
+    rng = random.Random(500 + seed)
+    n, k, r = rng.randint(1, 3), rng.randint(1, 4), rng.randint(1, 5)
+    terms = _random_terms(rng, n, k, r)
+    if seed % 3 == 0:                             # zero: subtract its own dense form
+        for idx, v in _dense(terms, n, k).items():
+            if v:
+                terms.append((-v, tuple(tuple(F(int(i == t)) for i in range(n)) for t in idx)))
+    elif seed % 3 == 1 and k > 1:                 # equal marginals on the first k - 1
+        j = rng.randint(1, k - 1)
+        head = _dense(terms, n, k)                # minus (its first j positions) x a tail
+        marg: dict = {}
+        for idx, v in head.items():
+            marg[idx[:j]] = marg.get(idx[:j], F(0)) + v
+        tail = tuple(tuple(F(rng.randint(0, 3)) for _ in range(n)) for _ in range(k - j))
+        scale = F(1)
+        for f in tail:
+            scale *= sum(f, F(0))
+        if scale:
+            for idx, v in marg.items():
+                if v:
+                    one_hot = tuple(tuple(F(int(i == t)) for i in range(n)) for t in idx)
+                    terms.append((-v / scale, one_hot + tail))
+    dense = _dense(terms, n, k)
+    expected = None
+    for length in range(0, k + 1):
+        marg = {}
+        for idx, v in dense.items():
+            marg[idx[:length]] = marg.get(idx[:length], F(0)) + v
+        hit = next(((idx, v) for idx, v in sorted(marg.items()) if v), None)
+        if hit is not None:
+            expected = (length, marg)
+            break
+    found = rank_one.shortest_nonzero_prefix(terms)
+    if expected is None:
+        assert found is None
+    else:
+        length, marg = expected
+        tokens, value = found
+        assert len(tokens) == length and marg[tokens] == value != 0
 
 
 @pytest.mark.parametrize("seed", range(10))

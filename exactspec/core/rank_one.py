@@ -37,7 +37,7 @@ from fractions import Fraction
 from .deadline import check as check_deadline
 from .integer_rows import exact_sum, integer_row, scaled_rows_sum
 
-__all__ = ["find_nonzero", "compose", "compress", "scaled_sum", "marginal", "value_at",
+__all__ = ["find_nonzero", "shortest_nonzero_prefix", "compose", "compress", "scaled_sum", "marginal", "value_at",
            "dense", "tv_to_power", "mass"]
 
 
@@ -245,6 +245,102 @@ def find_nonzero(terms: list):
         if found is not None:
             return (piv,) + found
     return None
+
+
+def shortest_nonzero_prefix(terms: list):
+    """The shortest prefix where the sum of ``terms`` (all of one order ``K``), the positions
+    after it summed out, is not zero: ``(tokens, value)``, ``tokens`` the prefix's token
+    indices and ``value`` the marginal there; ``None`` when the sum is the zero tensor.
+
+    In time polynomial in the terms, the order and the vocabulary (not ``rank^K`` as a
+    recursion over the positions would be).  The terms' coefficients after ``k`` positions,
+    read at a prefix ``x_1 .. x_k``, form the vector ``e(x) = (c_j prod_i f_i^(j)(x_i))_j``;
+    the prefix's marginal is the linear form ``sum_j e_j(x) m_j`` with ``m_j`` the mass of
+    term ``j`` after ``k``.  Every ``e(x)`` lies in the span of the vectors ``e(y) (*) F_k[:, t]``
+    (``(*)`` elementwise) for ``e(y)`` spanning the vectors of the level before and ``t`` the
+    pivot columns of the matrix ``F_k`` of the terms' factors at position ``k`` (a basis of its
+    columns); so a basis of at most ``R`` vectors per level, each the vector of a prefix it
+    names, decides every marginal of that level: one of them is not zero iff some prefix's
+    is, and that basis vector's prefix is the witness.  (The identity testing of read-once
+    algebraic branching programs, by linear algebra level by level.)
+
+    >>> from fractions import Fraction as F
+    >>> p, half = (F(1, 2), F(1, 2)), (F(1, 2), F(0))
+    >>> shortest_nonzero_prefix([(F(1), (half, p)), (F(1), ((F(0), F(1, 2)), p)),
+    ...                          (F(-1), (p, p))]) is None
+    True
+    >>> shortest_nonzero_prefix([(F(1), (p, p)), (F(-1), (p, (F(1, 4), F(3, 4))))])
+    ((0, 0), Fraction(1, 8))
+    >>> shortest_nonzero_prefix([(F(1), (p, half)), (F(-1), (p, p))])    # mass 1/2, not 1
+    ((), Fraction(-1, 2))
+    """
+    intern = _Interner()
+    terms = [(c, tuple(intern(f) for f in fs)) for c, fs in terms if c != 0]
+    if not terms:
+        return None
+    order = len(terms[0][1])
+    if any(len(fs) != order for _, fs in terms):
+        raise ValueError("terms of different orders")
+    count = len(terms)
+    sums: dict = {}
+    for _, fs in terms:
+        for f in fs:
+            if id(f) not in sums:
+                sums[id(f)] = _sum(f)
+    rest = [[Fraction(1)] * count]                 # rest[K - k][j]: term j's mass after k
+    for k in range(order - 1, -1, -1):
+        rest.append([r * sums[id(fs[k])] for r, (_, fs) in zip(rest[-1], terms)])
+    rest.reverse()
+    basis = [([Fraction(c) for c, _ in terms], ())]
+    total = _dot(basis[0][0], rest[0])
+    if total:
+        return (), total
+    for k in range(order):
+        column = [fs[k] for _, fs in terms]
+        distinct = list({id(f): f for f in column}.values())
+        pivots = _pivots(distinct)
+        reduced: list = []                         # the span so far, in echelon form
+        level = []
+        for vector, prefix in basis:
+            for t in pivots:
+                check_deadline()
+                candidate = [v * f[t] if v else v for v, f in zip(vector, column)]
+                if _independent(candidate, reduced):
+                    level.append((candidate, prefix + (t,)))
+                    if len(level) == count:
+                        break
+            if len(level) == count:
+                break
+        basis = level
+        for vector, prefix in basis:
+            value = _dot(vector, rest[k + 1])
+            if value:
+                return prefix, value
+    return None
+
+
+def _dot(a: list, b: list):
+    out = Fraction(0)
+    for x, y in zip(a, b):
+        if x and y:
+            out += x * y
+    return out
+
+
+def _independent(vector: list, reduced: list) -> bool:
+    """Whether ``vector`` is outside the span of ``reduced`` (rows in echelon form, each with
+    its pivot: ``(row, pivot)``, the row 1 at its pivot); if so it is added, reduced."""
+    r = list(vector)
+    for row, piv in reduced:
+        c = r[piv]
+        if c:
+            r = [a - c * b if b else a for a, b in zip(r, row)]
+    piv = next((i for i, v in enumerate(r) if v), None)
+    if piv is None:
+        return False
+    inv = 1 / r[piv]
+    reduced.append(([v * inv if v else v for v in r], piv))
+    return True
 
 
 def compose(call_terms: list, m: int) -> dict:

@@ -37,8 +37,8 @@ from typing import Any
 from ..core.deadline import Deadline
 from ..core.dist import exact_str
 from ..core.errors import TooLarge
-from ..core.rank_one import (compose, compress, find_nonzero, marginal, mass, tv_to_power,
-                             value_at)
+from ..core.rank_one import (compose, compress, find_nonzero, marginal, mass,
+                             shortest_nonzero_prefix, tv_to_power, value_at)
 from ..engine.hidden_state import HiddenState, check_unchanged, state_fingerprint
 from ..engine.watch import watched
 from ..torch_layer.factored import call_paths_estimate, factored_call_law
@@ -63,8 +63,10 @@ class _Composed:
     by the first ``k - T`` tokens of a fresh generation; when the first ``k - 1`` tokens follow
     ``p``'s joint law, so do those ``k - T``, and the law of the first ``k`` tokens is the
     marginal ``Pad_k`` of ``Pad_K``.  Hence the shortest prefix whose law differs is the
-    shortest ``k`` where ``Pad_k`` differs from ``p^(x)k`` (found by bisection: a marginal of
-    equal laws is equal), with the same values, and when ``Pad_K`` equals ``p^(x)K`` every
+    shortest ``k`` where ``Pad_k`` differs from ``p^(x)k``, with the same values (found in
+    one pass over the positions, in time polynomial in the terms, the positions and the
+    vocabulary: :func:`~exactspec.core.rank_one.shortest_nonzero_prefix`), and when ``Pad_K``
+    equals ``p^(x)K`` every
     prefix up to ``m`` tokens follows ``p`` (a longer one adds whole fresh generations).  The
     laws ``L_k`` themselves are composed (:func:`~exactspec.core.rank_one.compose`) only where
     a report needs one of a lossy run: its TV, its law written out, two runs compared."""
@@ -72,26 +74,15 @@ class _Composed:
     def __init__(self, call, m: int, p: tuple):
         self.call, self.m, self.p = call, m, p
         longest = min(m, max(len(f) for _, f in call.terms))
-        padded = [(c, f + (p,) * (longest - len(f))) for c, f in call.terms]
-
-        def differs(k):
-            return find_nonzero(marginal(padded, k) + [(Fraction(-1), (p,) * k)])
-
+        padded = [(c, f + (p,) * (longest - len(f))) for c, f in marginal(call.terms, longest)]
         self.witness = None
-        found = differs(longest)
+        found = shortest_nonzero_prefix(padded + [(Fraction(-1), (p,) * longest)])
         if found is not None:
-            low, high = 1, longest               # Pad_high differs; every Pad_k below low agrees
-            while low < high:
-                mid = (low + high) // 2
-                at = differs(mid)
-                if at is None:
-                    low = mid + 1
-                else:
-                    high, found = mid, at
+            tokens, difference = found
             target_v = Fraction(1)
-            for t in found:
+            for t in tokens:
                 target_v *= p[t]
-            self.witness = (found, value_at(marginal(padded, len(found)), found), target_v)
+            self.witness = (tokens, difference + target_v, target_v)
         self.lossless = self.witness is None
         self.tpc = sum((mass((c, f)) * len(f) for c, f in call.terms), Fraction(0))
         self._laws: dict = {}
@@ -111,8 +102,9 @@ class _Composed:
         return 1 if self.lossless else len(self._laws[m]) if m in self._laws else None
 
     def tv(self, p: tuple, k: int) -> Fraction:
-        """The exact TV of the first ``k`` tokens from ``p``'s joint law (0 when lossless)."""
-        if self.lossless:
+        """The exact TV of the first ``k`` tokens from ``p``'s joint law (0 when lossless, and
+        when ``k`` is shorter than the shortest prefix that differs)."""
+        if self.lossless or len(self.witness[0]) > k:
             return Fraction(0)
         if k not in self._tv:
             self._tv[k] = tv_to_power(self.law(k), p, k)
