@@ -275,7 +275,13 @@ def shortest_nonzero_prefix(terms: list):
     ((), Fraction(-1, 2))
     """
     intern = _Interner()
-    terms = [(c, tuple(intern(f) for f in fs)) for c, fs in terms if c != 0]
+    merged: dict = {}                    # terms of equal factors, one term (by interned ids)
+    for c, fs in terms:
+        if c != 0:
+            fs = tuple(intern(f) for f in fs)
+            hit = merged.setdefault(tuple(map(id, fs)), [Fraction(0), fs])
+            hit[0] += c
+    terms = [(c, fs) for c, fs in merged.values() if c != 0]
     if not terms:
         return None
     order = len(terms[0][1])
