@@ -322,8 +322,9 @@ def exp_value(v):
 
 
 #: The logs of rationals kept by identity (the rows of a rule run once per engine path hold
-#: the same rationals on every path): at most this many, then forgotten.
-LOGS_KEPT = 1 << 20
+#: the same rationals on every path): at most this many (a row of 152,064 tokens fits, in
+#: tens of megabytes), then forgotten.
+LOGS_KEPT = 1 << 18
 _LOGS: dict = {}
 
 
