@@ -132,11 +132,7 @@ def scaled_rows_sum(terms, n: int) -> list[Fraction] | None:
     total = [0] * n
     for ints, a, d, shift in scaled:
         k = a * (common // d)
-        if not k:
-            continue
-        if shift == 0 and len(ints) == n:
-            total = [t + i * k for t, i in zip(total, ints)]
-        else:
+        if k:
             end = shift + len(ints)
             total[shift:end] = [t + i * k for t, i in zip(total[shift:end], ints)]
     return fractions_over(total, common)

@@ -37,14 +37,8 @@ from fractions import Fraction
 from .deadline import check as check_deadline
 from .integer_rows import exact_sum, integer_row, scaled_rows_sum
 
-__all__ = ["find_nonzero", "shortest_nonzero_prefix", "compose", "compress", "scaled_sum", "marginal", "value_at",
-           "dense", "tv_to_power", "mass"]
-
-
-def _sum(values):
-    """The exact sum of a factor (by integers over its common denominator where it is a row
-    of rationals)."""
-    return exact_sum(values)
+__all__ = ["find_nonzero", "shortest_nonzero_prefix", "compose", "compress", "scaled_sum",
+           "marginal", "value_at", "dense", "tv_to_power", "mass"]
 
 
 def mass(term) -> Fraction:
@@ -52,7 +46,7 @@ def mass(term) -> Fraction:
     coef, factors = term
     out = coef
     for f in factors:
-        out *= _sum(f)
+        out *= exact_sum(f)
     return out
 
 
@@ -149,7 +143,7 @@ def marginal(terms: list, k: int) -> list:
     for coef, factors in terms:
         c = coef
         for f in factors[k:]:
-            c *= _sum(f)
+            c *= exact_sum(f)
         out.append((c, factors[:k]))
     return compress(out)
 
@@ -199,21 +193,10 @@ def _pivots(rows: list) -> list:
 
 def _rational_pivots(rows: list) -> list:
     """:func:`_pivots` of rows that are not all rationals (exact arithmetic as it is)."""
-    basis: list = []
-    pivots: list = []
+    reduced: list = []
     for row in rows:
-        r = list(row)
-        for e, piv in zip(basis, pivots):
-            c = r[piv]
-            if c:
-                r = [a - c * b if b else a for a, b in zip(r, e)]
-        piv = next((i for i, v in enumerate(r) if v), None)
-        if piv is None:
-            continue
-        inv = 1 / r[piv]
-        basis.append([v * inv if v else v for v in r])
-        pivots.append(piv)
-    return pivots
+        _independent(row, reduced)
+    return [piv for _, piv in reduced]
 
 
 def find_nonzero(terms: list):
@@ -226,7 +209,7 @@ def find_nonzero(terms: list):
     if any(len(f) != order for _, f in terms):
         raise ValueError("terms of different orders")
     if order == 0:
-        return None if _sum(c for c, _ in terms) == 0 else ()
+        return None if exact_sum(c for c, _ in terms) == 0 else ()
     if order == 1:
         acc = scaled_sum([(c, f) for c, (f,) in terms])
         return next(((i,) for i, v in enumerate(acc) if v), None)
@@ -292,7 +275,7 @@ def shortest_nonzero_prefix(terms: list):
     for _, fs in terms:
         for f in fs:
             if id(f) not in sums:
-                sums[id(f)] = _sum(f)
+                sums[id(f)] = exact_sum(f)
     rest = [[Fraction(1)] * count]                 # rest[K - k][j]: term j's mass after k
     for k in range(order - 1, -1, -1):
         rest.append([r * sums[id(fs[k])] for r, (_, fs) in zip(rest[-1], terms)])
@@ -373,7 +356,7 @@ def compose(call_terms: list, m: int) -> dict:
             if j >= k:
                 coef = c
                 for f in fs[k:]:
-                    coef *= _sum(f)
+                    coef *= exact_sum(f)
                 out.append((coef, fs[:k]))
             else:
                 out.extend((c * c2, fs + gs) for c2, gs in laws[k - j])

@@ -9,9 +9,10 @@ the law of every call and the law of the first ``M`` tokens composes:
 ``L_M = sum_j A_j (x) L_{M-j}`` (:func:`exactspec.core.rank_one.compose`).  Whether every
 ``L_k``, ``k <= M``, equals ``p^{(x)k}`` is decided on one call's law padded with ``p`` (see
 :class:`_Composed`: the shortest prefix that differs is the shortest that differs there), by
-exact linear algebra on the terms (:func:`exactspec.core.rank_one.find_nonzero`), without
-the ``|V|^M`` sequences and without composing the calls.  A lossy rule gets a witness: the
-shortest prefix of tokens whose probability differs, both exact values, and the exact TV where the dense law of the first ``M`` tokens fits (``|V|^M`` at most
+exact linear algebra on the terms (:func:`exactspec.core.rank_one.shortest_nonzero_prefix`),
+without the ``|V|^M`` sequences and without composing the calls.  A lossy rule gets a
+witness: the shortest prefix of tokens whose probability differs, both exact values, and the
+exact TV where the dense law of the first ``M`` tokens fits (``|V|^M`` at most
 :data:`DENSE_LIMIT` entries); else the exact TV of the longest prefix that fits, a lower bound
 of the TV of the first ``M`` tokens, labelled as one.
 
@@ -66,8 +67,8 @@ class _Composed:
     shortest ``k`` where ``Pad_k`` differs from ``p^(x)k``, with the same values (found in
     one pass over the positions, in time polynomial in the terms, the positions and the
     vocabulary: :func:`~exactspec.core.rank_one.shortest_nonzero_prefix`), and when ``Pad_K``
-    equals ``p^(x)K`` every
-    prefix up to ``m`` tokens follows ``p`` (a longer one adds whole fresh generations).  The
+    equals ``p^(x)K`` every prefix up to ``m`` tokens follows ``p`` (a longer one adds whole
+    fresh generations).  The
     laws ``L_k`` themselves are composed (:func:`~exactspec.core.rank_one.compose`) only where
     a report needs one of a lossy run: its TV, its law written out, two runs compared."""
 
