@@ -342,6 +342,45 @@ def test_a_counter_in_a_helper_module_is_refused(capsys, tmp_path, monkeypatch):
     refused(capsys, ["verify", spec, *PQ], "hidden state", "counting_helper.COUNTS")
 
 
+def test_a_pytorch_chain_keeping_state_in_a_helper_module_is_refused(capsys, tmp_path,
+                                                                     monkeypatch):
+    """A multi-position PyTorch rule, every line in a ``try``, that turns lossy after its
+    third call through a list in a helper module: the factored route sees the state change
+    and refuses it; it once declined, and the path route, run after those calls, found the
+    state settled and gave the changed rule's verdict (lossy-logic, exit 1)."""
+    write(tmp_path, "calls_helper", """
+        CALLS = []
+        """)
+    spec = write(tmp_path, "chain_with_helper", """
+        import torch
+        import calls_helper
+
+
+        def chain(p, q):
+            try:
+                calls_helper.CALLS.append(1)
+                n = q.shape[0]
+                drafts = torch.multinomial(q, num_samples=1)
+                pd = p[:n].gather(1, drafts).reshape(n)
+                qd = q.gather(1, drafts).reshape(n)
+                u = torch.rand(n)
+                out = []
+                for i in range(n):
+                    if not bool(u[i] * qd[i] < pd[i]):
+                        residual = (p[i] - q[i]).clamp(min=0)
+                        if len(calls_helper.CALLS) > 3:
+                            residual = p[i]
+                        return out + [torch.multinomial(residual, 1)[0]]
+                    out.append(drafts[i, 0])
+                return out + [torch.multinomial(p[n], 1)[0]]
+            except BaseException:
+                return [torch.tensor(0)]
+        """) + ":chain"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    refused(capsys, ["verify", spec, "--tokens", "3", *PQ], "hidden state",
+            "calls_helper.CALLS")
+
+
 def test_the_hit_count_of_an_lru_cache_is_state(capsys, tmp_path):
     spec = write(tmp_path, "cached", """
         import functools

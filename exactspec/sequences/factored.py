@@ -245,8 +245,8 @@ def _report(rule, pair, m, ctx, target_row, draft_row, call_law, before, runs, d
     with watched(rule.function):
         asked_call = call_law(arith=arith, grid=grid, sum_order=sum_order,
                               first_path=first_path)
-        # run again: a call this route cannot follow the second time raises CannotProceed,
-        # and the planner takes the path route, which refuses hidden state in its own words
+        # run again: a call this route cannot follow the second time raises CannotProceed
+        # (the planner takes the path route); a call whose law differs is refused here
         again = call_law(arith=arith, grid=grid, sum_order=sum_order)
         ideal_call = asked_call if runs.ideal_is_asked else call_law()
         grid_call = None

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..core.errors import ExactspecError, TooLarge
 from ..core.signals import CannotProceed
+from ..engine.hidden_state import HiddenState
 
 __all__ = ["SequenceRequest", "SEQUENCE_ROUTES", "FACTORED", "JOINT_PATHS"]
 
@@ -55,7 +56,10 @@ class Factored:
 
     name = "factored"
     declines_on = (ExactspecError,)   # the path route words a refusal with the user's line
-    kept_refusals = (TooLarge,)        # over the budget here is over the budget
+    # over the budget here is over the budget; a call whose law changed when run again (or
+    # state seen changed) is hidden state, and the path route, run after these calls, might
+    # find the state already settled and give the verdict of a changed rule
+    kept_refusals = (TooLarge, HiddenState)
 
     def run(self, request: SequenceRequest, declined: dict) -> dict:
         rule = request.verifier.tensor_rule
