@@ -58,6 +58,15 @@ def test_more_engine_paths_than_the_budget_refused_up_front():
     assert "--max-paths N to insist" in str(err.value)
 
 
+def test_rows_too_large_for_the_tensor_layer_refused_before_they_are_made():
+    """10**11 tokens of 3: the target rows would be 3 * 10**11 elements (they once ran out of
+    memory building them); refused up front with their size."""
+    with pytest.raises(TooLarge) as err:
+        _report(10 ** 11)
+    assert err.value.estimate == 3 * 10 ** 11 and err.value.budget == 2 ** 24
+    assert "a tensor of 300,000,000,000 elements" in str(err.value)
+
+
 def _budget(max_seconds=60, max_paths=10 ** 6, m=4):
     rule = load_pytorch_rule(f"{CHAIN}:chain")
     return factored.CallBudget(rule, Dist(P), Dist(Q), m - 1, 2, max_paths, max_seconds)

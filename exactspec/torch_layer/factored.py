@@ -69,7 +69,7 @@ from .context import Run
 from .factored_float import FactoredFloatSampler
 from .factored_sampler import AxisUniform, FactoredSampler, LazyCount  # noqa: F401
 from .module import installed
-from .tensor import Tensor
+from .tensor import MAX_ELEMENTS, Tensor
 
 #: The call's law is defined here; the interpreters (importable from here) are documented in
 #: :mod:`.factored_sampler` and :mod:`.factored_float`.
@@ -193,6 +193,11 @@ def _call_run(rule, target, draft, gamma: int, arith, grid, sum_order):
     p = _as_vector(target.probs)
     q = _as_vector(draft.probs)
     n = len(p)
+    if (gamma + 1) * n > MAX_ELEMENTS:              # refused before the rows are made
+        raise TooLarge(f"{gamma + 1:,} tokens of {n:,}: the rule's target rows would be a "
+                       f"tensor of {(gamma + 1) * n:,} elements, over the tensor layer's "
+                       f"budget of {MAX_ELEMENTS:,} (2**24): a smaller --tokens",
+                       estimate=(gamma + 1) * n, budget=MAX_ELEMENTS)
     if arith is None:
         fmt, dtype = None, D.float64
         p_held, q_held = p, q
