@@ -579,17 +579,23 @@ def _installed(package: str, module: str | None = None) -> bool:
 @pytest.mark.skipif(not _installed("transformers"), reason="transformers is not installed")
 def test_transformers_speculative_sampling_as_shipped_is_lossless(tmp_path, capsys):
     path = adapter(tmp_path, """
+        import inspect
+
         import torch
         from exactspec.torch_layer import load
 
         _speculative_sampling = load("transformers.generation.utils:_speculative_sampling")
+        # releases before 5 take is_done_candidate fifth; 5.x takes an optional ensemble
+        # weight there (None: the standard rule)
+        EXTRA = (False,) if "is_done_candidate" in inspect.signature(
+            _speculative_sampling).parameters else ()
 
 
         def rule(p, q):
             candidate = torch.multinomial(q, num_samples=1).view(1, 1)
             new_logits = torch.stack([p.log(), p.log()]).unsqueeze(0)
             tokens, _ = _speculative_sampling(candidate, q.log().view(1, 1, -1), 1, new_logits,
-                                              False)
+                                              *EXTRA)
             return tokens[0, 0]
         """)
     code, out, err = cli(capsys, "verify", f"{path}:rule", "--p", "1/2,1/3,1/6,0", "--q",
