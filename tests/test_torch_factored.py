@@ -331,9 +331,12 @@ def test_fallback_refused_up_front_at_large_vocabulary(monkeypatch):
     monkeypatch.setattr(rule, "function", lambda *a, **kw: runs.append(1) or function(*a, **kw))
     monkeypatch.setattr(type(rule), "call_rows",
                         lambda self, *a, **kw: paths.append(1) or call_rows(self, *a, **kw))
-    with pytest.raises(TooLarge, match="1,000,000,000,000 token sequences"):
+    with pytest.raises(TooLarge, match="1,000,000,000,000 token sequences") as info:
         user_report({"m": 4}, pytorch_whole_call(rule, 4), pair=pair, m=4)
     assert len(runs) <= 1 and paths == []
+    # the refusal ends with why the factored route declined
+    assert str(info.value).endswith(
+        "(declined: factored: a uniform read again after a branched comparison)")
     # on three tokens the same rule runs on every path (the counts are not vacuous)
     small = ContextPair.context_free("1/2,1/3,1/6", "1/4,1/4,1/2")
     user_report({"m": 3}, pytorch_whole_call(rule, 3), pair=small, m=3)

@@ -196,3 +196,70 @@ def test_tiled_race_equals_one_tile_on_seeded_rows(seed):
     tiled = exactspec.verify(_spec("tiled_race_recovery"), p, q)
     one = exactspec.verify(_spec("race_recovery"), p, q)
     assert tiled.lossless and tiled.law == one.law and tiled.acceptance == one.acceptance
+
+
+# -- (f) a chain in one program, the final token by the inverse CDF of one tile ---------------
+def _by_both_routes(spec: str, p: Dist, q: Dist, m: int, **kw) -> tuple[dict, dict]:
+    """``verify --tokens m`` of ``spec`` by the factored route and by the path route (the
+    factored route switched off: the reference)."""
+    from exactspec.core.signals import CannotProceed
+    from exactspec.sequences import factored
+    from exactspec.sequences.context import ContextPair
+    from exactspec.sequences.torch_rules import pytorch_whole_call
+    from exactspec.sequences.user import user_report
+    from exactspec.torch_layer.rule import load_pytorch_rule
+
+    def switched_off(*args, **kwargs):
+        raise CannotProceed("switched off by the test")
+
+    whole = pytorch_whole_call(load_pytorch_rule(spec), m)
+    pair = ContextPair.context_free(p, q)
+    fast = user_report({"m": m}, whole, pair=pair, m=m, **kw)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(factored, "factored_report", switched_off)
+        slow = user_report({"m": m}, whole, pair=pair, m=m, max_seconds=None, **kw)
+    return fast, slow
+
+
+CDF_PAIRS = [(P, Q), (Dist.parse("1/7,2/7,4/7"), Dist.parse("1/3,1/3,1/3")),
+             (Dist.parse("1/3,1/6,1/5,3/10,0"), Dist.parse("1/7,2/7,1/7,1/7,2/7"))]
+
+
+@pytest.mark.parametrize("name", ["cdf_chain_tokens", "cdf_chain_tokens_from_target"])
+@pytest.mark.parametrize("pair", range(len(CDF_PAIRS)))
+@pytest.mark.parametrize("m", [2, 3])
+def test_the_inverse_cdf_of_one_tile_is_its_law_on_the_factored_route(name, pair, m):
+    # argmax(cumsum(w) > u * sum(w)): the first lane whose running sum passes the uniform, a
+    # lazy count of the uniform with the path enumeration's law, not one path per token
+    p, q = CDF_PAIRS[pair]
+    fast, slow = _by_both_routes(_spec(name), p, q, m)
+    assert fast["route"] == "factored" and "route" not in slow
+    assert fast["factored"]["engine_paths"] == m                 # accepted 0..m-1 drafts
+    for key in ("verdict", "law", "call_law", "tokens_per_call", "bias"):
+        assert fast[key] == slow[key], key
+    a = sum(min(x, y) for x, y in zip(p.probs, q.probs))
+    assert F(fast["tokens_per_call"]) == sum(a ** j for j in range(m))
+    assert fast["verdict"] == ("lossless" if name == "cdf_chain_tokens" else "lossy-logic")
+
+
+def test_the_inverse_cdf_from_the_target_after_a_rejection_by_hand():
+    # the first token: min(p, q) accepted, else p itself: P(1) = 1/4 + 1/2 * 1/3 = 5/12, and
+    # the first token's TV sum |min(p, q) - p / 2| / 2 = (1/12 + 1/12) / 2 = 1/12
+    fast, _ = _by_both_routes(_spec("cdf_chain_tokens_from_target"), P, Q, 2)
+    first = {}
+    for seq, pr in fast["law"].items():
+        first[seq.split(",")[0]] = first.get(seq.split(",")[0], 0) + F(pr)
+    assert first["1"] == F(5, 12) and _tv({int(k): v for k, v in first.items()}, P) == F(1, 12)
+
+
+def test_the_inverse_cdf_of_one_tile_under_float32_on_both_routes():
+    # the float run, exact arithmetic and the grid by the factored route, as the path route
+    # gives them: lossy by the uniforms' grid only (the running sum of the rows, computed in
+    # the format, passes u * sum(w) at the grid points the exact one does)
+    fast, slow = _by_both_routes(_spec("cdf_chain_tokens"), P, Q, 3, arith="float32",
+                                 sum_order="sequential")
+    assert fast["route"] == "factored"
+    for key in ("verdict", "law", "tokens_per_call", "bias", "bias_exact_arith",
+                "bias_grid_only"):
+        assert fast[key] == slow[key], key
+    assert fast["bias_exact_arith"] == "0"

@@ -359,6 +359,17 @@ def test_sglang_chain_kernel_as_shipped_is_lossless_exactly():
 
 
 @sglang_triton
+def test_sglang_chain_kernel_with_several_drafts_takes_the_factored_route():
+    # three drafts in one launch: every draft a tensor axis, the final token's inverse CDF in
+    # one tile its law; the call's law of the gallery's chain of the same rule (our own code)
+    r = _sequence_report(f"{SGLANG}:rule_tokens", P, Q, 4)
+    own = _sequence_report(f"{GALLERY}:cdf_chain_tokens", P, Q, 4)
+    assert r["route"] == "factored" and r["factored"]["draft_axes"] == 3
+    assert r["verdict"] == "lossless" and r["call_law"] == own["call_law"]
+    assert F(r["tokens_per_call"]) == 1 + F(1, 2) + F(1, 4) + F(1, 8)
+
+
+@sglang_triton
 def test_sglang_chain_kernel_under_float32_is_refused_at_its_fusable_product():
     # its tl.sum over 4096 lanes needs a declared order; with one declared, its
     # residual_scale * p_val - q_val may be one fused multiply-add on the GPU: refused

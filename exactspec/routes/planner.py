@@ -43,7 +43,7 @@ Examples
 
 from __future__ import annotations
 
-from ..core.errors import ExactspecError, InvalidInput
+from ..core.errors import ExactspecError, InvalidInput, TooLarge
 from ..core.signals import CannotProceed, user_calls
 from .draft_axis import DRAFT_AXIS
 from .law_leaves import LAW_LEAVES
@@ -110,6 +110,7 @@ def _first_answer(request: Request, routes, attempt, optional: bool):
             except ExactspecError as refusal:
                 if not isinstance(refusal, route.declines_on) or \
                         isinstance(refusal, route.kept_refusals):
+                    _say_declined(refusal, declined)
                     raise
                 declined[route.name] = CannotProceed(f"refused here: {refusal}")
                 if user_calls() != calls:
@@ -125,6 +126,15 @@ def _first_answer(request: Request, routes, attempt, optional: bool):
         return None
     reasons = "; ".join(f"{name}: {why.why}" for name, why in declined.items())
     raise InvalidInput(f"{request.name}: no exact route takes this run ({reasons})")
+
+
+def _say_declined(refusal: ExactspecError, declined: dict) -> None:
+    """A later route's refusal for size, followed by why the faster routes before it
+    declined (a kernel engineer learns what kept the run off them)."""
+    if declined and isinstance(refusal, TooLarge) and refusal.args and \
+            isinstance(refusal.args[0], str) and "declined:" not in refusal.args[0]:
+        reasons = "; ".join(f"{name}: {why.why}" for name, why in declined.items())
+        refusal.args = (f"{refusal.args[0]} (declined: {reasons})",) + refusal.args[1:]
 
 
 def _inputs(request: Request):

@@ -13,7 +13,8 @@ branch of ``x_i``), computed branch by branch by the same scalar operation the p
   and its complement.  The uniform may be read again only by an inverse-CDF lookup (below);
   any other reuse falls back.
 - An inverse-CDF lookup of a fresh uniform against plain thresholds (``(cdf <= u * total)
-  .sum()``) is kept as the law of its count (:class:`~.factored_sampler.LazyCount`), not split
+  .sum()``, or ``argmax(cdf > u * total)`` where the last threshold is the total) is kept as
+  the law of its count (:class:`~.factored_sampler.LazyCount`), not split
   into ``|V|`` paths.  Looked up after a comparison on axis ``i`` (the recovered token drawn
   with the uniform that rejected), the count's law depends on ``x_i``: its vector is summed
   over axis ``i`` exactly (:func:`_split_count_factor`), the axis then used by that token.

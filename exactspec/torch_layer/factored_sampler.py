@@ -7,8 +7,11 @@ Draft ``x_i`` is a :class:`~exactspec.torch_layer.branched.Branched` value of ax
 path's weight is a number times one weight vector per axis (a comparison of a fresh uniform
 with a threshold of axis ``i`` is one branch point whose outcomes carry a vector on axis
 ``i``); ``u * a[x_i]`` is an :class:`AxisUniform`; an inverse-CDF lookup of a fresh uniform is
-kept as the law of its count (:class:`LazyCount`, one comparison a :class:`LazyIndicator`).
-The float run of the same route is :mod:`.factored_float`.
+kept as the law of its count (:class:`LazyCount`, one comparison a :class:`LazyIndicator`),
+written as a sum of comparisons or as a kernel writes it, ``argmax(cumsum(w) > u * total)``:
+the first lane a lane of comparisons ``v < c_k`` holds (:func:`lazy_lane_first`, a count
+again) and their maximum (:func:`lazy_lane_extreme`, one comparison).  The float run of the
+same route is :mod:`.factored_float`.
 
 >>> import operator
 >>> cut_side(operator.lt, False), cut_side(operator.lt, True), cut_side(operator.eq, False)
@@ -24,6 +27,7 @@ from ..core.integer_rows import fraction_of, reduced_fraction
 from ..core.signals import CannotProceed
 from ..engine.uniform import UniformView
 from .branched import Branched, VectorSampler, below_on_grid
+from .dispatch import OPS
 
 _ZERO, _ONE = Fraction(0), Fraction(1)
 
@@ -31,7 +35,8 @@ _ZERO, _ONE = Fraction(0), Fraction(1)
 def _first(event):
     return event[0]
 
-__all__ = ["FactoredSampler", "AxisUniform", "LazyCount", "LazyIndicator", "cut_side"]
+__all__ = ["FactoredSampler", "AxisUniform", "LazyCount", "LazyIndicator", "cut_side",
+           "lazy_lane_extreme", "lazy_lane_first"]
 
 
 class _AxisVector:
@@ -281,6 +286,86 @@ class LazyIndicator(LazyCount):
         return self.sampler._force(self)
 
 
+def _lane_cuts(values: list):
+    """A lane of lazy comparisons ``v < c_k`` of one uniform's view, beside plain bools:
+    ``(first indicator, [c_k, or None for a plain False, or True for a plain True])``;
+    ``None`` for any other lane."""
+    first = None
+    cuts: list = []
+    for v in values:
+        if type(v) is LazyIndicator and not v.above and v.truth and \
+                (first is None or (v.view.base is first.view.base and
+                                   (v.view.scale, v.view.shift) ==
+                                   (first.view.scale, first.view.shift))):
+            first = v if first is None else first
+            cuts.append(v.below[0])
+        elif type(v) in (bool, int) and v in (0, 1):
+            cuts.append(True if v else None)
+        else:
+            return None
+    return (first, cuts) if first is not None else None
+
+
+def lazy_lane_extreme(values: list, largest: bool, boolean: bool):
+    """``max`` (``largest``) or ``min`` of a lane of lazy comparisons ``v < c_k`` of one
+    fresh uniform's view: ``v < max c_k`` (some holds) or ``v < min c_k`` (all hold), a
+    lazy comparison again, or a plain value where it holds for every or no value of the
+    uniform (``boolean``: a bool, else ``0``/``1``)."""
+    lane = _lane_cuts(values)
+    if lane is None:
+        raise CannotProceed("the maximum of lazy comparisons of a uniform that are not all "
+                            "of the form v < c")
+    first, cuts = lane
+    if largest and True in cuts or not largest and None in cuts:
+        return bool(largest) if boolean else int(largest)
+    numbers = [c for c in cuts if c is not None and c is not True]
+    if not numbers:                   # every lane plain: all False (max), all True (min)
+        return (not largest) if boolean else int(not largest)
+    c = max(numbers) if largest else min(numbers)
+    view = first.view
+    cut = (c - view.shift) / view.scale
+    if cut >= 1 or cut <= 0:
+        holds = cut >= 1
+        return holds if boolean else int(holds)
+    s = first.sampler
+    s._lazy_uses[view.base.ident] = s._lazy_uses.get(view.base.ident, 0) + 1
+    return LazyIndicator(s, view, c, False, cut, first.strict, True)
+
+
+def lazy_lane_first(values: list, largest: bool) -> "LazyCount":
+    """The first index of the largest element of a lane of lazy comparisons ``v < c_k`` of
+    one fresh uniform's view (a kernel's ``argmax(cumsum > u)``, the inverse-CDF lookup):
+    the number of leading lanes that do not hold, ``sum_k [v >= max(c_0..c_k)]``, a lazy
+    count.  Only where some lane holds for every value of the uniform (else the index is 0
+    where none holds, which a count is not)."""
+    lane = _lane_cuts(values) if largest else None
+    if lane is None:
+        raise CannotProceed("the first index of lazy comparisons of a uniform other than "
+                            "argmax over v < c")
+    first, cuts = lane
+    view = first.view
+    above: list = []
+    shift = 0
+    top = None
+    for c in cuts:
+        if c is True:
+            break
+        if c is None:
+            if top is None:
+                shift += 1
+            else:
+                above.append(top)
+            continue
+        top = c if top is None or c > top else top
+        above.append(top)
+    else:
+        if top is None or (top - view.shift) / view.scale < 1:
+            raise CannotProceed("the first lane whose running sum passes a uniform, over "
+                                "lanes it may pass nowhere (an inverse CDF over several "
+                                "tiles, or a running sum short of the total)")
+    return LazyCount(first.sampler, view, tuple(above), (), shift)
+
+
 def cut_side(op, flipped: bool):
     """How ``v op c`` cuts a uniform view ``v`` (``c op v`` when ``flipped``): ``(above,
     strict, truth)``, the outcome kept being ``v`` below the cut (``v < c``, ``v <= c``) or
@@ -451,3 +536,6 @@ class FactoredSampler(VectorSampler):
         result = self._choose("uniform", options)
         self._axis_split[u.ident] = (axis, below, result)
         return result
+
+
+OPS.update(lazy_lane_extreme=lazy_lane_extreme, lazy_lane_first=lazy_lane_first)

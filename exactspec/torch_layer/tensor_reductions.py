@@ -131,7 +131,9 @@ class TensorReductions:
             return Tensor.new([values[arg_index(values, largest)]], (), self.dtype)
         idx = self._arg(dim, keepdim, largest)
         outer, lanes = self._lanes(dim)
-        vals = [lane[i] for lane, i in zip(lanes, idx._values())]
+        vals = [lane[i] if not getattr(type(i), "lazy_count", False) else
+                OPS["lazy_lane_extreme"](lane, largest, self.dtype is D.bool_)
+                for lane, i in zip(lanes, idx._values())]
         return ValuesIndices(Tensor.new(vals, idx._shape, self.dtype), idx)
 
     def max(self, dim=None, keepdim=False, other=None):
@@ -276,6 +278,8 @@ def arg_index(values, largest: bool) -> int:
     raced = OPS["race_index"](values, largest)
     if raced is not None:
         return raced
+    if any(getattr(type(v), "lazy_count", False) for v in values):   # a factored run's
+        return OPS["lazy_lane_first"](values, largest)             # inverse-CDF lookup
     best = 0
     if is_nan(values[0]):
         return 0

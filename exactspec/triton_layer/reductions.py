@@ -30,6 +30,7 @@ from ..torch_layer import dtypes as D
 from ..torch_layer import functions as _fn
 from ..torch_layer.branched import Branched, LawIndex
 from ..torch_layer.context import current
+from ..torch_layer.dispatch import OPS
 from ..torch_layer.noise import race_maximum
 from ..torch_layer.tensor import Tensor
 from .operators import cast, reshape
@@ -230,6 +231,8 @@ def _extreme_at(lane: list, i):
     """The extreme of a lane at its index ``i``; where ``i`` is a race's winner kept as its
     law (a vectorised route), the race's maximum (:func:`~exactspec.torch_layer.noise.
     race_maximum`: ``W / E`` in law, whichever token won)."""
+    if getattr(type(i), "lazy_count", False):       # the first lane a lazy comparison holds
+        return OPS["lazy_lane_extreme"](lane, True, False)
     if type(i) is not LawIndex:
         return lane[i]
     if i.race is None:

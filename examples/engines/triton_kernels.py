@@ -67,6 +67,15 @@ positions in a Python loop with ``if`` statements on loaded values, as
 ``chain_tokens_one_tile`` is the same in one tile, and ``chain_tokens_no_offset`` forgets the tiles' start as ``tiled_race_recovery_no_offset`` does
 (lossy: on the example's rows the first token's law is (d)'s, TV ``1/6``).
 
+(f) A chain in the idiom of SGLang's ``speculative_sampling_classic_kernel``: one program walks
+the positions, accepting while ``coin * q < p`` (a product, no division), and draws the final
+token by the inverse of a running sum, ``argmax(cumsum(w) > u * sum(w))`` over one tile of
+``BLOCK >= |V|`` lanes, ``w`` the residual ``max(p - q, 0)`` of the rejected position or the
+next target row after every draft was accepted: ``cdf_chain_tokens`` is lossless (``verify
+--tokens M``, tokens per call ``1 + a + ... + a^(M-1)`` with ``a = sum(min(p, q))``);
+``cdf_chain_tokens_from_target`` draws the token after a rejection from ``p`` itself, the
+resampling bug of a rule that forgets the residual (lossy).
+
 The draft is a tensor axis through these kernels (they decide with ``tl.where``, not a
 Python ``if`` on a loaded value): ``race_recovery`` on the rows of ``benchmarks/torch_layer.py``
 at 152,064 tokens (one tile of 262,144 lanes) is proved lossless in 2 runs, about 13 s of CPU.
@@ -358,3 +367,56 @@ def chain_tokens_one_tile(p, q):
 def chain_tokens_no_offset(p, q):
     """(e) The tiles' start forgotten, as in (d) (lossy)."""
     return _chain(p, q, False)
+
+
+# -- (f) a chain in one program, the final token by the inverse CDF ----------------------------
+@triton.jit
+def cdf_chain_kernel(out_ptr, draft_ptr, target_ptr, draft_probs_ptr, uniform_ptr,
+                     final_uniform_ptr, num_drafts, vocab, BLOCK: tl.constexpr,
+                     FROM_TARGET: tl.constexpr):
+    """Accept the positions in turn while ``coin * q < p``; then the token at the final
+    uniform of the inverse CDF of the rejected position's residual (``FROM_TARGET``: of its
+    target row), or of the next target row when every draft was accepted."""
+    accepted = 0
+    rejected = False
+    for pos in range(num_drafts):
+        if not rejected:
+            draft = tl.load(draft_ptr + pos)
+            coin = tl.load(uniform_ptr + pos)
+            p = tl.load(target_ptr + pos * vocab + draft)
+            q = tl.load(draft_probs_ptr + pos * vocab + draft)
+            if coin * q < p:
+                tl.store(out_ptr + pos, draft)
+                accepted += 1
+            else:
+                rejected = True
+    offs = tl.arange(0, BLOCK)
+    mask = offs < vocab
+    weight = tl.load(target_ptr + accepted * vocab + offs, mask=mask, other=0.0)
+    if rejected and not FROM_TARGET:
+        q_row = tl.load(draft_probs_ptr + accepted * vocab + offs, mask=mask, other=0.0)
+        weight = tl.maximum(weight - q_row, 0.0)
+    target_u = tl.load(final_uniform_ptr) * tl.sum(weight)
+    hit = tl.cumsum(weight, axis=0) > target_u
+    tl.store(out_ptr + accepted, tl.argmax(hit.to(tl.int32), axis=0))
+
+
+def _cdf_chain(p, q, from_target):
+    """``k = len(q)`` drafts through :func:`cdf_chain_kernel`: the emitted tokens."""
+    k, vocab = q.shape[0], q.shape[1]
+    draft = torch.multinomial(q, 1).view(-1).to(torch.int32)
+    out = torch.full((k + 1,), -1, dtype=torch.int32)
+    cdf_chain_kernel[(1,)](out, draft, p.to(torch.float32), q.to(torch.float32),
+                           torch.rand(k), torch.rand(1), k, vocab,
+                           BLOCK=triton.next_power_of_2(vocab), FROM_TARGET=from_target)
+    return out[out != -1]
+
+
+def cdf_chain_tokens(p, q):
+    """(f) Accept while ``coin * q < p``, the final token by the inverse CDF (lossless)."""
+    return _cdf_chain(p, q, False)
+
+
+def cdf_chain_tokens_from_target(p, q):
+    """(f) The token after a rejection drawn from ``p``, not the residual (lossy)."""
+    return _cdf_chain(p, q, True)

@@ -13,7 +13,10 @@ kernel writes to ``predicts``.  Exact: lossless on ``--p 1/2,1/3,1/6,0 --q 1/4,1
 compiler may fuse it into one multiply-add, and SGLang's launcher does not pass
 ``enable_fp_fusion=False``.  With ``--elementwise numpy`` (as Triton's interpreter computes it,
 no fused multiply-add) and ``--sum-order sequential``: lossy by the ``float32`` uniforms' grid
-only, TV ``1/100663296``.
+only, TV ``1/100663296``.  ``rule_tokens(p, q)``: ``k = len(q)`` drafts in one launch
+(``verify --tokens M``), the tokens the kernel writes: on the factored route, each draft a
+tensor axis and the final token's inverse CDF kept as its law, while the vocabulary fits the
+kernel's one tile of ``BLOCK_V = 4096`` lanes.
 """
 
 import torch
@@ -34,3 +37,16 @@ def rule(p, q):
           torch.rand(1, 1), torch.rand(1), torch.stack([p, p]).unsqueeze(0), q.view(1, 1, -1),
           None, None, True)
     return predicts[0]
+
+
+def rule_tokens(p, q):
+    """``k = len(q)`` drafts in one chain (the root, then the drafts): the tokens written."""
+    k = q.shape[0]
+    draft = torch.multinomial(q, 1).view(1, k)
+    candidates = torch.cat([torch.zeros(1, 1, dtype=torch.int64), draft], dim=1)
+    predicts = torch.full((k + 1,), -1, dtype=torch.int64)
+    accept_index = torch.full((1, k + 1), -1, dtype=torch.int64)
+    chain(predicts, accept_index, torch.zeros(1, dtype=torch.int64), candidates,
+          torch.arange(k + 1).view(1, k + 1), None, None, torch.rand(1, k), torch.rand(1),
+          p.unsqueeze(0), q.unsqueeze(0), None, None, True)
+    return predicts[predicts != -1]
