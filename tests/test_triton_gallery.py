@@ -225,12 +225,14 @@ CDF_PAIRS = [(P, Q), (Dist.parse("1/7,2/7,4/7"), Dist.parse("1/3,1/3,1/3")),
              (Dist.parse("1/3,1/6,1/5,3/10,0"), Dist.parse("1/7,2/7,1/7,1/7,2/7"))]
 
 
-@pytest.mark.parametrize("name", ["cdf_chain_tokens", "cdf_chain_tokens_from_target"])
+@pytest.mark.parametrize("name", ["cdf_chain_tokens", "cdf_chain_tokens_tiled",
+                                  "cdf_chain_tokens_from_target"])
 @pytest.mark.parametrize("pair", range(len(CDF_PAIRS)))
 @pytest.mark.parametrize("m", [2, 3])
-def test_the_inverse_cdf_of_one_tile_is_its_law_on_the_factored_route(name, pair, m):
+def test_the_inverse_cdf_is_its_law_on_the_factored_route(name, pair, m):
     # argmax(cumsum(w) > u * sum(w)): the first lane whose running sum passes the uniform, a
-    # lazy count of the uniform with the path enumeration's law, not one path per token
+    # lazy count of the uniform with the path enumeration's law, not one path per token; in
+    # tiles of 2 lanes, each tile's if on the uniform run both ways, the token a count again
     p, q = CDF_PAIRS[pair]
     fast, slow = _by_both_routes(_spec(name), p, q, m)
     assert fast["route"] == "factored" and "route" not in slow
@@ -239,7 +241,7 @@ def test_the_inverse_cdf_of_one_tile_is_its_law_on_the_factored_route(name, pair
         assert fast[key] == slow[key], key
     a = sum(min(x, y) for x, y in zip(p.probs, q.probs))
     assert F(fast["tokens_per_call"]) == sum(a ** j for j in range(m))
-    assert fast["verdict"] == ("lossless" if name == "cdf_chain_tokens" else "lossy-logic")
+    assert fast["verdict"] == ("lossy-logic" if name.endswith("from_target") else "lossless")
 
 
 def test_the_inverse_cdf_from_the_target_after_a_rejection_by_hand():
@@ -252,14 +254,36 @@ def test_the_inverse_cdf_from_the_target_after_a_rejection_by_hand():
     assert first["1"] == F(5, 12) and _tv({int(k): v for k, v in first.items()}, P) == F(1, 12)
 
 
-def test_the_inverse_cdf_of_one_tile_under_float32_on_both_routes():
+@pytest.mark.parametrize("name", ["cdf_chain_tokens", "cdf_chain_tokens_tiled"])
+def test_the_inverse_cdf_under_float32_on_both_routes(name):
     # the float run, exact arithmetic and the grid by the factored route, as the path route
     # gives them: lossy by the uniforms' grid only (the running sum of the rows, computed in
     # the format, passes u * sum(w) at the grid points the exact one does)
-    fast, slow = _by_both_routes(_spec("cdf_chain_tokens"), P, Q, 3, arith="float32",
+    fast, slow = _by_both_routes(_spec(name), P, Q, 3, arith="float32",
                                  sum_order="sequential")
     assert fast["route"] == "factored"
     for key in ("verdict", "law", "tokens_per_call", "bias", "bias_exact_arith",
                 "bias_grid_only"):
         assert fast[key] == slow[key], key
     assert fast["bias_exact_arith"] == "0"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_inverse_cdf_in_tiles_equals_one_tile_on_seeded_rows(seed):
+    # seven tokens in four tiles of 2 (the last one padded), tiles whose residual is all zero
+    # included: the tile-by-tile search by the factored route in one engine path per number
+    # of accepted drafts, the call's law of the one-tile kernel
+    import random
+
+    rng = random.Random(seed)
+    wp = [rng.choice([0, 1, 2, 3]) for _ in range(7)]
+    wq = [rng.choice([0, 0, 1, 2, 3]) for _ in range(7)]
+    wp[0] += 1
+    wq[1] += 1
+    p = Dist([F(w, sum(wp)) for w in wp])
+    q = Dist([F(w, sum(wq)) for w in wq])
+    tiled, slow = _by_both_routes(_spec("cdf_chain_tokens_tiled"), p, q, 3)
+    one, _ = _by_both_routes(_spec("cdf_chain_tokens"), p, q, 3)
+    assert tiled["route"] == one["route"] == "factored" and tiled["verdict"] == "lossless"
+    assert tiled["factored"]["engine_paths"] == 3
+    assert tiled["call_law"] == one["call_law"] == slow["call_law"]

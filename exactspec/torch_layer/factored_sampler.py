@@ -36,7 +36,7 @@ def _first(event):
     return event[0]
 
 __all__ = ["FactoredSampler", "AxisUniform", "LazyCount", "LazyIndicator", "cut_side",
-           "lazy_lane_extreme", "lazy_lane_first"]
+           "lazy_lane_extreme", "lazy_lane_first", "context_of"]
 
 
 class _AxisVector:
@@ -286,6 +286,16 @@ class LazyIndicator(LazyCount):
         return self.sampler._force(self)
 
 
+def context_of(sampler, base) -> tuple:
+    """The interval ``[lo, hi)`` of the fresh uniform ``base`` that the kernel's branch
+    running now is on (a Triton ``if`` on a comparison of it run both ways,
+    :mod:`exactspec.triton_layer.uniform_cases`); ``[0, 1)`` outside every such branch."""
+    ctx = getattr(sampler, "cases_context", None)
+    if not ctx or ctx[-1][0] is not base:
+        return _ZERO, _ONE
+    return ctx[-1][1], ctx[-1][2]
+
+
 def _lane_cuts(values: list):
     """A lane of lazy comparisons ``v < c_k`` of one uniform's view, beside plain bools:
     ``(first indicator, [c_k, or None for a plain False, or True for a plain True])``;
@@ -324,8 +334,9 @@ def lazy_lane_extreme(values: list, largest: bool, boolean: bool):
     c = max(numbers) if largest else min(numbers)
     view = first.view
     cut = (c - view.shift) / view.scale
-    if cut >= 1 or cut <= 0:
-        holds = cut >= 1
+    lo, hi = context_of(first.sampler, view.base)
+    if cut >= hi or cut <= lo:        # holds on the whole part of the uniform, or nowhere
+        holds = cut >= hi
         return holds if boolean else int(holds)
     s = first.sampler
     s._lazy_uses[view.base.ident] = s._lazy_uses.get(view.base.ident, 0) + 1
@@ -359,7 +370,8 @@ def lazy_lane_first(values: list, largest: bool) -> "LazyCount":
         top = c if top is None or c > top else top
         above.append(top)
     else:
-        if top is None or (top - view.shift) / view.scale < 1:
+        if top is None or (top - view.shift) / view.scale < context_of(first.sampler,
+                                                                      view.base)[1]:
             raise CannotProceed("the first lane whose running sum passes a uniform, over "
                                 "lanes it may pass nowhere (an inverse CDF over several "
                                 "tiles, or a running sum short of the total)")

@@ -18,7 +18,10 @@ that its condition is evaluated first and the statement then runs through :func:
   winners' laws.  No branch point is made, so a kernel that tiles a vocabulary of ``T``
   tiles is one path, not ``2**(T - 1)``.  A name whose two values cannot be selected that
   way, or a branch that stores, draws or launches, decides the comparison instead (the
-  engine's coin on the path routes; on a vectorised route the rule goes to the paths).
+  engine's coin on the path routes; on a vectorised route the rule goes to the paths);
+- on the factored route, a condition that is a comparison of a fresh uniform (a tile's
+  ``if`` of an inverse-CDF search), where the branches are pure in the same sense, runs both
+  branches, each on its interval of the uniform (:mod:`.uniform_cases`).
 
 An ``if`` whose branches ``return``, ``break`` or ``continue`` out of it, ``yield`` or bind a
 name with ``:=``, and a kernel with free variables, ``global`` or ``nonlocal`` names or whose
@@ -47,22 +50,11 @@ import textwrap
 from ..core.signals import CannotProceed
 from ..torch_layer.context import current
 from ..torch_layer.noise import RaceOrder, race_maxima_selected
-from .state import LAUNCHES
+from .state import LAUNCHES, UNBOUND
+from .uniform_cases import cases_if, lazy_condition
 
 __all__ = ["run_if", "branched_body", "rewritten", "UNBOUND"]
 
-
-class _Unbound:
-    """A name a branch may assign that was not bound before the ``if``."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return "<unbound>"
-
-
-#: the value standing for a name not bound
-UNBOUND = _Unbound()
 
 _PREFIX = "__exactspec_"
 
@@ -79,6 +71,10 @@ def run_if(condition, then, orelse, values: tuple, pure: bool = False) -> tuple:
         c = condition()
     finally:
         run.lazy_orders = before
+    if pure:
+        lazy = lazy_condition(c)
+        if lazy is not None:            # a comparison of a fresh uniform: both, each on its part
+            return cases_if(lazy, then, orelse, values, lambda: _marks(run))
     order = _order_of(c)
     if order is None or order.decided is not None:
         return then(values) if c else orelse(values)
@@ -332,6 +328,11 @@ def _language(value) -> bool:
 _MODULES = __name__.rsplit(".", 1)[0] + ".module"
 
 
+#: the methods of a block that make a new block and change nothing (``x.to(tl.int32)``)
+_BLOCK_METHODS = frozenset(("to", "reshape", "broadcast_to", "expand_dims", "trans",
+                            "permute"))
+
+
 def _pure(body: list, language: set) -> bool:
     """Whether running the statements changes nothing but their local names (so both
     branches may run): every call is a function of the Triton language (``tl.where``; a
@@ -342,6 +343,8 @@ def _pure(body: list, language: set) -> bool:
                 f = node.func
                 while isinstance(f, ast.Attribute):
                     f = f.value
+                if isinstance(node.func, ast.Attribute) and node.func.attr in _BLOCK_METHODS:
+                    continue                 # x.to(tl.int32): a new block of the same lanes
                 if not (isinstance(node.func, ast.Attribute) and isinstance(f, ast.Name) and
                         f.id in language):
                     return False

@@ -52,6 +52,8 @@ __all__ = ["BlockOperators", "as_block", "binary", "cast", "div_rn", "fdiv", "re
 
 def as_block(x, dtype_: dtype) -> tensor:
     """``x`` (a block or a Python number) as a block of ``dtype_``."""
+    if getattr(type(x), "uniform_cases", False):    # a value per part of a uniform: one
+        x = x.value()
     if isinstance(x, tensor):
         if x.dtype is dtype_:
             return x

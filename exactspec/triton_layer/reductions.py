@@ -256,6 +256,12 @@ def _extreme_reduce(input, axis, return_indices, tie_break_left, keep_dims, larg
                             outer, x.t.dtype)
         return (block(_keep(values, ax, keep_dims, nd), x.dtype),
                 block(_keep(idx, ax, keep_dims, nd), int32))
+    outer, lanes = x.t._lanes(ax)
+    if any(getattr(type(v), "lazy_count", False) for lane in lanes for v in lane):
+        # lazy comparisons of a uniform (a factored run): their maximum, no index needed
+        values = Tensor.new([OPS["lazy_lane_extreme"](lane, largest, False) for lane in lanes],
+                            outer, x.t.dtype)
+        return block(_keep(values, ax, keep_dims, nd), x.dtype)
     r = x.t.max(dim=ax) if largest else x.t.min(dim=ax)
     return block(_keep(r.values, ax, keep_dims, nd), x.dtype)
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .errors import refuse
 
-__all__ = ["Launch", "LAUNCHES", "interpreter_arithmetic", "launch", "launch_option"]
+__all__ = ["Launch", "LAUNCHES", "UNBOUND", "interpreter_arithmetic", "launch",
+           "launch_option"]
 
 
 class Launch:
@@ -47,6 +48,18 @@ class Launch:
             return [r for r in was if r != self.pid]
         return [] if was == self.pid else [was]
 
+
+class _Unbound:
+    """A name a kernel's ``if`` may assign that was not bound before it (:mod:`.branches`)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<unbound>"
+
+
+#: the value standing for a name not bound
+UNBOUND = _Unbound()
 
 #: the launches in progress, innermost last (at most one: a kernel never launches another)
 LAUNCHES: list = []

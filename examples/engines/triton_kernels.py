@@ -73,6 +73,8 @@ token by the inverse of a running sum, ``argmax(cumsum(w) > u * sum(w))`` over o
 ``BLOCK >= |V|`` lanes, ``w`` the residual ``max(p - q, 0)`` of the rejected position or the
 next target row after every draft was accepted: ``cdf_chain_tokens`` is lossless (``verify
 --tokens M``, tokens per call ``1 + a + ... + a^(M-1)`` with ``a = sum(min(p, q))``);
+``cdf_chain_tokens_tiled`` is the same over tiles of 2 lanes, searched as SGLang's kernel
+searches them (``if found == 0``, then ``if`` some lane of the tile passes the uniform);
 ``cdf_chain_tokens_from_target`` draws the token after a rejection from ``p`` itself, the
 resampling bug of a rule that forgets the residual (lossy).
 
@@ -376,7 +378,7 @@ def cdf_chain_kernel(out_ptr, draft_ptr, target_ptr, draft_probs_ptr, uniform_pt
                      FROM_TARGET: tl.constexpr):
     """Accept the positions in turn while ``coin * q < p``; then the token at the final
     uniform of the inverse CDF of the rejected position's residual (``FROM_TARGET``: of its
-    target row), or of the next target row when every draft was accepted."""
+    target row), or of the next target row when every draft was accepted, tile by tile."""
     accepted = 0
     rejected = False
     for pos in range(num_drafts):
@@ -390,31 +392,59 @@ def cdf_chain_kernel(out_ptr, draft_ptr, target_ptr, draft_probs_ptr, uniform_pt
                 accepted += 1
             else:
                 rejected = True
-    offs = tl.arange(0, BLOCK)
-    mask = offs < vocab
-    weight = tl.load(target_ptr + accepted * vocab + offs, mask=mask, other=0.0)
-    if rejected and not FROM_TARGET:
-        q_row = tl.load(draft_probs_ptr + accepted * vocab + offs, mask=mask, other=0.0)
-        weight = tl.maximum(weight - q_row, 0.0)
-    target_u = tl.load(final_uniform_ptr) * tl.sum(weight)
-    hit = tl.cumsum(weight, axis=0) > target_u
-    tl.store(out_ptr + accepted, tl.argmax(hit.to(tl.int32), axis=0))
+    residual = rejected and not FROM_TARGET
+    total = 0.0
+    for v in range(0, vocab, BLOCK):
+        offs = v + tl.arange(0, BLOCK)
+        weight = tl.load(target_ptr + accepted * vocab + offs, mask=offs < vocab, other=0.0)
+        if residual:
+            q_row = tl.load(draft_probs_ptr + accepted * vocab + offs, mask=offs < vocab,
+                            other=0.0)
+            weight = tl.maximum(weight - q_row, 0.0)
+        total += tl.sum(weight)
+    target_u = tl.load(final_uniform_ptr) * total
+    running = 0.0
+    token = vocab - 1
+    found = 0
+    for v in range(0, vocab, BLOCK):
+        if found == 0:
+            offs = v + tl.arange(0, BLOCK)
+            weight = tl.load(target_ptr + accepted * vocab + offs, mask=offs < vocab,
+                             other=0.0)
+            if residual:
+                q_row = tl.load(draft_probs_ptr + accepted * vocab + offs, mask=offs < vocab,
+                                other=0.0)
+                weight = tl.maximum(weight - q_row, 0.0)
+            hit = (running + tl.cumsum(weight, axis=0)) > target_u
+            if tl.max(hit, axis=0):
+                token = v + tl.argmax(hit.to(tl.int32), axis=0)
+                found = 1
+            running += tl.sum(weight)
+    tl.store(out_ptr + accepted, token)
 
 
-def _cdf_chain(p, q, from_target):
-    """``k = len(q)`` drafts through :func:`cdf_chain_kernel`: the emitted tokens."""
+def _cdf_chain(p, q, from_target, block=None):
+    """``k = len(q)`` drafts through :func:`cdf_chain_kernel` (one tile unless ``block``):
+    the emitted tokens."""
     k, vocab = q.shape[0], q.shape[1]
     draft = torch.multinomial(q, 1).view(-1).to(torch.int32)
     out = torch.full((k + 1,), -1, dtype=torch.int32)
     cdf_chain_kernel[(1,)](out, draft, p.to(torch.float32), q.to(torch.float32),
                            torch.rand(k), torch.rand(1), k, vocab,
-                           BLOCK=triton.next_power_of_2(vocab), FROM_TARGET=from_target)
+                           BLOCK=block or triton.next_power_of_2(vocab),
+                           FROM_TARGET=from_target)
     return out[out != -1]
 
 
 def cdf_chain_tokens(p, q):
     """(f) Accept while ``coin * q < p``, the final token by the inverse CDF (lossless)."""
     return _cdf_chain(p, q, False)
+
+
+def cdf_chain_tokens_tiled(p, q):
+    """(f) The same over tiles of 2 lanes, the first tile that passes the uniform searched
+    as SGLang's kernel does (lossless)."""
+    return _cdf_chain(p, q, False, block=2)
 
 
 def cdf_chain_tokens_from_target(p, q):
