@@ -287,3 +287,33 @@ def test_the_inverse_cdf_in_tiles_equals_one_tile_on_seeded_rows(seed):
     assert tiled["route"] == one["route"] == "factored" and tiled["verdict"] == "lossless"
     assert tiled["factored"]["engine_paths"] == 3
     assert tiled["call_law"] == one["call_law"] == slow["call_law"]
+
+
+def test_the_inverse_cdf_at_300_tokens_is_the_race_kernels_call_law():
+    # 300 tokens in one tile of 512 lanes: the row of running sums compared with u * total at
+    # once (lazy comparisons made for the whole row); the call's law, a sum of rank-one terms,
+    # that of the chain whose recovered token is a race (gallery (e): the same rule by another
+    # algorithm), term by term; tokens per call 1 + a + a^2 exactly
+    import random
+
+    from exactspec.sequences.context import ContextPair
+    from exactspec.sequences.torch_rules import pytorch_whole_call
+    from exactspec.sequences.user import user_report
+    from exactspec.torch_layer.factored import factored_call_law
+    from exactspec.torch_layer.rule import load_pytorch_rule
+
+    rng = random.Random(7)
+    wp = [rng.randint(0, 9) for _ in range(300)]
+    wq = [rng.randint(0, 9) for _ in range(300)]
+    wp[0] += 1
+    wq[0] += 1
+    p = Dist([F(w, sum(wp)) for w in wp])
+    q = Dist([F(w, sum(wq)) for w in wq])
+    laws = [factored_call_law(load_pytorch_rule(_spec(name)), p, q, 2)
+            for name in ("cdf_chain_tokens", "chain_tokens_one_tile")]
+    assert sorted(laws[0].terms) == sorted(laws[1].terms) and laws[0].paths == 3
+    report = user_report({"m": 3}, pytorch_whole_call(load_pytorch_rule(
+        _spec("cdf_chain_tokens")), 3), pair=ContextPair.context_free(p, q), m=3)
+    assert report["route"] == "factored" and report["verdict"] == "lossless"
+    a = sum(min(x, y) for x, y in zip(p.probs, q.probs))
+    assert F(report["tokens_per_call"]) == 1 + a + a * a

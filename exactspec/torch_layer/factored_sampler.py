@@ -481,6 +481,34 @@ class FactoredSampler(VectorSampler):
             cut = (c - view.shift) / scale
         return LazyIndicator(self, view, c, above, cut, strict, truth)
 
+    def lazy_compare_row(self, op, xs: list, ys: list) -> list | None:
+        """:meth:`lazy_compare` of a row of plain exact numbers with one view of a fresh
+        uniform (the same object on every lane: ``cumsum(w) > u * total``), at once; ``None``
+        for any other pair of rows, and on a grid (each lane compared as usual)."""
+        if self.grid is not None or not xs:
+            return None
+        view, flipped, row = ys[0], True, xs
+        if not isinstance(view, UniformView):
+            view, flipped, row = xs[0], False, ys
+        if not isinstance(view, UniformView) or isinstance(view, AxisUniform) or \
+                view.shift or type(view.scale) is not Fraction or \
+                not all(v is view for v in (xs if row is ys else ys)) or \
+                not all(type(c) is Fraction for c in row):
+            return None
+        first = self.lazy_compare(op, view, row[0]) if not flipped else \
+            self.lazy_compare(op, row[0], view)
+        if first is None:                      # not lazy (nothing noted): lane by lane
+            return None
+        base = view.base
+        self._lazy_uses[base.ident] += len(row) - 1
+        sn, sd = view.scale._numerator, view.scale._denominator
+        above, strict, truth = first.above, first.strict, first.truth
+        out = [first]
+        for c in row[1:]:
+            cut = fraction_of(c._numerator * sd, c._denominator * sn)
+            out.append(LazyIndicator(self, view, c, above, cut, strict, truth))
+        return out
+
     def _lazy_cut(self, base, cut: Fraction, above: bool, truth: bool) -> "LazyIndicator":
         """A lazy comparison that holds for the grid points ``u < cut`` (``above``: ``u >=
         cut``), ``cut`` a grid point: kept on the uniform itself (a unit view), so that every

@@ -95,6 +95,11 @@ class TensorElementwise:
         else:
             plain = None
         if compare:
+            lazy_row = getattr(current().sampler, "lazy_compare_row", None)
+            if lazy_row is not None and n >= float_rows.MIN_ROW:
+                out = lazy_row(op, av, bv)      # a row against one uniform: lazy, at once
+                if out is not None:
+                    return Tensor.new(out, shape, D.bool_)
             if plain is not None:
                 out = [op(x, y) if type(x) is plain and type(y) is plain else
                        decide(op, cast(x, dtype), cast(y, dtype)) for x, y in zip(av, bv)]

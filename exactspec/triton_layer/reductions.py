@@ -21,9 +21,11 @@ methods too (:class:`BlockReductions`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
+from ..core.integer_rows import fractions_over, integer_row
 from ..core.signals import CannotProceed
 from ..engine.floats import FORMATS, FloatValue
 from ..torch_layer import dtypes as D
@@ -306,6 +308,18 @@ def argmin(input, axis, tie_break_left=True, keep_dims=False) -> tensor:
     return _arg(input, axis, tie_break_left, keep_dims, False)
 
 
+def _exact_running_sum(values: list) -> list | None:
+    """The running sums of a lane of exact rationals, over one common denominator (``None``
+    for a lane with another value, or denominators too large to share)."""
+    if not all(type(v) is Fraction for v in values):
+        return None
+    row = integer_row(values)
+    if row is None:
+        return None
+    ints, d = row
+    return fractions_over(list(itertools.accumulate(ints)), d)
+
+
 def cumsum(input, axis=0, reverse=False, dtype=None) -> tensor:
     """``tl.cumsum``: the running sum along ``axis``, added as the lanes' scan adds (offsets
     1, 2, 4, ...; see the module's text)."""
@@ -320,6 +334,11 @@ def cumsum(input, axis=0, reverse=False, dtype=None) -> tensor:
         declared = _declared_sums(t, ax, dtype, "tl.cumsum", running=True)
         if declared is not None:
             return block(declared.flip(ax).contiguous() if reverse else declared, dtype)
+    if dtype.kind == "float" and current().exact and t.ndim == 1:
+        exact = _exact_running_sum(t._values())
+        if exact is not None:        # exact sums are the same in every order: by integers
+            out = Tensor.new(exact, t.shape, dtype.torch)
+            return block(out.flip(0).contiguous() if reverse else out, dtype)
     n = t.shape[ax]
     offset = 1
     while offset < n:
