@@ -317,3 +317,46 @@ def test_the_inverse_cdf_at_300_tokens_is_the_race_kernels_call_law():
     assert report["route"] == "factored" and report["verdict"] == "lossless"
     a = sum(min(x, y) for x, y in zip(p.probs, q.probs))
     assert F(report["tokens_per_call"]) == 1 + a + a * a
+
+
+UNNORMALISED = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def doubled_cdf_kernel(out_ptr, target_ptr, uniform_ptr, vocab, BLOCK: tl.constexpr):
+    """The inverse CDF of 2 p, tile by tile: its running sums reach 1 inside a tile."""
+    target_u = tl.load(uniform_ptr) * 2.0
+    running = 0.0
+    token = vocab - 1
+    found = 0
+    for v in range(0, vocab, BLOCK):
+        if found == 0:
+            offs = v + tl.arange(0, BLOCK)
+            weight = 2.0 * tl.load(target_ptr + offs, mask=offs < vocab, other=0.0)
+            hit = (running + tl.cumsum(weight, axis=0)) > target_u
+            if tl.max(hit, axis=0):
+                token = v + tl.argmax(hit.to(tl.int32), axis=0)
+                found = 1
+            running += tl.sum(weight)
+    tl.store(out_ptr, token)
+
+
+def tokens(p, q):
+    out = torch.full((1,), -1, dtype=torch.int32)
+    doubled_cdf_kernel[(1,)](out, p[0].to(torch.float32), torch.rand(1), p.shape[1], BLOCK=2)
+    return [out[0], torch.multinomial(p[1], 1)[0]]
+'''
+
+
+def test_a_running_sum_of_exactly_one_inside_a_tile_is_not_a_lane_that_always_holds(tmp_path):
+    # weights 2 p: the first tile's running sums are 1/2 and 1, against u * 2; the tile holds
+    # a lane that passes only where u < 1/2 (a threshold equal to 1 is a number, not True)
+    rule = tmp_path / "doubled.py"
+    rule.write_text(UNNORMALISED)
+    p = Dist.parse("1/4,1/4,1/4,1/4")
+    fast, slow = _by_both_routes(f"{rule}:tokens", p, p, 2)
+    assert fast["route"] == "factored" and fast["verdict"] == slow["verdict"] == "lossless"
+    assert fast["law"] == slow["law"]

@@ -326,7 +326,8 @@ def lazy_lane_extreme(values: list, largest: bool, boolean: bool):
         raise CannotProceed("the maximum of lazy comparisons of a uniform that are not all "
                             "of the form v < c")
     first, cuts = lane
-    if largest and True in cuts or not largest and None in cuts:
+    # (by identity: a threshold Fraction(1) equals True)
+    if any(c is True for c in cuts) if largest else any(c is None for c in cuts):
         return bool(largest) if boolean else int(largest)
     numbers = [c for c in cuts if c is not None and c is not True]
     if not numbers:                   # every lane plain: all False (max), all True (min)
