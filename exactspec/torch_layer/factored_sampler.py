@@ -320,7 +320,7 @@ def lazy_lane_extreme(values: list, largest: bool, boolean: bool):
     """``max`` (``largest``) or ``min`` of a lane of lazy comparisons ``v < c_k`` of one
     fresh uniform's view: ``v < max c_k`` (some holds) or ``v < min c_k`` (all hold), a
     lazy comparison again, or a plain value where it holds for every or no value of the
-    uniform (``boolean``: a bool, else ``0``/``1``)."""
+    uniform in its current part (:func:`context_of`; ``boolean``: a bool, else ``0``/``1``)."""
     lane = _lane_cuts(values)
     if lane is None:
         raise CannotProceed("the maximum of lazy comparisons of a uniform that are not all "
@@ -348,8 +348,8 @@ def lazy_lane_first(values: list, largest: bool) -> "LazyCount":
     """The first index of the largest element of a lane of lazy comparisons ``v < c_k`` of
     one fresh uniform's view (a kernel's ``argmax(cumsum > u)``, the inverse-CDF lookup):
     the number of leading lanes that do not hold, ``sum_k [v >= max(c_0..c_k)]``, a lazy
-    count.  Only where some lane holds for every value of the uniform (else the index is 0
-    where none holds, which a count is not)."""
+    count.  Only where some lane holds for every value of the uniform in its current part
+    (:func:`context_of`; else the index is 0 where none holds, which a count is not)."""
     lane = _lane_cuts(values) if largest else None
     if lane is None:
         raise CannotProceed("the first index of lazy comparisons of a uniform other than "

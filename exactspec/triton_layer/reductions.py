@@ -258,9 +258,10 @@ def _extreme_reduce(input, axis, return_indices, tie_break_left, keep_dims, larg
                             outer, x.t.dtype)
         return (block(_keep(values, ax, keep_dims, nd), x.dtype),
                 block(_keep(idx, ax, keep_dims, nd), int32))
-    outer, lanes = x.t._lanes(ax)
-    if any(getattr(type(v), "lazy_count", False) for lane in lanes for v in lane):
+    if getattr(current().sampler, "lazy_compare", None) is not None and \
+            any(getattr(type(v), "lazy_count", False) for v in x.t._values()):
         # lazy comparisons of a uniform (a factored run): their maximum, no index needed
+        outer, lanes = x.t._lanes(ax)
         values = Tensor.new([OPS["lazy_lane_extreme"](lane, largest, False) for lane in lanes],
                             outer, x.t.dtype)
         return block(_keep(values, ax, keep_dims, nd), x.dtype)

@@ -106,6 +106,7 @@ class Cases:
     __add__, __radd__ = _arith(operator.add), _arith(operator.add, True)
     __sub__, __rsub__ = _arith(operator.sub), _arith(operator.sub, True)
     __mul__, __rmul__ = _arith(operator.mul), _arith(operator.mul, True)
+    del _arith
 
     def value(self):
         """The one value standing for every piece: a lazy count of the uniform (a 0-d block of
