@@ -540,3 +540,54 @@ def test_order_of_integer_rows_at_the_edge_of_float_resolution():
         if not any(pp):
             continue
         assert _order_of_integers(pp, qq) == _cross_multiplied_order(pp, qq), (pp, qq)
+
+
+def test_the_closed_form_check_on_integer_rows_finds_each_violation():
+    """On rows long enough for integer rows (64 tokens and more), the check of ``0 <= a* <=
+    p`` and ``sum a* = alpha*`` by scaled integer comparisons agrees with the same check in
+    ``Fraction``s: it holds for the optimum and fails for an entry over ``p``, a negative
+    entry and a wrong sum, on rows whose denominators differ (both sides scaled)."""
+    from exactspec.core.dist import integer_row_of
+    from exactspec.optimum.checks import closed_form_holds
+
+    n = 80
+    p = Dist([F(i + 1, n * (n + 1) // 2) for i in range(n)])
+    q = Dist([F(n - i, n * (n + 1) // 2) for i in range(n)])
+    opt = optimum(p, q, 3)
+    assert integer_row_of(opt.a_star) is not None and integer_row_of(p) is not None
+    assert closed_form_holds(opt.a_star, p, opt.alpha_star) is True
+
+    def law(values):
+        d = Dist(values, check=False)
+        assert integer_row_of(d) is not None
+        return d
+
+    def by_fractions(a, total):
+        return all(0 <= a[t] <= p[t] for t in p.labels) and sum(a.probs) == total
+
+    a = list(opt.a_star.probs)
+    over = a[:]                                   # one entry past p by the smallest step
+    over[5] = p.probs[5] + F(1, 7 * 10**9)
+    over[6] -= F(1, 7 * 10**9)
+    negative = a[:]
+    negative[0], negative[1] = F(-1, 3 * 10**9), negative[1] + F(1, 3 * 10**9)
+    for values in (over, negative):
+        d = law(values)
+        assert closed_form_holds(d, p, opt.alpha_star) is False
+        assert by_fractions(d, opt.alpha_star) is False
+    assert closed_form_holds(law(a), p, opt.alpha_star + F(1, 10**30)) is False
+
+
+def test_a_table_written_by_columns_is_the_table_written_by_rows():
+    """``aligned_columns`` (the optimal command's 152,064-row table) writes what
+    ``aligned_table`` writes from the same cells: padding, trailing spaces stripped, an
+    empty table as its header."""
+    from exactspec.cli.output import aligned_columns, aligned_table
+
+    rows = [["a", "1/2", 3, ""], ["bbbb", "1", 10, "tight"], ["c", "12/25", 0, ""]]
+    header = ["token", "a*", "n", "prefix"]
+    text = aligned_table(rows, header)
+    assert text.splitlines() == ["token  a*     n   prefix", "a      1/2    3",
+                                 "bbbb   1      10  tight", "c      12/25  0"]
+    assert aligned_columns(list(zip(*rows)), header) == text
+    assert aligned_table([], header) == "token  a*  n  prefix"

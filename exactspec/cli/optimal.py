@@ -5,7 +5,7 @@ their cross-checks.
 from __future__ import annotations
 
 from .float64 import float_command
-from .output import emit, aligned_table
+from .output import aligned_columns, emit
 from .process import EXIT_OK, EXIT_REFUTED
 from .readers import read_pair
 
@@ -14,23 +14,28 @@ def cmd_optimal(args) -> int:
     if args.backend == "numpy":
         return float_command("optimal", args)
     from ..optimum.checks import optimal_report     # not bounds: no methods, no engine
-    from ..optimum.closed_form import law_texts
+    from ..optimum.closed_form import law_text_row, optimum
 
     p, q = read_pair(args)
-    obj = optimal_report(p, q, args.k)
+    opt = optimum(p, q, args.k)
+    obj = optimal_report(p, q, args.k, opt)
     checks = obj["checks"]
 
     def text() -> str:             # built only when it is what is written (not under --json)
-        # one dictionary look-up per token (a list of the tight labels searched per token
-        # was quadratic: minutes at 152,064 tokens)
-        p_text, q_text = law_texts(p), law_texts(q)     # from the integer rows, if any
-        tight = set(obj["tight"])
-        rows = [[name, obj["a_star"][name], p_text[name], q_text[name],
-                 "tight" if name in tight else ""] for name in obj["order"]]
+        # column by column, each token's cells found by its position (texts from the
+        # integer rows, if any): one look-up per cell, no search per token
+        position = dict(zip(p.labels, range(len(p))))
+        in_order = list(map(position.__getitem__, opt.order))
+        prefix = [""] * len(p)
+        for label in opt.tight:
+            prefix[position[label]] = "tight"
+        columns = [obj["order"]] + [
+            list(map(row.__getitem__, in_order))
+            for row in (law_text_row(opt.a_star), law_text_row(p), law_text_row(q), prefix)]
         verdicts = {True: "agrees", False: "DISAGREES", None: "skipped (too large)"}
         return (f"optimal acceptance for k = {args.k} i.i.d. drafts: alpha* = "
                 f"{obj['alpha_star']}\n"
-                + aligned_table(rows, ["token (q/p order)", "a*", "p", "q", "prefix"])
+                + aligned_columns(columns, ["token (q/p order)", "a*", "p", "q", "prefix"])
                 + "\nchecks: "
                 + ", ".join(f"{name} {verdicts[ok]}" for name, ok in checks.items())
                 + "".join(f"\n  {name} skipped: {why}"

