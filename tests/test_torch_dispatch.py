@@ -131,6 +131,36 @@ def test_a_token_kept_as_its_law_outranks_a_branched_value():
         cast(token, D.float32)
 
 
+def test_a_mixture_tokens_bounds_and_comparisons_come_from_its_parts_spans():
+    """A tile's winner moved up by its offset and mixed with another (the running argmax
+    across a kernel's tiles): ``minimum``/``maximum`` with a constant and the comparisons are
+    decided from the parts' support spans, the mixture's law never made; where the answer
+    depends on the token they decline, and (in)equality inside the span reads the support,
+    which may have a hole at the constant."""
+    from exactspec.torch_layer.axis_values import mixed_token
+
+    first = LawIndex([F(1, 2), F(0), F(1, 2), F(0)], "tile")          # support {0, 2}
+    second = LawIndex([F(0), F(1), F(0), F(0)], "tile").shifted(4)     # support {5}
+    token = mixed_token(first, F(1, 3), second, "winner")
+    assert token.support_span() == (0, 5) and token._probs is None
+    minimum = dispatch.EXTREME[LawIndex]
+    assert minimum(token, 5, False, D.int64, None) is token            # min(t, 5): t
+    assert minimum(token, 7, True, D.int64, None) == 7                 # max(t, 7): 7
+    assert minimum(0, token, True, D.int64, None) is token
+    assert T.decide(operator.lt, token, 6) is True and T.decide(operator.ge, token, 0)
+    assert T.decide(operator.ne, token, -1) is True and T.decide(operator.eq, 9, token) is False
+    assert token._probs is None                                        # never made
+    with pytest.raises(CannotProceed, match="maximum or minimum that depends on it"):
+        minimum(token, 3, False, D.int64, None)
+    with pytest.raises(CannotProceed, match="compared where the answer depends on it"):
+        T.decide(operator.lt, token, 3)
+    assert T.decide(operator.ne, token, 1) is True                     # the hole at 1
+    assert T.decide(operator.eq, token, 3) is False
+    with pytest.raises(CannotProceed, match="compared where the answer depends on it"):
+        T.decide(operator.eq, token, 2)
+    assert token.probs == [F(1, 6), F(0), F(1, 6), F(0), F(0), F(2, 3), F(0), F(0)]
+
+
 class _Sampler:
     """Decides every split it is asked about as True (a path's outcome)."""
 
