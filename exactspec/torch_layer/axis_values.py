@@ -76,11 +76,11 @@ class LawIndex:
         return LawIndex(list(probs[:n]) + [Fraction(0)] * (n - len(probs)), self.what,
                         race=self.race)
 
-    def support_span(self) -> tuple[int, int]:
-        """The least and the greatest index of the law's support, without making the law of
-        a mixture: the span of a mixture of laws with positive weights is the union of its
-        parts' spans, each moved by its shift (no mass cancels, weights and laws being
-        non-negative).
+    def support_span(self) -> tuple[int, int] | None:
+        """The least and the greatest index of the law's support (``None`` where it has
+        none), without making the law of a mixture: the span of a mixture of laws with
+        positive weights is the union of its parts' spans, each moved by its shift (no mass
+        cancels, weights and laws being non-negative).
 
         >>> t = mixed_token(LawIndex([Fraction(0), Fraction(1)], "a"), Fraction(1, 2),
         ...                 LawIndex([Fraction(1), Fraction(0)], "b").shifted(5), "m")
@@ -89,13 +89,16 @@ class LawIndex:
         """
         if self._probs is None and self.parts is not None and all(
                 type(w) in (int, Fraction) and w >= 0 for w, _, _ in self.parts):
-            spans = [(shift + lo, shift + hi) for weight, token, shift in self.parts
-                     if weight for lo, hi in (token.support_span(),)]
+            spans = [(shift + span[0], shift + span[1]) for weight, token, shift in self.parts
+                     if weight for span in (token.support_span(),) if span is not None]
+            if not spans:
+                return None
             return min(lo for lo, _ in spans), max(hi for _, hi in spans)
         values = self.row[0] if _by_row(self) else self.probs
-        lo = next(i for i, w in enumerate(values) if w)
-        hi = len(values) - 1 - next(i for i, w in enumerate(reversed(values)) if w)
-        return lo, hi
+        lo = next((i for i, w in enumerate(values) if w), None)
+        if lo is None:
+            return None
+        return lo, len(values) - 1 - next(i for i, w in enumerate(reversed(values)) if w)
 
     def shifted(self, c: int) -> "LawIndex":
         """The token plus the integer ``c >= 0``: its law moved up by ``c``."""
@@ -290,7 +293,10 @@ def _law_token_extreme(x, y, maximum: bool, dtype, extreme):
     1)``), ``c`` where it is on the other side; else not tracked."""
     t, c = (x, y) if type(x) is LawIndex else (y, x)
     if type(c) is int:
-        lo, hi = t.support_span()          # (a mixture's law is not made for this)
+        span = t.support_span()            # (a mixture's law is not made for this)
+        if span is None:                   # no support: every index is on the kept side
+            return t
+        lo, hi = span
         if (lo >= c) if maximum else (hi <= c):
             return t
         if (hi <= c) if maximum else (lo >= c):
@@ -306,7 +312,10 @@ def law_token_decide(op, a, b, decide=None, truth=None) -> bool:
     for every token of the law's support (``token != -1``); else not tracked."""
     t, c = (a, b) if type(a) is LawIndex else (b, a)
     if type(c) is int:
-        lo, hi = t.support_span()
+        span = t.support_span()
+        if span is None:                   # no support: no answer at all
+            raise CannotProceed(f"the {t.what} token compared where the answer depends on it")
+        lo, hi = span
         if op in _ORDERS or (op in (operator.eq, operator.ne) and not lo <= c <= hi):
             # an order, or (in)equality to a constant outside the span: the answer at the
             # span's two ends is the answer at every index between
