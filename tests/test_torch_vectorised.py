@@ -624,6 +624,42 @@ def test_rows_of_rationals_equal_fraction_arithmetic():
     assert all(type(v) is F for v in rational_row(operator.sub, xs, ys) + _complement(xs))
 
 
+
+def test_branched_arithmetic_of_rational_rows_equals_the_scalar_rule(monkeypatch):
+    """``p[x] / q[x]`` and the like on a draft axis (the tensor layer's elementwise rule on
+    two branched values, or one and a number) computed as whole rows of rationals give the
+    scalar rule's values branch by branch; a zero divisor or a value that is not a rational
+    takes the scalar rule (``x / 0`` an infinity, as on the paths)."""
+    import operator
+    import random
+
+    from exactspec.torch_layer import branched
+    from exactspec.torch_layer.branched import Branched
+    from exactspec.torch_layer.values import arith
+
+    rng = random.Random(11)
+    xs = [F(rng.randint(-40, 40), rng.randint(1, 30)) for _ in range(200)]
+    ys = [F(rng.randint(1, 40), rng.randint(1, 30)) for _ in range(200)]
+    with_zero = ys[:-1] + [F(0)]
+    cases = [(Branched(xs, 2), Branched(ys, 2)), (Branched(xs, 2), F(3, 7)),
+             (5, Branched(ys, 2)), (Branched(xs, 2), Branched(with_zero, 2)),
+             (Branched(xs, 2), Branched([1.5] + ys[1:], 2))]
+    ops = (operator.add, operator.sub, operator.mul, operator.truediv)
+
+    def every(op, a, b):
+        return [v for v in arith(op, a, b).values]
+
+    rows = []
+    whole = branched.rational_row
+    monkeypatch.setattr(branched, "rational_row", lambda *a: rows.append(a[0]) or whole(*a))
+    fast = [every(op, a, b) for a, b in cases for op in ops]
+    assert len(rows) == len(fast)                   # every case tried as whole rows
+    monkeypatch.setattr(branched, "_FAST_ROW", 10**9)
+    scalar = [every(op, a, b) for a, b in cases for op in ops]
+    assert fast == scalar
+    assert all(type(v) is F for row in fast[:12] for v in row)
+    assert fast[15][-1] == float("inf") or fast[15][-1] == float("-inf")
+
 def _forks_allowed():
     import os
     import sys

@@ -270,6 +270,15 @@ def _branched_arith(op, a, b, arith):
         fast = float_rows.binary(op, xs or [a] * n, ys or [b] * n, first.fmt)
         if fast is not None:
             return Branched(fast, axis_of(a, b))
+    n = len(xs or ys)
+    if n >= _FAST_ROW and type(first) is Fraction and \
+            (xs is not None or type(a) in (int, Fraction)) and \
+            (ys is not None or type(b) in (int, Fraction)):
+        # rows of rationals (``p[x] / q[x]`` on a draft axis): ``arith`` of two Fractions is
+        # the operator, which the integers give at once (None: a zero divisor or another type)
+        fast = rational_row(op, xs or [Fraction(a)] * n, ys or [Fraction(b)] * n)
+        if fast is not None:
+            return Branched(fast, axis_of(a, b))
     if type(a) is Branched and type(b) is Branched:
         return Branched([arith(op, x, y) for x, y in zip(a.values, b.values)], axis_of(a, b))
     if type(a) is Branched:
