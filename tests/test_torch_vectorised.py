@@ -629,7 +629,9 @@ def test_branched_arithmetic_of_rational_rows_equals_the_scalar_rule(monkeypatch
     """``p[x] / q[x]`` and the like on a draft axis (the tensor layer's elementwise rule on
     two branched values, or one and a number) computed as whole rows of rationals give the
     scalar rule's values branch by branch; a zero divisor or a value that is not a rational
-    takes the scalar rule (``x / 0`` an infinity, as on the paths)."""
+    takes the scalar rule (``x / 0`` an infinity, as on the paths); rows of integers (a
+    pointer's offsets at the draft tokens) likewise, a bool among them taking the scalar
+    rule."""
     import operator
     import random
 
@@ -652,11 +654,17 @@ def test_branched_arithmetic_of_rational_rows_equals_the_scalar_rule(monkeypatch
     rows = []
     whole = branched.rational_row
     monkeypatch.setattr(branched, "rational_row", lambda *a: rows.append(a[0]) or whole(*a))
+    ints = [rng.randint(-2**40, 2**40) for _ in range(200)]
+    offsets = [(Branched(ints, 1), Branched(ints[::-1], 1)), (7, Branched(ints, 1)),
+               (Branched(ints, 1), -3), (Branched(ints, 1), Branched([True] + ints[1:], 1))]
     fast = [every(op, a, b) for a, b in cases for op in ops]
     assert len(rows) == len(fast)                   # every case tried as whole rows
+    fast_ints = [every(op, a, b) for a, b in offsets for op in ops]
     monkeypatch.setattr(branched, "_FAST_ROW", 10**9)
     scalar = [every(op, a, b) for a, b in cases for op in ops]
     assert fast == scalar
+    assert fast_ints == [every(op, a, b) for a, b in offsets for op in ops]
+    assert [type(v) for v in fast_ints[0]] == [int] * 200
     assert all(type(v) is F for row in fast[:12] for v in row)
     assert fast[15][-1] == float("inf") or fast[15][-1] == float("-inf")
 

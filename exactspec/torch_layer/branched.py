@@ -96,6 +96,9 @@ def _random(v) -> bool:
 #: Rows of at least this many rationals are computed by :func:`rational_row`.
 _FAST_ROW = 64
 
+#: The operations whose result on two ints is the int Python computes (the scalar rule's).
+_INTEGER_RING = frozenset((operator.add, operator.sub, operator.mul))
+
 _ZERO_IDENTITY = (operator.add, operator.sub)
 _ONE_IDENTITY = (operator.mul, operator.truediv)
 
@@ -279,6 +282,17 @@ def _branched_arith(op, a, b, arith):
         fast = rational_row(op, xs or [Fraction(a)] * n, ys or [Fraction(b)] * n)
         if fast is not None:
             return Branched(fast, axis_of(a, b))
+    if n >= _FAST_ROW and type(first) is int and op in _INTEGER_RING and \
+            all(type(v) is int for v in (xs or ())) and \
+            all(type(v) is int for v in (ys or ())) and \
+            (xs is not None or type(a) is int) and (ys is not None or type(b) is int):
+        # rows of integers (a pointer's offsets at the draft tokens): ``arith`` of two ints
+        # is the operator (the dtype's range is checked by the caller, as element by element)
+        if xs is not None and ys is not None:
+            return Branched([op(x, y) for x, y in zip(xs, ys)], axis_of(a, b))
+        if xs is not None:
+            return Branched([op(x, b) for x in xs], a.axis)
+        return Branched([op(a, y) for y in ys], b.axis)
     if type(a) is Branched and type(b) is Branched:
         return Branched([arith(op, x, y) for x, y in zip(a.values, b.values)], axis_of(a, b))
     if type(a) is Branched:
