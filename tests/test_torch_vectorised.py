@@ -668,6 +668,40 @@ def test_branched_arithmetic_of_rational_rows_equals_the_scalar_rule(monkeypatch
     assert all(type(v) is F for row in fast[:12] for v in row)
     assert fast[15][-1] == float("inf") or fast[15][-1] == float("-inf")
 
+
+def test_bitwise_rows_of_plain_bools_and_ints_equal_the_scalar_rule(monkeypatch):
+    """``mask_a & mask_b`` (a kernel's lane masks), ``|`` and ``^`` of bool and int tensors,
+    exact and under ``--arith``: the operator on plain bools and ints gives the scalar
+    rule's values and dtypes (a bool beside an int tensor takes the scalar rule)."""
+    import operator
+    import random
+
+    from exactspec.engine.floats import FORMATS
+    from exactspec.torch_layer import installed, tensor_elementwise
+    from exactspec.torch_layer.context import Run
+
+    rng = random.Random(5)
+    bools = [[rng.random() < 0.5 for _ in range(300)] for _ in range(2)]
+    ints = [[rng.randint(-2**31, 2**31 - 1) for _ in range(300)] for _ in range(2)]
+
+    def results():
+        out = []
+        for run in (None, Run(None, FORMATS["float32"])):
+            with (installed(run) if run is not None else installed()) as t:
+                a, b = t.tensor(bools[0]), t.tensor(bools[1])
+                i, j = t.tensor(ints[0], dtype=t.int32), t.tensor(ints[1], dtype=t.int64)
+                for x, y in ((a, b), (a, True), (i, j), (i, 7), (a, i)):
+                    for op in (operator.and_, operator.or_, operator.xor):
+                        r = op(x, y)
+                        out.append((r.dtype.name, r.tolist()))
+        return out
+
+    fast = results()
+    monkeypatch.setattr(tensor_elementwise, "_BITWISE_PAIRS", {})
+    assert fast == results()
+    assert fast[0] == ("bool", [x and y for x, y in zip(*bools)])
+    assert fast[6][1] == [x & y for x, y in zip(*ints)]
+
 def _forks_allowed():
     import os
     import sys

@@ -42,6 +42,9 @@ __all__ = ["TensorElementwise", "tensor_extreme"]
 #: checked after).
 _PLAIN_OPS = frozenset((operator.add, operator.sub, operator.mul))
 _PLAIN_PAIRS = {"int": int, "float": Fraction}
+#: ``&``, ``|``, ``^`` of plain bools (a kernel's masks) or ints: the operator, as arith gives it
+_BITWISE = frozenset((operator.and_, operator.or_, operator.xor))
+_BITWISE_PAIRS = {"bool": bool, "int": int}
 
 
 @tensor_methods
@@ -84,8 +87,9 @@ class TensorElementwise:
             if out is None:
                 out = [op(x, y) for x, y in zip(av, bv)]
             return Tensor.new(out, shape, D.bool_ if compare else dtype)
-        plain = _PLAIN_PAIRS.get(dtype.kind) if compare or op in _PLAIN_OPS else None
-        if plain is not None and (dtype.kind == "int" or current().exact):
+        plain = _PLAIN_PAIRS.get(dtype.kind) if compare or op in _PLAIN_OPS else \
+            _BITWISE_PAIRS.get(dtype.kind) if op in _BITWISE else None
+        if plain is not None and (dtype.kind != "float" or current().exact):
             # plain pairs (a kernel's masked lanes beside noise, int offsets) as cast and
             # arith or decide would compute them, at once; a Python number cast once
             if not isinstance(a, Tensor):
