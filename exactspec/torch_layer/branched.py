@@ -288,11 +288,8 @@ def _branched_arith(op, a, b, arith):
             (xs is not None or type(a) is int) and (ys is not None or type(b) is int):
         # rows of integers (a pointer's offsets at the draft tokens): ``arith`` of two ints
         # is the operator (the dtype's range is checked by the caller, as element by element)
-        if xs is not None and ys is not None:
-            return Branched([op(x, y) for x, y in zip(xs, ys)], axis_of(a, b))
-        if xs is not None:
-            return Branched([op(x, b) for x in xs], a.axis)
-        return Branched([op(a, y) for y in ys], b.axis)
+        return Branched([op(x, y) for x, y in zip(xs or [a] * n, ys or [b] * n)],
+                        axis_of(a, b))
     if type(a) is Branched and type(b) is Branched:
         return Branched([arith(op, x, y) for x, y in zip(a.values, b.values)], axis_of(a, b))
     if type(a) is Branched:
