@@ -116,7 +116,7 @@ def test_a_first_path_slower_than_its_share_refused(monkeypatch):
 def test_a_run_past_twice_the_budget_stopped(monkeypatch):
     """Whatever the estimate said: the run stops at twice the budget."""
     monkeypatch.setattr(factored.CallBudget, "deadline", lambda self: None)
-    monkeypatch.setattr(factored.CallBudget, "__call__", lambda self, *sizes: None)
+    monkeypatch.setattr(factored.CallBudget, "__call__", lambda self, *sizes, **kw: None)
     monkeypatch.setattr(deadline, "clock", _ticking(1.0))
     with pytest.raises(TooLarge) as err:
         _report(4, max_seconds=60)

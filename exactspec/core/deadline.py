@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-__all__ = ["Deadline", "check", "clock"]
+__all__ = ["Deadline", "check", "clock", "open_deadlines", "keep_open"]
 
 #: The seconds clock of every deadline without a clock of its own.
 clock = time.perf_counter
@@ -90,3 +90,14 @@ def check() -> None:
     if _OPEN:
         for deadline in _OPEN:
             deadline.check()
+
+
+def open_deadlines() -> list:
+    """The deadlines open now, innermost last (a copy of the list)."""
+    return list(_OPEN)
+
+
+def keep_open(deadlines: list) -> None:
+    """Make ``deadlines`` the open ones (a forked copy of the process keeps those that the
+    process resuming it still has open, :mod:`exactspec.engine.forked_paths`)."""
+    _OPEN[:] = deadlines

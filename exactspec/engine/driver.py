@@ -44,7 +44,7 @@ def replay_differs(s) -> InvalidInput:
 def depth_first(s, body: Callable[[Any], Any], leaf: Callable[[Any, Any], None], *,
                 finish: Callable[[Any], None] | None = None,
                 differs: Callable[[Any], BaseException] = replay_differs,
-                every: Callable[[int], None] | None = None) -> int:
+                every: Callable[[int], None] | None = None, forked=None) -> int:
     """Run ``body(s)`` once along every path of the sampler ``s``; return the path count.
 
     Parameters
@@ -63,9 +63,13 @@ def depth_first(s, body: Callable[[Any], Any], leaf: Callable[[Any, Any], None],
         The exception to raise for a run that did not replay its prefix.
     every : callable, optional
         ``every(count)`` after each path: budgets and progress (it may raise).
+    forked : ForkedPaths, optional
+        Lets the walk run the other options of each new choice in forked copies of the
+        process, so that the paths' common start runs once (:mod:`.forked_paths`, which
+        decides at the first choice whether to); what the copies' leaves add comes back
+        through it.  ``s`` is then an :class:`~exactspec.engine.exact_sampler.ExactSampler`.
     """
-    count = 0
-    while True:
+    def one_path():
         s._reset()
         with user_code():
             result = body(s)
@@ -74,6 +78,24 @@ def depth_first(s, body: Callable[[Any], Any], leaf: Callable[[Any, Any], None],
         if s._depth != len(s._prefix):
             raise differs(s)
         leaf(s, result)
+
+    count = 0
+    if forked is not None:
+        s._forks = forked
+        try:
+            forked.first_path(one_path)
+            count = 1
+            if every is not None:
+                every(count)
+            if forked.active:
+                return count + forked.run_copies(every, count)
+        finally:
+            s._forks = None
+            forked.abandon()
+        if not s._advance():
+            return count
+    while True:
+        one_path()
         count += 1
         if every is not None:
             every(count)

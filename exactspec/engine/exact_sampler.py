@@ -108,6 +108,7 @@ class ExactSampler:
         self._probe = None               # a size estimate's random probes (path_estimate)
         self._probe_size = 1
         self._stop_at_frontier = False
+        self._forks = None               # a walk's forked copies (:mod:`.forked_paths`)
         self.floats = 0
         self.record_choices = False
         self._laws: dict = {}
@@ -163,8 +164,8 @@ class ExactSampler:
         else:
             if self._stop_at_frontier:     # a size estimate learns this node's arity only
                 raise Frontier(len(options))
-            i = 0
-            self._prefix.append(0)
+            i = 0 if self._forks is None else self._forks.split(len(options))
+            self._prefix.append(i)
             self._arity.append(len(options))
         self._depth += 1
         value, prob, what = options[i]

@@ -185,8 +185,11 @@ class CallBudget:
     along it (Knuth's estimate from one path, which a tree of uneven branches overstates)
     within both budgets goes on at once; else the decision is left to random engine paths
     (:func:`~exactspec.torch_layer.factored.call_paths_estimate`, never under the paths
-    there are at least).  A refusal (:class:`~exactspec.core.errors.TooLarge`, with the
-    estimate) comes before any other path runs."""
+    there are at least), each then at the seconds of a random path, or, where the walk forks
+    (``forks``: the paths' common start run once, :mod:`~exactspec.engine.forked_paths`), at
+    the mean seconds of a path that the first one gave.  A refusal
+    (:class:`~exactspec.core.errors.TooLarge`, with the estimate) comes before any other path
+    runs."""
 
     def __init__(self, rule, target, draft, gamma: int, count: int, max_paths, max_seconds,
                  **run):
@@ -203,16 +206,18 @@ class CallBudget:
             f"that path: over the budget of {self.max_seconds:,.0f} s; {INSTEAD}",
             estimate=math.ceil(spent * self.count), budget=math.floor(self.max_seconds)))
 
-    def __call__(self, arities: int, least: int, seconds: float) -> None:
+    def __call__(self, arities: int, least: int, seconds: float, forks: bool = False) -> None:
         if not self._within(least, seconds):
             self._refuse(least, seconds, "at least")
         if self._within(arities, seconds):
             return
         with self.deadline():
-            paths, seconds = call_paths_estimate(self.rule, self.target, self.draft,
-                                                 self.gamma, max_paths=self.max_paths,
-                                                 max_seconds=self.share, **self.run)
+            paths, probed = call_paths_estimate(self.rule, self.target, self.draft,
+                                                self.gamma, max_paths=self.max_paths,
+                                                max_seconds=self.share, **self.run)
         paths = max(paths, least)
+        if not forks:                    # a path replayed costs what a random path did
+            seconds = probed
         if not self._within(paths, seconds):
             self._refuse(paths, seconds, "about")
 

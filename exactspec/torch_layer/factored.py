@@ -59,10 +59,11 @@ from fractions import Fraction
 
 from ..core import deadline
 from ..core.errors import ExactspecError, TooLarge
-from ..core.integer_rows import exact_sum
+from ..core.integer_rows import exact_sum, reduced_fraction
 from ..core.rank_one import mass
 from ..core.signals import CannotProceed
 from ..engine.driver import depth_first
+from ..engine.forked_paths import ForkedPaths
 from ..engine.floats import FloatValue, get_format
 from . import dtypes as D
 from .branched import Branched, LawIndex
@@ -101,9 +102,23 @@ def _as_vector(values) -> list:
     return [Fraction(v) if type(v) is not Fraction else v for v in values]
 
 
+def _packed(vector):
+    """A vector of ``Fraction``s as a list of its numerators and denominators (pickled as
+    ints, not as texts); any other vector (a tuple) as it is."""
+    if all(type(v) is Fraction for v in vector):
+        return [[v.numerator for v in vector], [v.denominator for v in vector]]
+    return vector
+
+
+def _unpacked(packed):
+    if type(packed) is list:
+        return tuple(map(reduced_fraction, *packed))
+    return packed
+
+
 def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None = None,
                       arith=None, grid: int | None = None, sum_order: str | None = None,
-                      first_path=None) -> CallLaw:
+                      first_path=None, fork_after: float | None = None) -> CallLaw:
     """The law of one call of the PyTorch ``rule`` handed ``gamma + 1`` target rows
     ``target`` and ``gamma`` draft rows ``draft`` (exact :class:`~exactspec.core.dist.Dist`
     rows, the same at every position), every draft an axis; a rule that does something this
@@ -123,7 +138,11 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
     path ends, and ``first_path(arities, least, seconds)`` is then called with the product
     of the arities of the choices along that path (Knuth's estimate of the paths from that
     one path), the paths there are at least (that one and one for each option it did not
-    take) and its seconds, before any other path runs (it may raise)."""
+    take) and its seconds, before any other path runs (it may raise); where the walk forks
+    (:mod:`~exactspec.engine.forked_paths`: the start its paths share run once, from
+    ``fork_after`` seconds of the first path before its first choice, default
+    :data:`~exactspec.engine.forked_paths.FORK_AFTER_SECONDS`), the seconds it is given are
+    the mean a path costs, and its keyword ``forks`` is true."""
     start = time.process_time()
     make, body, n = _call_run(rule, target, draft, gamma, arith, grid, sum_order)
     s = make()
@@ -143,25 +162,36 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
             for arity in s._arity:
                 product *= arity
                 pending += arity - 1
-            first_path(product, 1 + pending, deadline.clock() - began)
+            first_path(product, 1 + pending,
+                       forked.seconds_per_path(deadline.clock() - began, 1 + pending),
+                       forks=bool(forked.active))
         if max_paths is not None and paths > max_paths:
             raise TooLarge(f"the factored run of {rule.spec} passed {max_paths:,} engine "
                            "paths (its draft axes vectorised): over the budget; "
                            "--max-paths N to insist", estimate=paths, budget=max_paths)
 
+    def collect():                   # a forked copy's terms, the vectors as integer rows
+        return axes[0], [(coef, tuple(_packed(f) for f in factors)) for coef, factors in terms]
+
+    def merge(data):
+        axes[0] = max(axes[0], data[0])
+        terms.extend((coef, tuple(_unpacked(f) for f in factors)) for coef, factors in data[1])
+
     axes = [0]
     rows: dict = {id(draft): (draft, _as_vector(draft.probs))}   # the draft row, exact
+    forked = ForkedPaths(collect, merge, after_seconds=fork_after)
     watch = None if first_path is None else first_path.deadline()
     began = deadline.clock()
     with watch if watch is not None else contextlib.nullcontext():
         paths = depth_first(s, body, leaf, finish=lambda s: s.finish(),
                             differs=lambda s: CannotProceed("a replay that differs"),
-                            every=every)
+                            every=every, forked=forked)
     axes = axes[0]
     total = exact_sum([mass(t) for t in terms])
     if total != 1:
         raise CannotProceed(f"a call law whose mass is {total}, not 1")
-    return CallLaw(terms, paths, axes, time.process_time() - start, n)
+    seconds = time.process_time() - start + forked.copies_seconds     # the copies' CPU too
+    return CallLaw(terms, paths, axes, seconds, n)
 
 
 def call_paths_estimate(rule, target, draft, gamma: int, *, arith=None,

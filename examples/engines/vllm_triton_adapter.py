@@ -35,9 +35,11 @@ token is emitted).  The recovered-token kernel's running maximum across tiles of
 ``BLOCK_SIZE = 8192``, ``if local_max > max_val``, runs both branches and keeps the maximum and
 the winner over both tiles (:mod:`exactspec.triton_layer.branches`), so the tiles add no path.
 At 152,064 tokens (19 tiles) with ``--tokens 4``: 4 engine paths, 3 draft axes, lossless,
-tokens per call exactly ``1 + a + a**2 + a**3`` (``a = sum(min(p, q))``), in about 100 s of CPU
-with ``--max-paths 100`` (the default budget of 60 s refuses it after its first engine path),
-most of it the kernels' exact elements (run twice: the second run checks for hidden state).
+tokens per call exactly ``1 + a + a**2 + a**3`` (``a = sum(min(p, q))``), in about 50 s of CPU,
+within the default budget: the engine paths split only at the acceptance tests, after both
+kernels have run, and the walk runs that common start once (each other option in a forked copy
+of the process, :mod:`exactspec.engine.forked_paths`); most of the rest is the kernels' exact
+elements, run twice (the second run checks for hidden state).
 """
 
 import torch

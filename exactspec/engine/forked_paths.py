@@ -1,0 +1,315 @@
+"""Paths whose common start is run once: the other options of a choice taken in forked copies.
+
+The depth-first driver (:mod:`.driver`) replays a path's prefix of choices from the start of
+the body for every path.  Where the body's work before its first choice is most of the work
+(an engine's kernels, run over the whole vocabulary before the acceptance tests that split
+the path), every path pays it again.  :class:`ForkedPaths` lets the walk pay it once: at a
+choice past the prefix the process forks one copy per option not taken (POSIX ``os.fork``),
+each copy suspended at that choice, holding the state the run had there; this process goes on
+with the first option.  When a process has finished its own path, it resumes its copies one at
+a time, the one forked last first, and each finishes its path (forking at its own choices in
+turn), resumes its own copies, sends back what its paths added and ends.  The paths are the
+same, in the same depth-first order, and each is run from the start to its end once; only the
+start they share is not run again.
+
+Whether to fork is decided once per walk, at the first choice of its first path: only when the
+path has by then run for :data:`FORK_AFTER_SECONDS` (a cheap start is cheaper replayed than
+copied); otherwise the walk replays its prefixes as before.  The deadlines open around the walk
+(:mod:`exactspec.core.deadline`) go on in a copy as in this process: one closed here before a
+copy resumes is closed there too.  What a copy sends back is what its paths added to the
+route's law (``collect``), joined here by ``merge`` in the order of the walk; an exception of
+a copy's run is raised here in its place in that order.  A copy that ends without a result
+(user code that ends the process) is refused.  A copy never returns into the code that called
+the walk: it ends with ``os._exit``.
+
+The walk's paths differ from the replayed ones in one respect: each copy holds the state the
+process had where it was forked, so what a path's code changes in process state (a global
+counter, a cache) is seen by no path after it but this process's own later paths.  The routes
+that fork check for hidden state by running the call's law twice, and compare.
+
+>>> forked = ForkedPaths(collect=lambda: None, merge=lambda data: None, after_seconds=0)
+>>> forked.possible() == hasattr(__import__("os"), "fork")
+True
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import signal
+import struct
+import sys
+import time
+from typing import Any, Callable
+
+from ..core import deadline
+from ..core.errors import InvalidInput
+
+__all__ = ["ForkedPaths", "FORK_AFTER_SECONDS"]
+
+#: A walk forks at the first choice of its first path only if the path has run this long.
+FORK_AFTER_SECONDS = 1.0
+
+_HEADER = struct.Struct("<Q")
+
+
+class _Copy:
+    """A forked copy suspended at a choice: its pid, its channels, the deadlines open at the
+    fork."""
+
+    __slots__ = ("pid", "release", "result", "deadlines")
+
+    def __init__(self, pid, release, result, deadlines):
+        self.pid, self.release, self.result, self.deadlines = pid, release, result, deadlines
+
+
+class ForkedPaths:
+    """The forks of one depth-first walk (:func:`~.driver.depth_first`'s ``forked``).
+
+    Parameters
+    ----------
+    collect : callable
+        ``collect() -> data``: what this process's paths have added to the route's law (a
+        copy calls it once, after its paths and its own copies' are done); picklable.
+    merge : callable
+        ``merge(data)``: add a copy's ``data`` here.
+
+    Attributes
+    ----------
+    active : bool or None
+        Whether the walk forks (``None`` until its first choice).
+    copies_seconds : float
+        The CPU seconds of the copies resumed from here and of theirs (a copy's CPU time
+        starts at its fork, and it is not this process's).
+    after_seconds : float, optional
+        Fork only if the first path has run this long at its first choice (default
+        :data:`FORK_AFTER_SECONDS`, read when the walk is made).
+    """
+
+    def __init__(self, collect: Callable[[], Any], merge: Callable[[Any], None], *,
+                 after_seconds: float | None = None):
+        self.collect, self.merge = collect, merge
+        self.after_seconds = FORK_AFTER_SECONDS if after_seconds is None else after_seconds
+        self.active: bool | None = None      # decided at the first choice of the first path
+        self.is_copy = False
+        self.splits: list = []               # per choice that forked: its copies, in order
+        self.split_seconds: list = []        # (seconds into the path, copies) per such choice
+        self.copies_seconds = 0.0            # CPU seconds of the copies that came back
+        self._began = 0.0
+        self._result_fd = None
+
+    def possible(self) -> bool:
+        """Whether this process can fork (POSIX)."""
+        return hasattr(os, "fork")
+
+    # -- at a choice (the sampler's frontier) --------------------------------------------
+    def split(self, arity: int) -> int:
+        """The option this process takes at a new choice of ``arity`` options: 0 here, and
+        ``1 .. arity - 1`` in copies forked now (when the walk forks)."""
+        if self.active is None:
+            self.active = self.possible() and \
+                deadline.clock() - self._began >= self.after_seconds
+        if not self.active:
+            return 0
+        copies: list = []
+        self.splits.append(copies)
+        self.split_seconds.append((deadline.clock() - self._began, arity - 1))
+        open_now = deadline.open_deadlines()
+        for option in range(1, arity):
+            release_r, release_w = os.pipe()
+            result_r, result_w = os.pipe()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            try:
+                pid = os.fork()
+            except OSError as err:
+                for fd in (release_r, release_w, result_r, result_w):
+                    os.close(fd)
+                if not self.is_copy and len(self.splits) == 1 and not copies:
+                    # nothing forked yet: this walk replays its prefixes instead
+                    self.splits, self.split_seconds, self.active = [], [], False
+                    return 0
+                raise InvalidInput(f"a copy of the process for the walk's other paths could "
+                                   f"not be forked ({err}): too many processes or too little "
+                                   "memory; a smaller --tokens or vocabulary") from None
+            if pid == 0:                              # the copy: suspended until resumed
+                os.close(release_w)
+                os.close(result_r)
+                for earlier in self.splits:
+                    for copy in earlier:
+                        os.close(copy.release)
+                        os.close(copy.result)
+                if self._result_fd is not None:
+                    os.close(self._result_fd)
+                self.splits, self.split_seconds = [], []
+                self.copies_seconds = 0.0
+                self.is_copy = True
+                self._result_fd = result_w
+                self._resume(release_r, open_now)
+                return option
+            os.close(release_r)
+            os.close(result_w)
+            copies.append(_Copy(pid, release_w, result_r, open_now))
+        return 0
+
+    def _resume(self, release_fd: int, open_then: list) -> None:
+        """In a copy: wait until resumed; keep the deadlines still open in the process that
+        resumes it.  The process gone (no message): end."""
+        message = _read_exactly(release_fd, len(open_then) + 1)
+        os.close(release_fd)
+        if message is None:
+            os._exit(0)
+        deadline.keep_open([d for d, keep in zip(open_then, message[1:]) if keep])
+        self._began = deadline.clock()
+
+    # -- the walk ------------------------------------------------------------------------
+    def first_path(self, one_path: Callable[[], None]) -> None:
+        """Run this process's path; in a copy (which comes back here from the choice it was
+        forked at), then its own copies', send back what they added, and end."""
+        self._began = deadline.clock()
+        try:
+            one_path()
+        except BaseException as err:      # noqa: BLE001 - a copy sends every outcome back
+            if self.is_copy:
+                self._end_copy(("error", err))
+            raise
+        if self.is_copy:
+            try:
+                paths = 1 + self.run_copies()
+                outcome = ("value", (self.collect(), paths,
+                                     time.process_time() + self.copies_seconds))
+            except BaseException as err:  # noqa: BLE001
+                outcome = ("error", err)
+            self._end_copy(outcome)
+
+    def _end_copy(self, outcome: tuple) -> None:
+        """In a copy: send ``outcome`` back and end the process (never returns)."""
+        try:
+            self.abandon()
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except BaseException:          # noqa: BLE001 - a closed stream: the result goes
+                pass
+            try:
+                payload = pickle.dumps(outcome)
+                if outcome[0] == "error":
+                    pickle.loads(payload)  # an error that cannot be made again goes as text
+            except BaseException as err:   # noqa: BLE001
+                what = outcome[1] if outcome[0] == "error" else err
+                payload = pickle.dumps(("error", InvalidInput(
+                    f"a forked path's result could not be sent back: {type(what).__name__}: "
+                    f"{what}")))
+            _write_all(self._result_fd, _HEADER.pack(len(payload)) + payload)
+        finally:
+            os._exit(0)
+
+    def run_copies(self, every: Callable[[int], None] | None = None, done: int = 1) -> int:
+        """Resume this process's copies in the walk's order (the last choice first, its
+        options in order), each to its end; merge what each sends; return their paths.
+        ``every(count)`` after each copy's paths, counting on from ``done``."""
+        paths = 0
+        while self.splits:
+            copies = self.splits[-1]
+            while copies:
+                copy = copies.pop(0)
+                data, count, seconds = self._run_copy(copy)
+                self.copies_seconds += seconds
+                self.merge(data)
+                paths += count
+                if every is not None:
+                    for n in range(done + paths - count + 1, done + paths + 1):
+                        every(n)
+            self.splits.pop()
+        return paths
+
+    def _run_copy(self, copy: _Copy):
+        open_now = deadline.open_deadlines()
+        keep = bytes(any(d is o for o in open_now) for d in copy.deadlines)
+        try:
+            _write_all(copy.release, b"r" + keep)
+        finally:
+            os.close(copy.release)
+        try:
+            header = self._await(copy, _HEADER.size)
+            payload = None if header is None else \
+                self._await(copy, _HEADER.unpack(header)[0])
+        except BaseException:
+            _end(copy.pid)
+            raise
+        finally:
+            os.close(copy.result)
+        _, status = os.waitpid(copy.pid, 0)
+        if payload is None:
+            how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+                   else f"exit code {os.WEXITSTATUS(status)}")
+            raise InvalidInput(f"a path run in a forked copy of the process ended without its "
+                               f"result ({how}): user code may have ended the process "
+                               "(os._exit, a signal) or run out of memory")
+        kind, value = pickle.loads(payload)      # our own copy's bytes
+        if kind == "error":
+            raise value
+        return value
+
+    def _await(self, copy: _Copy, size: int):
+        """``size`` bytes from a copy, checking the open deadlines while it works."""
+        out = bytearray()
+        while len(out) < size:
+            ready, _, _ = select.select([copy.result], [], [], 0.5)
+            if not ready:
+                deadline.check()
+                continue
+            chunk = os.read(copy.result, min(size - len(out), 1 << 20))
+            if not chunk:
+                return None
+            out += chunk
+        return bytes(out)
+
+    def seconds_per_path(self, first: float, paths: int) -> float:
+        """The mean seconds of the walk's ``paths`` paths estimated from the first path's
+        ``first`` seconds: a copy's path costs only the part after its choice."""
+        if not self.active:
+            return first
+        total = first + sum(copies * max(0.0, first - at) for at, copies in self.split_seconds)
+        return total / max(1, paths)
+
+    def abandon(self) -> None:
+        """End the copies not resumed (a walk stopped by an error or a budget)."""
+        for copies in self.splits:
+            for copy in copies:
+                for fd in (copy.release, copy.result):
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+                _end(copy.pid)
+        self.splits = []
+
+
+def _end(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (OSError, ChildProcessError):
+        pass
+
+
+def _read_exactly(fd: int, size: int):
+    out = b""
+    while len(out) < size:
+        try:
+            chunk = os.read(fd, size - len(out))
+        except InterruptedError:
+            continue
+        if not chunk:
+            return None
+        out += chunk
+    return out
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
