@@ -269,3 +269,39 @@ def test_a_walk_that_cannot_fork_replays(monkeypatch):
     paths, law, forked = _walk(0)
     assert forked.active is False and paths == 8 and law[(0, 0, 0)] == F(1, 27)
 
+
+def _process_gone(pid: int) -> bool:
+    """Whether ``pid`` has ended (gone, or a zombie not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc")
+def test_a_watched_run_stopped_ends_the_copies_it_forked(tmp_path):
+    """The watch that stops a supervised run at its wall-clock budget ends the processes the
+    run forked too (its process group), not only the run."""
+    import time
+
+    from exactspec.core.supervise import supervised
+
+    pid_file = tmp_path / "copy"
+
+    def work():
+        pid = os.fork()
+        if pid == 0:                                  # a copy that would outlive the run
+            time.sleep(120)
+            os._exit(0)
+        pid_file.write_text(str(pid))
+        time.sleep(120)
+
+    with pytest.raises(TooLarge, match="wall-clock time and was stopped"):
+        supervised(work, seconds=1, what="the run")
+    pid = int(pid_file.read_text())
+    for _ in range(100):
+        if _process_gone(pid):
+            break
+        time.sleep(0.05)
+    assert _process_gone(pid)

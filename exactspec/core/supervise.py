@@ -90,6 +90,10 @@ def supervised(work: Callable[[], Any], *, seconds: float | None, what: str,
 def _child(work, channels, seconds, memory_bytes) -> None:
     status = 0
     try:
+        try:
+            os.setpgid(0, 0)           # its own group: a stop ends the copies it forks too
+        except OSError:
+            pass
         for read, _write in channels:
             os.close(read)
         _limits(seconds, memory_bytes)
@@ -191,7 +195,7 @@ def _watch(pid: int, fds: list, seconds, grace, what: str, advice: str):
         while open_fds:
             wait = None if deadline is None else deadline - _clock()
             if wait is not None and wait <= 0:
-                os.kill(pid, signal.SIGKILL)
+                _signal_group(pid)
                 killed = True
                 break
             try:
@@ -241,9 +245,18 @@ def _watch(pid: int, fds: list, seconds, grace, what: str, advice: str):
     return value
 
 
+def _signal_group(pid: int) -> None:
+    """``SIGKILL`` to the child and to the processes it forked (its group, when it made
+    one: :mod:`exactspec.engine.forked_paths`)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        os.kill(pid, signal.SIGKILL)
+
+
 def _kill(pid: int) -> None:
     try:
-        os.kill(pid, signal.SIGKILL)
+        _signal_group(pid)
         os.waitpid(pid, 0)
     except (OSError, ChildProcessError):
         pass
