@@ -49,7 +49,7 @@ from ..core.errors import InvalidInput
 __all__ = ["ForkedPaths", "FORK_AFTER_SECONDS"]
 
 #: A walk forks at the first choice of its first path only if the path has run this long.
-FORK_AFTER_SECONDS = 1.0
+FORK_AFTER_SECONDS = 0.1
 
 _HEADER = struct.Struct("<Q")
 
