@@ -844,3 +844,22 @@ def test_engine_samplers_float_runs_factored_equal_paths(spec, arith, m):
     fast, slow = _both_arith(spec, *PAIRS[0], m, arith=arith, sum_order="sequential")
     assert fast["route"] == "factored"
     _same_runs(fast, slow)
+
+
+def test_equal_factors_as_other_objects_are_one_factor():
+    """Factors equal in value but made apart (a forked path's terms sent back, an ``int``
+    beside a ``Fraction``) are interned as one, so that their terms cancel; a factor that
+    differs in one entry, or a vector of floats, stays its own."""
+    p = (F(1, 2), F(1, 3), F(1, 6))
+    same = tuple([F(1, 2), F(1, 3), F(1, 6)])
+    assert same is not p
+    assert rank_one.shortest_nonzero_prefix([(F(1), (p, p)), (F(-1), (same, same))]) is None
+    ones = (F(1), F(0), F(0))
+    assert rank_one.shortest_nonzero_prefix(
+        [(F(1), (ones, p)), (F(-1), ((1, 0, 0), tuple(p)))]) is None
+    other = (F(1, 2), F(1, 3), F(1, 7))
+    found = rank_one.shortest_nonzero_prefix([(F(1), (p, p)), (F(-1), (p, other))])
+    assert found == ((), F(1, 42))
+    floats = (0.5, 0.25, 0.25)
+    assert rank_one.shortest_nonzero_prefix(
+        [(F(1), (floats,)), (F(-1), (tuple(list(floats)),))]) is None

@@ -50,6 +50,16 @@ def mass(term) -> Fraction:
     return out
 
 
+def _value_key(f):
+    """A key equal for equal factors: for a vector of ``int``s and ``Fraction``s (in lowest
+    terms, as they always are) its numerators and denominators, hashed as integers (a
+    ``Fraction``'s own hash takes a modular inverse: about 4 microseconds an entry); any other
+    vector itself."""
+    if all(type(v) is Fraction or type(v) is int for v in f):
+        return tuple([v.numerator for v in f]), tuple([v.denominator for v in f])
+    return f
+
+
 class _Interner:
     """One object per distinct factor (each new object hashed once), so that equal factors
     are told apart by identity."""
@@ -62,7 +72,7 @@ class _Interner:
         hit = self._by_id.get(id(f))
         if hit is not None:
             return hit[1]
-        canonical = self._by_value.setdefault(f, f)
+        canonical = self._by_value.setdefault(_value_key(f), f)
         self._by_id[id(f)] = (f, canonical)       # keeps f alive: its id stays its own
         return canonical
 
