@@ -305,3 +305,18 @@ def test_a_watched_run_stopped_ends_the_copies_it_forked(tmp_path):
             break
         time.sleep(0.05)
     assert _process_gone(pid)
+
+
+def test_a_copy_killed_before_it_resumes_is_refused():
+    """A suspended copy ended from outside (``SIGKILL``) before its turn: refused in one line
+    when the walk reaches it, the other copies ended."""
+    import signal
+
+    def leaf(s, y):
+        if not forked.is_copy and forked.splits:
+            os.kill(forked.splits[-1][0].pid, signal.SIGKILL)
+
+    forked = ForkedPaths(lambda: None, lambda data: None, after_seconds=0)
+    with pytest.raises(InvalidInput, match="ended without its result \\(signal 9\\)"):
+        depth_first(ExactSampler(), _coins, leaf, forked=forked)
+    assert forked.splits == []

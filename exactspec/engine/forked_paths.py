@@ -229,6 +229,8 @@ class ForkedPaths:
         keep = bytes(any(d is o for o in open_now) for d in copy.deadlines)
         try:
             _write_all(copy.release, b"r" + keep)
+        except OSError:                   # the copy has ended already: no result below
+            pass
         finally:
             os.close(copy.release)
         try:
