@@ -247,16 +247,27 @@ def test_a_deadline_closed_before_a_copy_resumes_is_closed_there(tmp_path, close
                 _walk(0, on_leaf=passes)
 
 
-def test_the_budget_of_a_forked_walk_counts_a_path_at_its_mean(monkeypatch):
-    """Knuth's estimate from the first path over the budget, the paths there are at least
-    within it: the random engine paths count the paths; where the walk forks each path is
-    counted at the mean the first one gave (5 s), not at a random path's seconds (0.5)."""
+def test_the_budget_of_a_forked_walk_counts_a_copy_at_its_part(monkeypatch):
+    """A first path of 10 s whose copies cost 1 s each (the part after their choice): 8 paths
+    by Knuth's estimate are 10 + 7 = 17 s a run, 34 s for two, within 60 s at once, where
+    replayed (8 * 10 * 2 = 160 s, at least 4 * 10 * 2 = 80 s) they are refused; 4 paths at
+    least of a first path of 25 s and copies of 3 s: 34 s a run, 68 s, refused with that
+    estimate; past Knuth's estimate the random engine paths count the paths, each then at a
+    copy's part, not at a random path's seconds."""
     rule = load_pytorch_rule(RULES[0])
     budget = factored.CallBudget(rule, Dist(PAIRS[0][0]), Dist(PAIRS[0][1]), 3, 2, 10 ** 6, 60)
-    monkeypatch.setattr(factored, "call_paths_estimate", lambda *a, **k: (8, 0.5))
-    budget(8, 4, 5.0)                                  # replayed: 8 * 0.5 * 2 = 8 s
-    with pytest.raises(TooLarge, match="about 8 engine paths at about 5 s each"):
-        budget(8, 4, 5.0, forks=True)                  # forked: 8 * 5 * 2 = 80 s
+    monkeypatch.setattr(factored, "call_paths_estimate", None)        # never called
+    budget(8, 4, 10.0, forks=1.0)
+    with pytest.raises(TooLarge, match="at least 4 engine paths at about 10 s each"):
+        budget(8, 4, 10.0)
+    with pytest.raises(TooLarge) as err:
+        budget(8, 4, 25.0, forks=3.0)
+    assert "at least 4 engine paths at about 8.5 s each, the call's law run 2 times: about " \
+        "68 s" in str(err.value) and err.value.estimate == 68
+    monkeypatch.setattr(factored, "call_paths_estimate", lambda *a, **k: (20, 0.5))
+    budget(40, 4, 5.0)                                # replayed: 20 * 0.5 * 2 = 20 s
+    with pytest.raises(TooLarge, match="about 20 engine paths at about 2.6 s each"):
+        budget(40, 4, 5.0, forks=2.5)                 # forked: (5 + 19 * 2.5) * 2 = 105 s
 
 
 def test_a_walk_that_cannot_fork_replays(monkeypatch):

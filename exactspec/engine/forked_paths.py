@@ -268,13 +268,15 @@ class ForkedPaths:
             out += chunk
         return bytes(out)
 
-    def seconds_per_path(self, first: float, paths: int) -> float:
-        """The mean seconds of the walk's ``paths`` paths estimated from the first path's
-        ``first`` seconds: a copy's path costs only the part after its choice."""
+    def copy_seconds(self, first: float) -> float | None:
+        """The mean seconds of a copy's path, estimated from the first path's ``first``
+        seconds: the part of it after the choice the copy was forked at (``None`` where the
+        walk does not fork)."""
         if not self.active:
-            return first
-        total = first + sum(copies * max(0.0, first - at) for at, copies in self.split_seconds)
-        return total / max(1, paths)
+            return None
+        copies = sum(n for _, n in self.split_seconds)
+        parts = sum(n * max(0.0, first - at) for at, n in self.split_seconds)
+        return parts / max(1, copies)
 
     def abandon(self) -> None:
         """End the copies not resumed (a walk stopped by an error or a budget)."""

@@ -185,9 +185,10 @@ class CallBudget:
     along it (Knuth's estimate from one path, which a tree of uneven branches overstates)
     within both budgets goes on at once; else the decision is left to random engine paths
     (:func:`~exactspec.torch_layer.factored.call_paths_estimate`, never under the paths
-    there are at least), each then at the seconds of a random path, or, where the walk forks
-    (``forks``: the paths' common start run once, :mod:`~exactspec.engine.forked_paths`), at
-    the mean seconds of a path that the first one gave.  A refusal
+    there are at least), each then at the seconds of a random path.  Where the walk forks
+    (the paths' common start run once, :mod:`~exactspec.engine.forked_paths`), ``forks`` is
+    the mean seconds of a copy's path (its part after the choice it was forked at): ``n``
+    paths are counted as the first path and ``n - 1`` such parts.  A refusal
     (:class:`~exactspec.core.errors.TooLarge`, with the estimate) comes before any other path
     runs."""
 
@@ -206,37 +207,42 @@ class CallBudget:
             f"that path: over the budget of {self.max_seconds:,.0f} s; {INSTEAD}",
             estimate=math.ceil(spent * self.count), budget=math.floor(self.max_seconds)))
 
-    def __call__(self, arities: int, least: int, seconds: float, forks: bool = False) -> None:
-        if not self._within(least, seconds):
-            self._refuse(least, seconds, "at least")
-        if self._within(arities, seconds):
+    def __call__(self, arities: int, least: int, seconds: float,
+                 forks: float | None = None) -> None:
+        cost = (lambda n: n * seconds) if forks is None else \
+            (lambda n: seconds + (n - 1) * forks)
+        if not self._within(least, cost(least)):
+            self._refuse(least, cost(least), "at least")
+        if self._within(arities, cost(arities)):
             return
         with self.deadline():
             paths, probed = call_paths_estimate(self.rule, self.target, self.draft,
                                                 self.gamma, max_paths=self.max_paths,
                                                 max_seconds=self.share, **self.run)
         paths = max(paths, least)
-        if not forks:                    # a path replayed costs what a random path did
-            seconds = probed
-        if not self._within(paths, seconds):
-            self._refuse(paths, seconds, "about")
+        if forks is None:                # a path replayed costs what a random path did
+            cost = lambda n: n * probed  # noqa: E731
+        if not self._within(paths, cost(paths)):
+            self._refuse(paths, cost(paths), "about")
 
-    def _refuse(self, paths: int, seconds: float, how: str):
+    def _refuse(self, paths: int, one_run: float, how: str):
         if self.max_paths is not None and paths > self.max_paths:
             raise TooLarge(f"the factored run of {self.rule.spec}: {how} {paths:,} engine "
                            f"paths (its draft axes vectorised), over the budget of "
                            f"{self.max_paths:,}; {INSTEAD}",
                            estimate=paths, budget=self.max_paths)
-        total = paths * seconds * self.count
+        total = one_run * self.count
         raise TooLarge(f"the factored run of {self.rule.spec}: {how} {paths:,} engine paths "
-                       f"at about {seconds:.2g} s each, the call's law run {self.count} "
-                       f"times: about {total:,.0f} s of exact work, over the budget of "
-                       f"{self.max_seconds:,.0f} s; {INSTEAD}",
+                       f"at about {one_run / paths:.2g} s each, the call's law run "
+                       f"{self.count} times: about {total:,.0f} s of exact work, over the "
+                       f"budget of {self.max_seconds:,.0f} s; {INSTEAD}",
                        estimate=math.ceil(total), budget=math.floor(self.max_seconds))
 
-    def _within(self, paths: int, seconds: float) -> bool:
+    def _within(self, paths: int, one_run: float) -> bool:
+        """Whether ``paths`` engine paths taking ``one_run`` seconds in all fit both budgets
+        (the call's law run ``count`` times)."""
         return (self.max_paths is None or paths <= self.max_paths) and \
-            paths * seconds * self.count <= self.max_seconds
+            one_run * self.count <= self.max_seconds
 
 
 def _report(rule, pair, m, ctx, target_row, draft_row, call_law, before, runs, describe,

@@ -138,11 +138,11 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
     path ends, and ``first_path(arities, least, seconds)`` is then called with the product
     of the arities of the choices along that path (Knuth's estimate of the paths from that
     one path), the paths there are at least (that one and one for each option it did not
-    take) and its seconds, before any other path runs (it may raise); where the walk forks
-    (:mod:`~exactspec.engine.forked_paths`: the start its paths share run once, from
-    ``fork_after`` seconds of the first path before its first choice, default
-    :data:`~exactspec.engine.forked_paths.FORK_AFTER_SECONDS`), the seconds it is given are
-    the mean a path costs, and its keyword ``forks`` is true."""
+    take), its seconds and ``forks``, before any other path runs (it may raise).  ``forks``
+    is ``None``, or, where the walk forks (:mod:`~exactspec.engine.forked_paths`: the start
+    its paths share run once, from ``fork_after`` seconds of the first path before its first
+    choice, default :data:`~exactspec.engine.forked_paths.FORK_AFTER_SECONDS`), the mean
+    seconds of a copy's path (the part of the first path after the copy's choice)."""
     start = time.process_time()
     make, body, n = _call_run(rule, target, draft, gamma, arith, grid, sum_order)
     s = make()
@@ -162,9 +162,8 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
             for arity in s._arity:
                 product *= arity
                 pending += arity - 1
-            first_path(product, 1 + pending,
-                       forked.seconds_per_path(deadline.clock() - began, 1 + pending),
-                       forks=bool(forked.active))
+            first_path(product, 1 + pending, deadline.clock() - began,
+                       forks=forked.copy_seconds(deadline.clock() - began))
         if max_paths is not None and paths > max_paths:
             raise TooLarge(f"the factored run of {rule.spec} passed {max_paths:,} engine "
                            "paths (its draft axes vectorised): over the budget; "
