@@ -253,7 +253,8 @@ def test_the_budget_of_a_forked_walk_counts_a_copy_at_its_part(monkeypatch):
     replayed (8 * 10 * 2 = 160 s, at least 4 * 10 * 2 = 80 s) they are refused; 4 paths at
     least of a first path of 25 s and copies of 3 s: 34 s a run, 68 s, refused with that
     estimate; past Knuth's estimate the random engine paths count the paths, each then at a
-    copy's part, not at a random path's seconds."""
+    copy's part, not at a random path's seconds; given the copies' probes, they count the
+    paths instead, each part at the probes' mean."""
     rule = load_pytorch_rule(RULES[0])
     budget = factored.CallBudget(rule, Dist(PAIRS[0][0]), Dist(PAIRS[0][1]), 3, 2, 10 ** 6, 60)
     monkeypatch.setattr(factored, "call_paths_estimate", None)        # never called
@@ -268,6 +269,10 @@ def test_the_budget_of_a_forked_walk_counts_a_copy_at_its_part(monkeypatch):
     budget(40, 4, 5.0)                                # replayed: 20 * 0.5 * 2 = 20 s
     with pytest.raises(TooLarge, match="about 20 engine paths at about 2.6 s each"):
         budget(40, 4, 5.0, forks=2.5)                 # forked: (5 + 19 * 2.5) * 2 = 105 s
+    monkeypatch.setattr(factored, "call_paths_estimate", None)        # never called
+    budget(8, 4, 20.0, forks=3.0, probe=lambda: (4, 2.0))   # (20 + 3 * 2) * 2 = 52 s
+    with pytest.raises(TooLarge, match="about 7 engine paths at about 4.6 s each"):
+        budget(8, 4, 20.0, forks=3.0, probe=lambda: (7, 2.0))   # (20 + 6 * 2) * 2 = 64 s
 
 
 def test_a_walk_that_cannot_fork_replays(monkeypatch):
@@ -331,3 +336,52 @@ def test_a_copy_killed_before_it_resumes_is_refused():
     with pytest.raises(InvalidInput, match="ended without its result \\(signal 9\\)"):
         depth_first(ExactSampler(), _coins, leaf, forked=forked)
     assert forked.splits == []
+
+
+def test_the_copies_probed_count_the_paths_and_stay_suspended():
+    """After the first path of three coins (a copy at each coin), one random path below each
+    copy's choice counts the tree under it (4, 2 and 1 paths: a tree of even branches is
+    counted exactly), run in a fork of the copy; the copies then run their paths as before."""
+    estimates = []
+
+    def every(count):
+        if count == 1:
+            estimates.append(forked.probe())
+
+    law = {}
+
+    def leaf(s, y):
+        law[y] = law.get(y, 0) + s.weight
+
+    def merge(data):
+        for y, w in data.items():
+            law[y] = law.get(y, 0) + w
+
+    forked = ForkedPaths(lambda: dict(law), merge, after_seconds=0)
+    paths = depth_first(ExactSampler(), _coins, leaf, forked=forked, every=every)
+    assert paths == 8 and estimates[0][0] == 8 and estimates[0][1] >= 0
+    assert sum(law.values()) == 1 and law[(1, 1, 1)] == F(8, 27)
+
+
+def test_a_chain_that_stops_at_its_first_rejection_probed_exactly(monkeypatch):
+    """The Triton gallery's vLLM-style chain (its kernels launched with three drafts): 4
+    engine paths (the first rejected draft ends the path) against Knuth's 8 from the first
+    path; the probes of its copies say 4, and the call's law is the replayed one."""
+    seen = []
+
+    class Budget:
+        def deadline(self):
+            return None
+
+        def __call__(self, arities, least, seconds, forks=None, probe=None):
+            seen.append((arities, least, forks is not None, probe()))
+
+    rule = load_pytorch_rule(f"{ENGINES / 'triton_kernels.py'}:chain_tokens")
+    forked = factored_call_law(rule, Dist(PAIRS[0][0]), Dist(PAIRS[0][1]), 3, fork_after=0,
+                               first_path=Budget())
+    replayed = factored_call_law(rule, Dist(PAIRS[0][0]), Dist(PAIRS[0][1]), 3,
+                                 fork_after=float("inf"))
+    (arities, least, forks, (paths, _)), = seen
+    assert forks and paths == replayed.paths == forked.paths
+    assert forked.terms == replayed.terms
+    assert (arities, least, paths) == (8, 4, 4)

@@ -82,6 +82,7 @@ def depth_first(s, body: Callable[[Any], Any], leaf: Callable[[Any, Any], None],
     count = 0
     if forked is not None:
         s._forks = forked
+        forked.sampler = s
         try:
             forked.first_path(one_path)
             count = 1

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import random
 import select
 import signal
 import struct
@@ -96,6 +97,8 @@ class ForkedPaths:
         self.splits: list = []               # per choice that forked: its copies, in order
         self.split_seconds: list = []        # (seconds into the path, copies) per such choice
         self.copies_seconds = 0.0            # CPU seconds of the copies that came back
+        self.sampler = None                  # the walk's sampler (set by the driver)
+        self.probing = False                 # a probe's process (see probe)
         self._began = 0.0
         self._result_fd = None
 
@@ -154,14 +157,50 @@ class ForkedPaths:
         return 0
 
     def _resume(self, release_fd: int, open_then: list) -> None:
-        """In a copy: wait until resumed; keep the deadlines still open in the process that
-        resumes it.  The process gone (no message): end."""
-        message = _read_exactly(release_fd, len(open_then) + 1)
+        """In a copy: wait until resumed, keeping the deadlines still open in the process that
+        resumes it; a probe asked for meanwhile is forked, and its result sent, each time
+        (the probe's process returns from here).  The process gone (no message): end."""
+        while True:
+            message = _read_exactly(release_fd, len(open_then) + 1)
+            if message is None:
+                os._exit(0)
+            deadline.keep_open([d for d, keep in zip(open_then, message[1:]) if keep])
+            if message[:1] == b"r":
+                break
+            if self._probe_here(release_fd):
+                return
         os.close(release_fd)
-        if message is None:
-            os._exit(0)
-        deadline.keep_open([d for d, keep in zip(open_then, message[1:]) if keep])
         self._began = deadline.clock()
+
+    def _probe_here(self, release_fd: int) -> bool:
+        """In a copy asked for a probe: fork one that goes on from this choice with random
+        options (``True`` in it), and relay what it sends (``("probe", None)`` if nothing)."""
+        read, write = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = None
+        if pid == 0:
+            _die_with_parent()
+            os.close(read)
+            os.close(release_fd)
+            os.close(self._result_fd)
+            self._result_fd = write
+            self.probing = True
+            self._began = deadline.clock()
+            self.sampler._probe = random.Random(os.getpid())
+            self.sampler._probe_size = 1
+            return True
+        os.close(write)
+        payload = b""
+        if pid is not None:
+            payload = _read_to_end(read)
+            os.waitpid(pid, 0)
+        os.close(read)
+        if not payload:
+            payload = pickle.dumps(("probe", None, 0.0))
+        _write_all(self._result_fd, _HEADER.pack(len(payload)) + payload)
+        return False
 
     # -- the walk ------------------------------------------------------------------------
     def first_path(self, one_path: Callable[[], None]) -> None:
@@ -171,9 +210,13 @@ class ForkedPaths:
         try:
             one_path()
         except BaseException as err:      # noqa: BLE001 - a copy sends every outcome back
+            if self.probing:              # (a probe's path always ends here: its choices
+                self._end_probe()         # are not the prefix's, which the driver checks)
             if self.is_copy:
                 self._end_copy(("error", err))
             raise
+        if self.probing:
+            self._end_probe()
         if self.is_copy:
             try:
                 paths = 1 + self.run_copies()
@@ -182,6 +225,40 @@ class ForkedPaths:
             except BaseException as err:  # noqa: BLE001
                 outcome = ("error", err)
             self._end_copy(outcome)
+
+    def _end_probe(self) -> None:
+        """In a probe: send the product of the arities of its choices and its seconds, and end
+        the process (never returns)."""
+        try:
+            _write_all(self._result_fd, pickle.dumps(
+                ("probe", self.sampler._probe_size, deadline.clock() - self._began)))
+        finally:
+            os._exit(0)
+
+    def probe(self) -> tuple:
+        """``(paths, seconds)``: the walk's paths estimated from random paths of the copies
+        (the first path, and for each copy the product of the arities along a random path
+        below its choice: Knuth's estimate of the tree under that choice, each one run in a
+        fork of the copy, which stays suspended), and the mean seconds of a copy's path (its
+        part after its choice)."""
+        paths, seconds, probes = 1, 0.0, 0
+        for copies in self.splits:
+            for copy in copies:
+                open_now = deadline.open_deadlines()
+                keep = bytes(any(d is o for o in open_now) for d in copy.deadlines)
+                try:
+                    _write_all(copy.release, b"p" + keep)
+                    header = self._await(copy, _HEADER.size)
+                    payload = None if header is None else \
+                        self._await(copy, _HEADER.unpack(header)[0])
+                except OSError:
+                    payload = None
+                _, size, spent = ("probe", None, 0.0) if payload is None else \
+                    pickle.loads(payload)                  # our own copy's bytes
+                paths += 1 if size is None else size
+                seconds += spent
+                probes += 1
+        return paths, seconds / max(1, probes)
 
     def _end_copy(self, outcome: tuple) -> None:
         """In a copy: send ``outcome`` back and end the process (never returns)."""
@@ -297,6 +374,29 @@ def _end(pid: int) -> None:
         os.waitpid(pid, 0)
     except (OSError, ChildProcessError):
         pass
+
+
+def _die_with_parent() -> None:
+    """Linux: end this process when the one that forked it ends (a probe whose copy is
+    stopped by a budget); elsewhere nothing."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)          # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _read_to_end(fd: int) -> bytes:
+    out = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except InterruptedError:
+            continue
+        if not chunk:
+            return bytes(out)
+        out += chunk
 
 
 def _read_exactly(fd: int, size: int):

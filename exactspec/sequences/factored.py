@@ -188,7 +188,10 @@ class CallBudget:
     there are at least), each then at the seconds of a random path.  Where the walk forks
     (the paths' common start run once, :mod:`~exactspec.engine.forked_paths`), ``forks`` is
     the mean seconds of a copy's path (its part after the choice it was forked at): ``n``
-    paths are counted as the first path and ``n - 1`` such parts.  A refusal
+    paths are counted as the first path and ``n - 1`` such parts, and ``probe`` (given then)
+    counts the paths by one random path below each copy's choice, run in a fork of the copy
+    (:meth:`~exactspec.engine.forked_paths.ForkedPaths.probe`), each part then at the
+    probes' mean seconds.  A refusal
     (:class:`~exactspec.core.errors.TooLarge`, with the estimate) comes before any other path
     runs."""
 
@@ -208,7 +211,7 @@ class CallBudget:
             estimate=math.ceil(spent * self.count), budget=math.floor(self.max_seconds)))
 
     def __call__(self, arities: int, least: int, seconds: float,
-                 forks: float | None = None) -> None:
+                 forks: float | None = None, probe=None) -> None:
         cost = (lambda n: n * seconds) if forks is None else \
             (lambda n: seconds + (n - 1) * forks)
         if not self._within(least, cost(least)):
@@ -216,12 +219,16 @@ class CallBudget:
         if self._within(arities, cost(arities)):
             return
         with self.deadline():
-            paths, probed = call_paths_estimate(self.rule, self.target, self.draft,
-                                                self.gamma, max_paths=self.max_paths,
-                                                max_seconds=self.share, **self.run)
+            if probe is not None:        # random paths of the walk's copies, each its part
+                paths, part = probe()
+                cost = lambda n: seconds + (n - 1) * part      # noqa: E731
+            else:
+                paths, probed = call_paths_estimate(self.rule, self.target, self.draft,
+                                                    self.gamma, max_paths=self.max_paths,
+                                                    max_seconds=self.share, **self.run)
+                if forks is None:        # a path replayed costs what a random path did
+                    cost = lambda n: n * probed                # noqa: E731
         paths = max(paths, least)
-        if forks is None:                # a path replayed costs what a random path did
-            cost = lambda n: n * probed  # noqa: E731
         if not self._within(paths, cost(paths)):
             self._refuse(paths, cost(paths), "about")
 

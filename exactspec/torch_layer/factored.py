@@ -142,7 +142,9 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
     is ``None``, or, where the walk forks (:mod:`~exactspec.engine.forked_paths`: the start
     its paths share run once, from ``fork_after`` seconds of the first path before its first
     choice, default :data:`~exactspec.engine.forked_paths.FORK_AFTER_SECONDS`), the mean
-    seconds of a copy's path (the part of the first path after the copy's choice)."""
+    seconds of a copy's path (the part of the first path after the copy's choice), and
+    ``probe`` then counts the paths by random paths of the copies
+    (:meth:`~exactspec.engine.forked_paths.ForkedPaths.probe`), else ``None``."""
     start = time.process_time()
     make, body, n = _call_run(rule, target, draft, gamma, arith, grid, sum_order)
     s = make()
@@ -163,7 +165,8 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
                 product *= arity
                 pending += arity - 1
             first_path(product, 1 + pending, deadline.clock() - began,
-                       forks=forked.copy_seconds(deadline.clock() - began))
+                       forks=forked.copy_seconds(deadline.clock() - began),
+                       probe=forked.probe if forked.active else None)
         if max_paths is not None and paths > max_paths:
             raise TooLarge(f"the factored run of {rule.spec} passed {max_paths:,} engine "
                            "paths (its draft axes vectorised): over the budget; "
