@@ -19,7 +19,9 @@ copied); otherwise the walk replays its prefixes as before.  The deadlines open 
 copy resumes is closed there too.  What a copy sends back is what its paths added to the
 route's law (``collect``), joined here by ``merge`` in the order of the walk; an exception of
 a copy's run is raised here in its place in that order.  A copy that ends without a result
-(user code that ends the process) is refused.  A copy never returns into the code that called
+(user code that ends the process) is refused.  Before the copies run, :meth:`ForkedPaths.probe`
+can count the walk's paths: one random path below each copy's choice, in a fork of the copy
+(which stays suspended), gives Knuth's estimate of the tree under that choice.  A copy never returns into the code that called
 the walk: it ends with ``os._exit``.
 
 The walk's paths differ from the replayed ones in one respect: each copy holds the state the
