@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 from .errors import InvalidInput, TooLarge
 
-__all__ = ["supervised", "can_supervise", "MAX_MEMORY_BYTES"]
+__all__ = ["supervised", "can_supervise", "write_all", "MAX_MEMORY_BYTES"]
 
 #: The address space a supervised run may take (a run over it fails its allocation).
 MAX_MEMORY_BYTES = 16 * 2**30
@@ -122,7 +122,7 @@ def _child(work, channels, seconds, memory_bytes) -> None:
                 payload = pickle.dumps(("error", InvalidInput(
                     f"the result could not be sent back from the supervised run: "
                     f"{type(err).__name__}: {err}")))
-        _write_all(result_fd, struct.pack("<Q", len(payload)) + payload)
+        write_all(result_fd, struct.pack("<Q", len(payload)) + payload)
     except BaseException:              # noqa: BLE001
         status = 70
     finally:
@@ -145,7 +145,8 @@ def _limits(seconds, memory_bytes) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the file descriptor ``fd`` (a pipe may take it in parts)."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
@@ -161,7 +162,7 @@ class _Relay:
         self._tty = bool(getattr(original, "isatty", lambda: False)())
 
     def write(self, text: str) -> int:
-        _write_all(self._fd, str(text).encode("utf-8", "replace"))
+        write_all(self._fd, str(text).encode("utf-8", "replace"))
         return len(text)
 
     def flush(self) -> None:

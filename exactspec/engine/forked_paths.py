@@ -19,10 +19,10 @@ copied); otherwise the walk replays its prefixes as before.  The deadlines open 
 copy resumes is closed there too.  What a copy sends back is what its paths added to the
 route's law (``collect``), joined here by ``merge`` in the order of the walk; an exception of
 a copy's run is raised here in its place in that order.  A copy that ends without a result
-(user code that ends the process) is refused.  Before the copies run, :meth:`ForkedPaths.probe`
-can count the walk's paths: one random path below each copy's choice, in a fork of the copy
-(which stays suspended), gives Knuth's estimate of the tree under that choice.  A copy never returns into the code that called
-the walk: it ends with ``os._exit``.
+(user code that ends the process) is refused.  Before the copies run,
+:meth:`ForkedPaths.probe` can count the walk's paths: one random path below each copy's choice,
+in a fork of the copy (which stays suspended), gives Knuth's estimate of the tree under that
+choice.  A copy never returns into the code that called the walk: it ends with ``os._exit``.
 
 The walk's paths differ from the replayed ones in one respect: each copy holds the state the
 process had where it was forked, so what a path's code changes in process state (a global
@@ -48,6 +48,7 @@ from typing import Any, Callable
 
 from ..core import deadline
 from ..core.errors import InvalidInput
+from ..core.supervise import write_all
 
 __all__ = ["ForkedPaths", "FORK_AFTER_SECONDS"]
 
@@ -201,7 +202,7 @@ class ForkedPaths:
         os.close(read)
         if not payload:
             payload = pickle.dumps(("probe", None, 0.0))
-        _write_all(self._result_fd, _HEADER.pack(len(payload)) + payload)
+        write_all(self._result_fd, _HEADER.pack(len(payload)) + payload)
         return False
 
     # -- the walk ------------------------------------------------------------------------
@@ -232,7 +233,7 @@ class ForkedPaths:
         """In a probe: send the product of the arities of its choices and its seconds, and end
         the process (never returns)."""
         try:
-            _write_all(self._result_fd, pickle.dumps(
+            write_all(self._result_fd, pickle.dumps(
                 ("probe", self.sampler._probe_size, deadline.clock() - self._began)))
         finally:
             os._exit(0)
@@ -246,13 +247,9 @@ class ForkedPaths:
         paths, seconds, probes = 1, 0.0, 0
         for copies in self.splits:
             for copy in copies:
-                open_now = deadline.open_deadlines()
-                keep = bytes(any(d is o for o in open_now) for d in copy.deadlines)
                 try:
-                    _write_all(copy.release, b"p" + keep)
-                    header = self._await(copy, _HEADER.size)
-                    payload = None if header is None else \
-                        self._await(copy, _HEADER.unpack(header)[0])
+                    self._send(copy, b"p")
+                    payload = self._receive(copy)
                 except OSError:
                     payload = None
                 _, size, spent = ("probe", None, 0.0) if payload is None else \
@@ -280,7 +277,7 @@ class ForkedPaths:
                 payload = pickle.dumps(("error", InvalidInput(
                     f"a forked path's result could not be sent back: {type(what).__name__}: "
                     f"{what}")))
-            _write_all(self._result_fd, _HEADER.pack(len(payload)) + payload)
+            write_all(self._result_fd, _HEADER.pack(len(payload)) + payload)
         finally:
             os._exit(0)
 
@@ -303,19 +300,27 @@ class ForkedPaths:
             self.splits.pop()
         return paths
 
-    def _run_copy(self, copy: _Copy):
+    def _send(self, copy: _Copy, kind: bytes) -> None:
+        """Tell a suspended copy to run (``b"r"``) or to probe (``b"p"``), with the deadlines
+        of its fork that are still open here."""
         open_now = deadline.open_deadlines()
-        keep = bytes(any(d is o for o in open_now) for d in copy.deadlines)
+        write_all(copy.release, kind + bytes(any(d is o for o in open_now)
+                                             for d in copy.deadlines))
+
+    def _receive(self, copy: _Copy):
+        """A copy's next message (``None``: it ended without one)."""
+        header = self._await(copy, _HEADER.size)
+        return None if header is None else self._await(copy, _HEADER.unpack(header)[0])
+
+    def _run_copy(self, copy: _Copy):
         try:
-            _write_all(copy.release, b"r" + keep)
+            self._send(copy, b"r")
         except OSError:                   # the copy has ended already: no result below
             pass
         finally:
             os.close(copy.release)
         try:
-            header = self._await(copy, _HEADER.size)
-            payload = None if header is None else \
-                self._await(copy, _HEADER.unpack(header)[0])
+            payload = self._receive(copy)
         except BaseException:
             _end(copy.pid)
             raise
@@ -412,10 +417,3 @@ def _read_exactly(fd: int, size: int):
             return None
         out += chunk
     return out
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]

@@ -164,8 +164,8 @@ def factored_call_law(rule, target, draft, gamma: int, *, max_paths: int | None 
             for arity in s._arity:
                 product *= arity
                 pending += arity - 1
-            first_path(product, 1 + pending, deadline.clock() - began,
-                       forks=forked.copy_seconds(deadline.clock() - began),
+            first = deadline.clock() - began
+            first_path(product, 1 + pending, first, forks=forked.copy_seconds(first),
                        probe=forked.probe if forked.active else None)
         if max_paths is not None and paths > max_paths:
             raise TooLarge(f"the factored run of {rule.spec} passed {max_paths:,} engine "
